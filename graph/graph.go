@@ -1,0 +1,438 @@
+// Package graph is the in-memory run graph: a recorded run's nodes linked
+// into conversations, forks with their branches and joins, hand-offs, and the
+// facts derived from them (slowest branch, durations, first node of each
+// agent, tool counts, token totals). mermaid/ and findings/ read a *Run and
+// nothing else; graph knows no SQL and no rendering.
+package graph
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/inspect-dev/inspect/store"
+)
+
+// Source is what a run graph loads from; *store.DB satisfies it.
+type Source interface {
+	LoadRun(ctx context.Context, id string) (*store.Run, error)
+	ScanNodes(ctx context.Context, run *store.Run, fn func(*store.Node) error) error
+}
+
+// Run is a recorded run as a graph.
+type Run struct {
+	*store.Run
+
+	// Nodes holds every node in sequence order.
+	Nodes []*Node
+	// Trunk is the root conversation.
+	Trunk *Conversation
+	// Conversations holds the trunk first, then every branch conversation in
+	// the order its fork was recorded and its branch declared.
+	Conversations []*Conversation
+	// Forks holds every fork in sequence order.
+	Forks []*Fork
+	// Handoffs holds every handoff node in sequence order.
+	Handoffs []*Node
+	// Agents lists the agents that owned a node, in order of first appearance.
+	Agents []string
+
+	bySeq map[int64]*Node
+	first map[string]*Node
+}
+
+// Node is one recorded node with its place in the graph.
+type Node struct {
+	*store.Node
+	// Conv is the conversation the node belongs to.
+	Conv *Conversation
+	// ForkOf is set on fork and join nodes: the fork they open or close.
+	ForkOf *Fork
+}
+
+// ID is the node's display id, n<seq>.
+func (n *Node) ID() string { return fmt.Sprintf("n%d", n.Seq) }
+
+// Failed reports whether the node ended in a status other than ok.
+func (n *Node) Failed() bool { return n.Status != store.StatusOK && n.Status != store.StatusRunning }
+
+// Conversation is one message list: the trunk or one fork branch.
+type Conversation struct {
+	// Path is the branch path: "" for the trunk, "eu", "eu/fr".
+	Path string
+	// Depth is the fork depth: 0 for the trunk.
+	Depth int
+	// Branch is the fork branch this conversation runs; nil for the trunk.
+	Branch *Branch
+	// Nodes are the conversation's own nodes in sequence order (not those
+	// of branches forked from it).
+	Nodes []*Node
+}
+
+// Agents returns the agents that owned this conversation, in order.
+func (c *Conversation) Agents() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range c.Nodes {
+		if n.Agent != "" && !seen[n.Agent] {
+			seen[n.Agent] = true
+			out = append(out, n.Agent)
+		}
+	}
+	return out
+}
+
+// Fork is one fork call with its branches and join.
+type Fork struct {
+	// Node is the fork node.
+	Node *Node
+	// Join is the join node; nil while the fork is open (or if the run died).
+	Join *Node
+	// Parent is the conversation that forked.
+	Parent *Conversation
+	// Context is inherit, compact or none.
+	Context string
+	// Branches are in declared order.
+	Branches []*Branch
+	// Slowest is the branch with the longest duration (the first declared on
+	// a tie); exactly one per fork with branches.
+	Slowest *Branch
+}
+
+// Branch is one branch of a fork.
+type Branch struct {
+	Name         string
+	Agent        string // the agent it started on
+	Instructions string
+	// Status is the branch's status from the join, or derived from its
+	// nodes when the join is missing.
+	Status store.Status
+	// Duration is the branch's elapsed time.
+	Duration time.Duration
+	// Answer is its final message or error, as the join holds it.
+	Answer string
+	Fork   *Fork
+	Conv   *Conversation
+}
+
+// Slowest reports whether b is its fork's slowest branch.
+func (b *Branch) Slowest() bool { return b.Fork != nil && b.Fork.Slowest == b }
+
+// Load reads run id from src into a graph.
+func Load(ctx context.Context, src Source, id string) (*Run, error) {
+	r, err := src.LoadRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []*store.Node
+	if err := src.ScanNodes(ctx, r, func(n *store.Node) error {
+		nodes = append(nodes, n)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return Build(r, nodes)
+}
+
+type convKey struct {
+	fork   int64
+	branch string
+}
+
+// Build links nodes (in any order) of run r into a graph. Tests build runs
+// in memory with it.
+func Build(r *store.Run, nodes []*store.Node) (*Run, error) {
+	sort.SliceStable(nodes, func(i, j int) bool { return nodes[i].Seq < nodes[j].Seq })
+	g := &Run{
+		Run:   r,
+		Nodes: make([]*Node, len(nodes)),
+		bySeq: make(map[int64]*Node, len(nodes)),
+		first: map[string]*Node{},
+	}
+	all := make([]Node, len(nodes)) // one allocation for every node
+	g.Trunk = &Conversation{}
+	g.Conversations = []*Conversation{g.Trunk}
+	convs := map[convKey]*Conversation{{}: g.Trunk}
+	forks := map[int64]*Fork{}
+	for i, sn := range nodes {
+		n := &all[i]
+		n.Node = sn
+		g.Nodes[i] = n
+		if _, dup := g.bySeq[sn.Seq]; dup {
+			return nil, fmt.Errorf("run %s: two nodes numbered n%d", r.ID, sn.Seq)
+		}
+		g.bySeq[sn.Seq] = n
+		if sn.Agent != "" {
+			if _, ok := g.first[sn.Agent]; !ok {
+				g.first[sn.Agent] = n
+				g.Agents = append(g.Agents, sn.Agent)
+			}
+		}
+		key := convKey{sn.ForkSeq, sn.Branch}
+		c := convs[key]
+		if c == nil {
+			c = &Conversation{Path: sn.Branch, Depth: sn.Depth}
+			convs[key] = c
+			if f := forks[sn.ForkSeq]; f != nil {
+				for _, b := range f.Branches {
+					if b.Conv == nil && branchPath(f, b) == sn.Branch {
+						b.Conv, c.Branch = c, b
+						break
+					}
+				}
+			}
+		}
+		n.Conv = c
+		c.Nodes = append(c.Nodes, n)
+		switch sn.Kind {
+		case store.KindFork:
+			f := &Fork{Node: n, Parent: c}
+			if sn.Fork != nil {
+				f.Context = sn.Fork.Context
+				for _, fb := range sn.Fork.Branches {
+					f.Branches = append(f.Branches, &Branch{Name: fb.Name, Agent: fb.Agent, Instructions: fb.Instructions, Fork: f, Status: store.StatusRunning})
+				}
+			}
+			n.ForkOf = f
+			forks[sn.Seq] = f
+			g.Forks = append(g.Forks, f)
+		case store.KindJoin:
+			if sn.Join != nil {
+				if f := forks[sn.Join.ForkSeq]; f != nil {
+					f.Join, n.ForkOf = n, f
+					for i, jb := range sn.Join.Branches {
+						if i < len(f.Branches) {
+							b := f.Branches[i]
+							b.Status, b.Duration, b.Answer = jb.Status, jb.Duration, jb.Answer
+						}
+					}
+				}
+			}
+		case store.KindHandoff:
+			g.Handoffs = append(g.Handoffs, n)
+		case store.KindUser, store.KindLLM, store.KindTool, store.KindFinal:
+		default:
+			panic(fmt.Sprintf("internal error: unhandled node kind %v", sn.Kind))
+		}
+	}
+	// Conversations in fork order, branches in declared order.
+	for _, f := range g.Forks {
+		for _, b := range f.Branches {
+			if b.Conv == nil { // a branch that recorded nothing
+				b.Conv = &Conversation{Path: branchPath(f, b), Depth: f.Node.Depth + 1, Branch: b}
+			}
+			if f.Join == nil {
+				b.Status, b.Duration = openBranchState(r, b.Conv)
+			}
+			g.Conversations = append(g.Conversations, b.Conv)
+		}
+		for _, b := range f.Branches {
+			if f.Slowest == nil || b.Duration > f.Slowest.Duration {
+				f.Slowest = b
+			}
+		}
+	}
+	return g, nil
+}
+
+// branchPath is the path of branch b of fork f: the parent's path, a slash,
+// the branch's name.
+func branchPath(f *Fork, b *Branch) string {
+	if f.Parent == nil || f.Parent.Path == "" {
+		return b.Name
+	}
+	return f.Parent.Path + "/" + b.Name
+}
+
+// openBranchState derives a branch's status and duration from its nodes when
+// no join recorded them (the run was killed or is still going).
+func openBranchState(r *store.Run, c *Conversation) (store.Status, time.Duration) {
+	if len(c.Nodes) == 0 {
+		if r.Status == store.StatusRunning {
+			return store.StatusRunning, 0
+		}
+		return r.Status, 0
+	}
+	first, last := c.Nodes[0], c.Nodes[len(c.Nodes)-1]
+	end := last.Ended
+	if end.IsZero() {
+		end = last.Started
+	}
+	status := last.Status
+	if last.Kind != store.KindFinal && status == store.StatusOK {
+		if r.Status == store.StatusRunning {
+			status = store.StatusRunning
+		} else {
+			status = r.Status
+		}
+	}
+	return status, end.Sub(first.Started)
+}
+
+// Node returns node n<seq>, or nil.
+func (g *Run) Node(seq int64) *Node { return g.bySeq[seq] }
+
+// FirstOwned returns the first node owned by agent, or nil.
+func (g *Run) FirstOwned(agent string) *Node { return g.first[agent] }
+
+// IsFirstOwned reports whether n is the first node its agent owns (the node
+// Mermaid marks @agent).
+func (g *Run) IsFirstOwned(n *Node) bool { return n.Agent != "" && g.first[n.Agent] == n }
+
+// Elapsed is the run's wall time: ended − started, or the last node's end
+// while the run is open.
+func (g *Run) Elapsed() time.Duration {
+	if !g.Ended.IsZero() {
+		return g.Ended.Sub(g.Started)
+	}
+	var last time.Time
+	for _, n := range g.Nodes {
+		if n.Ended.After(last) {
+			last = n.Ended
+		}
+	}
+	if last.IsZero() {
+		return 0
+	}
+	return last.Sub(g.Started)
+}
+
+// FirstAgent is the agent of the run's first node; LastAgent the agent that
+// held the trunk at its end. They differ when a trunk hand-off happened.
+func (g *Run) FirstAgent() string {
+	if len(g.Agents) == 0 {
+		return ""
+	}
+	return g.Trunk.firstAgent()
+}
+
+func (c *Conversation) firstAgent() string {
+	for _, n := range c.Nodes {
+		if n.Agent != "" {
+			return n.Agent
+		}
+	}
+	return ""
+}
+
+// LastAgent is the agent that held the trunk last.
+func (g *Run) LastAgent() string {
+	t := g.Trunk.Nodes
+	for i := len(t) - 1; i >= 0; i-- {
+		if t[i].Kind == store.KindHandoff && t[i].Handoff != nil {
+			return t[i].Handoff.To
+		}
+		if t[i].Agent != "" {
+			return t[i].Agent
+		}
+	}
+	return ""
+}
+
+// Tokens are token totals over a run's llm nodes.
+type Tokens struct {
+	In, Out int64
+	// Cached sums the cached tokens the provider reported; CachedReported
+	// is false when no call reported any (then Cached means nothing).
+	Cached         int64
+	CachedReported bool
+	Calls          int // llm calls
+}
+
+// Tokens sums usage over every llm node.
+func (g *Run) Tokens() Tokens {
+	return SumTokens(g.Nodes)
+}
+
+// SumTokens sums usage over the llm nodes among nodes.
+func SumTokens(nodes []*Node) Tokens {
+	var t Tokens
+	for _, n := range nodes {
+		if n.Kind != store.KindLLM || n.LLM == nil {
+			continue
+		}
+		t.Calls++
+		t.In += n.LLM.Usage.In
+		t.Out += n.LLM.Usage.Out
+		if n.LLM.Usage.CachedReported {
+			t.Cached += n.LLM.Usage.Cached
+			t.CachedReported = true
+		}
+	}
+	return t
+}
+
+// ToolCount is how often one tool was called.
+type ToolCount struct {
+	Name  string
+	Count int
+}
+
+// ToolCounts are a run's tool calls by name and where research happened.
+type ToolCounts struct {
+	// ByName lists every called name (tools, fork, transfer_to_*) with its
+	// count, most called first, then by name.
+	ByName []ToolCount
+	// Total is the number of tool nodes (fork and hand-off nodes excluded).
+	Total int
+	// Research calls split by position: in the trunk before its first fork,
+	// inside any branch, and in the trunk after its first fork.
+	Research, ResearchBeforeFork, ResearchInBranches, ResearchAfterFork int
+	// Other counts non-research tool calls.
+	Other int
+}
+
+// ToolCounts counts tool calls, forks and hand-offs of the run.
+func (g *Run) ToolCounts() ToolCounts {
+	var tc ToolCounts
+	counts := map[string]int{}
+	var firstFork int64 = -1
+	for _, f := range g.Forks {
+		if f.Parent == g.Trunk {
+			firstFork = f.Node.Seq
+			break
+		}
+	}
+	for _, n := range g.Nodes {
+		switch n.Kind {
+		case store.KindTool:
+			name := ""
+			if n.Tool != nil {
+				name = n.Tool.Name
+			}
+			counts[name]++
+			tc.Total++
+			if n.Tool == nil || !n.Tool.Research {
+				tc.Other++
+				continue
+			}
+			tc.Research++
+			switch {
+			case n.Conv != g.Trunk:
+				tc.ResearchInBranches++
+			case firstFork >= 0 && n.Seq > firstFork:
+				tc.ResearchAfterFork++
+			default:
+				tc.ResearchBeforeFork++
+			}
+		case store.KindFork:
+			counts["fork"]++
+		case store.KindHandoff:
+			if n.Handoff != nil {
+				counts["transfer_to_"+n.Handoff.To]++
+			}
+		}
+	}
+	for name, c := range counts {
+		tc.ByName = append(tc.ByName, ToolCount{name, c})
+	}
+	sort.Slice(tc.ByName, func(i, j int) bool {
+		a, b := tc.ByName[i], tc.ByName[j]
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		return a.Name < b.Name
+	})
+	return tc
+}

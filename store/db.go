@@ -1,0 +1,248 @@
+// Package store keeps recorded runs in one SQLite file: the schema and its
+// migrations, the recording API the runtime writes through, and the readers
+// the rest of inspect loads runs, nodes and exact request bodies with.
+//
+// It knows what it stores, not what an agent means: hand-offs, forks and
+// joins are rows with payloads here; their semantics live in runtime/ and
+// their derived facts in graph/.
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// appID marks a SQLite file as an inspect database (PRAGMA application_id).
+const appID = 0x696e7370 // "insp"
+
+// DefaultPath is where runs are kept when neither --db nor INSPECT_DB says otherwise.
+const DefaultPath = ".inspect/runs.db"
+
+// DB is an open inspect database. It holds two pools on the same file: a
+// single writer connection whose transactions take the write lock up front,
+// and a reader pool that never waits on a running writer (WAL).
+type DB struct {
+	Path string
+	// Now returns the current time; tests and scripted runs inject it.
+	Now func() time.Time
+
+	w *sql.DB // writer: one connection, _txlock=immediate
+	r *sql.DB // readers
+
+	stmts writeStmts
+}
+
+// SchemaError is returned when a file cannot be used as an inspect database:
+// it is not SQLite, is another program's database, or is newer than this build.
+type SchemaError struct {
+	Path   string
+	Reason string
+	Advice string
+}
+
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("%s: %s; %s", e.Path, e.Reason, e.Advice)
+}
+
+// SchemaVersion is the schema version this build writes.
+func SchemaVersion() int {
+	return len(migrations())
+}
+
+func migrations() []string {
+	entries, err := migrationFS.ReadDir("migrations")
+	if err != nil {
+		panic("internal error: embedded migrations missing: " + err.Error())
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Open opens (creating if needed) the database at path and migrates it to
+// the current schema. A file that is not an inspect database, or one written
+// by a newer inspect, is refused with a *SchemaError.
+func Open(ctx context.Context, path string) (*DB, error) {
+	return open(ctx, path, SchemaVersion())
+}
+
+// open migrates to at most version; tests use it to build older files.
+func open(ctx context.Context, path string, version int) (*DB, error) {
+	if err := checkHeader(path); err != nil {
+		return nil, err
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create database folder: %w", err)
+		}
+	}
+	base := "file:" + (&url.URL{Path: path}).EscapedPath() +
+		"?_journal_mode=WAL&_busy_timeout=10000&_foreign_keys=on&_synchronous=NORMAL"
+	w, err := sql.Open("sqlite3", base+"&_txlock=immediate")
+	if err != nil {
+		return nil, err
+	}
+	w.SetMaxOpenConns(1) // one writer per process: goroutines queue here instead of on SQLITE_BUSY
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	r, err := sql.Open("sqlite3", base+"&mode=rw")
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	r.SetMaxOpenConns(4)
+	db := &DB{Path: path, Now: time.Now, w: w, r: r}
+	if err := db.init(ctx, version); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// checkHeader refuses an existing non-empty file that is not SQLite, before
+// the driver gets a chance to report a bare "file is not a database".
+func checkHeader(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	defer f.Close()
+	head := make([]byte, 16)
+	n, err := io.ReadFull(f, head)
+	if n == 0 && (err == io.EOF || err == nil) {
+		return nil // an empty file becomes a new database
+	}
+	if !bytes.Equal(head[:n], []byte("SQLite format 3\x00")) {
+		return &SchemaError{Path: path, Reason: "not a SQLite database",
+			Advice: "point --db (or INSPECT_DB) at an inspect runs database, or at a new file name"}
+	}
+	return nil
+}
+
+func (db *DB) init(ctx context.Context, target int) error {
+	var mode string
+	if err := db.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return db.wrapOpenErr(err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("%s: could not switch to WAL journal mode (got %q); is the file on a network share?", db.Path, mode)
+	}
+	var version, app int
+	if err := db.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return db.wrapOpenErr(err)
+	}
+	if err := db.w.QueryRowContext(ctx, "PRAGMA application_id").Scan(&app); err != nil {
+		return db.wrapOpenErr(err)
+	}
+	if app != appID {
+		var tables int
+		if err := db.w.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&tables); err != nil {
+			return db.wrapOpenErr(err)
+		}
+		if tables > 0 || version != 0 {
+			return &SchemaError{Path: db.Path, Reason: "a SQLite database of another program, not of inspect",
+				Advice: "point --db (or INSPECT_DB) at an inspect runs database, or at a new file name"}
+		}
+	}
+	names := migrations()
+	if version > len(names) {
+		return &SchemaError{Path: db.Path,
+			Reason: fmt.Sprintf("written by a newer inspect (schema v%d; this build knows up to v%d)", version, len(names)),
+			Advice: "upgrade inspect to read it, or use another --db file"}
+	}
+	for i := version; i < target && i < len(names); i++ {
+		if err := db.migrate(ctx, i+1, names[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (db *DB) wrapOpenErr(err error) error {
+	var se sqlite3.Error
+	if errors.As(err, &se) && (se.Code == sqlite3.ErrNotADB || se.Code == sqlite3.ErrCorrupt) {
+		return &SchemaError{Path: db.Path, Reason: "not a readable SQLite database (" + se.Error() + ")",
+			Advice: "point --db (or INSPECT_DB) at an inspect runs database, or at a new file name"}
+	}
+	return fmt.Errorf("open %s: %w", db.Path, err)
+}
+
+// migrate applies one migration file in its own transaction and records the version.
+func (db *DB) migrate(ctx context.Context, version int, name string) error {
+	body, err := migrationFS.ReadFile("migrations/" + name)
+	if err != nil {
+		return err
+	}
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", name, err)
+	}
+	defer tx.Rollback()
+	var current int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
+		return err
+	}
+	if current >= version { // another process migrated it meanwhile
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+		return fmt.Errorf("migrate %s: %w", name, err)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d; PRAGMA application_id = %d", version, appID)); err != nil {
+		return fmt.Errorf("migrate %s: %w", name, err)
+	}
+	return tx.Commit()
+}
+
+// Version returns the file's schema version.
+func (db *DB) Version(ctx context.Context) (int, error) {
+	var v int
+	err := db.r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+	return v, err
+}
+
+// IntegrityCheck runs PRAGMA integrity_check and returns its verdict ("ok" when sound).
+func (db *DB) IntegrityCheck(ctx context.Context) (string, error) {
+	rows, err := db.r.QueryContext(ctx, "PRAGMA integrity_check")
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return "", err
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, "\n"), rows.Err()
+}
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	db.stmts.close()
+	return errors.Join(db.w.Close(), db.r.Close())
+}

@@ -1,0 +1,419 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// RunSummary is one line of `inspect runs`.
+type RunSummary struct {
+	ID        string
+	Started   time.Time
+	Ended     time.Time // zero while running
+	Status    Status
+	Tasks     []string
+	Project   string
+	Agents    []string // in order of first appearance
+	TokensIn  int64
+	TokensOut int64
+	LLMCalls  int64
+	Nodes     int64
+}
+
+// Elapsed is Ended-Started, or 0 while the run is open.
+func (s *RunSummary) Elapsed() time.Duration {
+	if s.Ended.IsZero() {
+		return 0
+	}
+	return s.Ended.Sub(s.Started)
+}
+
+// Runs lists runs newest first, at most limit (0 = all).
+func (db *DB) Runs(ctx context.Context, limit int) ([]RunSummary, error) {
+	q := `SELECT id, started_ns, ended_ns, status, tasks, project, writer_host, writer_pid, writer_tag,
+		(SELECT coalesce(sum(tokens_in),0) FROM nodes WHERE run_id=runs.id AND kind='llm'),
+		(SELECT coalesce(sum(tokens_out),0) FROM nodes WHERE run_id=runs.id AND kind='llm'),
+		(SELECT count(*) FROM nodes WHERE run_id=runs.id AND kind='llm'),
+		(SELECT count(*) FROM nodes WHERE run_id=runs.id),
+		(SELECT group_concat(agent, char(10)) FROM (SELECT agent, min(seq) s FROM nodes WHERE run_id=runs.id AND agent<>'' GROUP BY agent ORDER BY s))
+		FROM runs ORDER BY started_ns DESC, id`
+	if limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	rows, err := db.r.QueryContext(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	defer rows.Close()
+	var out []RunSummary
+	for rows.Next() {
+		var s RunSummary
+		var started int64
+		var ended sql.NullInt64
+		var tasks, host, tag string
+		var pid int
+		var agents sql.NullString
+		if err := rows.Scan(&s.ID, &started, &ended, &s.Status, &tasks, &s.Project, &host, &pid, &tag,
+			&s.TokensIn, &s.TokensOut, &s.LLMCalls, &s.Nodes, &agents); err != nil {
+			return nil, err
+		}
+		s.Started = time.Unix(0, started)
+		if ended.Valid {
+			s.Ended = time.Unix(0, ended.Int64)
+		}
+		_ = json.Unmarshal([]byte(tasks), &s.Tasks)
+		if agents.Valid && agents.String != "" {
+			s.Agents = strings.Split(agents.String, "\n")
+		}
+		if s.Status == StatusRunning && writerGone(host, pid, tag) {
+			s.Status = StatusInterrupted
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// NotFoundError is returned when a run reference matches no run.
+type NotFoundError struct {
+	Ref    string
+	Recent []string // the newest run ids, to suggest
+}
+
+func (e *NotFoundError) Error() string {
+	if len(e.Recent) == 0 {
+		return fmt.Sprintf("no run matches %q: the database has no runs yet", e.Ref)
+	}
+	return fmt.Sprintf("no run matches %q; recent runs: %s", e.Ref, strings.Join(e.Recent, ", "))
+}
+
+// AmbiguousError is returned when a prefix matches several runs.
+type AmbiguousError struct {
+	Ref     string
+	Matches []string
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("%q matches %d runs (%s); type more of the id", e.Ref, len(e.Matches), strings.Join(e.Matches, ", "))
+}
+
+// ErrNoRuns is returned for "latest" when the database holds no run.
+var ErrNoRuns = errors.New("the database has no runs yet")
+
+// ResolveRun turns a run reference into a run id: "latest" (or "") for the
+// newest run, a full id, or a unique prefix of one.
+func (db *DB) ResolveRun(ctx context.Context, ref string) (string, error) {
+	if ref == "" || ref == "latest" {
+		var id string
+		err := db.r.QueryRowContext(ctx, `SELECT id FROM runs ORDER BY started_ns DESC, id LIMIT 1`).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return "", ErrNoRuns
+		}
+		return id, err
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT id FROM runs WHERE substr(id, 1, ?) = ? ORDER BY started_ns DESC LIMIT 11`, len(ref), ref)
+	if err != nil {
+		return "", err
+	}
+	var matches []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return "", err
+		}
+		if id == ref {
+			rows.Close()
+			return id, nil
+		}
+		matches = append(matches, id)
+	}
+	rows.Close()
+	switch len(matches) {
+	case 0:
+		recent, _ := db.recentIDs(ctx, 5)
+		return "", &NotFoundError{Ref: ref, Recent: recent}
+	case 1:
+		return matches[0], nil
+	default:
+		return "", &AmbiguousError{Ref: ref, Matches: matches}
+	}
+}
+
+func (db *DB) recentIDs(ctx context.Context, n int) ([]string, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT id FROM runs ORDER BY started_ns DESC LIMIT ?`, n)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// LoadRun reads one run with its project snapshot. A run still marked
+// running whose writer process is gone reads as interrupted.
+func (db *DB) LoadRun(ctx context.Context, id string) (*Run, error) {
+	var r Run
+	var started int64
+	var ended sql.NullInt64
+	var tasks, opts, models, host, tag string
+	var pid int
+	err := db.r.QueryRowContext(ctx, `SELECT id, started_ns, ended_ns, status, error, tasks, project, options, base_url, models,
+		writer_host, writer_pid, writer_tag FROM runs WHERE id=?`, id).
+		Scan(&r.ID, &started, &ended, &r.Status, &r.Error, &tasks, &r.Project.Name, &opts, &r.BaseURL, &models, &host, &pid, &tag)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, &NotFoundError{Ref: id}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load run %s: %w", id, err)
+	}
+	r.Started = time.Unix(0, started)
+	if ended.Valid {
+		r.Ended = time.Unix(0, ended.Int64)
+	}
+	if err := json.Unmarshal([]byte(tasks), &r.Tasks); err != nil {
+		return nil, fmt.Errorf("load run %s: tasks: %w", id, err)
+	}
+	if err := json.Unmarshal([]byte(opts), &r.Options); err != nil {
+		return nil, fmt.Errorf("load run %s: options: %w", id, err)
+	}
+	if err := json.Unmarshal([]byte(models), &r.Models); err != nil {
+		return nil, fmt.Errorf("load run %s: models: %w", id, err)
+	}
+	if r.Status == StatusRunning && writerGone(host, pid, tag) {
+		r.Status = StatusInterrupted
+		if r.Error == "" {
+			r.Error = "the process recording this run stopped before the run ended"
+		}
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT path, sha256, content FROM project_files WHERE run_id=? ORDER BY path`, id)
+	if err != nil {
+		return nil, fmt.Errorf("load run %s: %w", id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var f File
+		if err := rows.Scan(&f.Path, &f.SHA256, &f.Content); err != nil {
+			return nil, err
+		}
+		r.Project.Files = append(r.Project.Files, f)
+	}
+	return &r, rows.Err()
+}
+
+// ScanNodes calls fn for each node of run in sequence order, without request
+// or response bodies (DB.Request and DB.Response load those). The Node passed
+// to fn is fresh for each call; fn may keep it. If the run reads interrupted,
+// its open nodes read interrupted too.
+func (db *DB) ScanNodes(ctx context.Context, run *Run, fn func(*Node) error) error {
+	rows, err := db.r.QueryContext(ctx, nodeSelect+` WHERE run_id=? ORDER BY seq`, run.ID)
+	if err != nil {
+		return fmt.Errorf("load nodes of %s: %w", run.ID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		n, err := scanNode(rows, run)
+		if err != nil {
+			return fmt.Errorf("load nodes of %s: %w", run.ID, err)
+		}
+		if err := fn(n); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+const nodeSelect = `SELECT seq, kind, branch, fork_seq, agent, depth, started_ns, ended_ns, status, error,
+	name, calls, call_id, tokens_in, tokens_out, tokens_cached, research, args, text, data FROM nodes`
+
+// scanNode reads one row of nodeSelect.
+func scanNode(rows *sql.Rows, run *Run) (*Node, error) {
+	n := new(Node)
+	var started int64
+	var ended, cached sql.NullInt64
+	var name, calls, callID, args, data string
+	var in, out int64
+	var research int
+	if err := rows.Scan(&n.Seq, &n.Kind, &n.Branch, &n.ForkSeq, &n.Agent, &n.Depth, &started, &ended, &n.Status, &n.Error,
+		&name, &calls, &callID, &in, &out, &cached, &research, &args, &n.Text, &data); err != nil {
+		return nil, err
+	}
+	n.Started = time.Unix(0, started)
+	if ended.Valid {
+		n.Ended = time.Unix(0, ended.Int64)
+	}
+	if n.Status == StatusRunning && run.Status == StatusInterrupted {
+		n.Status = StatusInterrupted
+	}
+	if err := decodeNode(n, name, calls, callID, args, data, in, out, cached, research); err != nil {
+		return nil, fmt.Errorf("n%d: %w", n.Seq, err)
+	}
+	return n, nil
+}
+
+func decodeNode(n *Node, name, calls, callID, args, data string, in, out int64, cached sql.NullInt64, research int) error {
+	switch n.Kind {
+	case KindUser, KindFinal:
+	case KindLLM:
+		l := &LLM{Model: name, Content: n.Text, Usage: Usage{In: in, Out: out, Cached: cached.Int64, CachedReported: cached.Valid}}
+		if calls != "" {
+			l.Calls = strings.Split(calls, " ")
+		}
+		n.Text = ""
+		n.LLM = l
+	case KindTool:
+		n.Tool = &Tool{Name: name, CallID: callID, Args: args, Result: n.Text, Research: research != 0}
+		n.Text = ""
+	case KindHandoff:
+		n.Handoff = new(Handoff)
+		return unmarshalData(data, n.Handoff)
+	case KindFork:
+		n.Fork = new(Fork)
+		return unmarshalData(data, n.Fork)
+	case KindJoin:
+		n.Join = new(Join)
+		return unmarshalData(data, n.Join)
+	default:
+		return fmt.Errorf("unknown node kind %q (written by a newer inspect?)", n.Kind)
+	}
+	return nil
+}
+
+func unmarshalData(data string, v any) error {
+	if data == "" {
+		return nil
+	}
+	return json.Unmarshal([]byte(data), v)
+}
+
+// Node loads one node of run by sequence number (without request/response bodies).
+func (db *DB) Node(ctx context.Context, run *Run, seq int64) (*Node, error) {
+	var found *Node
+	rows, err := db.r.QueryContext(ctx, nodeSelect+` WHERE run_id=? AND seq=?`, run.ID, seq)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		n, err := scanNode(rows, run)
+		if err != nil {
+			return nil, err
+		}
+		found = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if found == nil {
+		return nil, fmt.Errorf("run %s has no node n%d", run.ID, seq)
+	}
+	return found, nil
+}
+
+// writerGone reports whether the process that recorded a running run has
+// certainly stopped. A writer on another host is presumed alive.
+func writerGone(host string, pid int, tag string) bool {
+	me, _ := os.Hostname()
+	if host != me || pid <= 0 {
+		return false
+	}
+	if pid == os.Getpid() {
+		return false
+	}
+	if err := syscall.Kill(pid, 0); err != nil && errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	if tag != "" {
+		if now := processTag(pid); now != "" && now != tag {
+			return true // the pid now belongs to another process
+		}
+	}
+	return false
+}
+
+// Ask is one question (or replay) put to a recorded model call.
+type Ask struct {
+	ID       int64
+	RunID    string
+	NodeSeq  int64
+	Mode     string // question, replay, prompt
+	Question string
+	Answer   string
+	Model    string
+	BaseURL  string
+	Created  time.Time
+}
+
+// AddAsk stores an ask with its run. The base URL is stored without credentials.
+func (db *DB) AddAsk(ctx context.Context, a *Ask) error {
+	if a.Created.IsZero() {
+		a.Created = db.Now()
+	}
+	res, err := db.w.ExecContext(ctx, `INSERT INTO asks (run_id, node_seq, mode, question, answer, model, base_url, created_ns)
+		VALUES (?,?,?,?,?,?,?,?)`, a.RunID, a.NodeSeq, a.Mode, a.Question, a.Answer, a.Model, redactURL(a.BaseURL), a.Created.UnixNano())
+	if err != nil {
+		return fmt.Errorf("store ask: %w", err)
+	}
+	a.ID, _ = res.LastInsertId()
+	return nil
+}
+
+// Asks lists the asks of one node (seq > 0) or of the whole run (seq = 0), oldest first.
+func (db *DB) Asks(ctx context.Context, run string, seq int64) ([]Ask, error) {
+	q := `SELECT id, run_id, node_seq, mode, question, answer, model, base_url, created_ns FROM asks WHERE run_id=?`
+	args := []any{run}
+	if seq > 0 {
+		q += ` AND node_seq=?`
+		args = append(args, seq)
+	}
+	rows, err := db.r.QueryContext(ctx, q+` ORDER BY id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("load asks: %w", err)
+	}
+	defer rows.Close()
+	var out []Ask
+	for rows.Next() {
+		var a Ask
+		var created int64
+		if err := rows.Scan(&a.ID, &a.RunID, &a.NodeSeq, &a.Mode, &a.Question, &a.Answer, &a.Model, &a.BaseURL, &created); err != nil {
+			return nil, err
+		}
+		a.Created = time.Unix(0, created)
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// Seqs returns every node sequence number of run, sorted; used to suggest
+// the nearest nodes to a reference that does not exist.
+func (db *DB) Seqs(ctx context.Context, run string) ([]int64, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT seq FROM nodes WHERE run_id=? ORDER BY seq`, run)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var s int64
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out, rows.Err()
+}

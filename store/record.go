@@ -1,0 +1,380 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// writeStmts are the prepared statements of the hot recording path, prepared
+// once on the single writer connection.
+type writeStmts struct {
+	once       sync.Once
+	err        error
+	insertNode *sql.Stmt
+	finishNode *sql.Stmt
+}
+
+func (s *writeStmts) close() {
+	for _, st := range []*sql.Stmt{s.insertNode, s.finishNode} {
+		if st != nil {
+			st.Close()
+		}
+	}
+}
+
+const nodeColumns = `run_id, seq, kind, branch, fork_seq, agent, depth, started_ns, ended_ns, status, error,
+	name, calls, call_id, tokens_in, tokens_out, tokens_cached, research, args, text, data`
+
+func (db *DB) prepare(ctx context.Context) error {
+	db.stmts.once.Do(func() {
+		s := &db.stmts
+		s.insertNode, s.err = db.w.PrepareContext(ctx, `INSERT INTO nodes (`+nodeColumns+`)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+		if s.err != nil {
+			return
+		}
+		s.finishNode, s.err = db.w.PrepareContext(ctx, `UPDATE nodes SET ended_ns=?, status=?, error=?,
+			name=?, calls=?, call_id=?, tokens_in=?, tokens_out=?, tokens_cached=?, research=?, args=?, text=?, data=?
+			WHERE run_id=? AND seq=?`)
+	})
+	return db.stmts.err
+}
+
+// NewRunID returns a fresh random run id: 12 lower-case hex digits, short
+// enough to type and to abbreviate to a unique prefix.
+func NewRunID() string {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("internal error: no randomness: " + err.Error())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// Recorder writes one run. The runtime calls StartNode when a step begins
+// (the node is visible, status running), FinishNode when it ends (durable
+// from then on), AddNode for a step that is complete when recorded, and
+// Finish once. It is safe for concurrent use by the run's goroutines.
+type Recorder struct {
+	db  *DB
+	run string
+	seq atomic.Int64
+
+	mu    sync.Mutex
+	blobs map[[32]byte]int64 // committed blob ids by hash
+	links map[[2]int64]int64 // committed chain ids by (prev, blob)
+}
+
+// CreateRun inserts r with status running, together with its project
+// snapshot, and returns the Recorder that writes its nodes. An empty r.ID is
+// filled with NewRunID; a zero r.Started with db.Now().
+func (db *DB) CreateRun(ctx context.Context, r *Run) (*Recorder, error) {
+	if err := db.prepare(ctx); err != nil {
+		return nil, err
+	}
+	if r.ID == "" {
+		r.ID = NewRunID()
+	}
+	if r.Started.IsZero() {
+		r.Started = db.Now()
+	}
+	r.Status = StatusRunning
+	tasks, _ := json.Marshal(nonNil(r.Tasks))
+	opts := []byte("{}")
+	if len(r.Options) > 0 {
+		var err error
+		if opts, err = json.Marshal(r.Options); err != nil {
+			return nil, fmt.Errorf("encode run options: %w", err)
+		}
+	}
+	models := append([]string(nil), r.Models...)
+	sort.Strings(models)
+	modelsJSON, _ := json.Marshal(nonNil(models))
+	host, pid, tag := writerIdentity()
+
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("create run: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO runs (id, started_ns, status, tasks, project, options, base_url, models, writer_host, writer_pid, writer_tag)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+		r.ID, r.Started.UnixNano(), string(r.Status), string(tasks), r.Project.Name, string(opts), redactURL(r.BaseURL), string(modelsJSON), host, pid, tag); err != nil {
+		return nil, fmt.Errorf("create run: %w", err)
+	}
+	for i := range r.Project.Files {
+		f := &r.Project.Files[i]
+		sum := sha256.Sum256([]byte(f.Content))
+		f.SHA256 = hex.EncodeToString(sum[:])
+		if _, err := tx.ExecContext(ctx, `INSERT INTO project_files (run_id, path, sha256, content) VALUES (?,?,?,?)`,
+			r.ID, f.Path, f.SHA256, f.Content); err != nil {
+			return nil, fmt.Errorf("store project file %s: %w", f.Path, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("create run: %w", err)
+	}
+	return &Recorder{db: db, run: r.ID, blobs: map[[32]byte]int64{}, links: map[[2]int64]int64{}}, nil
+}
+
+// RunID is the id of the run being recorded.
+func (rec *Recorder) RunID() string { return rec.run }
+
+// SetModels records the models the run used (sorted, deduplicated).
+func (rec *Recorder) SetModels(ctx context.Context, models []string) error {
+	set := map[string]bool{}
+	var out []string
+	for _, m := range models {
+		if m != "" && !set[m] {
+			set[m] = true
+			out = append(out, m)
+		}
+	}
+	sort.Strings(out)
+	b, _ := json.Marshal(nonNil(out))
+	_, err := rec.db.w.ExecContext(ctx, `UPDATE runs SET models=? WHERE id=?`, string(b), rec.run)
+	return err
+}
+
+// StartNode assigns n.Seq and inserts n as an open node (status running
+// unless set). For an llm node with a Request, the request body is stored in
+// the same transaction, so an in-flight call can already be inspected.
+func (rec *Recorder) StartNode(ctx context.Context, n *Node) error {
+	if n.Status == "" {
+		n.Status = StatusRunning
+	}
+	return rec.insert(ctx, n)
+}
+
+// AddNode records a node that is already complete (Ended set; status ok
+// unless set) in one transaction.
+func (rec *Recorder) AddNode(ctx context.Context, n *Node) error {
+	if n.Ended.IsZero() {
+		n.Ended = n.Started
+	}
+	if n.Status == "" || n.Status == StatusRunning {
+		n.Status = StatusOK
+	}
+	return rec.insert(ctx, n)
+}
+
+func (rec *Recorder) insert(ctx context.Context, n *Node) error {
+	if n.Seq == 0 {
+		n.Seq = rec.seq.Add(1)
+	}
+	if n.Started.IsZero() {
+		n.Started = rec.db.Now()
+	}
+	row, err := encodeNode(n)
+	if err != nil {
+		return err
+	}
+	tx, err := rec.db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("record n%d: %w", n.Seq, err)
+	}
+	defer tx.Rollback()
+	res, err := tx.StmtContext(ctx, rec.db.stmts.insertNode).ExecContext(ctx,
+		rec.run, n.Seq, string(n.Kind), n.Branch, n.ForkSeq, n.Agent, n.Depth, n.Started.UnixNano(), endedNS(n),
+		string(n.Status), n.Error, row.name, row.calls, row.callID, row.in, row.out, row.cached, row.research, row.args, row.text, row.data)
+	if err != nil {
+		return fmt.Errorf("record n%d: %w", n.Seq, err)
+	}
+	var pending *pendingIDs
+	if n.Kind == KindLLM && n.LLM != nil && n.LLM.Request != nil {
+		id, _ := res.LastInsertId()
+		if pending, err = rec.storeRequest(ctx, tx, id, n.LLM.Request); err != nil {
+			return fmt.Errorf("record request of n%d: %w", n.Seq, err)
+		}
+		if n.LLM.Response != nil && !n.Ended.IsZero() {
+			if _, err := tx.ExecContext(ctx, `UPDATE requests SET response=? WHERE node_id=?`, n.LLM.Response, id); err != nil {
+				return fmt.Errorf("record response of n%d: %w", n.Seq, err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("record n%d: %w", n.Seq, err)
+	}
+	rec.remember(pending)
+	return nil
+}
+
+// FinishNode closes an open node: its end time (db.Now() when zero), status
+// (ok when still running) and the kind's fields as they are now. From this
+// call on the node survives a crash.
+func (rec *Recorder) FinishNode(ctx context.Context, n *Node) error {
+	if n.Ended.IsZero() {
+		n.Ended = rec.db.Now()
+	}
+	if n.Status == "" || n.Status == StatusRunning {
+		n.Status = StatusOK
+	}
+	row, err := encodeNode(n)
+	if err != nil {
+		return err
+	}
+	st := rec.db.stmts.finishNode
+	if n.Kind == KindLLM && n.LLM != nil && n.LLM.Response != nil {
+		tx, err := rec.db.w.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("finish n%d: %w", n.Seq, err)
+		}
+		defer tx.Rollback()
+		if err := execFinish(ctx, tx.StmtContext(ctx, st), rec.run, n, row); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE requests SET response=?
+			WHERE node_id=(SELECT id FROM nodes WHERE run_id=? AND seq=?)`, n.LLM.Response, rec.run, n.Seq); err != nil {
+			return fmt.Errorf("finish n%d: %w", n.Seq, err)
+		}
+		return tx.Commit()
+	}
+	return execFinish(ctx, st, rec.run, n, row)
+}
+
+func execFinish(ctx context.Context, st *sql.Stmt, run string, n *Node, row nodeRow) error {
+	res, err := st.ExecContext(ctx, n.Ended.UnixNano(), string(n.Status), n.Error,
+		row.name, row.calls, row.callID, row.in, row.out, row.cached, row.research, row.args, row.text, row.data, run, n.Seq)
+	if err != nil {
+		return fmt.Errorf("finish n%d: %w", n.Seq, err)
+	}
+	if k, _ := res.RowsAffected(); k != 1 {
+		return fmt.Errorf("finish n%d: the node was never started", n.Seq)
+	}
+	return nil
+}
+
+// Finish closes the run with its final status; nodes still open take that
+// status too (a cancelled run's in-flight calls read cancelled).
+func (rec *Recorder) Finish(ctx context.Context, status Status, errMsg string, ended time.Time) error {
+	if ended.IsZero() {
+		ended = rec.db.Now()
+	}
+	tx, err := rec.db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("finish run: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `UPDATE runs SET status=?, error=?, ended_ns=? WHERE id=?`,
+		string(status), errMsg, ended.UnixNano(), rec.run); err != nil {
+		return fmt.Errorf("finish run: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE nodes SET status=?, ended_ns=? WHERE run_id=? AND status='running'`,
+		string(status), ended.UnixNano(), rec.run); err != nil {
+		return fmt.Errorf("finish run: %w", err)
+	}
+	return tx.Commit()
+}
+
+// nodeRow is a node's kind-specific fields in column form.
+type nodeRow struct {
+	name, calls, callID, args, text, data string
+	in, out                               int64
+	cached                                sql.NullInt64
+	research                              int
+}
+
+func encodeNode(n *Node) (nodeRow, error) {
+	var row nodeRow
+	row.text = n.Text
+	switch n.Kind {
+	case KindUser, KindFinal:
+	case KindLLM:
+		if l := n.LLM; l != nil {
+			row.name = l.Model
+			row.calls = strings.Join(l.Calls, " ")
+			row.in, row.out = l.Usage.In, l.Usage.Out
+			row.cached = sql.NullInt64{Int64: l.Usage.Cached, Valid: l.Usage.CachedReported}
+			row.text = l.Content
+		}
+	case KindTool:
+		if t := n.Tool; t != nil {
+			row.name, row.callID, row.args, row.text = t.Name, t.CallID, t.Args, t.Result
+			if t.Research {
+				row.research = 1
+			}
+		}
+	case KindHandoff, KindFork, KindJoin:
+		var payload any
+		switch {
+		case n.Kind == KindHandoff && n.Handoff != nil:
+			payload = n.Handoff
+		case n.Kind == KindFork && n.Fork != nil:
+			payload = n.Fork
+		case n.Kind == KindJoin && n.Join != nil:
+			payload = n.Join
+		}
+		if payload != nil {
+			b, err := json.Marshal(payload)
+			if err != nil {
+				return row, fmt.Errorf("encode n%d: %w", n.Seq, err)
+			}
+			row.data = string(b)
+		}
+	default:
+		return row, fmt.Errorf("record n%d: unknown node kind %q", n.Seq, n.Kind)
+	}
+	return row, nil
+}
+
+func endedNS(n *Node) any {
+	if n.Ended.IsZero() {
+		return nil
+	}
+	return n.Ended.UnixNano()
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// redactURL drops any user:password part of a base URL before it is stored.
+func redactURL(s string) string {
+	if i := strings.Index(s, "://"); i >= 0 {
+		rest := s[i+3:]
+		if at := strings.IndexByte(rest, '@'); at >= 0 && (strings.IndexByte(rest, '/') < 0 || at < strings.IndexByte(rest, '/')) {
+			return s[:i+3] + rest[at+1:]
+		}
+	}
+	return s
+}
+
+// writerIdentity names this process so a reader can tell whether the writer
+// of a running run is still alive.
+func writerIdentity() (host string, pid int, tag string) {
+	host, _ = os.Hostname()
+	pid = os.Getpid()
+	return host, pid, processTag(pid)
+}
+
+// processTag returns the start time of process pid as the kernel reports it
+// (Linux), or "" where it cannot be read; a pid reused by another process
+// has another tag.
+func processTag(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	// The command name (field 2) may hold spaces; fields after ')' are plain.
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		f := strings.Fields(s[i+1:])
+		if len(f) > 19 {
+			return f[19] // field 22: starttime
+		}
+	}
+	return ""
+}

@@ -1,0 +1,171 @@
+package store
+
+import (
+	"time"
+)
+
+// Kind is the closed set of node kinds a run records.
+type Kind string
+
+// The node kinds. A run is a sequence of these, numbered by Seq.
+const (
+	KindUser    Kind = "user"    // a user message that starts a turn; Text holds it
+	KindLLM     Kind = "llm"     // one model call; LLM holds usage, calls and the exact request
+	KindTool    Kind = "tool"    // one tool call (built-in or command tool); Tool holds it
+	KindHandoff Kind = "handoff" // a transfer_to_<name> call that moved the conversation
+	KindFork    Kind = "fork"    // a fork call that opened branches
+	KindJoin    Kind = "join"    // the single tool result that closed a fork
+	KindFinal   Kind = "final"   // a conversation's final message; Text holds it
+)
+
+// Kinds lists every node kind in a fixed order.
+var Kinds = []Kind{KindUser, KindLLM, KindTool, KindHandoff, KindFork, KindJoin, KindFinal}
+
+// Status is the status of a run, a node or a branch.
+type Status string
+
+// Statuses. Running is only ever seen on a run or node that is still open;
+// a reader that finds the writer of a running run gone reports Interrupted.
+const (
+	StatusRunning     Status = "running"
+	StatusOK          Status = "ok"
+	StatusError       Status = "error"
+	StatusCancelled   Status = "cancelled"
+	StatusInterrupted Status = "interrupted"
+)
+
+// Run is one recorded run: its identity, state and the snapshot of the project
+// it ran, so nothing downstream ever needs the project folder.
+type Run struct {
+	ID      string
+	Started time.Time
+	Ended   time.Time // zero while the run is open
+	Status  Status
+	Error   string   // why the run ended in error or was cancelled
+	Tasks   []string // the user turns, in order
+	Project Project
+	Options map[string]any // run options (maxForkDepth, maxSteps, realtime, script, ...)
+	BaseURL string         // the provider's base URL; never a key
+	Models  []string       // the models the run used, sorted
+}
+
+// Project is the snapshot of a project stored with its run.
+type Project struct {
+	Name  string // the project folder's base name
+	Files []File // agents.yaml and every prompt file, sorted by path
+}
+
+// File is one file of a project snapshot.
+type File struct {
+	Path    string // slash-separated, relative to the project folder (e.g. "agents/analyst.md")
+	SHA256  string // hex of the content's SHA-256
+	Content string
+}
+
+// File returns the snapshot file at path, or nil.
+func (p *Project) File(path string) *File {
+	for i := range p.Files {
+		if p.Files[i].Path == path {
+			return &p.Files[i]
+		}
+	}
+	return nil
+}
+
+// Node is one recorded step of a run. The common fields are set for every
+// kind; exactly the kind's own struct (LLM, Tool, Handoff, Fork, Join) is
+// non-nil, and Text carries the user message (user) or the answer (final).
+type Node struct {
+	Seq     int64  // run-unique, shown as n<Seq>; assigned by the Recorder
+	Kind    Kind   // what this node is
+	Branch  string // branch path of its conversation: "" for the trunk, "eu", "eu/fr"
+	ForkSeq int64  // seq of the fork node that opened this conversation; 0 for the trunk
+	Agent   string // the agent that owned the conversation at this node
+	Depth   int    // fork depth of the conversation: 0 for the trunk
+	Started time.Time
+	Ended   time.Time // zero while open
+	Status  Status
+	Error   string
+
+	Text    string // user: the message; final: the final answer
+	LLM     *LLM
+	Tool    *Tool
+	Handoff *Handoff
+	Fork    *Fork
+	Join    *Join
+}
+
+// Duration is Ended-Started, or 0 while the node is open.
+func (n *Node) Duration() time.Duration {
+	if n.Ended.IsZero() {
+		return 0
+	}
+	return n.Ended.Sub(n.Started)
+}
+
+// LLM is the payload of an llm node.
+type LLM struct {
+	Model string
+	Calls []string // names of the tools the response called, in order; empty = it answered
+	Usage Usage
+	// Request is the exact JSON body sent. It is written at StartNode and is
+	// not filled by ScanNodes (load it with DB.Request); storage shares the
+	// messages it repeats with earlier requests.
+	Request []byte
+	// Response is the provider's response body (or the scripted model's
+	// equivalent), written at FinishNode; not filled by ScanNodes (DB.Response).
+	Response []byte
+	Content  string // the assistant's text content, if any
+}
+
+// Usage is the token usage of one model call.
+type Usage struct {
+	In             int64
+	Out            int64
+	Cached         int64 // cached input tokens; meaningful only when CachedReported
+	CachedReported bool  // the provider (or the scripted cache simulation) reported Cached
+}
+
+// Tool is the payload of a tool node.
+type Tool struct {
+	CallID   string // the model's tool call id
+	Name     string
+	Args     string // the arguments as the model sent them (JSON text)
+	Result   string // what the tool returned to the model (also the error text when it failed)
+	Research bool   // a research tool (read_file, list_dir, find_files, readOnly command tools)
+}
+
+// Handoff is the payload of a handoff node.
+type Handoff struct {
+	From   string
+	To     string
+	Reason string
+}
+
+// Fork is the payload of a fork node.
+type Fork struct {
+	Context  string // inherit, compact or none
+	Branches []ForkBranch
+}
+
+// ForkBranch is one branch as the fork call declared it.
+type ForkBranch struct {
+	Name         string
+	Agent        string // resolved: the forking agent when the call omitted it
+	Instructions string
+}
+
+// Join is the payload of a join node.
+type Join struct {
+	ForkSeq  int64 // the fork this join closes
+	Branches []JoinBranch
+}
+
+// JoinBranch is one branch's outcome, in declared order.
+type JoinBranch struct {
+	Name     string
+	Agent    string
+	Status   Status
+	Duration time.Duration
+	Answer   string // the branch's final message, or its error
+}
