@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/store"
+)
+
+// RunRef is a parsed run reference: [FILE.db:]RUN.
+type RunRef struct {
+	DB  string // a database file named in the reference, or "" for --db
+	Run string // latest, an id or a unique prefix
+}
+
+// ParseRunRef splits "[FILE.db:]RUN". A reference that is only a database
+// file ("base.db") means its latest run.
+func ParseRunRef(s string) RunRef {
+	if i := strings.LastIndex(s, ".db:"); i >= 0 {
+		return RunRef{DB: s[:i+3], Run: s[i+4:]}
+	}
+	if strings.HasSuffix(s, ".db") {
+		return RunRef{DB: s, Run: "latest"}
+	}
+	return RunRef{Run: s}
+}
+
+// openRun resolves a run reference and returns its database and run id.
+func openRun(ctx context.Context, f *Factory, ref string) (*store.DB, string, error) {
+	r := ParseRunRef(ref)
+	var db *store.DB
+	var err error
+	if r.DB != "" {
+		db, err = f.StoreAt(ctx, r.DB)
+	} else {
+		db, err = f.Store(ctx)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := db.ResolveRun(ctx, r.Run)
+	if err != nil {
+		return nil, "", err
+	}
+	return db, id, nil
+}
+
+// loadGraph resolves a run reference and loads its graph.
+func loadGraph(ctx context.Context, f *Factory, ref string) (*store.DB, *graph.Run, error) {
+	db, id, err := openRun(ctx, f, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := graph.Load(ctx, db, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, g, nil
+}
+
+// ParseNodeRef parses "n12" (or "12") into a sequence number.
+func ParseNodeRef(s string) (int64, error) {
+	t := strings.TrimPrefix(strings.TrimPrefix(s, "n"), "N")
+	seq, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || seq <= 0 {
+		return 0, Usagef("%q is not a node reference: write n<number> as `inspect graph` shows it (e.g. n7)", s)
+	}
+	return seq, nil
+}
+
+// unknownNode is the error for a node the run does not have, listing the
+// nearest ones.
+func unknownNode(g *graph.Run, seq int64) error {
+	seqs := make([]int64, 0, len(g.Nodes))
+	for _, n := range g.Nodes {
+		seqs = append(seqs, n.Seq)
+	}
+	sort.Slice(seqs, func(i, j int) bool {
+		di, dj := abs(seqs[i]-seq), abs(seqs[j]-seq)
+		if di != dj {
+			return di < dj
+		}
+		return seqs[i] < seqs[j]
+	})
+	if len(seqs) > 5 {
+		seqs = seqs[:5]
+	}
+	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
+	var near []string
+	for _, s := range seqs {
+		n := g.Node(s)
+		near = append(near, fmt.Sprintf("n%d (%s)", s, n.Kind))
+	}
+	if len(near) == 0 {
+		return Usagef("run %s has no nodes", g.ID)
+	}
+	return Usagef("run %s has no node n%d (it has n1..n%d); nearest: %s", g.ID, seq, g.Nodes[len(g.Nodes)-1].Seq, strings.Join(near, ", "))
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// exactArgs and rangeArgs are cobra argument checks whose errors are usage errors.
+func rangeArgs(lo, hi int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < lo || len(args) > hi {
+			if lo == hi {
+				return &flagError{err: fmt.Errorf("%s takes %d argument(s), got %d", cmd.CommandPath(), lo, len(args))}
+			}
+			return &flagError{err: fmt.Errorf("%s takes %d to %d arguments, got %d", cmd.CommandPath(), lo, hi, len(args))}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inspect-dev/inspect/store"
+)
+
+// Factory holds what commands share: the streams and the lazily opened
+// database. Tests build one with buffers and a temp database path.
+type Factory struct {
+	IO *IOStreams
+	// DBPath is the --db flag, or INSPECT_DB, or store.DefaultPath.
+	DBPath string
+	// Getenv reads the environment (injected for tests).
+	Getenv func(string) string
+
+	mu  sync.Mutex
+	dbs map[string]*store.DB
+}
+
+// NewFactory returns a Factory on the given streams and environment.
+func NewFactory(io *IOStreams, getenv func(string) string) *Factory {
+	path := getenv("INSPECT_DB")
+	if path == "" {
+		path = store.DefaultPath
+	}
+	return &Factory{IO: io, DBPath: path, Getenv: getenv, dbs: map[string]*store.DB{}}
+}
+
+// Store opens the database named by --db / INSPECT_DB (once).
+func (f *Factory) Store(ctx context.Context) (*store.DB, error) {
+	return f.StoreAt(ctx, f.DBPath)
+}
+
+// StoreAt opens the database at path (once per path).
+func (f *Factory) StoreAt(ctx context.Context, path string) (*store.DB, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if db, ok := f.dbs[path]; ok {
+		return db, nil
+	}
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	f.dbs[path] = db
+	return db, nil
+}
+
+// Close closes every database the factory opened.
+func (f *Factory) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var errs []error
+	for _, db := range f.dbs {
+		errs = append(errs, db.Close())
+	}
+	f.dbs = map[string]*store.DB{}
+	return errors.Join(errs...)
+}
+
+// NewCmdRoot builds the inspect command tree.
+func NewCmdRoot(f *Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "inspect",
+		Short: "Record, draw, audit and question multi-agent LLM runs",
+		Long: `inspect records multi-agent LLM runs (hand-offs and forks included) in a
+SQLite file, draws them as Mermaid, audits their topology for mistakes with
+what each one cost and where its fix goes, lets you question any recorded
+model call, and compares runs for CI.
+
+Runs are kept in .inspect/runs.db unless --db or INSPECT_DB says otherwise.
+A run reference is "latest" (the default), a run id, or a unique prefix of one;
+a node reference is n<seq> as the graph shows it.`,
+		Example: `  inspect demo                      # a built-in project: run, graph, audit
+  inspect run ./myproject --task "Compare Q3 revenue across EU, US and APAC"
+  inspect graph                     # Mermaid of the latest run
+  inspect audit                     # findings, prices, fixes, grades
+  inspect runs --json`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.PersistentFlags().StringVar(&f.DBPath, "db", f.DBPath, "runs database file (env INSPECT_DB)")
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return &flagError{err: err}
+	})
+	for _, add := range commands {
+		root.AddCommand(add(f))
+	}
+	return root
+}
+
+// commands lists every subcommand constructor; each command file adds its
+// own entry here.
+var commands = []func(*Factory) *cobra.Command{
+	func(f *Factory) *cobra.Command { return NewCmdRuns(f, nil) },
+}
+
+// Main runs inspect with args and returns the exit code.
+func Main(args []string, in io.Reader, out, errOut io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return run(ctx, NewFactory(SystemStreams(in, out, errOut), os.Getenv), args)
+}
+
+func run(ctx context.Context, f *Factory, args []string) int {
+	defer f.Close()
+	root := NewCmdRoot(f)
+	root.SetArgs(args)
+	root.SetIn(f.IO.In)
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var threshold *ThresholdError
+	if errors.As(err, &threshold) {
+		fmt.Fprintf(f.IO.ErrOut, "inspect: %s\n", threshold.Reason)
+		return ExitFindings
+	}
+	fmt.Fprintf(f.IO.ErrOut, "inspect: %s\n", explain(err))
+	var fe *flagError
+	if strings.HasPrefix(err.Error(), "unknown command") {
+		err = &flagError{err: err}
+	}
+	if errors.As(err, &fe) && cmd != nil {
+		fmt.Fprintf(f.IO.ErrOut, "\n%s", cmd.UsageString())
+	}
+	return exitCode(err)
+}
