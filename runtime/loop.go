@@ -1,0 +1,411 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/inspect-dev/inspect/runtime/model"
+	"github.com/inspect-dev/inspect/runtime/project"
+	"github.com/inspect-dev/inspect/runtime/tools"
+	"github.com/inspect-dev/inspect/store"
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// runner is the state of one run shared by all its conversations.
+type runner struct {
+	cfg         Config
+	p           *project.Project
+	prov        model.Provider
+	rec         *store.Recorder
+	rctx        context.Context // for recording: survives cancellation of the run
+	cancel      context.CancelCauseFunc
+	ws          *tools.Workspace
+	now         func() time.Time
+	virtual     bool
+	maxParallel int
+	runID       string
+	progress    *lockedWriter
+
+	nodes, llmCalls atomic.Int64
+	modelsMu        sync.Mutex
+	models          map[string]bool
+}
+
+// conversation is one message list driven by one current agent.
+type conversation struct {
+	path    string // branch path; "" for the trunk
+	forkSeq int64  // the fork that opened it; 0 for the trunk
+	depth   int
+	session string
+	agent   *project.Agent
+	system  string
+	tools   []openai.Tool
+	offered map[string]bool // names in tools
+	msgs    []openai.ChatCompletionMessage
+	clock   clock
+	steps   int // model calls in this turn
+	calls   int // model calls in the conversation, for turn ids
+
+	toolLatency time.Duration // tool_latency of the current reply (scripted)
+}
+
+// clock is a conversation's time: virtual (scripted, exact) or the wall clock.
+type clock interface {
+	Now() time.Time
+	// Advance moves virtual time on by d, or sleeps d on the wall clock.
+	Advance(ctx context.Context, d time.Duration) error
+	// Fork returns the clock a branch starts with.
+	Fork() clock
+}
+
+type virtualClock struct{ t time.Time }
+
+func (c *virtualClock) Now() time.Time { return c.t }
+func (c *virtualClock) Advance(ctx context.Context, d time.Duration) error {
+	if d > 0 {
+		c.t = c.t.Add(d)
+	}
+	return ctx.Err()
+}
+func (c *virtualClock) Fork() clock { return &virtualClock{t: c.t} }
+
+type wallClock struct{ now func() time.Time }
+
+func (c *wallClock) Now() time.Time { return c.now() }
+func (c *wallClock) Advance(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+func (c *wallClock) Fork() clock { return c }
+
+func (r *runner) newClock(start time.Time) clock {
+	if r.virtual {
+		return &virtualClock{t: start}
+	}
+	return &wallClock{now: r.now}
+}
+
+// setAgent makes a the conversation's agent: its system prompt and fixed
+// tool array from now on.
+func (r *runner) setAgent(c *conversation, a *project.Agent) {
+	c.agent = a
+	c.system = systemPrompt(r.p, a, c.depth)
+	c.tools = toolArray(r.p, a, c.depth)
+	c.offered = map[string]bool{}
+	for _, t := range c.tools {
+		c.offered[t.Function.Name] = true
+	}
+	r.modelsMu.Lock()
+	if r.models == nil {
+		r.models = map[string]bool{}
+	}
+	r.models[a.Model] = true
+	r.modelsMu.Unlock()
+}
+
+func (r *runner) usedModels() []string {
+	r.modelsMu.Lock()
+	defer r.modelsMu.Unlock()
+	return sortedKeys(r.models)
+}
+
+// record writes a node; a database failure stops the run.
+func (r *runner) add(c *conversation, n *store.Node) {
+	r.fill(c, n)
+	if err := r.rec.AddNode(r.rctx, n); err != nil {
+		r.cancel(fmt.Errorf("record: %w", err))
+		return
+	}
+	r.nodes.Add(1)
+}
+
+func (r *runner) start(c *conversation, n *store.Node) {
+	r.fill(c, n)
+	if err := r.rec.StartNode(r.rctx, n); err != nil {
+		r.cancel(fmt.Errorf("record: %w", err))
+		return
+	}
+	r.nodes.Add(1)
+}
+
+func (r *runner) finish(n *store.Node) {
+	if n.Seq == 0 {
+		return // never started: the database already failed
+	}
+	if err := r.rec.FinishNode(r.rctx, n); err != nil {
+		r.cancel(fmt.Errorf("record: %w", err))
+	}
+}
+
+func (r *runner) fill(c *conversation, n *store.Node) {
+	n.Branch, n.ForkSeq, n.Depth = c.path, c.forkSeq, c.depth
+	if n.Agent == "" {
+		n.Agent = c.agent.Name
+	}
+	if n.Started.IsZero() {
+		n.Started = c.clock.Now()
+	}
+}
+
+// outcome is how a conversation (or a trunk turn) ended.
+type outcome struct {
+	answer string
+	status store.Status
+	err    string
+}
+
+// turn runs one user turn of the trunk.
+func (r *runner) turn(ctx context.Context, c *conversation, task string) outcome {
+	r.add(c, &store.Node{Kind: store.KindUser, Text: task})
+	c.msgs = append(c.msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: task})
+	c.steps = 0
+	return r.converse(ctx, c)
+}
+
+// converse runs the agent loop until the conversation gives a final message
+// or fails, and records its final node.
+func (r *runner) converse(ctx context.Context, c *conversation) outcome {
+	out := r.loop(ctx, c)
+	if out.status == store.StatusError && ctx.Err() != nil {
+		out.status = store.StatusCancelled
+	}
+	n := &store.Node{Kind: store.KindFinal, Text: out.answer, Status: out.status, Error: out.err}
+	r.add(c, n)
+	return out
+}
+
+func (r *runner) loop(ctx context.Context, c *conversation) outcome {
+	for {
+		if ctx.Err() != nil {
+			return outcome{status: store.StatusCancelled, err: "cancelled before the conversation finished"}
+		}
+		if c.steps >= r.p.MaxSteps {
+			return outcome{status: store.StatusError, err: fmt.Sprintf("reached maxSteps (%d model calls) without a final answer; raise maxSteps in agents.yaml or narrow the task", r.p.MaxSteps)}
+		}
+		c.steps++
+		c.calls++
+		msg, out, ok := r.step(ctx, c)
+		if !ok {
+			return out
+		}
+		if len(msg.ToolCalls) == 0 {
+			return outcome{answer: msg.Content, status: store.StatusOK}
+		}
+		if !r.runCalls(ctx, c, msg) {
+			return outcome{status: store.StatusCancelled, err: "cancelled while running tools"}
+		}
+	}
+}
+
+// step makes one model call and records its llm node.
+func (r *runner) step(ctx context.Context, c *conversation) (openai.ChatCompletionMessage, outcome, bool) {
+	msgs := make([]openai.ChatCompletionMessage, 0, len(c.msgs)+1)
+	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: c.system})
+	msgs = append(msgs, c.msgs...)
+	body := openai.ChatCompletionRequest{Model: c.agent.Model, Messages: msgs, Tools: c.tools}
+	n := &store.Node{Kind: store.KindLLM, LLM: &store.LLM{Model: c.agent.Model}}
+	var once sync.Once
+	begin := func(b []byte) {
+		once.Do(func() {
+			n.LLM.Request = append([]byte(nil), b...)
+			r.start(c, n)
+		})
+	}
+	req := &model.Request{
+		Session:      c.session,
+		Conversation: c.path,
+		Turn:         fmt.Sprintf("%s#%d", c.session, c.calls),
+		Agent:        c.agent.Name,
+		Body:         body,
+		Sent:         begin,
+	}
+	r.llmCalls.Add(1)
+	resp, err := r.prov.Complete(ctx, req)
+	if n.Seq == 0 {
+		b, _ := json.Marshal(body) // the provider failed before sending
+		begin(b)
+	}
+	if err != nil {
+		var ce *model.CallError
+		if errors.As(err, &ce) {
+			c.clock.Advance(context.WithoutCancel(ctx), ce.Latency)
+		}
+		n.Ended = c.clock.Now()
+		n.Status, n.Error = store.StatusError, err.Error()
+		if ctx.Err() != nil {
+			n.Status, n.Error = store.StatusCancelled, "cancelled while waiting for the model"
+		}
+		r.finish(n)
+		r.report(c, "fails: "+n.Error)
+		return openai.ChatCompletionMessage{}, outcome{status: n.Status, err: n.Error}, false
+	}
+	if err := c.clock.Advance(ctx, resp.Latency); err != nil {
+		n.Ended, n.Status, n.Error = c.clock.Now(), store.StatusCancelled, "cancelled while waiting for the model"
+		r.finish(n)
+		return openai.ChatCompletionMessage{}, outcome{status: store.StatusCancelled, err: n.Error}, false
+	}
+	msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: resp.Message.Content}
+	for _, tc := range resp.Message.ToolCalls {
+		tc.Index = nil
+		if tc.Type == "" {
+			tc.Type = openai.ToolTypeFunction
+		}
+		msg.ToolCalls = append(msg.ToolCalls, tc)
+	}
+	c.msgs = append(c.msgs, msg)
+	c.toolLatency = resp.ToolLatency
+	n.LLM.Content = msg.Content
+	for _, tc := range msg.ToolCalls {
+		n.LLM.Calls = append(n.LLM.Calls, tc.Function.Name)
+	}
+	n.LLM.Usage = store.Usage{In: resp.Usage.In, Out: resp.Usage.Out, Cached: resp.Usage.Cached, CachedReported: resp.Usage.CachedReported}
+	n.LLM.Response = resp.Body
+	if n.LLM.Response == nil {
+		n.LLM.Response = []byte{}
+	}
+	n.Ended = c.clock.Now()
+	r.finish(n)
+	if len(n.LLM.Calls) == 0 {
+		r.report(c, "answers")
+	} else {
+		r.report(c, "calls "+strings.Join(n.LLM.Calls, ", "))
+	}
+	return msg, outcome{}, true
+}
+
+func (r *runner) report(c *conversation, what string) {
+	if r.progress == nil {
+		return
+	}
+	name := c.path
+	if name == "" {
+		name = "trunk"
+	}
+	r.progress.printf("%-14s %-12s step %-3d %s\n", name, c.agent.Name, c.steps, what)
+}
+
+// runCalls answers every tool call of an assistant message, in order. A
+// hand-off takes effect after the last of them. It returns false when the
+// run was cancelled meanwhile.
+func (r *runner) runCalls(ctx context.Context, c *conversation, msg openai.ChatCompletionMessage) bool {
+	assistant := len(c.msgs) - 1
+	var handoffTo *project.Agent
+	for _, tc := range msg.ToolCalls {
+		name := tc.Function.Name
+		var result string
+		switch {
+		case strings.HasPrefix(name, HandoffPrefix) && c.offered[name]:
+			result = r.handoff(c, tc, &handoffTo)
+		case name == ForkTool && c.offered[name]:
+			result = r.fork(ctx, c, tc, assistant)
+		default:
+			result = r.tool(ctx, c, tc)
+		}
+		if result == "" {
+			result = "(empty)"
+		}
+		c.msgs = append(c.msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: tc.ID, Content: result})
+	}
+	if handoffTo != nil {
+		r.setAgent(c, handoffTo)
+	}
+	return ctx.Err() == nil
+}
+
+// invalid records a tool node for a call the runtime refused and returns
+// the message the model reads.
+func (r *runner) invalid(c *conversation, tc openai.ToolCall, msg string) string {
+	r.add(c, &store.Node{Kind: store.KindTool, Status: store.StatusError, Error: msg,
+		Tool: &store.Tool{CallID: tc.ID, Name: tc.Function.Name, Args: tc.Function.Arguments, Result: msg}})
+	return msg
+}
+
+func (r *runner) handoff(c *conversation, tc openai.ToolCall, to **project.Agent) string {
+	target := r.p.Agent(strings.TrimPrefix(tc.Function.Name, HandoffPrefix))
+	var a struct {
+		Reason string `json:"reason"`
+	}
+	if s := strings.TrimSpace(tc.Function.Arguments); s != "" {
+		if err := json.Unmarshal([]byte(s), &a); err != nil {
+			return r.invalid(c, tc, fmt.Sprintf("error: the arguments of %s are not valid JSON (%v); send {\"reason\": \"...\"} or {}", tc.Function.Name, err))
+		}
+	}
+	if *to != nil {
+		return r.invalid(c, tc, fmt.Sprintf("error: this response already hands the conversation to %s; only one hand-off per response takes effect", (*to).Name))
+	}
+	*to = target
+	r.add(c, &store.Node{Kind: store.KindHandoff, Handoff: &store.Handoff{From: c.agent.Name, To: target.Name, Reason: a.Reason}})
+	r.report(c, "hands off to "+target.Name)
+	return fmt.Sprintf("Transferred: %s holds the conversation from here and answers next.", target.Name)
+}
+
+// tool runs a built-in or command tool call, or refuses it, and records it.
+func (r *runner) tool(ctx context.Context, c *conversation, tc openai.ToolCall) string {
+	name, args := tc.Function.Name, tc.Function.Arguments
+	if !c.offered[name] {
+		return r.invalid(c, tc, r.unknownTool(c, name))
+	}
+	if s := strings.TrimSpace(args); s != "" && !json.Valid([]byte(s)) {
+		return r.invalid(c, tc, fmt.Sprintf("error: the arguments of %s are not valid JSON; send one JSON object that matches its parameters", name))
+	}
+	ct := r.p.CommandTool(name)
+	research := project.IsResearchBuiltin(name) || (ct != nil && ct.ReadOnly)
+	n := &store.Node{Kind: store.KindTool, Tool: &store.Tool{CallID: tc.ID, Name: name, Args: args, Research: research}}
+	r.start(c, n)
+	var result string
+	var err error
+	if ct != nil {
+		result, err = tools.RunCommand(ctx, r.p.Dir, ct, args)
+	} else {
+		result, err = r.ws.Call(ctx, name, args)
+	}
+	if aerr := c.clock.Advance(ctx, c.toolLatency); aerr != nil && err == nil {
+		err = aerr
+	}
+	n.Ended = c.clock.Now()
+	if err != nil {
+		result = "error: " + err.Error()
+		n.Status, n.Error = store.StatusError, err.Error()
+		if ctx.Err() != nil {
+			n.Status = store.StatusCancelled
+		}
+	}
+	n.Tool.Result = result
+	r.finish(n)
+	return result
+}
+
+func (r *runner) unknownTool(c *conversation, name string) string {
+	var names []string
+	for _, t := range c.tools {
+		names = append(names, t.Function.Name)
+	}
+	sort.Strings(names)
+	avail := "you have no tools; answer in words"
+	if len(names) > 0 {
+		avail = "your tools are: " + strings.Join(names, ", ")
+	}
+	switch {
+	case name == ForkTool && c.agent.Fork != nil:
+		return fmt.Sprintf("error: fork is not available here: this conversation is at fork depth %d and maxForkDepth is %d; do the work yourself. %s", c.depth, r.p.MaxForkDepth, avail)
+	case strings.HasPrefix(name, HandoffPrefix):
+		return fmt.Sprintf("error: %s is not a hand-off %s may make; %s", name, c.agent.Name, avail)
+	}
+	return fmt.Sprintf("error: unknown tool %q; %s", name, avail)
+}

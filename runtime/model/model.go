@@ -1,0 +1,92 @@
+// Package model defines the small interface between the agent loop and a
+// model provider: one chat-completion request in, one assistant message out.
+// The OpenAI-compatible provider (runtime/openaicompat) and the scripted
+// model (runtime/scripted) implement it; the loop knows nothing else of them.
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Provider answers chat-completion requests. Implementations must be safe for
+// concurrent use: branches of a fork call it from several goroutines.
+type Provider interface {
+	// Complete sends req and returns the assistant's reply. It calls
+	// req.Sent with the exact request body when the body is handed to the
+	// wire (once, even when it retries), so the caller can record the
+	// request before the reply is in. An error after retries is a
+	// *CallError or the context's error.
+	Complete(ctx context.Context, req *Request) (*Response, error)
+	// BaseURL names the endpoint for the run record; never a key.
+	BaseURL() string
+}
+
+// Request is one model call of one conversation.
+type Request struct {
+	// Session is the conversation's stable id: the same for every call of
+	// one conversation, whichever agent holds it, and different for each
+	// branch. Providers may use it for cache routing.
+	Session string
+	// Conversation is the conversation's branch path ("" for the trunk,
+	// "eu", "eu/fr"); the scripted model picks its replies by it.
+	Conversation string
+	// Turn identifies this call: "<session>#<n>" with n counting the
+	// conversation's model calls from 1.
+	Turn string
+	// Agent is the agent holding the conversation (for error messages).
+	Agent string
+	// Body is the request as go-openai would send it: model, messages
+	// (system prompt first), tools.
+	Body openai.ChatCompletionRequest
+	// Sent, if set, receives the exact body bytes when they are sent.
+	Sent func(body []byte)
+}
+
+// Response is the assistant's reply to one Request.
+type Response struct {
+	Message openai.ChatCompletionMessage // role assistant: content and/or tool calls
+	Usage   Usage
+	Body    []byte // the response body as received (or the scripted model's equivalent)
+
+	// Latency is the model time the scripted model assigns to this reply;
+	// the loop advances the conversation's clock by it (and sleeps it in
+	// real time). Zero for real providers, whose time is the wall clock.
+	Latency time.Duration
+	// ToolLatency is added to the clock for each tool call of this reply.
+	ToolLatency time.Duration
+}
+
+// Usage is the token usage a provider reports (or the scripted model estimates).
+type Usage struct {
+	In, Out        int64
+	Cached         int64
+	CachedReported bool
+}
+
+// CallError is a model call that failed for good: after retries, or a reply
+// the runtime cannot use. Its message names what failed and, for scripted
+// runs, the script line.
+type CallError struct {
+	Status int    // HTTP status when there was one
+	Reason string // what went wrong
+	// Latency is the model time spent before the failure (scripted runs).
+	Latency time.Duration
+}
+
+func (e *CallError) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("model call failed with HTTP %d: %s", e.Status, e.Reason)
+	}
+	return "model call failed: " + e.Reason
+}
+
+// IsCallError reports whether err is a *CallError.
+func IsCallError(err error) bool {
+	var ce *CallError
+	return errors.As(err, &ce)
+}

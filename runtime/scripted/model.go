@@ -1,0 +1,176 @@
+package scripted
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/inspect-dev/inspect/runtime/model"
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Model is the scripted provider. Replies are consumed in order per branch
+// path, whichever agent holds the conversation. It is safe for concurrent use.
+type Model struct {
+	script *Script
+
+	mu    sync.Mutex
+	next  map[string]int      // branch path -> index of its next reply
+	prior map[string][][]byte // model -> cache keys of earlier requests
+}
+
+// New returns a provider that answers from s.
+func New(s *Script) *Model {
+	return &Model{script: s, next: map[string]int{}, prior: map[string][][]byte{}}
+}
+
+// BaseURL names the scripted provider in the run record.
+func (m *Model) BaseURL() string { return "scripted:" + m.script.Name }
+
+// Complete returns the conversation's next reply. A conversation without
+// replies left, or an unusable reply, is a *model.CallError naming the line.
+func (m *Model) Complete(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(req.Body)
+	if err != nil {
+		return nil, fmt.Errorf("encode request: %w", err)
+	}
+	reply, idx, err := m.take(req.Conversation)
+	if err != nil {
+		return nil, err
+	}
+	if req.Sent != nil {
+		req.Sent(body)
+	}
+	cached := m.cache(req.Body)
+	where := fmt.Sprintf("%s:%d", m.script.Name, reply.Line)
+	if reply.Problem != "" {
+		return nil, &model.CallError{Reason: fmt.Sprintf("%s: %s; fix that reply in the script", where, reply.Problem)}
+	}
+	if reply.Error != "" {
+		return nil, &model.CallError{Status: reply.Status, Reason: fmt.Sprintf("scripted failure at %s", where), Latency: reply.Latency}
+	}
+
+	msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: reply.Say}
+	key := convKey(req.Conversation)
+	for i, c := range reply.Calls {
+		msg.ToolCalls = append(msg.ToolCalls, openai.ToolCall{
+			ID:       fmt.Sprintf("call_%s_%d_%d", key, idx+1, i+1),
+			Type:     openai.ToolTypeFunction,
+			Function: openai.FunctionCall{Name: c.Name, Arguments: c.Args},
+		})
+	}
+	out, _ := json.Marshal(msg)
+	u := model.Usage{In: int64(len(body) / 4), Out: int64(len(out) / 4), Cached: cached, CachedReported: true}
+	if reply.Usage != nil {
+		u.In, u.Out = reply.Usage.In, reply.Usage.Out
+		if reply.Usage.Cached != nil {
+			u.Cached = *reply.Usage.Cached
+		}
+	}
+	if u.Cached > u.In {
+		u.Cached = u.In
+	}
+	finish := openai.FinishReasonStop
+	if len(msg.ToolCalls) > 0 {
+		finish = openai.FinishReasonToolCalls
+	}
+	resp := openai.ChatCompletionResponse{
+		ID:      "scripted-" + strings.ReplaceAll(req.Turn, "#", "-"),
+		Object:  "chat.completion",
+		Model:   req.Body.Model,
+		Choices: []openai.ChatCompletionChoice{{Index: 0, Message: msg, FinishReason: finish}},
+		Usage: openai.Usage{PromptTokens: int(u.In), CompletionTokens: int(u.Out), TotalTokens: int(u.In + u.Out),
+			PromptTokensDetails: &openai.PromptTokensDetails{CachedTokens: int(u.Cached)}},
+	}
+	rb, _ := json.Marshal(resp)
+	return &model.Response{Message: msg, Usage: u, Body: rb, Latency: reply.Latency, ToolLatency: reply.ToolLatency}, nil
+}
+
+// take hands out the next reply of the conversation at path.
+func (m *Model) take(path string) (*Reply, int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.script.Conversations[path]
+	name := path
+	if name == "" {
+		name = TrunkKey
+	}
+	if c == nil {
+		return nil, 0, &model.CallError{Reason: fmt.Sprintf("%s:%d: conversations has no entry %q, so this conversation has no reply; add `%s:` with its replies",
+			m.script.Name, m.script.convLine, name, name)}
+	}
+	i := m.next[path]
+	if i >= len(c.Replies) {
+		last := c.Line
+		if len(c.Replies) > 0 {
+			last = c.Replies[len(c.Replies)-1].Line
+		}
+		return nil, 0, &model.CallError{Reason: fmt.Sprintf("%s:%d: conversation %q ran out of replies after %d (last at line %d); add the next reply there",
+			m.script.Name, c.Line, name, len(c.Replies), last)}
+	}
+	m.next[path] = i + 1
+	return c.Replies[i], i, nil
+}
+
+// cache simulates a provider prompt cache: the longest byte prefix this
+// request shares with an earlier request of the same model, counted in the
+// order tools, system prompt, messages, divided by 4.
+func (m *Model) cache(body openai.ChatCompletionRequest) int64 {
+	key := cacheKey(body)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	best := 0
+	for _, p := range m.prior[body.Model] {
+		n := commonPrefix(p, key)
+		if n > best {
+			best = n
+		}
+	}
+	m.prior[body.Model] = append(m.prior[body.Model], key)
+	return int64(best / 4)
+}
+
+func cacheKey(body openai.ChatCompletionRequest) []byte {
+	var b []byte
+	tools, _ := json.Marshal(body.Tools)
+	b = append(b, tools...)
+	var rest []openai.ChatCompletionMessage
+	for _, msg := range body.Messages {
+		if msg.Role == openai.ChatMessageRoleSystem {
+			enc, _ := json.Marshal(msg)
+			b = append(b, enc...)
+		} else {
+			rest = append(rest, msg)
+		}
+	}
+	msgs, _ := json.Marshal(rest)
+	return append(b, msgs...)
+}
+
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// convKey turns a branch path into an id-safe word.
+func convKey(path string) string {
+	if path == "" {
+		return TrunkKey
+	}
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			return r
+		}
+		return '-'
+	}, path)
+}
