@@ -1,0 +1,271 @@
+package findings
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/store"
+)
+
+// step is one model response with the tool calls it made.
+type step struct {
+	LLM   *graph.Node
+	Tools []*graph.Node // tool nodes (not hand-offs or forks) it made, in order
+	// Break is true when something other than a tool call (a user message,
+	// a hand-off, a fork, a join) separates this step from the previous one.
+	Break bool
+}
+
+// duration is the step's model time plus its tools' time.
+func (s *step) duration() time.Duration {
+	d := s.LLM.Duration()
+	for _, t := range s.Tools {
+		d += t.Duration()
+	}
+	return d
+}
+
+// steps cuts a conversation into model responses.
+func steps(c *graph.Conversation) []*step {
+	var out []*step
+	var cur *step
+	brk := false
+	for _, n := range c.Nodes {
+		switch n.Kind {
+		case store.KindLLM:
+			cur = &step{LLM: n, Break: brk}
+			brk = false
+			out = append(out, cur)
+		case store.KindTool:
+			if cur != nil {
+				cur.Tools = append(cur.Tools, n)
+			}
+		case store.KindUser, store.KindHandoff, store.KindFork, store.KindJoin, store.KindFinal:
+			brk = true
+			if n.Kind != store.KindHandoff && n.Kind != store.KindFork {
+				cur = nil
+			}
+		default:
+			panic("internal error: unhandled node kind " + string(n.Kind))
+		}
+	}
+	return out
+}
+
+// isCall reports whether n is "a call" of DESIGN §8: a tool node other than
+// transfer_to_* and fork.
+func isCall(n *graph.Node) bool {
+	if n.Kind != store.KindTool || n.Tool == nil {
+		return false
+	}
+	return n.Tool.Name != "fork" && !strings.HasPrefix(n.Tool.Name, "transfer_to_")
+}
+
+// isResearch reports whether n is a research call.
+func isResearch(n *graph.Node) bool { return isCall(n) && n.Tool.Research }
+
+// canonicalArgs normalises a call's JSON arguments (sorted keys, no
+// spacing); text that is not JSON is compared trimmed.
+func canonicalArgs(args string) string {
+	var v any
+	if err := json.Unmarshal([]byte(args), &v); err != nil {
+		return strings.TrimSpace(args)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return strings.TrimSpace(args)
+	}
+	return string(b)
+}
+
+// callKey is a call's tool name with its canonical arguments.
+func callKey(n *graph.Node) string { return n.Tool.Name + " " + canonicalArgs(n.Tool.Args) }
+
+// argText is the string values of a call's JSON arguments, joined; the raw
+// text when it is not JSON.
+func argText(args string) string {
+	var v any
+	if err := json.Unmarshal([]byte(args), &v); err != nil {
+		return args
+	}
+	var b strings.Builder
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			b.WriteString(x)
+			b.WriteByte(' ')
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				walk(x[k])
+			}
+		}
+	}
+	walk(v)
+	return b.String()
+}
+
+// argSummary is a short form of a call's arguments for messages: its first
+// string value, or the canonical JSON cut to 40 characters.
+func argSummary(args string) string {
+	s := strings.TrimSpace(argText(args))
+	if i := strings.IndexByte(s, ' '); i > 0 && !strings.Contains(s[:i], "\n") && len(s[:i]) <= 60 {
+		s = s[:i]
+	}
+	if r := []rune(s); len(r) > 40 {
+		s = string(r[:39]) + "…"
+	}
+	return s
+}
+
+// tokens splits text into lower-case tokens of at least min characters. It
+// splits on every character that is not a letter or digit — a superset of
+// DESIGN §8's space, /, ., _, -, comma, so JSON punctuation never sticks.
+func tokens(text string, min int) []string {
+	f := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	out := f[:0]
+	for _, t := range f {
+		if len([]rune(t)) >= min {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// turnStarts returns, per node of c, the index of the node that began its
+// turn: the latest user node, or the conversation's first node.
+func turnOf(c *graph.Conversation) []int {
+	out := make([]int, len(c.Nodes))
+	start := 0
+	for i, n := range c.Nodes {
+		if n.Kind == store.KindUser {
+			start = i
+		}
+		out[i] = start
+	}
+	return out
+}
+
+// llmStepOf returns the llm node that issued tool node t: the nearest llm
+// node before it in its conversation.
+func llmStepOf(t *graph.Node) *graph.Node {
+	nodes := t.Conv.Nodes
+	i := sort.Search(len(nodes), func(i int) bool { return nodes[i].Seq >= t.Seq })
+	for j := i - 1; j >= 0; j-- {
+		if nodes[j].Kind == store.KindLLM {
+			return nodes[j]
+		}
+	}
+	return nil
+}
+
+// firstLLM returns the first llm node of a conversation at or after index i.
+func firstLLM(c *graph.Conversation, from int) *graph.Node {
+	for _, n := range c.Nodes[from:] {
+		if n.Kind == store.KindLLM {
+			return n
+		}
+	}
+	return nil
+}
+
+// convCalls lists the calls of a conversation.
+func convCalls(c *graph.Conversation) []*graph.Node {
+	var out []*graph.Node
+	for _, n := range c.Nodes {
+		if isCall(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// usage sums the usage of llm nodes into a price.
+func addUsage(p *Price, n *graph.Node) {
+	if n == nil || n.LLM == nil {
+		return
+	}
+	p.TokensIn += n.LLM.Usage.In
+	p.TokensOut += n.LLM.Usage.Out
+	p.LLMCalls++
+	if n.LLM.Usage.CachedReported {
+		p.CachedReported = true
+		p.CachedTokens += n.LLM.Usage.Cached
+	}
+}
+
+// ids returns the display ids of nodes.
+func ids(nodes ...*graph.Node) []string {
+	out := make([]string, 0, len(nodes))
+	seen := map[int64]bool{}
+	for _, n := range nodes {
+		if n != nil && !seen[n.Seq] {
+			seen[n.Seq] = true
+			out = append(out, n.ID())
+		}
+	}
+	return out
+}
+
+// where names a conversation for messages: "the trunk" or "branch eu".
+func where(c *graph.Conversation) string {
+	if c.Path == "" {
+		return "the trunk"
+	}
+	return "branch " + c.Path
+}
+
+// convShape names a conversation for fingerprints: its depth and, for a
+// branch, its agent rather than its model-chosen name.
+func convShape(c *graph.Conversation) string {
+	if c.Path == "" {
+		return "trunk"
+	}
+	return "branch"
+}
+
+// uniq sorts and deduplicates.
+func uniq(s []string) []string {
+	s = append([]string(nil), s...)
+	sort.Strings(s)
+	out := s[:0]
+	for i, x := range s {
+		if i == 0 || x != s[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// median of durations (the lower middle for an even count is not used: the
+// mean of the two middles).
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	m := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[m]
+	}
+	return (s[m-1] + s[m]) / 2
+}
+
+// forkingAgent is the agent that made fork f.
+func forkingAgent(f *graph.Fork) string { return f.Node.Agent }

@@ -1,0 +1,523 @@
+// Package findings is the rules engine of `inspect audit` (DESIGN §8): each
+// Rule reads a recorded run graph and reports the topology mistakes it
+// finds — a missed fan-out, a forked sequence, a hand-off loop… — as
+// Findings that say what went wrong, what it cost (a Price computed from the
+// recording), where the fix goes (a line of agents.yaml or of a prompt file,
+// read from the run's stored project snapshot), what the next run should
+// show, and, for some rules, which cheap causes were checked in the recorded
+// request.
+//
+// Rules are values listed in All, in the style of go/analysis: a rule sees
+// only a *Pass (the graph, the options, the parsed project snapshot and
+// Report) and never prints or opens the store. Every rule leaves a Check, so a
+// clean audit still says what it looked at. Grades turn findings into one
+// letter per Area; the renderers (text, markdown, JSON, SARIF, JUnit) write a
+// Report to an io.Writer.
+//
+// The package knows nothing of SQL or terminals: recorded request bodies come
+// through the injected Config.Requests function.
+package findings
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/inspect-dev/inspect/graph"
+)
+
+// Area groups rules for grading.
+type Area string
+
+// The three graded areas, in report order.
+const (
+	Forking    Area = "Forking"
+	Delegation Area = "Delegation"
+	Handoffs   Area = "Hand-offs"
+)
+
+// Areas lists the graded areas in report order.
+func Areas() []Area { return []Area{Forking, Delegation, Handoffs} }
+
+// Severity is how bad a finding is. It orders: Warning < Error.
+type Severity int
+
+// Severities.
+const (
+	// Warning is a mistake that costs time or tokens but leaves the answer right.
+	Warning Severity = iota + 1
+	// Error is a mistake that may make the answer wrong or incomplete
+	// (a failed branch, a forked sequence, a hand-off loop).
+	Error
+)
+
+// String is "warning" or "error".
+func (s Severity) String() string {
+	switch s {
+	case Warning:
+		return "warning"
+	case Error:
+		return "error"
+	}
+	return fmt.Sprintf("severity(%d)", int(s))
+}
+
+// MarshalText writes the severity as its name.
+func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads "warning" or "error".
+func (s *Severity) UnmarshalText(b []byte) error {
+	v, err := ParseSeverity(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
+// ParseSeverity reads "warning" or "error".
+func ParseSeverity(s string) (Severity, error) {
+	switch s {
+	case "warning":
+		return Warning, nil
+	case "error":
+		return Error, nil
+	}
+	return 0, fmt.Errorf("unknown severity %q (want warning or error)", s)
+}
+
+// Doc is a rule's documentation; --explain, --help, the README table and
+// the SARIF rule descriptors all come from it.
+type Doc struct {
+	// Title is the finding's name, a short noun phrase ("missed fan-out").
+	Title string
+	// Detect says what the rule looks for in the recording, with its
+	// default thresholds.
+	Detect string
+	// Price says how the finding's price is computed.
+	Price string
+	// Fix says where the fix goes and what it is.
+	Fix string
+	// Next says what the next run should show once the fix is in.
+	Next string
+}
+
+// Rule is one audit rule.
+type Rule struct {
+	// ID is stable and never reused ("fanout.missed").
+	ID string
+	// Area is the graded area the rule belongs to.
+	Area Area
+	// Severity is the severity of every finding the rule reports.
+	Severity Severity
+	// Doc documents the rule.
+	Doc Doc
+	// Run inspects pass.Graph, calls pass.Report for each finding, and
+	// calls pass.Clear or pass.NotApplicable when it reports none.
+	Run func(pass *Pass)
+}
+
+// Explain renders the rule's documentation as plain text paragraphs.
+func (r *Rule) Explain() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s (%s, %s)\n\n", r.ID, r.Doc.Title, r.Area, r.Severity)
+	fmt.Fprintf(&b, "Detects: %s\n\nPrice: %s\n\nFix: %s\n\nNext run should show: %s\n", r.Doc.Detect, r.Doc.Price, r.Doc.Fix, r.Doc.Next)
+	return b.String()
+}
+
+// Validate checks a rule list: unique non-empty ids, a known area and
+// severity, a title and the other doc fields, a non-nil Run.
+func Validate(rules []*Rule) error {
+	seen := map[string]bool{}
+	for i, r := range rules {
+		switch {
+		case r == nil:
+			return fmt.Errorf("rule %d is nil", i)
+		case r.ID == "":
+			return fmt.Errorf("rule %d has no id", i)
+		case seen[r.ID]:
+			return fmt.Errorf("rule %s is listed twice", r.ID)
+		case r.Run == nil:
+			return fmt.Errorf("rule %s has no Run", r.ID)
+		case r.Doc.Title == "" || r.Doc.Detect == "" || r.Doc.Price == "" || r.Doc.Fix == "" || r.Doc.Next == "":
+			return fmt.Errorf("rule %s has an incomplete Doc", r.ID)
+		case r.Area != Forking && r.Area != Delegation && r.Area != Handoffs:
+			return fmt.Errorf("rule %s has unknown area %q", r.ID, r.Area)
+		case r.Severity != Warning && r.Severity != Error:
+			return fmt.Errorf("rule %s has no severity", r.ID)
+		}
+		seen[r.ID] = true
+	}
+	return nil
+}
+
+// Lookup returns the rule with id among rules, or nil.
+func Lookup(rules []*Rule, id string) *Rule {
+	for _, r := range rules {
+		if r.ID == id {
+			return r
+		}
+	}
+	return nil
+}
+
+// Location is where a fix goes: a file of the project snapshot and a line.
+type Location struct {
+	// Path is slash-separated and relative to the project folder
+	// ("agents.yaml", "agents/analyst.md").
+	Path string `json:"path"`
+	// Line is 1-based; 0 when the file as a whole is meant.
+	Line int `json:"line"`
+}
+
+// String is path:line.
+func (l Location) String() string {
+	if l.Line > 0 {
+		return fmt.Sprintf("%s:%d", l.Path, l.Line)
+	}
+	return l.Path
+}
+
+// Fix is where a finding's fix goes and what it is.
+type Fix struct {
+	// Location is the file and line to change.
+	Location Location `json:"location"`
+	// Also lists other places the same fix touches (both prompts of a loop).
+	Also []Location `json:"also,omitempty"`
+	// Text is a verb phrase: what to change.
+	Text string `json:"text"`
+}
+
+// Price is what a finding cost, computed from the recording. Zero fields did
+// not apply. A missed fan-out costs time, not tokens; tokens are only counted
+// when the recording shows them spent.
+type Price struct {
+	// ElapsedMS is wall time lost, in milliseconds.
+	ElapsedMS int64 `json:"elapsed_ms"`
+	// TokensIn and TokensOut are tokens spent on the mistake.
+	TokensIn  int64 `json:"tokens_in"`
+	TokensOut int64 `json:"tokens_out"`
+	// ConversationStarts counts conversation starts (a new system prompt
+	// and tool array the provider had not seen: expected cache misses).
+	ConversationStarts int `json:"conversation_starts"`
+	// Calls counts tool calls spent on the mistake; LLMCalls model calls.
+	Calls    int `json:"calls"`
+	LLMCalls int `json:"llm_calls"`
+	// CachedTokens is the cached input the provider reported on the priced
+	// calls; meaningful only when CachedReported. Without it, cache effects
+	// are expectations from the request's structure, never measurements.
+	CachedTokens   int64 `json:"cached_tokens"`
+	CachedReported bool  `json:"cached_reported"`
+	// Basis says how the price was computed, with the numbers.
+	Basis string `json:"basis"`
+}
+
+// Elapsed is ElapsedMS as a duration.
+func (p Price) Elapsed() time.Duration { return time.Duration(p.ElapsedMS) * time.Millisecond }
+
+// Summary is a one-line human form: "9.0s · 1,402 tokens in · 1 conversation start".
+func (p Price) Summary() string {
+	var parts []string
+	if p.ElapsedMS > 0 {
+		parts = append(parts, fmtDuration(p.Elapsed()))
+	}
+	if p.TokensIn > 0 {
+		parts = append(parts, fmt.Sprintf("%d tokens in", p.TokensIn))
+	}
+	if p.TokensOut > 0 {
+		parts = append(parts, fmt.Sprintf("%d tokens out", p.TokensOut))
+	}
+	if p.ConversationStarts > 0 {
+		parts = append(parts, plural(p.ConversationStarts, "conversation start", "conversation starts"))
+	}
+	if p.Calls > 0 {
+		parts = append(parts, plural(p.Calls, "tool call", "tool calls"))
+	}
+	if p.CachedReported {
+		parts = append(parts, fmt.Sprintf("%d cached (reported)", p.CachedTokens))
+	}
+	if len(parts) == 0 {
+		return "nothing measurable"
+	}
+	return strings.Join(parts, " · ")
+}
+
+// Cause is one cheap cause a rule checked in the recorded request.
+type Cause struct {
+	// Check names what was checked ("fork in tools").
+	Check string `json:"check"`
+	// Result is "yes", "no" or "unknown" (the request could not be read).
+	Result string `json:"result"`
+	// Detail says what was seen and, when it is the cause, what it means.
+	Detail string `json:"detail"`
+}
+
+// Finding is one mistake a rule found in a run.
+type Finding struct {
+	// Rule is the rule id; Name the rule's title; Area and Severity the rule's.
+	Rule     string   `json:"rule"`
+	Name     string   `json:"name"`
+	Area     Area     `json:"area"`
+	Severity Severity `json:"severity"`
+	// Agent is the agent whose configuration or prompt the fix changes.
+	Agent string `json:"agent"`
+	// Message states the facts with their evidence, lower-case.
+	Message string `json:"message"`
+	// Nodes are the evidence nodes, "n4", in sequence order.
+	Nodes []string `json:"nodes"`
+	// Fix is where the fix goes and what it is.
+	Fix Fix `json:"fix"`
+	// Next is what the next run should show.
+	Next string `json:"next"`
+	// Price is what the mistake cost.
+	Price Price `json:"price"`
+	// Causes are the cheap causes checked, when the rule checks them.
+	Causes []Cause `json:"causes,omitempty"`
+	// Shape describes the evidence without node numbers or times; with Rule
+	// and Agent it makes the Fingerprint.
+	Shape string `json:"shape"`
+	// Fingerprint is stable across runs of the same mistake: SARIF
+	// partialFingerprints and `inspect diff` match findings by it.
+	Fingerprint string `json:"fingerprint"`
+}
+
+// Fingerprint hashes rule, agent and evidence shape into a stable id.
+func Fingerprint(rule, agent, shape string) string {
+	h := sha256.Sum256([]byte(rule + "\x00" + agent + "\x00" + shape))
+	return hex.EncodeToString(h[:8])
+}
+
+// CheckStatus is the outcome of one rule on one run.
+type CheckStatus string
+
+// Check statuses.
+const (
+	StatusFound         CheckStatus = "found"
+	StatusClear         CheckStatus = "clear"
+	StatusNotApplicable CheckStatus = "not applicable"
+)
+
+// Check is what one rule did on the run, reported even when it found nothing.
+type Check struct {
+	Rule     string      `json:"rule"`
+	Status   CheckStatus `json:"status"`
+	Detail   string      `json:"detail"`
+	Findings int         `json:"findings"`
+}
+
+// String is "fanout.missed: clear (2 serial runs examined, longest 2 calls)".
+func (c Check) String() string {
+	if c.Detail == "" {
+		return fmt.Sprintf("%s: %s", c.Rule, c.Status)
+	}
+	return fmt.Sprintf("%s: %s (%s)", c.Rule, c.Status, c.Detail)
+}
+
+// Report is the audit of one run.
+type Report struct {
+	// Run is the run id; Project the project's name; Status the run's status.
+	Run     string `json:"run"`
+	Project string `json:"project"`
+	Status  string `json:"status"`
+	// ElapsedMS, TokensIn, TokensOut and LLMCalls are the run's totals,
+	// the scale the grades weigh prices against.
+	ElapsedMS int64 `json:"elapsed_ms"`
+	TokensIn  int64 `json:"tokens_in"`
+	TokensOut int64 `json:"tokens_out"`
+	LLMCalls  int   `json:"llm_calls"`
+	// Grades has one letter per area.
+	Grades map[Area]string `json:"grades"`
+	// Scores are the points behind each grade (100 = nothing found).
+	Scores map[Area]int `json:"scores"`
+	// Findings are ordered by area, then rule order, then first evidence node.
+	Findings []Finding `json:"findings"`
+	// Checks has one entry per rule run, in rule order.
+	Checks []Check `json:"checks"`
+}
+
+// Worst returns the highest severity among the findings, or 0.
+func (r *Report) Worst() Severity {
+	var w Severity
+	for _, f := range r.Findings {
+		if f.Severity > w {
+			w = f.Severity
+		}
+	}
+	return w
+}
+
+// Count returns how many findings have at least severity s.
+func (r *Report) Count(s Severity) int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Severity >= s {
+			n++
+		}
+	}
+	return n
+}
+
+// Config is how an audit runs. The zero value runs All with DefaultOptions
+// and no recorded requests (causes then read "unknown").
+type Config struct {
+	// Rules to run; nil means All.
+	Rules []*Rule
+	// Options are the thresholds; nil means DefaultOptions().
+	Options *Options
+	// Requests returns the exact recorded request body of llm node seq
+	// (store.DB.Request bound to the run). Nil: causes read "unknown".
+	Requests func(seq int64) ([]byte, error)
+}
+
+// Audit runs the configured rules over run and grades the result.
+func (c *Config) Audit(run *graph.Run) (*Report, error) {
+	rules := c.Rules
+	if rules == nil {
+		rules = All
+	}
+	if err := Validate(rules); err != nil {
+		return nil, err
+	}
+	opts := c.Options
+	if opts == nil {
+		opts = DefaultOptions()
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	proj := ParseProject(run.Project)
+	shared := &sharedFacts{}
+	tok := run.Tokens()
+	rep := &Report{
+		Run: run.ID, Project: run.Project.Name, Status: string(run.Status),
+		ElapsedMS: run.Elapsed().Milliseconds(), TokensIn: tok.In, TokensOut: tok.Out, LLMCalls: tok.Calls,
+		Findings: []Finding{}, Checks: []Check{},
+	}
+	for _, r := range rules {
+		p := &Pass{Rule: r, Graph: run, Options: opts, Project: proj, requests: c.Requests, shared: shared}
+		r.Run(p)
+		check := Check{Rule: r.ID, Findings: len(p.found)}
+		switch {
+		case len(p.found) > 0:
+			check.Status = StatusFound
+			check.Detail = plural(len(p.found), "finding", "findings")
+			if p.detail != "" {
+				check.Detail += "; " + p.detail
+			}
+		case p.notApplicable:
+			check.Status, check.Detail = StatusNotApplicable, p.detail
+		default:
+			check.Status, check.Detail = StatusClear, p.detail
+		}
+		rep.Checks = append(rep.Checks, check)
+		rep.Findings = append(rep.Findings, p.found...)
+	}
+	order := map[string]int{}
+	for i, r := range rules {
+		order[r.ID] = i
+	}
+	areaOrder := map[Area]int{Forking: 0, Delegation: 1, Handoffs: 2}
+	sort.SliceStable(rep.Findings, func(i, j int) bool {
+		a, b := rep.Findings[i], rep.Findings[j]
+		if areaOrder[a.Area] != areaOrder[b.Area] {
+			return areaOrder[a.Area] < areaOrder[b.Area]
+		}
+		return order[a.Rule] < order[b.Rule]
+	})
+	rep.Grades, rep.Scores = Grade(rep)
+	return rep, nil
+}
+
+// Audit runs every rule with default options; requests may be nil.
+func Audit(run *graph.Run, requests func(seq int64) ([]byte, error)) (*Report, error) {
+	return (&Config{Requests: requests}).Audit(run)
+}
+
+// Pass is what a rule sees while it runs on one run.
+type Pass struct {
+	// Rule is the rule being run.
+	Rule *Rule
+	// Graph is the run.
+	Graph *graph.Run
+	// Options are the thresholds.
+	Options *Options
+	// Project is the run's project snapshot, parsed.
+	Project *Project
+
+	requests      func(seq int64) ([]byte, error)
+	shared        *sharedFacts
+	found         []Finding
+	detail        string
+	notApplicable bool
+}
+
+// Report records a finding. Rule, Name, Area, Severity and Fingerprint are
+// filled from the rule; nodes are sorted.
+func (p *Pass) Report(f Finding) {
+	f.Rule, f.Name, f.Area, f.Severity = p.Rule.ID, p.Rule.Doc.Title, p.Rule.Area, p.Rule.Severity
+	sortNodeIDs(f.Nodes)
+	if f.Nodes == nil {
+		f.Nodes = []string{}
+	}
+	if f.Fix.Location.Path == "" {
+		f.Fix.Location = Location{Path: AgentsFile, Line: p.Project.AgentLine(f.Agent)}
+	}
+	f.Fingerprint = Fingerprint(f.Rule, f.Agent, f.Shape)
+	p.found = append(p.found, f)
+}
+
+// Clear records what the rule examined when it found nothing (or the
+// context of what it found): "2 serial runs examined, longest 2 calls".
+func (p *Pass) Clear(format string, args ...any) {
+	p.detail = fmt.Sprintf(format, args...)
+}
+
+// NotApplicable records that the run has nothing the rule looks at:
+// "no fork in this run".
+func (p *Pass) NotApplicable(format string, args ...any) {
+	p.detail = fmt.Sprintf(format, args...)
+	p.notApplicable = true
+}
+
+// Request returns the recorded request body of llm node seq, or an error
+// when none is available.
+func (p *Pass) Request(seq int64) ([]byte, error) {
+	if p.requests == nil {
+		return nil, fmt.Errorf("recorded requests are not available to this audit")
+	}
+	return p.requests(seq)
+}
+
+func sortNodeIDs(ids []string) {
+	sort.SliceStable(ids, func(i, j int) bool {
+		var a, b int64
+		fmt.Sscanf(ids[i], "n%d", &a)
+		fmt.Sscanf(ids[j], "n%d", &b)
+		return a < b
+	})
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// fmtDuration prints a duration the way every inspect output does:
+// 1.2s, 950ms, 2m03s.
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	default:
+		m := int(d / time.Minute)
+		s := int((d % time.Minute) / time.Second)
+		return fmt.Sprintf("%dm%02ds", m, s)
+	}
+}

@@ -1,0 +1,316 @@
+package findings
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/store"
+)
+
+// FanoutMissed: independent research calls in series, fork available.
+var FanoutMissed = &Rule{
+	ID:       "fanout.missed",
+	Area:     Forking,
+	Severity: Warning,
+	Doc: Doc{
+		Title: "missed fan-out",
+		Detect: "at least 3 research calls in one conversation, each in its own model response, one after another, " +
+			"none using an earlier one's result, while fork was in the agent's recorded tools. A call uses an earlier " +
+			"call's result when a token of its arguments (3+ characters) first appears in that result.",
+		Price: "elapsed time: the sum of the items' times minus the longest item, where an item is its model step plus its tool call. " +
+			"A fan-out buys time, not tokens, so no tokens are charged.",
+		Fix:  "the agent's prompt: say in the domain's terms when to fork, one branch per item, and what each branch returns.",
+		Next: "one fork with a branch per item, and the reads inside the branches.",
+	},
+	Run: func(p *Pass) { runFanout(p, true) },
+}
+
+// FanoutMissedNoFork: the same series, but the agent had no fork tool.
+var FanoutMissedNoFork = &Rule{
+	ID:       "fanout.missed.nofork",
+	Area:     Forking,
+	Severity: Warning,
+	Doc: Doc{
+		Title: "missed fan-out, fork unavailable",
+		Detect: "the series of fanout.missed (at least 3 independent research calls in separate responses) by an agent " +
+			"whose recorded tools had no fork: agents.yaml gives it none, or the run's maxForkDepth withdrew it.",
+		Price: "elapsed time: the sum of the items' times minus the longest item.",
+		Fix:   "agents.yaml: add fork: to that agent (or raise maxForkDepth when the depth cap withdrew it), then the prompt trigger of fanout.missed.",
+		Next:  "one fork with a branch per item.",
+	},
+	Run: func(p *Pass) { runFanout(p, false) },
+}
+
+// serialRun is a series of independent research calls in separate responses.
+type serialRun struct {
+	Conv  *graph.Conversation
+	Agent string
+	Items []*step
+}
+
+// fanoutFacts are computed once per audit and shared by both fanout rules.
+type fanoutFacts struct {
+	runs      int // serial runs of 2+ research calls examined
+	longest   int
+	research  int
+	forkInRun bool
+	found     []*serialRun
+}
+
+// sharedFacts holds facts several rules need, computed once per audit.
+type sharedFacts struct {
+	fanout *fanoutFacts
+}
+
+func (p *Pass) fanoutFacts() *fanoutFacts {
+	if p.shared.fanout != nil {
+		return p.shared.fanout
+	}
+	ff := &fanoutFacts{forkInRun: len(p.Graph.Forks) > 0}
+	min := p.Options.FanoutMinCalls
+	for _, c := range p.Graph.Conversations {
+		var cur []*step
+		flush := func() {
+			if len(cur) >= 2 {
+				ff.runs++
+			}
+			if len(cur) > ff.longest {
+				ff.longest = len(cur)
+			}
+			if len(cur) >= min {
+				for _, seg := range independentSegments(c, cur, p.Options.TokenMinLen, p.Graph) {
+					if len(seg) >= min {
+						ff.found = append(ff.found, &serialRun{Conv: c, Agent: seg[0].LLM.Agent, Items: seg})
+					}
+				}
+			}
+			cur = nil
+		}
+		for _, s := range steps(c) {
+			ok := len(s.Tools) == 1 && isResearch(s.Tools[0]) && s.LLM.LLM != nil && len(s.LLM.LLM.Calls) == 1
+			if ok {
+				ff.research++
+			} else {
+				for _, t := range s.Tools {
+					if isResearch(t) {
+						ff.research++
+					}
+				}
+			}
+			if !ok || s.Break || (len(cur) > 0 && cur[0].LLM.Agent != s.LLM.Agent) {
+				flush()
+			}
+			if ok {
+				cur = append(cur, s)
+			}
+		}
+		flush()
+	}
+	p.shared.fanout = ff
+	return ff
+}
+
+// independentSegments cuts a series where a call uses an earlier call's
+// result: the token origin map is built over the conversation in order.
+func independentSegments(c *graph.Conversation, run []*step, min int, g *graph.Run) [][]*step {
+	member := map[int64]int{} // tool seq → index in run
+	for i, s := range run {
+		member[s.Tools[0].Seq] = i
+	}
+	origin := map[string]int64{} // token → seq of the result it first appeared in (0: not a result)
+	see := func(text string, seq int64) {
+		for _, t := range tokens(text, min) {
+			if _, ok := origin[t]; !ok {
+				origin[t] = seq
+			}
+		}
+	}
+	for _, t := range g.Tasks {
+		see(t, 0)
+	}
+	if c.Branch != nil {
+		see(c.Branch.Instructions, 0)
+	}
+	var segs [][]*step
+	start := 0
+	last := run[len(run)-1].Tools[0].Seq
+	for _, n := range c.Nodes {
+		if n.Seq > last {
+			break
+		}
+		switch n.Kind {
+		case store.KindUser, store.KindFinal:
+			see(n.Text, 0)
+		case store.KindLLM:
+			if n.LLM != nil {
+				see(n.LLM.Content, 0)
+			}
+		case store.KindTool:
+			if n.Tool == nil {
+				continue
+			}
+			if j, ok := member[n.Seq]; ok && j > start {
+				for _, t := range tokens(argText(n.Tool.Args), min) {
+					if i, ok := member[origin[t]]; ok && i >= start && i < j {
+						segs = append(segs, run[start:j])
+						start = j
+						break
+					}
+				}
+			}
+			see(argText(n.Tool.Args), 0)
+			see(n.Tool.Result, n.Seq)
+		}
+	}
+	return append(segs, run[start:])
+}
+
+func runFanout(p *Pass, withFork bool) {
+	ff := p.fanoutFacts()
+	n := 0
+	for _, sr := range ff.found {
+		first := sr.Items[0].LLM
+		causes, forkOffered := p.forkCauses(first, sr.Agent, sr.Conv.Depth)
+		if forkOffered != withFork {
+			continue
+		}
+		n++
+		p.Report(fanoutFinding(p, sr, causes, withFork))
+	}
+	switch {
+	case n > 0:
+		p.Clear("%s examined, longest %s", plural(ff.runs, "serial run", "serial runs"), plural(ff.longest, "call", "calls"))
+	case ff.research == 0:
+		p.NotApplicable("no research calls in this run")
+	default:
+		p.Clear("%s examined, longest %s", plural(ff.runs, "serial run", "serial runs"), plural(ff.longest, "call", "calls"))
+	}
+}
+
+func fanoutFinding(p *Pass, sr *serialRun, causes []Cause, withFork bool) Finding {
+	var nodes []*graph.Node
+	var total, longest time.Duration
+	var tools, targets []string
+	for _, s := range sr.Items {
+		nodes = append(nodes, s.LLM, s.Tools[0])
+		d := s.duration()
+		total += d
+		if d > longest {
+			longest = d
+		}
+		tools = append(tools, s.Tools[0].Tool.Name)
+		targets = append(targets, argSummary(s.Tools[0].Tool.Args))
+	}
+	k := len(sr.Items)
+	price := Price{
+		ElapsedMS: (total - longest).Milliseconds(),
+		Basis: fmt.Sprintf("%d items took %s in series; in parallel they would take the longest, %s: %s − %s = %s",
+			k, fmtDuration(total), fmtDuration(longest), fmtDuration(total), fmtDuration(longest), fmtDuration(total-longest)),
+	}
+	toolList := strings.Join(uniq(tools), ", ")
+	msg := fmt.Sprintf("%d %s calls in %s ran one after another in separate responses (%s); none used an earlier one's result",
+		k, toolList, where(sr.Conv), strings.Join(targets, ", "))
+	f := Finding{
+		Agent:  sr.Agent,
+		Nodes:  ids(nodes...),
+		Next:   fmt.Sprintf("one fork from %s with a branch per item (%d branches), the %s calls inside the branches", sr.Agent, k, toolList),
+		Price:  price,
+		Causes: causes,
+		Shape:  fmt.Sprintf("%s %s by %s", convShape(sr.Conv), toolList, sr.Agent),
+	}
+	if withFork {
+		f.Message = msg + "; fork was in its tools"
+		f.Fix = Fix{
+			Location: p.Project.PromptLocation(sr.Agent, "fork", "branch", "parallel"),
+			Text: fmt.Sprintf("Add a line to %s saying when to fork, in this task's terms: when the request covers several independent items (%s), fork one branch per item with context none and say what each branch must return",
+				p.Project.PromptPath(sr.Agent), strings.Join(targets, ", ")),
+		}
+		if c := findCause(causes, causeForkInstructions); c != nil && c.Result == "no" {
+			f.Fix.Also = []Location{{Path: ForkInstructionsFile}}
+		}
+		return f
+	}
+	f.Message = msg + "; fork was not in its tools"
+	a := p.Project.Agent(sr.Agent)
+	if a != nil && a.Fork != nil && sr.Conv.Depth >= p.Project.MaxForkDepth {
+		loc := Location{Path: AgentsFile, Line: p.Project.MaxForkDepthLine}
+		f.Fix = Fix{Location: loc, Text: fmt.Sprintf("Raise maxForkDepth in agents.yaml above %d so %s keeps fork at depth %d, or do this work at a shallower depth", p.Project.MaxForkDepth, sr.Agent, sr.Conv.Depth)}
+	} else {
+		f.Fix = Fix{
+			Location: p.Project.EntryLocation(sr.Agent),
+			Also:     []Location{p.Project.PromptLocation(sr.Agent, "fork", "branch", "parallel")},
+			Text:     fmt.Sprintf("Add fork: {agents: [%s]} to %s in agents.yaml, then a line to %s saying when to fork one branch per item", sr.Agent, sr.Agent, p.Project.PromptPath(sr.Agent)),
+		}
+	}
+	return f
+}
+
+const (
+	causeForkInTools      = "fork in tools"
+	causeForkInstructions = "fork instructions in system prompt"
+)
+
+func findCause(cs []Cause, check string) *Cause {
+	for i := range cs {
+		if cs[i].Check == check {
+			return &cs[i]
+		}
+	}
+	return nil
+}
+
+// forkCauses checks the cheap causes of a missed fan-out in the recorded
+// request of llm node n, and reports whether fork was offered. When the
+// request cannot be read, the answer comes from agents.yaml and the depth.
+func (p *Pass) forkCauses(n *graph.Node, agent string, depth int) ([]Cause, bool) {
+	a := p.Project.Agent(agent)
+	configured := a != nil && a.Fork != nil && depth < p.Project.MaxForkDepth
+	body, err := p.Request(n.Seq)
+	var view *RequestView
+	if err == nil {
+		view, err = ParseRequest(body)
+	}
+	if err != nil {
+		detail := fmt.Sprintf("request of %s not readable (%v); from agents.yaml: ", n.ID(), err)
+		if configured {
+			detail += "fork: is set and depth is under maxForkDepth"
+		} else {
+			detail += "no fork at this depth"
+		}
+		return []Cause{
+			{Check: causeForkInTools, Result: "unknown", Detail: detail},
+			{Check: causeForkInstructions, Result: "unknown", Detail: "request not readable"},
+		}, configured
+	}
+	var causes []Cause
+	offered := view.HasTool("fork")
+	switch {
+	case offered:
+		causes = append(causes, Cause{Check: causeForkInTools, Result: "yes", Detail: fmt.Sprintf("%s offered fork; the model chose not to call it", n.ID())})
+	case a != nil && a.Fork != nil:
+		causes = append(causes, Cause{Check: causeForkInTools, Result: "no", Detail: fmt.Sprintf("%s had no fork tool: depth %d reached maxForkDepth %d", n.ID(), depth, p.Project.MaxForkDepth)})
+	default:
+		causes = append(causes, Cause{Check: causeForkInTools, Result: "no", Detail: fmt.Sprintf("%s had no fork tool: %s has no fork: in agents.yaml", n.ID(), agent)})
+	}
+	causes = append(causes, p.forkInstructionsCause(n, view, offered))
+	return causes, offered
+}
+
+// forkInstructionsCause checks whether fork-instructions.md reached the
+// system prompt of the request.
+func (p *Pass) forkInstructionsCause(n *graph.Node, view *RequestView, offered bool) Cause {
+	fi := p.Project.Files.File(ForkInstructionsFile)
+	if fi == nil || strings.TrimSpace(fi.Content) == "" {
+		return Cause{Check: causeForkInstructions, Result: "unknown", Detail: "the run's snapshot has no " + ForkInstructionsFile}
+	}
+	if strings.Contains(view.System, strings.TrimSpace(fi.Content)) {
+		return Cause{Check: causeForkInstructions, Result: "yes", Detail: fmt.Sprintf("%s's system prompt held %s", n.ID(), ForkInstructionsFile)}
+	}
+	d := fmt.Sprintf("%s's system prompt lacked %s", n.ID(), ForkInstructionsFile)
+	if !offered {
+		d += " (withdrawn with the fork tool, as expected)"
+	}
+	return Cause{Check: causeForkInstructions, Result: "no", Detail: d}
+}

@@ -1,0 +1,640 @@
+package findings
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/store"
+)
+
+// ForkSequence: a branch depends on a sibling.
+var ForkSequence = &Rule{
+	ID:       "fork.sequence",
+	Area:     Forking,
+	Severity: Error,
+	Doc: Doc{
+		Title: "forked sequence",
+		Detect: "a branch's instructions name a sibling branch (its name as a word), or a file a sibling's instructions " +
+			"say it writes, or the branch reads a path a sibling writes. Branches run at once and cannot wait for each other.",
+		Price: "the dependent branch's tool calls and tokens, spent on work that could not see what it needed.",
+		Fix:   "the forking agent's prompt: keep steps that need an earlier step's result in its own conversation; fork only independent parts.",
+		Next:  "those steps in the forking conversation, in order, and no branch that waits on a sibling.",
+	},
+	Run: runForkSequence,
+}
+
+// ForkOneBranch: a one-branch fork for a tiny job.
+var ForkOneBranch = &Rule{
+	ID:       "fork.one-branch",
+	Area:     Delegation,
+	Severity: Warning,
+	Doc: Doc{
+		Title:  "delegation that cost more than it saved",
+		Detect: "a fork with exactly one branch whose branch made at most 2 tool calls.",
+		Price:  "one conversation start: the branch's first request's input tokens, sent again with a new system prompt the provider has not cached.",
+		Fix:    "the forking agent's prompt: make a call or two in its own conversation; fork a single branch only for a long, noisy job with a short answer.",
+		Next:   "the call made in the forking conversation, and no one-branch fork.",
+	},
+	Run: runForkOneBranch,
+}
+
+// JoinRepeat: the parent repeats a branch's call after the join.
+var JoinRepeat = &Rule{
+	ID:       "join.repeat",
+	Area:     Delegation,
+	Severity: Warning,
+	Doc: Doc{
+		Title:  "branch not told what to return",
+		Detect: "after a join, the forking conversation makes a call (same tool, same arguments once normalised) that one of the joined branches already made.",
+		Price:  "the repeated calls' time (model step plus tool) and the tokens of the model steps that made them.",
+		Fix:    "the forking agent's prompt: say what each branch must return, so the answer carries what the parent needs.",
+		Next:   "no repeated call after the join.",
+	},
+	Run: runJoinRepeat,
+}
+
+// BranchFailed: a branch did not end ok.
+var BranchFailed = &Rule{
+	ID:       "branch.failed",
+	Area:     Forking,
+	Severity: Error,
+	Doc: Doc{
+		Title:  "failed branch",
+		Detect: "a fork branch whose status is not ok (error, cancelled or interrupted).",
+		Price:  "the branch's tokens and time, spent without an answer.",
+		Fix:    "the forking agent's prompt: put every fact the branch needs into its instructions; a branch cannot ask back.",
+		Next:   "that branch ok.",
+	},
+	Run: runBranchFailed,
+}
+
+// ForkUneven: one branch far behind its siblings.
+var ForkUneven = &Rule{
+	ID:       "fork.uneven",
+	Area:     Forking,
+	Severity: Warning,
+	Doc: Doc{
+		Title:  "uneven division",
+		Detect: "a fork of at least 2 branches whose slowest branch took at least 2× the median of its siblings and at least 5s longer than that median.",
+		Price:  "elapsed time: the slowest branch's duration minus the second slowest's, the wait a better split would have saved.",
+		Fix:    "the forking agent's prompt: split the slow part into several branches.",
+		Next:   "branch durations close together.",
+	},
+	Run: runForkUneven,
+}
+
+// ForkOverlap: siblings made the same call.
+var ForkOverlap = &Rule{
+	ID:       "fork.overlap",
+	Area:     Forking,
+	Severity: Warning,
+	Doc: Doc{
+		Title:  "overlapping branches",
+		Detect: "two sibling branches make a call with the same tool and the same arguments once normalised.",
+		Price:  "the duplicate calls (every copy after the first, in declared branch order): their time and the tokens of the model steps that made them.",
+		Fix:    "the forking agent's prompt: divide the work by subject, so no two branches read the same thing.",
+		Next:   "disjoint subjects: no call made by two branches.",
+	},
+	Run: runForkOverlap,
+}
+
+// ForkInheritUncached: a wide inherit fork to another agent.
+var ForkInheritUncached = &Rule{
+	ID:       "fork.inherit-uncached",
+	Area:     Forking,
+	Severity: Warning,
+	Doc: Doc{
+		Title: "inherited history paid uncached",
+		Detect: "a fork with context inherit, at least 2 branches on an agent other than the forking one, and an inherited " +
+			"history of at least 4,000 tokens. A different system prompt comes first, so a prompt cache cannot serve the history.",
+		Price: "branches on another agent × inherited tokens (the forking call's input plus output). This is the expected miss from " +
+			"the request's structure; cached tokens are quoted as measured only when the provider reported them.",
+		Fix:  "the forking agent's prompt: fork with context compact or none when the branches run another agent.",
+		Next: "fork (compact context) or fork (none context).",
+	},
+	Run: runForkInheritUncached,
+}
+
+func noForks(p *Pass) bool {
+	if len(p.Graph.Forks) == 0 {
+		p.NotApplicable("no fork in this run")
+		return true
+	}
+	return false
+}
+
+var (
+	pathRe     = regexp.MustCompile(`[A-Za-z0-9_][A-Za-z0-9_./-]*\.[A-Za-z0-9]+`)
+	sentenceRe = regexp.MustCompile(`[.;!?\n]\s`)
+)
+
+// writtenPaths lists the paths a branch's instructions say it writes: path
+// tokens in a sentence that mentions writing or saving.
+func writtenPaths(instr string) []string {
+	var out []string
+	for _, sentence := range sentenceRe.Split(instr, -1) {
+		low := strings.ToLower(sentence)
+		if !strings.Contains(low, "write") && !strings.Contains(low, "save") && !strings.Contains(low, "store") && !strings.Contains(low, "create") {
+			continue
+		}
+		out = append(out, pathRe.FindAllString(sentence, -1)...)
+	}
+	return out
+}
+
+// namesWord reports whether text names word as a word of its own (not
+// inside a path or identifier).
+func namesWord(text, word string) bool {
+	if word == "" {
+		return false
+	}
+	for i := 0; ; {
+		j := strings.Index(text[i:], word)
+		if j < 0 {
+			return false
+		}
+		s, e := i+j, i+j+len(word)
+		if (s == 0 || !wordByte(text[s-1])) && (e == len(text) || !wordByte(text[e])) {
+			return true
+		}
+		i = s + 1
+	}
+}
+
+func wordByte(b byte) bool {
+	return b == '_' || b == '/' || b == '.' || b == '-' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+}
+
+// pathArg returns the path argument of a call, or "".
+func pathArg(n *graph.Node) string {
+	s := argSummary(n.Tool.Args)
+	if strings.ContainsAny(s, "./") {
+		return strings.TrimPrefix(s, "./")
+	}
+	return ""
+}
+
+func runForkSequence(p *Pass) {
+	if noForks(p) {
+		return
+	}
+	pairs := 0
+	for _, f := range p.Graph.Forks {
+		writes := map[*graph.Branch]map[string]*graph.Node{} // paths a branch wrote, with the write node
+		calls := map[*graph.Branch][]*graph.Node{}
+		for _, b := range f.Branches {
+			writes[b] = map[string]*graph.Node{}
+			calls[b] = convCalls(b.Conv)
+			for _, n := range calls[b] {
+				if n.Tool.Name == "write_file" {
+					if path := pathArg(n); path != "" {
+						writes[b][path] = n
+					}
+				}
+			}
+		}
+		for _, b := range f.Branches {
+			for _, s := range f.Branches {
+				if s == b {
+					continue
+				}
+				pairs++
+				var why string
+				var evidence []*graph.Node
+				switch {
+				case namesWord(b.Instructions, s.Name):
+					why = fmt.Sprintf("its instructions name sibling %q", s.Name)
+				default:
+					for _, path := range writtenPaths(s.Instructions) {
+						if strings.Contains(b.Instructions, path) {
+							why = fmt.Sprintf("its instructions name %s, which sibling %q is told to write", path, s.Name)
+							break
+						}
+					}
+				}
+				if why == "" {
+					for _, n := range calls[b] {
+						if n.Tool.Name == "write_file" {
+							continue
+						}
+						if w, ok := writes[s][pathArg(n)]; ok && pathArg(n) != "" {
+							why = fmt.Sprintf("it read %s, which sibling %q writes", pathArg(n), s.Name)
+							evidence = append(evidence, n, w)
+							break
+						}
+					}
+				}
+				if why == "" {
+					continue
+				}
+				var price Price
+				for _, n := range b.Conv.Nodes {
+					if isCall(n) {
+						price.Calls++
+					}
+					addUsage(&price, n)
+				}
+				price.Basis = fmt.Sprintf("branch %s made %s and spent %d tokens in, %d out, without its sibling's result", b.Name,
+					plural(price.Calls, "call", "calls"), price.TokensIn, price.TokensOut)
+				first := firstNode(b.Conv)
+				agent := forkingAgent(f)
+				p.Report(Finding{
+					Agent:   agent,
+					Message: fmt.Sprintf("branch %q of the fork at %s depends on sibling %q: %s; branches run at the same time and cannot wait", b.Name, f.Node.ID(), s.Name, why),
+					Nodes:   ids(append([]*graph.Node{f.Node, first}, evidence...)...),
+					Fix: Fix{Location: p.Project.PromptLocation(agent, "fork", "branch"),
+						Text: fmt.Sprintf("Tell %s in %s to do %q and then %q in its own conversation, and to fork only parts that need nothing from each other", agent, p.Project.PromptPath(agent), s.Name, b.Name)},
+					Next:  fmt.Sprintf("%q's work first, then %q's, in %s; no branch waiting on a sibling", s.Name, b.Name, where(f.Parent)),
+					Price: price,
+					Shape: fmt.Sprintf("%s needs %s", b.Agent, s.Agent),
+				})
+			}
+		}
+	}
+	p.Clear("%s in %s checked", plural(pairs, "sibling pair", "sibling pairs"), plural(len(p.Graph.Forks), "fork", "forks"))
+}
+
+func firstNode(c *graph.Conversation) *graph.Node {
+	if c == nil || len(c.Nodes) == 0 {
+		return nil
+	}
+	return c.Nodes[0]
+}
+
+func runForkOneBranch(p *Pass) {
+	if noForks(p) {
+		return
+	}
+	single := 0
+	for _, f := range p.Graph.Forks {
+		if len(f.Branches) != 1 {
+			continue
+		}
+		single++
+		b := f.Branches[0]
+		calls := convCalls(b.Conv)
+		if len(calls) > p.Options.OneBranchMaxCalls {
+			continue
+		}
+		first := firstLLM(b.Conv, 0)
+		price := Price{ConversationStarts: 1}
+		if first != nil && first.LLM != nil {
+			price.TokensIn = first.LLM.Usage.In
+			price.LLMCalls = 1
+			if first.LLM.Usage.CachedReported {
+				price.CachedReported, price.CachedTokens = true, first.LLM.Usage.Cached
+			}
+			price.Basis = fmt.Sprintf("the branch's first request (%s) sent %d tokens in under a new system prompt: one conversation start", first.ID(), first.LLM.Usage.In)
+		} else {
+			price.Basis = "the branch recorded no model call"
+		}
+		var names []string
+		for _, c := range calls {
+			names = append(names, c.Tool.Name+" "+argSummary(c.Tool.Args))
+		}
+		did := "no tool call"
+		if len(names) > 0 {
+			did = strings.Join(names, ", ")
+		}
+		agent := forkingAgent(f)
+		p.Report(Finding{
+			Agent:   agent,
+			Message: fmt.Sprintf("the fork at %s sent one branch, %q on %s, which made %s (%s)", f.Node.ID(), b.Name, b.Agent, plural(len(calls), "tool call", "tool calls"), did),
+			Nodes:   ids(f.Node, first, f.Join),
+			Fix: Fix{Location: p.Project.PromptLocation(agent, "fork", "branch"),
+				Text: fmt.Sprintf("Tell %s in %s to make one or two calls itself and to fork a single branch only for a long job with a short answer", agent, p.Project.PromptPath(agent))},
+			Next:  fmt.Sprintf("the %s made by %s in %s, no one-branch fork", did, agent, where(f.Parent)),
+			Price: price,
+			Shape: fmt.Sprintf("one branch on %s, %d calls", b.Agent, len(calls)),
+		})
+	}
+	if single == 0 {
+		p.Clear("%s, none with a single branch", plural(len(p.Graph.Forks), "fork", "forks"))
+	} else {
+		p.Clear("%s with a single branch examined", plural(single, "fork", "forks"))
+	}
+}
+
+func runJoinRepeat(p *Pass) {
+	if noForks(p) {
+		return
+	}
+	joins := 0
+	for _, f := range p.Graph.Forks {
+		if f.Join == nil {
+			continue
+		}
+		joins++
+		made := map[string]*graph.Node{}
+		for _, b := range f.Branches {
+			for _, n := range convCalls(b.Conv) {
+				if _, ok := made[callKey(n)]; !ok {
+					made[callKey(n)] = n
+				}
+			}
+		}
+		var repeats, evidence []*graph.Node
+		var names []string
+		for _, n := range f.Parent.Nodes {
+			if n.Seq <= f.Join.Seq || !isCall(n) {
+				continue
+			}
+			if orig, ok := made[callKey(n)]; ok {
+				repeats = append(repeats, n)
+				evidence = append(evidence, n, orig)
+				names = append(names, n.Tool.Name+" "+argSummary(n.Tool.Args))
+			}
+		}
+		if len(repeats) == 0 {
+			continue
+		}
+		var price Price
+		steps := map[int64]bool{}
+		var d time.Duration
+		for _, n := range repeats {
+			price.Calls++
+			d += n.Duration()
+			if s := llmStepOf(n); s != nil && !steps[s.Seq] {
+				steps[s.Seq] = true
+				d += s.Duration()
+				addUsage(&price, s)
+			}
+		}
+		price.ElapsedMS = d.Milliseconds()
+		price.Basis = fmt.Sprintf("%s repeated after the join: %s of model steps and tools, %d tokens in, %d out", plural(len(repeats), "call", "calls"), fmtDuration(d), price.TokensIn, price.TokensOut)
+		agent := forkingAgent(f)
+		var tools []string
+		for _, n := range repeats {
+			tools = append(tools, n.Tool.Name)
+		}
+		p.Report(Finding{
+			Agent:   agent,
+			Message: fmt.Sprintf("after the join at %s, %s repeated %s that a branch had already made (%s)", f.Join.ID(), agent, plural(len(repeats), "call", "calls"), strings.Join(names, ", ")),
+			Nodes:   ids(append([]*graph.Node{f.Join}, evidence...)...),
+			Fix: Fix{Location: p.Project.PromptLocation(agent, "return", "fork", "branch"),
+				Text: fmt.Sprintf("Tell %s in %s to write into each branch's instructions what it must return (the figures or text it read), so the join answers it", agent, p.Project.PromptPath(agent))},
+			Next:  "no call after the join that a branch already made",
+			Price: price,
+			Shape: fmt.Sprintf("%s after join", strings.Join(uniq(tools), ",")),
+		})
+	}
+	p.Clear("%s examined", plural(joins, "join", "joins"))
+}
+
+func runBranchFailed(p *Pass) {
+	if noForks(p) {
+		return
+	}
+	branches := 0
+	for _, f := range p.Graph.Forks {
+		for _, b := range f.Branches {
+			branches++
+			if b.Status == store.StatusOK || b.Status == store.StatusRunning {
+				continue
+			}
+			var price Price
+			for _, n := range b.Conv.Nodes {
+				if isCall(n) {
+					price.Calls++
+				}
+				addUsage(&price, n)
+			}
+			price.ElapsedMS = b.Duration.Milliseconds()
+			price.Basis = fmt.Sprintf("branch %s ran %s and spent %d tokens in, %d out, with no answer", b.Name, fmtDuration(b.Duration), price.TokensIn, price.TokensOut)
+			why := strings.TrimSpace(b.Answer)
+			if last := lastNode(b.Conv); last != nil && last.Error != "" {
+				why = last.Error
+			}
+			if why == "" {
+				why = "no reason recorded"
+			}
+			agent := forkingAgent(f)
+			p.Report(Finding{
+				Agent:   agent,
+				Message: fmt.Sprintf("branch %q (%s) of the fork at %s ended %s: %s", b.Name, b.Agent, f.Node.ID(), b.Status, truncate(why, 120)),
+				Nodes:   ids(f.Node, lastNode(b.Conv), f.Join),
+				Fix: Fix{Location: p.Project.PromptLocation(agent, "fork", "branch", "instructions"),
+					Text: fmt.Sprintf("Tell %s in %s to put every fact and path branch %q needs into its instructions; a branch cannot ask back", agent, p.Project.PromptPath(agent), b.Name)},
+				Next:  fmt.Sprintf("branch %q ok", b.Name),
+				Price: price,
+				Shape: fmt.Sprintf("branch on %s %s", b.Agent, b.Status),
+			})
+		}
+	}
+	p.Clear("%s examined", plural(branches, "branch", "branches"))
+}
+
+func lastNode(c *graph.Conversation) *graph.Node {
+	if c == nil || len(c.Nodes) == 0 {
+		return nil
+	}
+	return c.Nodes[len(c.Nodes)-1]
+}
+
+func truncate(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func runForkUneven(p *Pass) {
+	if noForks(p) {
+		return
+	}
+	examined := 0
+	for _, f := range p.Graph.Forks {
+		if len(f.Branches) < 2 || f.Slowest == nil {
+			continue
+		}
+		examined++
+		var others []time.Duration
+		var second time.Duration
+		for _, b := range f.Branches {
+			if b == f.Slowest {
+				continue
+			}
+			others = append(others, b.Duration)
+			if b.Duration > second {
+				second = b.Duration
+			}
+		}
+		med := median(others)
+		slow := f.Slowest.Duration
+		if float64(slow) < p.Options.UnevenRatio*float64(med) || slow-med < p.Options.UnevenMinGap {
+			continue
+		}
+		price := Price{ElapsedMS: (slow - second).Milliseconds(),
+			Basis: fmt.Sprintf("slowest %s − second slowest %s = %s", fmtDuration(slow), fmtDuration(second), fmtDuration(slow-second))}
+		agent := forkingAgent(f)
+		p.Report(Finding{
+			Agent: agent,
+			Message: fmt.Sprintf("branch %q of the fork at %s took %s, %.1f× the median of its siblings (%s); the join waited for it",
+				f.Slowest.Name, f.Node.ID(), fmtDuration(slow), float64(slow)/float64(max(med, time.Millisecond)), fmtDuration(med)),
+			Nodes: ids(f.Node, firstNode(f.Slowest.Conv), f.Join),
+			Fix: Fix{Location: p.Project.PromptLocation(agent, "fork", "branch"),
+				Text: fmt.Sprintf("Tell %s in %s to split work like %q's into several branches of similar size", agent, p.Project.PromptPath(agent), f.Slowest.Name)},
+			Next:  fmt.Sprintf("branch durations close together (the slowest under %.0f× the median)", p.Options.UnevenRatio),
+			Price: price,
+			Shape: fmt.Sprintf("slowest on %s of %d", f.Slowest.Agent, len(f.Branches)),
+		})
+	}
+	if examined == 0 {
+		p.NotApplicable("no fork with 2 or more branches")
+		return
+	}
+	p.Clear("%s with 2 or more branches examined", plural(examined, "fork", "forks"))
+}
+
+func runForkOverlap(p *Pass) {
+	if noForks(p) {
+		return
+	}
+	examined := 0
+	for _, f := range p.Graph.Forks {
+		if len(f.Branches) < 2 {
+			continue
+		}
+		examined++
+		seen := map[string]*graph.Branch{}
+		firstCall := map[string]*graph.Node{}
+		var dups, evidence []*graph.Node
+		var names, tools []string
+		pairs := map[string]bool{}
+		for _, b := range f.Branches {
+			mine := map[string]bool{}
+			for _, n := range convCalls(b.Conv) {
+				k := callKey(n)
+				if mine[k] {
+					continue // a branch repeating itself is not an overlap
+				}
+				mine[k] = true
+				if owner, ok := seen[k]; ok && owner != b {
+					dups = append(dups, n)
+					evidence = append(evidence, firstCall[k], n)
+					names = append(names, fmt.Sprintf("%s %s in %q and %q", n.Tool.Name, argSummary(n.Tool.Args), owner.Name, b.Name))
+					tools = append(tools, n.Tool.Name)
+					pairs[owner.Agent+"+"+b.Agent] = true
+					continue
+				}
+				seen[k], firstCall[k] = b, n
+			}
+		}
+		if len(dups) == 0 {
+			continue
+		}
+		var price Price
+		var d time.Duration
+		stepSeen := map[int64]bool{}
+		for _, n := range dups {
+			price.Calls++
+			d += n.Duration()
+			if s := llmStepOf(n); s != nil && !stepSeen[s.Seq] {
+				stepSeen[s.Seq] = true
+				d += s.Duration()
+				addUsage(&price, s)
+			}
+		}
+		price.ElapsedMS = d.Milliseconds()
+		price.Basis = fmt.Sprintf("%s made twice: the copies' model steps and tools took %s and %d tokens in, %d out", plural(len(dups), "call", "calls"), fmtDuration(d), price.TokensIn, price.TokensOut)
+		agent := forkingAgent(f)
+		var pairList []string
+		for k := range pairs {
+			pairList = append(pairList, k)
+		}
+		p.Report(Finding{
+			Agent:   agent,
+			Message: fmt.Sprintf("branches of the fork at %s made the same %s: %s", f.Node.ID(), plural(len(dups), "call", "calls"), strings.Join(names, "; ")),
+			Nodes:   ids(append([]*graph.Node{f.Node}, evidence...)...),
+			Fix: Fix{Location: p.Project.PromptLocation(agent, "fork", "branch"),
+				Text: fmt.Sprintf("Tell %s in %s to divide the work by subject, naming in each branch's instructions the files or items only it covers", agent, p.Project.PromptPath(agent))},
+			Next:  "disjoint subjects: no call made by two branches",
+			Price: price,
+			Shape: fmt.Sprintf("%s shared by %s", strings.Join(uniq(tools), ","), strings.Join(uniq(pairList), ",")),
+		})
+	}
+	if examined == 0 {
+		p.NotApplicable("no fork with 2 or more branches")
+		return
+	}
+	p.Clear("%s with 2 or more branches examined", plural(examined, "fork", "forks"))
+}
+
+func runForkInheritUncached(p *Pass) {
+	if noForks(p) {
+		return
+	}
+	inherit := 0
+	for _, f := range p.Graph.Forks {
+		if f.Context != "inherit" && f.Context != "" {
+			continue
+		}
+		inherit++
+		agent := forkingAgent(f)
+		var other []*graph.Branch
+		for _, b := range f.Branches {
+			if b.Agent != agent {
+				other = append(other, b)
+			}
+		}
+		caller := llmBefore(f.Node)
+		if len(other) < p.Options.InheritMinBranches || caller == nil || caller.LLM == nil {
+			continue
+		}
+		inherited := caller.LLM.Usage.In + caller.LLM.Usage.Out
+		if inherited < p.Options.InheritMinTokens {
+			continue
+		}
+		price := Price{TokensIn: int64(len(other)) * inherited, ConversationStarts: len(other),
+			Basis: fmt.Sprintf("%d branches on another agent × %d inherited tokens (%s: %d in + %d out) = %d tokens sent without a cacheable prefix (expected from the request's structure, not measured)",
+				len(other), inherited, caller.ID(), caller.LLM.Usage.In, caller.LLM.Usage.Out, int64(len(other))*inherited)}
+		nodes := []*graph.Node{caller, f.Node}
+		for _, b := range other {
+			if n := firstLLM(b.Conv, 0); n != nil {
+				nodes = append(nodes, n)
+				if n.LLM != nil && n.LLM.Usage.CachedReported {
+					price.CachedReported = true
+					price.CachedTokens += n.LLM.Usage.Cached
+				}
+			}
+		}
+		if price.CachedReported {
+			price.Basis += fmt.Sprintf("; the provider reported %d cached tokens on the branches' first calls", price.CachedTokens)
+		}
+		var names []string
+		for _, b := range other {
+			names = append(names, fmt.Sprintf("%s on %s", b.Name, b.Agent))
+		}
+		p.Report(Finding{
+			Agent:   agent,
+			Message: fmt.Sprintf("the fork at %s used context inherit for %d branches on another agent (%s) with %d tokens of history; each branch starts with a different system prompt, so that history cannot come from a prompt cache", f.Node.ID(), len(other), strings.Join(names, ", "), inherited),
+			Nodes:   ids(nodes...),
+			Fix: Fix{Location: p.Project.PromptLocation(agent, "context", "fork"),
+				Text: fmt.Sprintf("Tell %s in %s to fork with context compact (or none, writing the paths into the instructions) when the branches run another agent", agent, p.Project.PromptPath(agent))},
+			Next:  "fork (compact context) or fork (none context)",
+			Price: price,
+			Shape: fmt.Sprintf("inherit to %s", strings.Join(uniq(branchAgents(other)), ",")),
+		})
+	}
+	if inherit == 0 {
+		p.NotApplicable("no fork with context inherit")
+		return
+	}
+	p.Clear("%s with context inherit examined", plural(inherit, "fork", "forks"))
+}
+
+func branchAgents(bs []*graph.Branch) []string {
+	var out []string
+	for _, b := range bs {
+		out = append(out, b.Agent)
+	}
+	return out
+}
+
+// llmBefore is the llm node that made a fork or hand-off node.
+func llmBefore(n *graph.Node) *graph.Node { return llmStepOf(n) }

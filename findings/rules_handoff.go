@@ -1,0 +1,435 @@
+package findings
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/store"
+)
+
+// HandoffEarly: A handed off before doing its part, then got it back.
+var HandoffEarly = &Rule{
+	ID:       "handoff.early",
+	Area:     Handoffs,
+	Severity: Warning,
+	Doc: Doc{
+		Title: "early hand-off",
+		Detect: "agent A hands the conversation to B while A has made no tool call since the turn began, and later in the " +
+			"same turn A gets the conversation back and makes calls: its own part was not done when it left.",
+		Price: "B's work until A is back: B's tool calls, the tokens of every model call in between, and the time from the hand-off to A's return.",
+		Fix:   "the outgoing agent's prompt: do its own part first, then hand off.",
+		Next:  "A's own calls, then the hand-off.",
+	},
+	Run: runHandoffEarly,
+}
+
+// HandoffLoop: A→B, B→A, A→B in one turn.
+var HandoffLoop = &Rule{
+	ID:       "handoff.loop",
+	Area:     Handoffs,
+	Severity: Error,
+	Doc: Doc{
+		Title:  "hand-off loop",
+		Detect: "hand-offs A→B, B→A, A→B within one turn: two prompts claim the same job.",
+		Price:  "each switch's first model call's input tokens, sent under a new system prompt and tool array: a conversation start (an expected cache miss) per switch.",
+		Fix:    "both agents' prompts, so exactly one of them owns the job.",
+		Next:   "one hand-off, or none.",
+	},
+	Run: runHandoffLoop,
+}
+
+// HandoffForAnswer: a hand-off spent on one question.
+var HandoffForAnswer = &Rule{
+	ID:       "handoff.for-answer",
+	Area:     Handoffs,
+	Severity: Warning,
+	Doc: Doc{
+		Title: "hand-off for an answer",
+		Detect: "A hands to B after making calls of its own in the turn, B ends the turn with a final answer within 2 calls, " +
+			"and B hands back to A at the next turn, or the run ends: A wanted an answer and spent the conversation on it.",
+		Price: "one conversation start: the input tokens of B's first model call under its new system prompt.",
+		Fix:   "the outgoing agent's prompt, and fork: in agents.yaml so it can fork one branch to B and carry on.",
+		Next:  "a one-branch fork to B, and no hand-off.",
+	},
+	Run: runHandoffForAnswer,
+}
+
+// DelegationMissedSpecialist: the agent did a reachable specialist's job.
+var DelegationMissedSpecialist = &Rule{
+	ID:       "delegation.missed-specialist",
+	Area:     Delegation,
+	Severity: Warning,
+	Doc: Doc{
+		Title: "specialist never used",
+		Detect: "agent A can reach specialist S (S is in A's handoffs or fork agents), S never runs, and A itself called " +
+			"a tool that S declares at least 2 times.",
+		Price: "the calls A made of S's tools: their time (model step plus tool) and the tokens of the model steps.",
+		Fix:   "the deciding agent's prompt: say when to hand off or fork to S, in this domain's terms.",
+		Next:  "a fork or hand-off to S, and S's tools called by S.",
+	},
+	Run: runMissedSpecialist,
+}
+
+// handoffsIn lists the indexes of hand-off nodes of conversation c.
+func handoffsIn(c *graph.Conversation) []int {
+	var out []int
+	for i, n := range c.Nodes {
+		if n.Kind == store.KindHandoff && n.Handoff != nil {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func noHandoffs(p *Pass) bool {
+	if len(p.Graph.Handoffs) == 0 {
+		p.NotApplicable("no hand-off in this run")
+		return true
+	}
+	return false
+}
+
+func runHandoffEarly(p *Pass) {
+	if noHandoffs(p) {
+		return
+	}
+	for _, c := range p.Graph.Conversations {
+		turn := turnOf(c)
+		hs := handoffsIn(c)
+		for k, i := range hs {
+			h := c.Nodes[i]
+			a := h.Handoff.From
+			own := false
+			for _, n := range c.Nodes[turn[i]:i] {
+				if isCall(n) && n.Agent == a {
+					own = true
+					break
+				}
+			}
+			if own {
+				continue
+			}
+			// A's return within the same turn, then A's calls.
+			back := -1
+			for _, j := range hs[k+1:] {
+				if turn[j] != turn[i] {
+					break
+				}
+				if c.Nodes[j].Handoff.To == a {
+					back = j
+					break
+				}
+			}
+			if back < 0 {
+				continue
+			}
+			var later []*graph.Node
+			for _, n := range c.Nodes[back+1:] {
+				if n.Kind == store.KindUser || n.Kind == store.KindHandoff {
+					break
+				}
+				if isCall(n) && n.Agent == a {
+					later = append(later, n)
+				}
+			}
+			if len(later) == 0 {
+				continue
+			}
+			var price Price
+			for _, n := range c.Nodes[i+1 : back] {
+				if isCall(n) {
+					price.Calls++
+				}
+				addUsage(&price, n)
+			}
+			d := c.Nodes[back].Started.Sub(h.Started)
+			price.ElapsedMS = d.Milliseconds()
+			price.Basis = fmt.Sprintf("from %s to %s: %s, %s and %d tokens in, %d out before %s was back", h.ID(), c.Nodes[back].ID(),
+				fmtDuration(d), plural(price.Calls, "call", "calls"), price.TokensIn, price.TokensOut, a)
+			var names []string
+			for _, n := range later {
+				names = append(names, n.Tool.Name)
+			}
+			p.Report(Finding{
+				Agent: a,
+				Message: fmt.Sprintf("%s handed to %s at %s without a call of its own this turn, got the conversation back at %s and then made %s (%s)",
+					a, h.Handoff.To, h.ID(), c.Nodes[back].ID(), plural(len(later), "call", "calls"), strings.Join(uniq(names), ", ")),
+				Nodes: ids(h, c.Nodes[back], later[0]),
+				Fix: Fix{Location: p.Project.PromptLocation(a, "transfer", "hand", h.Handoff.To),
+					Text: fmt.Sprintf("Tell %s in %s to make its own calls (%s) before handing to %s", a, p.Project.PromptPath(a), strings.Join(uniq(names), ", "), h.Handoff.To)},
+				Next:  fmt.Sprintf("%s's own calls first, then the hand-off to %s", a, h.Handoff.To),
+				Price: price,
+				Shape: fmt.Sprintf("%s to %s and back, %s", a, h.Handoff.To, convShape(c)),
+			})
+		}
+	}
+	p.Clear("%s examined", plural(len(p.Graph.Handoffs), "hand-off", "hand-offs"))
+}
+
+func runHandoffLoop(p *Pass) {
+	if noHandoffs(p) {
+		return
+	}
+	for _, c := range p.Graph.Conversations {
+		turn := turnOf(c)
+		hs := handoffsIn(c)
+		for k := 0; k+2 < len(hs); k++ {
+			h1, h2, h3 := c.Nodes[hs[k]], c.Nodes[hs[k+1]], c.Nodes[hs[k+2]]
+			if turn[hs[k]] != turn[hs[k+2]] {
+				continue
+			}
+			a, b := h1.Handoff.From, h1.Handoff.To
+			if h2.Handoff.From != b || h2.Handoff.To != a || h3.Handoff.From != a || h3.Handoff.To != b {
+				continue
+			}
+			// Extend the chain while it keeps alternating in this turn.
+			end := k + 2
+			for end+1 < len(hs) && turn[hs[end+1]] == turn[hs[k]] {
+				prev, next := c.Nodes[hs[end]].Handoff, c.Nodes[hs[end+1]].Handoff
+				if next.From != prev.To || next.To != prev.From {
+					break
+				}
+				end++
+			}
+			var price Price
+			var nodes []*graph.Node
+			var parts []string
+			for _, idx := range hs[k : end+1] {
+				h := c.Nodes[idx]
+				nodes = append(nodes, h)
+				if n := firstLLM(c, idx+1); n != nil && n.LLM != nil && n.Agent == h.Handoff.To {
+					price.TokensIn += n.LLM.Usage.In
+					price.LLMCalls++
+					price.ConversationStarts++
+					if n.LLM.Usage.CachedReported {
+						price.CachedReported = true
+						price.CachedTokens += n.LLM.Usage.Cached
+					}
+					parts = append(parts, fmt.Sprintf("%s %d", n.ID(), n.LLM.Usage.In))
+				}
+			}
+			price.Basis = fmt.Sprintf("first call after each switch under a new system prompt: %s = %d tokens in", strings.Join(parts, " + "), price.TokensIn)
+			if !price.CachedReported {
+				price.Basis += " (each an expected cache miss; the provider reported no cached tokens)"
+			}
+			p.Report(Finding{
+				Agent:   a,
+				Message: fmt.Sprintf("%s and %s passed the conversation back and forth %d times in one turn (%s)", a, b, end-k+1, strings.Join(ids(nodes...), ", ")),
+				Nodes:   ids(nodes...),
+				Fix: Fix{Location: p.Project.PromptLocation(a, b, "transfer", "hand"),
+					Also: []Location{p.Project.PromptLocation(b, a, "transfer", "hand")},
+					Text: fmt.Sprintf("Decide whether %s or %s owns this job and say so in both %s and %s", a, b, p.Project.PromptPath(a), p.Project.PromptPath(b))},
+				Next:  fmt.Sprintf("one hand-off between %s and %s in the turn, or none", a, b),
+				Price: price,
+				Shape: fmt.Sprintf("%s<->%s %s", a, b, convShape(c)),
+			})
+			k = end
+		}
+	}
+	p.Clear("%s examined", plural(len(p.Graph.Handoffs), "hand-off", "hand-offs"))
+}
+
+func runHandoffForAnswer(p *Pass) {
+	if noHandoffs(p) {
+		return
+	}
+	for _, c := range p.Graph.Conversations {
+		turn := turnOf(c)
+		for _, i := range handoffsIn(c) {
+			h := c.Nodes[i]
+			a, b := h.Handoff.From, h.Handoff.To
+			var own []*graph.Node
+			for _, n := range c.Nodes[turn[i]:i] {
+				if isCall(n) && n.Agent == a {
+					own = append(own, n)
+				}
+			}
+			if len(own) == 0 {
+				continue
+			}
+			// The rest of the turn: B only, few calls, ends in an answer.
+			calls, answered, ok := 0, false, true
+			var answer *graph.Node
+			next := len(c.Nodes)
+			for j := i + 1; j < len(c.Nodes); j++ {
+				n := c.Nodes[j]
+				if n.Kind == store.KindUser {
+					next = j
+					break
+				}
+				if n.Kind == store.KindHandoff || n.Kind == store.KindFork {
+					ok = false
+					break
+				}
+				if isCall(n) {
+					calls++
+				}
+				if n.Agent == b && (n.Kind == store.KindFinal && n.Status == store.StatusOK || n.Kind == store.KindLLM && n.LLM != nil && len(n.LLM.Calls) == 0 && n.Status == store.StatusOK) {
+					answered = true
+					if answer == nil {
+						answer = n
+					}
+				}
+			}
+			if !ok || !answered || calls > p.Options.ForAnswerMaxCalls {
+				continue
+			}
+			then := "the run ended"
+			if next < len(c.Nodes) {
+				back := false
+				for _, n := range c.Nodes[next+1:] {
+					if n.Kind == store.KindUser {
+						break
+					}
+					if n.Kind == store.KindHandoff && n.Handoff != nil {
+						back = n.Handoff.From == b && n.Handoff.To == a
+						break
+					}
+				}
+				if !back {
+					continue
+				}
+				then = fmt.Sprintf("at the next turn %s handed back to %s", b, a)
+			}
+			first := firstLLM(c, i+1)
+			price := Price{ConversationStarts: 1}
+			if first != nil && first.LLM != nil {
+				price.TokensIn, price.LLMCalls = first.LLM.Usage.In, 1
+				if first.LLM.Usage.CachedReported {
+					price.CachedReported, price.CachedTokens = true, first.LLM.Usage.Cached
+				}
+				price.Basis = fmt.Sprintf("%s's first call %s sent the whole transcript under a new system prompt: %d tokens in, one conversation start", b, first.ID(), first.LLM.Usage.In)
+			}
+			p.Report(Finding{
+				Agent: a,
+				Message: fmt.Sprintf("%s made %s, handed to %s at %s, %s answered with %s and %s",
+					a, plural(len(own), "call", "calls"), b, h.ID(), b, plural(calls, "call", "calls"), then),
+				Nodes: ids(h, first, answer),
+				Fix: Fix{Location: p.Project.PromptLocation(a, "transfer", "hand", b),
+					Also: []Location{p.Project.ForkLocation(a)},
+					Text: fmt.Sprintf("Add fork: {agents: [%s], maxBranches: 1} to %s in agents.yaml and tell %s in %s to fork one branch to %s for a question and keep the conversation", b, a, a, p.Project.PromptPath(a), b)},
+				Next:  fmt.Sprintf("a one-branch fork from %s to %s, and no hand-off", a, b),
+				Price: price,
+				Shape: fmt.Sprintf("%s to %s for answer, %s", a, b, convShape(c)),
+			})
+		}
+	}
+	p.Clear("%s examined", plural(len(p.Graph.Handoffs), "hand-off", "hand-offs"))
+}
+
+func runMissedSpecialist(p *Pass) {
+	ran := map[string]bool{}
+	for _, a := range p.Graph.Agents {
+		ran[a] = true
+	}
+	reachable := 0
+	for _, name := range p.Graph.Agents {
+		a := p.Project.Agent(name)
+		if a == nil {
+			continue
+		}
+		for _, s := range p.Project.Agents {
+			if s.Name == name {
+				continue
+			}
+			viaHandoff := contains(a.Handoffs, s.Name)
+			viaFork := a.Fork.Allows(s.Name)
+			if !viaHandoff && !viaFork {
+				continue
+			}
+			reachable++
+			if ran[s.Name] || len(s.Tools) == 0 {
+				continue
+			}
+			var calls []*graph.Node
+			for _, n := range p.Graph.Nodes {
+				if isCall(n) && n.Agent == name && contains(s.Tools, n.Tool.Name) {
+					calls = append(calls, n)
+				}
+			}
+			if len(calls) < p.Options.SpecialistMinCalls {
+				continue
+			}
+			var price Price
+			var d time.Duration
+			stepSeen := map[int64]bool{}
+			var tools []string
+			nodes := []*graph.Node{}
+			for _, n := range calls {
+				price.Calls++
+				d += n.Duration()
+				tools = append(tools, n.Tool.Name)
+				nodes = append(nodes, n)
+				if st := llmStepOf(n); st != nil && !stepSeen[st.Seq] {
+					stepSeen[st.Seq] = true
+					d += st.Duration()
+					addUsage(&price, st)
+				}
+			}
+			price.ElapsedMS = d.Milliseconds()
+			price.Basis = fmt.Sprintf("%s of %s's tools made by %s: %s and %d tokens in, %d out", plural(len(calls), "call", "calls"), s.Name, name, fmtDuration(d), price.TokensIn, price.TokensOut)
+			how := "fork"
+			if viaHandoff {
+				how = "hand-off"
+			}
+			first := llmStepOf(calls[0])
+			p.Report(Finding{
+				Agent: name,
+				Message: fmt.Sprintf("%s can reach %s by %s, %s never ran, and %s made %s of %s's tools itself (%s)",
+					name, s.Name, how, s.Name, name, plural(len(calls), "call", "calls"), s.Name, strings.Join(uniq(tools), ", ")),
+				Nodes:  ids(nodes...),
+				Causes: p.specialistCauses(first, name, s.Name, viaHandoff, viaFork),
+				Fix: Fix{Location: p.Project.PromptLocation(name, s.Name, "delegate", "fork", "transfer"),
+					Text: fmt.Sprintf("Tell %s in %s when to %s to %s, in this task's terms (work that needs %s)", name, p.Project.PromptPath(name), map[bool]string{true: "hand off", false: "fork"}[viaHandoff], s.Name, strings.Join(uniq(tools), ", "))},
+				Next:  fmt.Sprintf("a %s to %s, with %s's tools called by %s", how, s.Name, s.Name, s.Name),
+				Price: price,
+				Shape: fmt.Sprintf("%s did %s's %s", name, s.Name, strings.Join(uniq(tools), ",")),
+			})
+		}
+	}
+	if reachable == 0 {
+		p.NotApplicable("no agent that ran can reach another by hand-off or fork")
+		return
+	}
+	p.Clear("%s of a running agent examined", plural(reachable, "reachable agent", "reachable agents"))
+}
+
+// specialistCauses checks, in the request of llm node n, whether S was
+// offered (transfer tool, fork enum) and whether fork instructions reached
+// the system prompt.
+func (p *Pass) specialistCauses(n *graph.Node, agent, s string, viaHandoff, viaFork bool) []Cause {
+	if n == nil {
+		return []Cause{{Check: "specialist offered", Result: "unknown", Detail: "no model call found before the first call"}}
+	}
+	body, err := p.Request(n.Seq)
+	var view *RequestView
+	if err == nil {
+		view, err = ParseRequest(body)
+	}
+	if err != nil {
+		return []Cause{{Check: "specialist offered", Result: "unknown", Detail: fmt.Sprintf("request of %s not readable (%v)", n.ID(), err)}}
+	}
+	var out []Cause
+	if viaHandoff {
+		t := "transfer_to_" + s
+		if view.HasTool(t) {
+			out = append(out, Cause{Check: "transfer tool offered", Result: "yes", Detail: fmt.Sprintf("%s offered %s; the model did the work itself", n.ID(), t)})
+		} else {
+			out = append(out, Cause{Check: "transfer tool offered", Result: "no", Detail: fmt.Sprintf("%s had no %s", n.ID(), t)})
+		}
+	}
+	if viaFork {
+		switch {
+		case !view.HasTool("fork"):
+			out = append(out, Cause{Check: "specialist in fork agent enum", Result: "no", Detail: fmt.Sprintf("%s had no fork tool (depth cap?)", n.ID())})
+		case view.ForkAgents == nil || contains(view.ForkAgents, s):
+			out = append(out, Cause{Check: "specialist in fork agent enum", Result: "yes", Detail: fmt.Sprintf("%s's fork tool let a branch run %s", n.ID(), s)})
+		default:
+			out = append(out, Cause{Check: "specialist in fork agent enum", Result: "no", Detail: fmt.Sprintf("%s's fork enum was [%s]", n.ID(), strings.Join(view.ForkAgents, ", "))})
+		}
+		out = append(out, p.forkInstructionsCause(n, view, view.HasTool("fork")))
+	}
+	return out
+}
