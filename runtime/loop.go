@@ -399,11 +399,11 @@ func (r *runner) unknownTool(c *conversation, name string) string {
 	sort.Strings(names)
 	avail := "you have no tools; answer in words"
 	if len(names) > 0 {
-		avail = "your tools are: " + strings.Join(names, ", ")
+		avail = "the tools you have: " + strings.Join(names, ", ")
 	}
 	switch {
 	case name == ForkTool && c.agent.Fork != nil:
-		return fmt.Sprintf("error: fork is not available here: this conversation is at fork depth %d and maxForkDepth is %d; do the work yourself. %s", c.depth, r.p.MaxForkDepth, avail)
+		return fmt.Sprintf("error: fork is not available here: this conversation is at fork depth %d and maxForkDepth is %d, so do the work yourself; %s", c.depth, r.p.MaxForkDepth, avail)
 	case strings.HasPrefix(name, HandoffPrefix):
 		return fmt.Sprintf("error: %s is not a hand-off %s may make; %s", name, c.agent.Name, avail)
 	}

@@ -48,8 +48,8 @@ type Project struct {
 	MaxForkDepth int    // at this depth the fork tool and fork instructions are withdrawn
 	MaxSteps     int    // model calls per conversation before it ends with status error
 
-	Agents []*Agent        // in declared order; the first one starts the trunk
-	Tools  []*CommandTool  // command tools, in declared order
+	Agents []*Agent       // in declared order; the first one starts the trunk
+	Tools  []*CommandTool // command tools, in declared order
 	byName map[string]*Agent
 
 	HouseRules       string   // agents/house-rules.md, "" when absent

@@ -1,0 +1,302 @@
+package runtime_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/inspect-dev/inspect/runtime"
+	"github.com/inspect-dev/inspect/store"
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// request returns the decoded request body recorded for node n.
+func request(t *testing.T, db *store.DB, n *store.Node) openai.ChatCompletionRequest {
+	t.Helper()
+	body, err := db.Request(context.Background(), "testrun", n.Seq)
+	if err != nil {
+		t.Fatalf("Request(n%d): %v", n.Seq, err)
+	}
+	var req openai.ChatCompletionRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatalf("request of n%d is not JSON: %v", n.Seq, err)
+	}
+	return req
+}
+
+// first returns the first node matching the predicate.
+func first(t *testing.T, ns []*store.Node, what string, ok func(*store.Node) bool) *store.Node {
+	t.Helper()
+	for _, n := range ns {
+		if ok(n) {
+			return n
+		}
+	}
+	t.Fatalf("no %s node in\n%s", what, outline(ns))
+	return nil
+}
+
+func llmIn(branch string) func(*store.Node) bool {
+	return func(n *store.Node) bool { return n.Kind == store.KindLLM && n.Branch == branch }
+}
+
+func toolNames(req openai.ChatCompletionRequest) []string {
+	var out []string
+	for _, t := range req.Tools {
+		out = append(out, t.Function.Name)
+	}
+	return out
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden (run with -update to create it): %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (run with -update if the change is intended)\n--- got ---\n%s\n--- want ---\n%s", name, got, want)
+	}
+}
+
+// runtimeFixtures are the fixtures of the runtime's own semantics; the audit
+// fixtures next to them are tested where their rules live.
+var runtimeFixtures = []string{"fanout-compact", "handoff-chain", "nested-fork-depth-cap", "failing-branch", "inherit-same-agent"}
+
+// TestFixtures runs each runtime fixture and compares its outline (kinds,
+// branches, agents, statuses, virtual times) with a golden file.
+func TestFixtures(t *testing.T) {
+	for _, name := range runtimeFixtures {
+		t.Run(name, func(t *testing.T) {
+			res, _, ns := runFixture(t, fixture(name), nil)
+			if res.Status != store.StatusOK {
+				t.Errorf("Status = %q (%s), want ok", res.Status, res.Error)
+			}
+			golden(t, filepath.Join("fixtures", name+".txt"), []byte(outline(ns)))
+			// every conversation ends with a final node; every fork has a join
+			finals, forks, joins := map[string]bool{}, 0, 0
+			for _, n := range ns {
+				switch n.Kind {
+				case store.KindFinal:
+					finals[n.Branch] = true
+				case store.KindFork:
+					forks++
+				case store.KindJoin:
+					joins++
+				}
+				if n.Status == store.StatusRunning {
+					t.Errorf("n%d is still running after the run", n.Seq)
+				}
+			}
+			if forks != joins {
+				t.Errorf("%d forks but %d joins", forks, joins)
+			}
+			for _, n := range ns {
+				if !finals[n.Branch] {
+					t.Errorf("conversation %q has no final node", n.Branch)
+				}
+			}
+		})
+	}
+}
+
+// TestBranchMessages checks the exact messages a branch starts from under
+// each context mode, on the forking agent (x) and on another agent (y).
+func TestBranchMessages(t *testing.T) {
+	dir := filepath.Join("testdata", "contexts")
+	tmpl, err := os.ReadFile(filepath.Join(dir, "script.tmpl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"inherit", "compact", "none"} {
+		t.Run(mode, func(t *testing.T) {
+			script := filepath.Join(t.TempDir(), "script.yaml")
+			os.WriteFile(script, bytes.ReplaceAll(tmpl, []byte("CONTEXT"), []byte(mode)), 0o644)
+			res, db, ns := runFixture(t, dir, func(c *runtime.Config) { c.Script = script })
+			if res.Status != store.StatusOK {
+				t.Fatalf("Status = %q (%s)\n%s", res.Status, res.Error, outline(ns))
+			}
+			for _, br := range []string{"x", "y"} {
+				n := first(t, ns, "llm in "+br, llmIn(br))
+				body, err := db.Request(context.Background(), "testrun", n.Seq)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var req struct {
+					Messages json.RawMessage `json:"messages"`
+				}
+				if err := json.Unmarshal(body, &req); err != nil {
+					t.Fatal(err)
+				}
+				var pretty bytes.Buffer
+				json.Indent(&pretty, req.Messages, "", "  ")
+				pretty.WriteByte('\n')
+				golden(t, filepath.Join("branch-messages", mode+"-"+br+".json"), pretty.Bytes())
+			}
+			// independent of the goldens: the rules of the table
+			x := request(t, db, first(t, ns, "llm in x", llmIn("x")))
+			y := request(t, db, first(t, ns, "llm in y", llmIn("y")))
+			if x.Messages[0].Role != "system" || !strings.Contains(x.Messages[0].Content, "You are the lead.") {
+				t.Errorf("x starts with %q, want the lead's system prompt", x.Messages[0].Content)
+			}
+			if !strings.Contains(y.Messages[0].Content, "You are a helper.") || strings.Contains(y.Messages[0].Content, "You are the lead.") {
+				t.Errorf("y's system prompt = %q, want only the helper's", y.Messages[0].Content)
+			}
+			last := y.Messages[len(y.Messages)-1]
+			switch mode {
+			case "none":
+				if len(y.Messages) != 2 || last.Role != "user" || last.Content != "Work on y." {
+					t.Errorf("none: y's messages = %+v, want system + the instructions as a user message", y.Messages)
+				}
+			default:
+				if last.Role != "tool" || !strings.Contains(last.Content, `You are branch "y"`) || !strings.Contains(last.Content, "Work on y.") || !strings.Contains(last.Content, `"x"`) {
+					t.Errorf("%s: y's last message = %+v, want the assignment naming the sibling as the fork call's result", mode, last)
+				}
+				caller := y.Messages[len(y.Messages)-2]
+				if len(caller.ToolCalls) != 1 || caller.ToolCalls[0].Function.Name != "fork" || caller.ToolCalls[0].ID != last.ToolCallID {
+					t.Errorf("%s: the message before the assignment = %+v, want the assistant's fork call", mode, caller)
+				}
+				var reads int
+				for _, m := range y.Messages {
+					for _, tc := range m.ToolCalls {
+						if tc.Function.Name == "read_file" {
+							reads++
+						}
+					}
+				}
+				if mode == "inherit" && reads != 1 {
+					t.Errorf("inherit: %d read_file calls in y's history, want 1 (a.txt)", reads)
+				}
+				if mode == "compact" && reads != 0 {
+					t.Errorf("compact: %d read_file calls in y's history, want 0", reads)
+				}
+			}
+		})
+	}
+}
+
+// TestHandoff checks that a hand-off target sees the whole transcript, tool
+// traffic included, under its own system prompt and tools only.
+func TestHandoff(t *testing.T) {
+	res, db, ns := runFixture(t, fixture("handoff-chain"), nil)
+	if res.Status != store.StatusOK {
+		t.Fatalf("Status = %q: %s", res.Status, res.Error)
+	}
+	var llms []*store.Node
+	for _, n := range ns {
+		if n.Kind == store.KindLLM {
+			llms = append(llms, n)
+		}
+	}
+	// llm 2 is billing's first call, llm 4 refunds' first call
+	billing, refunds := request(t, db, llms[1]), request(t, db, llms[3])
+	if llms[1].Agent != "billing" || llms[3].Agent != "refunds" {
+		t.Fatalf("agents of the llm nodes are wrong:\n%s", outline(ns))
+	}
+	for _, c := range []struct {
+		req   openai.ChatCompletionRequest
+		role  string
+		tools []string
+	}{
+		{billing, "You are billing.", []string{"read_file", "transfer_to_refunds", "transfer_to_intake"}},
+		{refunds, "You are refunds.", []string{"read_file", "transfer_to_intake"}},
+	} {
+		sys := 0
+		for _, m := range c.req.Messages {
+			if m.Role == "system" {
+				sys++
+			}
+		}
+		if sys != 1 || !strings.HasPrefix(c.req.Messages[0].Content, c.role) {
+			t.Errorf("system messages = %d, first = %q; want one, %q", sys, c.req.Messages[0].Content, c.role)
+		}
+		if got := strings.Join(toolNames(c.req), ","); got != strings.Join(c.tools, ",") {
+			t.Errorf("tools = %s, want %s", got, strings.Join(c.tools, ","))
+		}
+	}
+	// refunds sees every earlier message: the task, intake's transfer call and
+	// its result, billing's read and its result, billing's transfer and result.
+	want := []string{"user", "assistant", "tool", "assistant", "tool", "assistant", "tool"}
+	var got []string
+	for _, m := range refunds.Messages[1:] {
+		got = append(got, m.Role)
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("refunds' transcript roles = %v, want %v", got, want)
+	}
+	if !strings.Contains(refunds.Messages[5].Content, "Invoices are issued") {
+		t.Errorf("refunds does not see billing's read_file result: %q", refunds.Messages[5].Content)
+	}
+	// hand-off nodes follow their llm node, with from, to and reason
+	var hs []*store.Node
+	for _, n := range ns {
+		if n.Kind == store.KindHandoff {
+			hs = append(hs, n)
+		}
+	}
+	if len(hs) != 2 || hs[0].Handoff.From != "intake" || hs[0].Handoff.To != "billing" || hs[1].Handoff.To != "refunds" ||
+		hs[1].Handoff.Reason != "The customer asks for a refund of a duplicate charge." {
+		t.Errorf("handoff nodes wrong:\n%s", outline(ns))
+	}
+	// the second user turn is answered by refunds, who still holds the trunk
+	users := 0
+	for _, n := range ns {
+		if n.Kind == store.KindUser {
+			users++
+			if users == 2 && n.Agent != "refunds" {
+				t.Errorf("second user turn recorded at agent %q, want refunds", n.Agent)
+			}
+		}
+	}
+	if users != 2 || res.Answer != "Refunds reach your account within five working days." {
+		t.Errorf("users = %d, answer = %q", users, res.Answer)
+	}
+}
+
+// TestDepthCap checks that at maxForkDepth the fork tool and the fork
+// instructions are both withdrawn, and a fork call there is refused.
+func TestDepthCap(t *testing.T) {
+	res, db, ns := runFixture(t, fixture("nested-fork-depth-cap"), nil)
+	if res.Status != store.StatusOK {
+		t.Fatalf("Status = %q: %s", res.Status, res.Error)
+	}
+	forkText := "# Forking"
+	for _, c := range []struct {
+		branch  string
+		depth   int
+		canFork bool
+	}{{"", 0, true}, {"docs", 1, true}, {"docs/guide", 2, false}} {
+		n := first(t, ns, "llm in "+c.branch, llmIn(c.branch))
+		req := request(t, db, n)
+		hasTool := strings.Contains(strings.Join(toolNames(req), ","), "fork")
+		hasText := strings.Contains(req.Messages[0].Content, forkText)
+		if n.Depth != c.depth || hasTool != c.canFork || hasText != c.canFork {
+			t.Errorf("%q: depth %d, fork tool %v, fork instructions %v; want depth %d and %v", c.branch, n.Depth, hasTool, hasText, c.depth, c.canFork)
+		}
+	}
+	refused := first(t, ns, "refused fork", func(n *store.Node) bool {
+		return n.Kind == store.KindTool && n.Tool.Name == "fork" && n.Branch == "docs/guide"
+	})
+	if refused.Status != store.StatusError || !strings.Contains(refused.Tool.Result, "maxForkDepth is 2") {
+		t.Errorf("fork at the cap: status %q result %q, want an error naming maxForkDepth", refused.Status, refused.Tool.Result)
+	}
+	for _, n := range ns {
+		if n.Kind == store.KindFork && n.Depth >= 2 {
+			t.Errorf("a fork node was recorded at depth %d", n.Depth)
+		}
+	}
+}
