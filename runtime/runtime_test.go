@@ -300,3 +300,64 @@ func TestDepthCap(t *testing.T) {
 		}
 	}
 }
+
+// TestInvalidCalls checks that every invalid call of DESIGN §4 becomes a tool
+// result saying what was wrong, and the run goes on.
+func TestInvalidCalls(t *testing.T) {
+	res, db, ns := runFixture(t, filepath.Join("testdata", "invalid"), nil)
+	if res.Status != store.StatusOK || res.Answer != "done" {
+		t.Fatalf("Status = %q (%s), answer %q; want ok, done\n%s", res.Status, res.Error, res.Answer, outline(ns))
+	}
+	want := []struct {
+		name, branch, says string
+	}{
+		{"read_file", "", "not valid JSON"},
+		{"nosuch_tool", "", `unknown tool "nosuch_tool"`},
+		{"fork", "", "belong inside each entry of `branches`"},
+		{"fork", "", `asks for agent "lead"`},
+		{"fork", "", "3 branches is too many"},
+		{"transfer_to_nobody", "", "not a hand-off lead may make"},
+		{"fork", "", "not a JSON object"},
+		{"fork", "b", "maxForkDepth is 1"},
+	}
+	var got []*store.Node
+	for _, n := range ns {
+		if n.Kind == store.KindTool {
+			got = append(got, n)
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d tool nodes, want %d\n%s", len(got), len(want), outline(ns))
+	}
+	for i, w := range want {
+		n := got[i]
+		if n.Tool.Name != w.name || n.Branch != w.branch || n.Status != store.StatusError || !strings.Contains(n.Tool.Result, w.says) {
+			t.Errorf("tool node %d = %s [%s] %s %q; want %s [%s] error containing %q", i, n.Tool.Name, n.Branch, n.Status, n.Tool.Result, w.name, w.branch, w.says)
+		}
+	}
+	// the model read each refusal: the request after it holds it as a tool result
+	llms := 0
+	for _, n := range ns {
+		if n.Kind != store.KindLLM || n.Branch != "" {
+			continue
+		}
+		llms++
+		if llms < 2 || llms > len(want) {
+			continue
+		}
+		req := request(t, db, n)
+		last := req.Messages[len(req.Messages)-1]
+		if last.Role != "tool" || !strings.Contains(last.Content, want[llms-2].says) {
+			t.Errorf("request %d ends with %+v, want the refusal %q", llms, last, want[llms-2].says)
+		}
+	}
+	forks := 0
+	for _, n := range ns {
+		if n.Kind == store.KindFork {
+			forks++
+		}
+	}
+	if forks != 1 {
+		t.Errorf("%d fork nodes, want 1 (only the valid call)", forks)
+	}
+}

@@ -1,0 +1,210 @@
+package runtime_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/inspect-dev/inspect/runtime"
+	"github.com/inspect-dev/inspect/runtime/openaicompat"
+	"github.com/inspect-dev/inspect/store"
+	openai "github.com/sashabaranov/go-openai"
+)
+
+const testKey = "sk-test-NEVER-STORE-ME-4f1c2a9e"
+
+// chatServer is a local server speaking the OpenAI chat completions API.
+// reply decides each answer from the decoded request and the attempt count
+// of identical bodies; it returns a status and, for 200, the message.
+type chatServer struct {
+	t      *testing.T
+	reply  func(req openai.ChatCompletionRequest, attempt int) (int, *openai.ChatCompletionMessage)
+	mu     sync.Mutex
+	bodies [][]byte
+	tries  map[string]int
+	auth   []string
+}
+
+func newChatServer(t *testing.T, reply func(openai.ChatCompletionRequest, int) (int, *openai.ChatCompletionMessage)) (*chatServer, *httptest.Server) {
+	cs := &chatServer{t: t, reply: reply, tries: map[string]int{}}
+	srv := httptest.NewServer(cs)
+	t.Cleanup(srv.Close)
+	return cs, srv
+}
+
+func (cs *chatServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	cs.mu.Lock()
+	cs.bodies = append(cs.bodies, body)
+	cs.tries[string(body)]++
+	attempt := cs.tries[string(body)]
+	cs.auth = append(cs.auth, r.Header.Get("Authorization"))
+	cs.mu.Unlock()
+	if r.URL.Path != "/v1/chat/completions" {
+		http.Error(w, "not found", 404)
+		return
+	}
+	var req openai.ChatCompletionRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		http.Error(w, "bad json", 400)
+		return
+	}
+	status, msg := cs.reply(req, attempt)
+	if status == -1 { // hang until the client gives up
+		<-r.Context().Done()
+		return
+	}
+	if status != 200 {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		fmt.Fprintf(w, `{"error":{"message":"test status %d","type":"server_error"}}`, status)
+		return
+	}
+	resp := openai.ChatCompletionResponse{ID: "cmpl-1", Object: "chat.completion", Model: req.Model,
+		Choices: []openai.ChatCompletionChoice{{Message: *msg, FinishReason: "stop"}},
+		Usage:   openai.Usage{PromptTokens: 100, CompletionTokens: 10, TotalTokens: 110, PromptTokensDetails: &openai.PromptTokensDetails{CachedTokens: 64}}}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(resp)
+}
+
+func say(s string) *openai.ChatCompletionMessage {
+	return &openai.ChatCompletionMessage{Role: "assistant", Content: s}
+}
+
+func runHTTP(t *testing.T, srv *httptest.Server, oc openaicompat.Config, task string) (*runtime.Result, *store.DB, []*store.Node) {
+	t.Helper()
+	db := openDB(t)
+	oc.Backoff = time.Millisecond
+	env := map[string]string{"OPENAI_API_KEY": testKey, "OPENAI_BASE_URL": srv.URL + "/v1"}
+	res, err := runtime.Run(context.Background(), runtime.Config{
+		Project: filepath.Join("testdata", "http"), Tasks: []string{task}, DB: db, RunID: "testrun",
+		Getenv: func(k string) string { return env[k] }, OpenAI: oc,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return res, db, nodes(t, db, res.RunID)
+}
+
+func TestOpenAI_RetryAfter429(t *testing.T) {
+	cs, srv := newChatServer(t, func(req openai.ChatCompletionRequest, attempt int) (int, *openai.ChatCompletionMessage) {
+		if attempt == 1 {
+			return 429, nil
+		}
+		return 200, say("fine")
+	})
+	res, _, ns := runHTTP(t, srv, openaicompat.Config{}, "hello")
+	if res.Status != store.StatusOK || res.Answer != "fine" {
+		t.Fatalf("Status = %q (%s), answer %q; want ok, fine", res.Status, res.Error, res.Answer)
+	}
+	if len(cs.bodies) != 2 || !bytes.Equal(cs.bodies[0], cs.bodies[1]) {
+		t.Errorf("server got %d requests, want 2 identical ones (429, then the retry)", len(cs.bodies))
+	}
+	llm := first(t, ns, "llm", llmIn(""))
+	if llm.LLM.Usage.In != 100 || !llm.LLM.Usage.CachedReported || llm.LLM.Usage.Cached != 64 {
+		t.Errorf("usage = %+v, want the reported in 100, cached 64", llm.LLM.Usage)
+	}
+}
+
+// TestOpenAI_Fork runs a fork whose second branch gets 500 forever: that
+// branch ends error, the run goes on; every recorded request is the exact
+// body the server received; the key is nowhere in the database files.
+func TestOpenAI_Fork(t *testing.T) {
+	cs, srv := newChatServer(t, func(req openai.ChatCompletionRequest, attempt int) (int, *openai.ChatCompletionMessage) {
+		sys, last := req.Messages[0].Content, req.Messages[len(req.Messages)-1]
+		switch {
+		case strings.Contains(sys, "You are the lead.") && last.Role == "user":
+			args := `{"context":"none","branches":[{"name":"good","agent":"worker","instructions":"GOOD"},{"name":"bad","agent":"worker","instructions":"BAD"}]}`
+			return 200, &openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{ID: "call_1", Type: "function", Function: openai.FunctionCall{Name: "fork", Arguments: args}}}}
+		case strings.Contains(sys, "You are the lead."):
+			return 200, say("summary: " + last.Content)
+		case last.Content == "GOOD":
+			return 200, say("good result")
+		default:
+			return 500, nil
+		}
+	})
+	res, db, ns := runHTTP(t, srv, openaicompat.Config{Retries: 2}, "split it")
+	if res.Status != store.StatusOK {
+		t.Fatalf("Status = %q (%s), want ok\n%s", res.Status, res.Error, outline(ns))
+	}
+	join := first(t, ns, "join", func(n *store.Node) bool { return n.Kind == store.KindJoin })
+	if got := fmt.Sprintf("%s=%s %s=%s", join.Join.Branches[0].Name, join.Join.Branches[0].Status, join.Join.Branches[1].Name, join.Join.Branches[1].Status); got != "good=ok bad=error" {
+		t.Errorf("join = %s, want good=ok bad=error", got)
+	}
+	if !strings.Contains(res.Answer, "### good (ok)\ngood result") || !strings.Contains(res.Answer, "### bad (error)") || !strings.Contains(res.Answer, "gave up after 3 attempts") {
+		t.Errorf("the lead read %q, want both blocks with the error", res.Answer)
+	}
+
+	// byte-identical requests
+	received := map[string]bool{}
+	for _, b := range cs.bodies {
+		received[string(b)] = true
+	}
+	llms := 0
+	for _, n := range ns {
+		if n.Kind != store.KindLLM {
+			continue
+		}
+		llms++
+		body, err := db.Request(context.Background(), "testrun", n.Seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !received[string(body)] {
+			t.Errorf("n%d's recorded request is not a body the server received:\n%s", n.Seq, body)
+		}
+	}
+	if llms != 4 || len(received) != 4 {
+		t.Errorf("%d llm nodes and %d distinct bodies received, want 4 and 4", llms, len(received))
+	}
+	for _, a := range cs.auth {
+		if a != "Bearer "+testKey {
+			t.Fatalf("Authorization = %q, want the test key (so the check below means something)", a)
+		}
+	}
+	// the key appears nowhere in the database files
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		b, err := os.ReadFile(db.Path + suffix)
+		if err != nil {
+			if suffix == "" {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if bytes.Contains(b, []byte(testKey)) || bytes.Contains(b, []byte("NEVER-STORE-ME")) {
+			t.Errorf("the API key is in %s", filepath.Base(db.Path+suffix))
+		}
+	}
+}
+
+func TestOpenAI_Timeout(t *testing.T) {
+	cs, srv := newChatServer(t, func(openai.ChatCompletionRequest, int) (int, *openai.ChatCompletionMessage) {
+		return -1, nil
+	})
+	start := time.Now()
+	res, _, ns := runHTTP(t, srv, openaicompat.Config{Timeout: 100 * time.Millisecond, Retries: 1}, "hello")
+	if res.Status != store.StatusError || !strings.Contains(res.Error, "no response within 100ms") {
+		t.Errorf("Status = %q (%q), want error naming the timeout", res.Status, res.Error)
+	}
+	if len(cs.bodies) != 2 {
+		t.Errorf("server got %d attempts, want 2 (first + one retry)", len(cs.bodies))
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("the run took %s; the timeout did not cut the call", el)
+	}
+	llm := first(t, ns, "llm", llmIn(""))
+	if llm.Status != store.StatusError {
+		t.Errorf("llm node status %q, want error", llm.Status)
+	}
+}

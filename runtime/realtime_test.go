@@ -1,0 +1,140 @@
+package runtime_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inspect-dev/inspect/runtime"
+	"github.com/inspect-dev/inspect/store"
+)
+
+// fanScript writes a script whose trunk forks one worker branch per latency.
+func fanScript(t testing.TB, latencies ...time.Duration) string {
+	var b strings.Builder
+	b.WriteString("task: fan out\nconversations:\n  trunk:\n    - latency: 0s\n      calls:\n        - fork:\n            context: none\n            branches:\n")
+	for i := range latencies {
+		fmt.Fprintf(&b, "              - {name: b%d, agent: worker, instructions: part %d}\n", i+1, i+1)
+	}
+	b.WriteString("    - say: joined\n      latency: 0s\n")
+	for i, l := range latencies {
+		fmt.Fprintf(&b, "  b%d:\n    - say: part %d done\n      latency: %s\n", i+1, i+1, l)
+	}
+	path := filepath.Join(t.TempDir(), "script.yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func realtimeRun(t testing.TB, ctx context.Context, script string) (*runtime.Result, *store.DB) {
+	t.Helper()
+	db := openDB(t)
+	res, err := runtime.Run(ctx, runtime.Config{Project: filepath.Join("testdata", "http"), Script: script, DB: db, RunID: "testrun", Realtime: true})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return res, db
+}
+
+// TestJoinOrder: branches that finish in reverse order still join in
+// declared order.
+func TestJoinOrder(t *testing.T) {
+	script := fanScript(t, 300*time.Millisecond, 200*time.Millisecond, 100*time.Millisecond)
+	res, db := realtimeRun(t, context.Background(), script)
+	ns := nodes(t, db, res.RunID)
+	var finals []string
+	for _, n := range ns {
+		if n.Kind == store.KindFinal && n.Branch != "" {
+			finals = append(finals, n.Branch)
+		}
+	}
+	if strings.Join(finals, ",") != "b3,b2,b1" {
+		t.Fatalf("branches finished in order %v, want b3,b2,b1 (the test needs reverse completion)\n%s", finals, outline(ns))
+	}
+	join := first(t, ns, "join", func(n *store.Node) bool { return n.Kind == store.KindJoin })
+	var names []string
+	for _, b := range join.Join.Branches {
+		names = append(names, b.Name)
+	}
+	if strings.Join(names, ",") != "b1,b2,b3" {
+		t.Errorf("join branches = %v, want declared order b1,b2,b3", names)
+	}
+	last := request(t, db, ns[len(ns)-2]) // the trunk's call after the join
+	text := last.Messages[len(last.Messages)-1].Content
+	want := "### b1 (ok)\npart 1 done\n\n### b2 (ok)\npart 2 done\n\n### b3 (ok)\npart 3 done"
+	if text != want {
+		t.Errorf("join result = %q, want %q", text, want)
+	}
+	if d := join.Join.Branches[0].Duration; d < 300*time.Millisecond {
+		t.Errorf("b1 duration %s, want ≥ 300ms", d)
+	}
+}
+
+// TestCancel: cancelling the context ends the run as cancelled, with no
+// node left running.
+func TestCancel(t *testing.T) {
+	script := fanScript(t, 30*time.Second, 100*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start := time.Now()
+	res, db := realtimeRun(t, ctx, script)
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("the cancelled run took %s", el)
+	}
+	if res.Status != store.StatusCancelled {
+		t.Errorf("Status = %q, want cancelled", res.Status)
+	}
+	run, err := db.LoadRun(context.Background(), res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != store.StatusCancelled {
+		t.Errorf("recorded run status = %q, want cancelled", run.Status)
+	}
+	ns := nodes(t, db, res.RunID)
+	join := first(t, ns, "join", func(n *store.Node) bool { return n.Kind == store.KindJoin })
+	if join.Join.Branches[0].Status != store.StatusCancelled || join.Join.Branches[1].Status != store.StatusOK {
+		t.Errorf("join = %+v, want b1 cancelled, b2 ok", join.Join.Branches)
+	}
+	for _, n := range ns {
+		if n.Status == store.StatusRunning {
+			t.Errorf("n%d still running", n.Seq)
+		}
+	}
+	trunkFinal := ns[len(ns)-1]
+	if trunkFinal.Kind != store.KindFinal || trunkFinal.Branch != "" || trunkFinal.Status != store.StatusCancelled {
+		t.Errorf("last node = %s [%s] %s, want the trunk's final, cancelled\n%s", trunkFinal.Kind, trunkFinal.Branch, trunkFinal.Status, outline(ns))
+	}
+}
+
+// BenchmarkRealtimeFanout is DESIGN §12's bar: a --realtime fork of 8
+// branches of 1s each should finish in ≤ 1.15s. It reports the elapsed
+// time of the run and its ratio to 1s.
+//
+//	go test ./runtime -run '^$' -bench RealtimeFanout -benchtime 3x
+func BenchmarkRealtimeFanout(b *testing.B) {
+	lat := make([]time.Duration, 8)
+	for i := range lat {
+		lat[i] = time.Second
+	}
+	script := fanScript(b, lat...)
+	var total time.Duration
+	for i := 0; i < b.N; i++ {
+		db := openDB(b)
+		start := time.Now()
+		res, err := runtime.Run(context.Background(), runtime.Config{Project: filepath.Join("testdata", "http"), Script: script, DB: db, Realtime: true})
+		total += time.Since(start)
+		if err != nil || res.Status != store.StatusOK {
+			b.Fatalf("Run: %v %+v", err, res)
+		}
+		b.Logf("recorded elapsed %s", res.Elapsed())
+	}
+	avg := total / time.Duration(b.N)
+	b.ReportMetric(avg.Seconds(), "s/run")
+	b.ReportMetric(avg.Seconds()/1.0, "ratio-to-1s")
+}
