@@ -180,10 +180,10 @@ func runFanout(p *Pass, withFork bool) {
 		p.Report(fanoutFinding(p, sr, causes, withFork))
 	}
 	switch {
-	case n > 0:
-		p.Clear("%s examined, longest %s", plural(ff.runs, "serial run", "serial runs"), plural(ff.longest, "call", "calls"))
 	case ff.research == 0:
 		p.NotApplicable("no research calls in this run")
+	case ff.runs == 0:
+		p.Clear("no research calls in series; %s examined", plural(ff.research, "research call", "research calls"))
 	default:
 		p.Clear("%s examined, longest %s", plural(ff.runs, "serial run", "serial runs"), plural(ff.longest, "call", "calls"))
 	}
@@ -303,7 +303,11 @@ func (p *Pass) forkCauses(n *graph.Node, agent string, depth int) ([]Cause, bool
 func (p *Pass) forkInstructionsCause(n *graph.Node, view *RequestView, offered bool) Cause {
 	fi := p.Project.Files.File(ForkInstructionsFile)
 	if fi == nil || strings.TrimSpace(fi.Content) == "" {
-		return Cause{Check: causeForkInstructions, Result: "unknown", Detail: "the run's snapshot has no " + ForkInstructionsFile}
+		d := "the project has no " + ForkInstructionsFile
+		if !offered {
+			d += "; it is needed once the agent can fork"
+		}
+		return Cause{Check: causeForkInstructions, Result: "no", Detail: d}
 	}
 	if strings.Contains(view.System, strings.TrimSpace(fi.Content)) {
 		return Cause{Check: causeForkInstructions, Result: "yes", Detail: fmt.Sprintf("%s's system prompt held %s", n.ID(), ForkInstructionsFile)}

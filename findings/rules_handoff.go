@@ -309,7 +309,7 @@ func runHandoffForAnswer(p *Pass) {
 				Nodes: ids(h, first, answer),
 				Fix: Fix{Location: p.Project.PromptLocation(a, "transfer", "hand", b),
 					Also: []Location{p.Project.ForkLocation(a)},
-					Text: fmt.Sprintf("Add fork: {agents: [%s], maxBranches: 1} to %s in agents.yaml and tell %s in %s to fork one branch to %s for a question and keep the conversation", b, a, a, p.Project.PromptPath(a), b)},
+					Text: fmt.Sprintf("Tell %s in %s to fork one branch to %s when it only needs an answer, and keep the conversation; add fork: {agents: [%s], maxBranches: 1} to %s in agents.yaml", a, p.Project.PromptPath(a), b, b, a)},
 				Next:  fmt.Sprintf("a one-branch fork from %s to %s, and no hand-off", a, b),
 				Price: price,
 				Shape: fmt.Sprintf("%s to %s for answer, %s", a, b, convShape(c)),
