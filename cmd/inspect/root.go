@@ -104,6 +104,7 @@ a node reference is n<seq> as the graph shows it.`,
 // own entry here.
 var commands = []func(*Factory) *cobra.Command{
 	func(f *Factory) *cobra.Command { return NewCmdRuns(f, nil) },
+	func(f *Factory) *cobra.Command { return NewCmdAsk(f, nil) },
 }
 
 // Main runs inspect with args and returns the exit code.
