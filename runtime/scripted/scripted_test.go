@@ -1,0 +1,130 @@
+package scripted
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inspect-dev/inspect/runtime/model"
+	openai "github.com/sashabaranov/go-openai"
+)
+
+const script = `task: t
+conversations:
+  trunk:
+    - calls:
+        - read_file: {path: a.md, start_line: 2}
+        - list_dir:
+      latency: 2.5s
+      tool_latency: 300ms
+    - say: done
+      usage: {in: 7, out: 3}
+  eu:
+    - bogus: 1
+  us:
+    - error: 503
+      latency: 4s
+`
+
+func req(conv string, msgs ...string) *model.Request {
+	r := &model.Request{Conversation: conv, Turn: "s#1", Body: openai.ChatCompletionRequest{Model: "m",
+		Messages: []openai.ChatCompletionMessage{{Role: "system", Content: "You are the agent."}}}}
+	for _, m := range msgs {
+		r.Body.Messages = append(r.Body.Messages, openai.ChatCompletionMessage{Role: "user", Content: m})
+	}
+	return r
+}
+
+func TestModel_Replies(t *testing.T) {
+	s, err := Parse("script.yaml", []byte(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(s)
+	ctx := context.Background()
+
+	var sent []byte
+	r := req("", "hello")
+	r.Sent = func(b []byte) { sent = b }
+	resp, err := m.Complete(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sent) == 0 || !strings.HasPrefix(string(sent), `{"model":"m","messages":[`) {
+		t.Errorf("Sent got %q, want the OpenAI-shaped body", sent)
+	}
+	calls := resp.Message.ToolCalls
+	if len(calls) != 2 || calls[0].Function.Arguments != `{"path":"a.md","start_line":2}` || calls[1].Function.Arguments != "{}" || calls[0].ID != "call_trunk_1_1" {
+		t.Errorf("calls = %+v", calls)
+	}
+	if resp.Latency != 2500*time.Millisecond || resp.ToolLatency != 300*time.Millisecond {
+		t.Errorf("latency %s tool %s", resp.Latency, resp.ToolLatency)
+	}
+	if resp.Usage.In != int64(len(sent)/4) || !resp.Usage.CachedReported || resp.Usage.Cached != 0 {
+		t.Errorf("usage = %+v, want in = %d bytes/4, cached 0 on the first request", resp.Usage, len(sent))
+	}
+
+	resp, err = m.Complete(ctx, req("", "hello", "more"))
+	if err != nil || resp.Message.Content != "done" || resp.Usage.In != 7 || resp.Usage.Out != 3 {
+		t.Fatalf("second reply = %+v, %v", resp, err)
+	}
+	if resp.Usage.Cached == 0 {
+		t.Errorf("cached = 0, want the shared prefix with the first request")
+	}
+
+	// out of replies: an error naming the script line, never a hang
+	_, err = m.Complete(ctx, req("", "again"))
+	if err == nil || !strings.Contains(err.Error(), "script.yaml:3") || !strings.Contains(err.Error(), "ran out of replies after 2") {
+		t.Errorf("out of replies: %v", err)
+	}
+	_, err = m.Complete(ctx, req("eu"))
+	if err == nil || !strings.Contains(err.Error(), "script.yaml:12") || !strings.Contains(err.Error(), `unknown reply key "bogus"`) {
+		t.Errorf("unusable reply: %v", err)
+	}
+	_, err = m.Complete(ctx, req("us"))
+	var ce *model.CallError
+	if !asCallError(err, &ce) || ce.Status != 503 || ce.Latency != 4*time.Second || !strings.Contains(ce.Reason, "script.yaml:14") {
+		t.Errorf("scripted error: %#v", err)
+	}
+	_, err = m.Complete(ctx, req("apac"))
+	if err == nil || !strings.Contains(err.Error(), `no entry "apac"`) {
+		t.Errorf("missing conversation: %v", err)
+	}
+}
+
+func asCallError(err error, ce **model.CallError) bool {
+	c, ok := err.(*model.CallError)
+	*ce = c
+	return ok
+}
+
+func TestModel_CacheOrder(t *testing.T) {
+	s, _ := Parse("s.yaml", []byte("conversations:\n  trunk: [{say: a}, {say: b}]\n"))
+	m := New(s)
+	a := req("", "same start, then one thing")
+	a.Body.Tools = []openai.Tool{{Type: "function", Function: &openai.FunctionDefinition{Name: "x"}}}
+	m.Complete(context.Background(), a)
+	b := req("", "same start, then another")
+	b.Body.Tools = a.Body.Tools
+	resp, _ := m.Complete(context.Background(), b)
+	// tools + system + the shared part of the user message
+	if resp.Usage.Cached < 20 || resp.Usage.Cached >= resp.Usage.In {
+		t.Errorf("cached = %d of in %d", resp.Usage.Cached, resp.Usage.In)
+	}
+	c := req("", "same start, then another")
+	c.Body.Model = "other"
+	s.Conversations[""].Replies = append(s.Conversations[""].Replies, &Reply{Say: "c"})
+	resp, _ = m.Complete(context.Background(), c)
+	if resp.Usage.Cached != 0 {
+		t.Errorf("cached = %d across models, want 0", resp.Usage.Cached)
+	}
+}
+
+func TestParse_Errors(t *testing.T) {
+	for _, src := range []string{"", "task: [1\n", "conversations: 3\n", "tasks: x\nconversations: {}\n", "weird: 1\nconversations: {}\n"} {
+		if _, err := Parse("s.yaml", []byte(src)); err == nil {
+			t.Errorf("Parse(%q) = nil error", src)
+		}
+	}
+}
