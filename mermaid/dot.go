@@ -1,0 +1,171 @@
+package mermaid
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"unicode"
+
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/store"
+)
+
+// FprintDOT writes run g as Graphviz DOT to w with the default Config.
+func FprintDOT(w io.Writer, g *graph.Run) error {
+	return (&Config{}).FprintDOT(w, g)
+}
+
+// FprintDOT writes run g as Graphviz DOT to w: the same walk, labels and
+// collapsing as the Mermaid chart (the limits are Mermaid's, so both show the
+// same boxes), branches as clusters, the header as comments and as the
+// graph's title. It returns the first write error. Graphviz (e.g.
+// goccy/go-graphviz) turns the DOT into SVG or PNG.
+func (c *Config) FprintDOT(w io.Writer, g *graph.Run) error {
+	// Collapse on the Mermaid rendering's size, so both formats agree.
+	ch := c.choose(g, func(v *view) []byte {
+		var buf bytes.Buffer
+		printMermaid(&buf, v, c)
+		return buf.Bytes()
+	})
+	var buf bytes.Buffer
+	printDOT(&buf, ch.v, c)
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// dotQuote quotes s as a DOT string: backslashes and quotes escaped (so no
+// \N, \G or \l escape of Graphviz is ever formed), newlines as \n, other
+// control characters dropped.
+func dotQuote(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteByte(' ')
+		case unicode.IsControl(r):
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// dotComment makes s safe on a // comment line (one line, no controls).
+func dotComment(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// DOT styles.
+const (
+	dotFont      = "Helvetica"
+	colorBorder  = "#5b6770"
+	colorError   = "#c0392b"
+	fillError    = "#fde8e8"
+	colorSlowest = "#d4820a"
+)
+
+// nodeStyle is the DOT attributes of an item, after its label.
+func nodeStyle(it *item) string {
+	shape, fill := "box", "#ffffff"
+	style := "rounded,filled"
+	if it.kind == itemNode || it.kind == itemFork {
+		switch it.node.Kind {
+		case store.KindUser:
+			fill = "#e3f2fd"
+		case store.KindLLM:
+			fill = "#ffffff"
+		case store.KindTool:
+			fill = "#f1f3f4"
+		case store.KindFork:
+			shape, style, fill = "invtrapezium", "filled", "#ede7f6"
+		case store.KindJoin:
+			shape, style, fill = "trapezium", "filled", "#ede7f6"
+		case store.KindHandoff:
+			shape, style, fill = "cds", "filled", "#fff8e1"
+		case store.KindFinal:
+			fill = "#e8f5e9"
+		default:
+			panic(fmt.Sprintf("internal error: unhandled node kind %v", it.node.Kind))
+		}
+	} else {
+		style = "rounded,filled,dashed"
+		fill = "#fafafa"
+	}
+	color, pen := colorBorder, "1"
+	if failed(it) {
+		color, fill, pen = colorError, fillError, "2"
+	}
+	return fmt.Sprintf("shape=%s, style=%q, fillcolor=%q, color=%q, penwidth=%s", shape, style, fill, color, pen)
+}
+
+func printDOT(out io.Writer, v *view, c *Config) error {
+	w := mwriter{bufio.NewWriter(out)}
+	l := &labeler{v: v, esc: func(s string) string { return s }}
+	head := header(v, l, c)
+	for _, h := range head {
+		w.line(0, "// "+dotComment(h))
+	}
+	w.line(0, "digraph run {")
+	title := []string{head[0]}
+	if len(head) > 1 && strings.HasPrefix(head[1], "agent ") {
+		title = append(title, head[1])
+	}
+	for _, h := range head {
+		if strings.HasPrefix(h, "tokens ") {
+			title = append(title, h)
+		}
+	}
+	w.line(1, fmt.Sprintf("graph [label=%s, labelloc=t, labeljust=l, fontname=%q, fontsize=14, rankdir=TB, nodesep=0.3, ranksep=0.35];",
+		dotQuote(strings.Join(title, "\n")), dotFont))
+	w.line(1, fmt.Sprintf("node [fontname=%q, fontsize=11, margin=\"0.15,0.06\"];", dotFont))
+	w.line(1, fmt.Sprintf("edge [color=%q, arrowsize=0.7];", colorBorder))
+	var body func(items []*item, indent int)
+	body = func(items []*item, indent int) {
+		for _, it := range items {
+			w.line(indent, fmt.Sprintf("%s [label=%s, %s];", it.node.ID(), dotQuote(l.label(it)), nodeStyle(it)))
+			for _, bv := range it.branches {
+				w.line(indent, fmt.Sprintf("subgraph cluster_b%d {", bv.k))
+				color, fill, pen, style := colorBorder, "#f7f9fb", "1", "rounded,filled"
+				switch {
+				case bv.b.Status != store.StatusOK && bv.b.Status != store.StatusRunning:
+					color, fill, pen = colorError, "#fff5f5", "2"
+				case bv.b.Slowest():
+					color, pen = colorSlowest, "3"
+				}
+				if bv.b.Slowest() && color == colorError {
+					style = "rounded,filled,bold"
+				}
+				w.line(indent+1, fmt.Sprintf("graph [label=%s, labeljust=l, fontsize=12, style=%q, color=%q, fillcolor=%q, penwidth=%s];",
+					dotQuote(l.branchTitle(bv)), style, color, fill, pen))
+				if len(bv.items) == 0 {
+					// Graphviz drops an empty cluster; keep the branch visible.
+					w.line(indent+1, fmt.Sprintf("b%d_empty [label=\"no nodes recorded\", shape=plaintext];", bv.k))
+				}
+				body(bv.items, indent+1)
+				w.line(indent, "}")
+			}
+		}
+	}
+	body(v.trunk, 1)
+	for _, e := range v.edges() {
+		w.line(1, e.from.node.ID()+" -> "+e.to.node.ID()+";")
+	}
+	w.line(0, "}")
+	return w.Flush()
+}

@@ -1,0 +1,315 @@
+package mermaid
+
+import (
+	"encoding/json"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/store"
+)
+
+// JSONSchema names the version of the JSON form written by FprintJSON.
+// Fields are only ever added within a version; a change that removes or
+// renames one gets a new version.
+const JSONSchema = "inspect.graph/v1"
+
+// Graph is the JSON form of a run graph (`inspect graph --format json`),
+// documented in docs/graph-json.md. It is never collapsed: every node and
+// edge is present. Times are RFC 3339 in UTC with nanoseconds; durations are
+// whole milliseconds. Request and response bodies are not included (`inspect
+// show` prints them).
+type Graph struct {
+	Schema string     `json:"schema"` // always JSONSchema
+	Run    RunJSON    `json:"run"`
+	Tokens TokensJSON `json:"tokens"`
+	Tools  ToolsJSON  `json:"tools"`
+	// Nodes are every node in sequence order.
+	Nodes []NodeJSON `json:"nodes"`
+	// Forks are every fork in sequence order with its branches.
+	Forks []ForkJSON `json:"forks"`
+	// Edges are the arrows of the chart in conversation order: each node to
+	// the next of its conversation, a fork to each branch's first node, each
+	// branch's last node to the join.
+	Edges []EdgeJSON `json:"edges"`
+}
+
+// RunJSON is the run of a Graph.
+type RunJSON struct {
+	ID        string   `json:"id"`
+	Status    string   `json:"status"` // running, ok, error, cancelled or interrupted
+	Error     string   `json:"error"`
+	Started   string   `json:"started"`
+	Ended     *string  `json:"ended"` // null while the run is open
+	ElapsedMS int64    `json:"elapsed_ms"`
+	Tasks     []string `json:"tasks"`
+	Project   string   `json:"project"`
+	Models    []string `json:"models"`
+	// Agents are the agents that owned a node, in order of first appearance.
+	Agents []string `json:"agents"`
+	// FirstAgent started the trunk; LastAgent held it at the end.
+	FirstAgent string `json:"first_agent"`
+	LastAgent  string `json:"last_agent"`
+}
+
+// TokensJSON are token totals over the run's llm nodes.
+type TokensJSON struct {
+	In  int64 `json:"in"`
+	Out int64 `json:"out"`
+	// Cached is null unless some call reported cached tokens.
+	Cached *int64 `json:"cached"`
+	Calls  int    `json:"calls"`
+}
+
+// ToolsJSON counts the run's calls by name and where research happened.
+type ToolsJSON struct {
+	// ByName lists every called name (tools, fork, transfer_to_*), most
+	// called first, then by name.
+	ByName             []ToolCountJSON `json:"by_name"`
+	Total              int             `json:"total"` // tool nodes
+	Research           int             `json:"research"`
+	ResearchBeforeFork int             `json:"research_before_fork"`
+	ResearchInBranches int             `json:"research_in_branches"`
+	ResearchAfterFork  int             `json:"research_after_fork"`
+}
+
+// ToolCountJSON is how often one name was called.
+type ToolCountJSON struct {
+	Name  string `json:"name"`
+	Count int    `json:"count"`
+}
+
+// NodeJSON is one node. Exactly the payload of its kind is set (llm, tool,
+// handoff, fork, join); text holds a user message or a final answer.
+type NodeJSON struct {
+	ID      string `json:"id"` // n<seq>
+	Seq     int64  `json:"seq"`
+	Kind    string `json:"kind"`   // user, llm, tool, handoff, fork, join, final
+	Branch  string `json:"branch"` // branch path: "" for the trunk, "eu", "eu/fr"
+	ForkSeq int64  `json:"fork_seq"`
+	Agent   string `json:"agent"`
+	// Marked is true on the node the chart marks @agent: the first node
+	// (other than a user message) its agent owns.
+	Marked     bool             `json:"marked"`
+	Depth      int              `json:"depth"`
+	Started    string           `json:"started"`
+	Ended      *string          `json:"ended"`
+	DurationMS int64            `json:"duration_ms"`
+	Status     string           `json:"status"`
+	Error      string           `json:"error"`
+	Text       string           `json:"text,omitempty"`
+	LLM        *LLMJSON         `json:"llm,omitempty"`
+	Tool       *ToolJSON        `json:"tool,omitempty"`
+	Handoff    *HandoffJSON     `json:"handoff,omitempty"`
+	Fork       *ForkPayloadJSON `json:"fork,omitempty"`
+	Join       *JoinPayloadJSON `json:"join,omitempty"`
+}
+
+// ToolJSON is the payload of a tool node.
+type ToolJSON struct {
+	Name     string `json:"name"` // as the model wrote it, even if unknown
+	CallID   string `json:"call_id"`
+	Args     string `json:"args"`   // JSON text as sent
+	Result   string `json:"result"` // what the model got back
+	Research bool   `json:"research"`
+}
+
+// HandoffJSON is the payload of a handoff node.
+type HandoffJSON struct {
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Reason string `json:"reason"`
+}
+
+// LLMJSON is the payload of an llm node.
+type LLMJSON struct {
+	Model   string   `json:"model"`
+	Calls   []string `json:"calls"` // empty: it answered
+	In      int64    `json:"in"`
+	Out     int64    `json:"out"`
+	Cached  *int64   `json:"cached"` // null unless reported
+	Content string   `json:"content"`
+}
+
+// ForkPayloadJSON is the payload of a fork node.
+type ForkPayloadJSON struct {
+	Context  string           `json:"context"`
+	Branches []ForkBranchJSON `json:"branches"`
+}
+
+// ForkBranchJSON is one branch as the fork declared it.
+type ForkBranchJSON struct {
+	Name         string `json:"name"`
+	Agent        string `json:"agent"`
+	Instructions string `json:"instructions"`
+}
+
+// JoinPayloadJSON is the payload of a join node.
+type JoinPayloadJSON struct {
+	Fork     string           `json:"fork"` // n<seq> of the fork it closes
+	Branches []JoinBranchJSON `json:"branches"`
+}
+
+// JoinBranchJSON is one branch's outcome as the join holds it.
+type JoinBranchJSON struct {
+	Name       string `json:"name"`
+	Agent      string `json:"agent"`
+	Status     string `json:"status"`
+	DurationMS int64  `json:"duration_ms"`
+	Answer     string `json:"answer"`
+}
+
+// ForkJSON is a fork with its branches as the graph derives them.
+type ForkJSON struct {
+	Fork    string       `json:"fork"` // n<seq>
+	Join    *string      `json:"join"` // n<seq>, null when the fork never joined
+	Parent  string       `json:"parent"`
+	Context string       `json:"context"`
+	Slowest string       `json:"slowest"` // the slowest branch's name
+	Branch  []BranchJSON `json:"branches"`
+}
+
+// BranchJSON is one branch of a fork.
+type BranchJSON struct {
+	ID         string   `json:"id"`   // b<k>, the chart's subgraph id
+	Name       string   `json:"name"` // as declared
+	Path       string   `json:"path"` // its conversation's branch path
+	Agent      string   `json:"agent"`
+	Status     string   `json:"status"`
+	DurationMS int64    `json:"duration_ms"`
+	Slowest    bool     `json:"slowest"`
+	Answer     string   `json:"answer"`
+	Nodes      []string `json:"nodes"` // its conversation's own nodes, n<seq>
+}
+
+// EdgeJSON is one arrow.
+type EdgeJSON struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// NewGraph builds the JSON form of g.
+func NewGraph(g *graph.Run) *Graph {
+	v := newView(g)
+	out := &Graph{
+		Schema: JSONSchema,
+		Run: RunJSON{
+			ID: g.ID, Status: string(g.Status), Error: g.Error, Started: jsonTime(g.Started), Ended: jsonTimePtr(g.Ended),
+			ElapsedMS: g.Elapsed().Milliseconds(), Tasks: nonNil(g.Tasks), Project: g.Project.Name, Models: nonNil(g.Models),
+			Agents: nonNil(g.Agents), FirstAgent: g.FirstAgent(), LastAgent: g.LastAgent(),
+		},
+		Nodes: make([]NodeJSON, 0, len(g.Nodes)),
+		Forks: []ForkJSON{},
+		Edges: []EdgeJSON{},
+	}
+	t := g.Tokens()
+	out.Tokens = TokensJSON{In: t.In, Out: t.Out, Calls: t.Calls}
+	if t.CachedReported {
+		out.Tokens.Cached = &t.Cached
+	}
+	tc := g.ToolCounts()
+	out.Tools = ToolsJSON{ByName: []ToolCountJSON{}, Total: tc.Total, Research: tc.Research,
+		ResearchBeforeFork: tc.ResearchBeforeFork, ResearchInBranches: tc.ResearchInBranches, ResearchAfterFork: tc.ResearchAfterFork}
+	for _, c := range tc.ByName {
+		out.Tools.ByName = append(out.Tools.ByName, ToolCountJSON{c.Name, c.Count})
+	}
+	for _, n := range g.Nodes {
+		out.Nodes = append(out.Nodes, nodeJSON(v, n))
+	}
+	for _, f := range g.Forks {
+		fj := ForkJSON{Fork: f.Node.ID(), Parent: f.Parent.Path, Context: f.Context, Branch: []BranchJSON{}}
+		if f.Join != nil {
+			id := f.Join.ID()
+			fj.Join = &id
+		}
+		if f.Slowest != nil {
+			fj.Slowest = f.Slowest.Name
+		}
+		for _, b := range f.Branches {
+			bj := BranchJSON{ID: "b" + itoa(v.branchNo[b]), Name: b.Name, Agent: b.Agent, Status: string(b.Status),
+				DurationMS: b.Duration.Milliseconds(), Slowest: b.Slowest(), Answer: b.Answer, Nodes: []string{}}
+			if b.Conv != nil {
+				bj.Path = b.Conv.Path
+				for _, n := range b.Conv.Nodes {
+					bj.Nodes = append(bj.Nodes, n.ID())
+				}
+			}
+			fj.Branch = append(fj.Branch, bj)
+		}
+		out.Forks = append(out.Forks, fj)
+	}
+	for _, e := range v.edges() {
+		out.Edges = append(out.Edges, EdgeJSON{e.from.node.ID(), e.to.node.ID()})
+	}
+	return out
+}
+
+// FprintJSON writes the JSON form of g (see Graph), indented, to w.
+func FprintJSON(w io.Writer, g *graph.Run) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(NewGraph(g))
+}
+
+func nodeJSON(v *view, n *graph.Node) NodeJSON {
+	j := NodeJSON{ID: n.ID(), Seq: n.Seq, Kind: string(n.Kind), Branch: n.Branch, ForkSeq: n.ForkSeq, Agent: n.Agent,
+		Marked: v.marked[n], Depth: n.Depth, Started: jsonTime(n.Started), Ended: jsonTimePtr(n.Ended),
+		DurationMS: n.Duration().Milliseconds(), Status: string(n.Status), Error: n.Error, Text: n.Text}
+	switch n.Kind {
+	case store.KindLLM:
+		if l := n.LLM; l != nil {
+			j.LLM = &LLMJSON{Model: l.Model, Calls: nonNil(l.Calls), In: l.Usage.In, Out: l.Usage.Out, Content: l.Content}
+			if l.Usage.CachedReported {
+				c := l.Usage.Cached
+				j.LLM.Cached = &c
+			}
+		}
+	case store.KindTool:
+		if t := n.Tool; t != nil {
+			j.Tool = &ToolJSON{Name: t.Name, CallID: t.CallID, Args: t.Args, Result: t.Result, Research: t.Research}
+		}
+	case store.KindHandoff:
+		if h := n.Handoff; h != nil {
+			j.Handoff = &HandoffJSON{From: h.From, To: h.To, Reason: h.Reason}
+		}
+	case store.KindFork:
+		if f := n.Fork; f != nil {
+			j.Fork = &ForkPayloadJSON{Context: f.Context, Branches: []ForkBranchJSON{}}
+			for _, b := range f.Branches {
+				j.Fork.Branches = append(j.Fork.Branches, ForkBranchJSON{b.Name, b.Agent, b.Instructions})
+			}
+		}
+	case store.KindJoin:
+		if jn := n.Join; jn != nil {
+			j.Join = &JoinPayloadJSON{Fork: "n" + itoa64(jn.ForkSeq), Branches: []JoinBranchJSON{}}
+			for _, b := range jn.Branches {
+				j.Join.Branches = append(j.Join.Branches, JoinBranchJSON{b.Name, b.Agent, string(b.Status), b.Duration.Milliseconds(), b.Answer})
+			}
+		}
+	case store.KindUser, store.KindFinal:
+	default:
+		panic("internal error: unhandled node kind " + string(n.Kind))
+	}
+	return j
+}
+
+func jsonTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func jsonTimePtr(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := jsonTime(t)
+	return &s
+}
+
+func itoa(i int) string     { return strconv.Itoa(i) }
+func itoa64(i int64) string { return strconv.FormatInt(i, 10) }
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,345 @@
+package mermaid
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/store"
+)
+
+// Label lengths, in runes of the untrusted text before escaping.
+const (
+	taskRunes   = 60 // user and final messages
+	argRunes    = 40 // a tool's argument summary
+	reasonRunes = 60 // an error
+	nameRunes   = 40 // agent, branch and tool names
+)
+
+// labeler writes the labels of a view; esc makes untrusted text safe for
+// the output language (Escape for Mermaid; identity for DOT, which quotes
+// whole labels).
+type labeler struct {
+	v   *view
+	esc func(string) string
+}
+
+func (l *labeler) name(s string) string { return l.esc(oneLine(s, nameRunes)) }
+
+func (l *labeler) names(ss []string) string {
+	parts := make([]string, len(ss))
+	for i, s := range ss {
+		parts[i] = l.name(s)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// at is " @agent" on the node its agent is marked on, else "".
+func (l *labeler) at(n *graph.Node) string {
+	if l.v.marked[n] {
+		return " @" + l.name(n.Agent)
+	}
+	return ""
+}
+
+// label is the text of an item's box.
+func (l *labeler) label(it *item) string {
+	switch it.kind {
+	case itemNode, itemFork:
+		return l.node(it.node)
+	case itemFold:
+		return l.fold(it)
+	case itemSummary:
+		return l.summary(it.nodes, "")
+	case itemGap:
+		return l.summary(it.covered(), "… not shown: ")
+	default:
+		panic("internal error: unhandled item kind " + strconv.Itoa(int(it.kind)))
+	}
+}
+
+// node is the label of one node, per DESIGN §7.
+func (l *labeler) node(n *graph.Node) string {
+	var b strings.Builder
+	switch n.Kind {
+	case store.KindUser:
+		b.WriteString("user")
+		b.WriteString(l.at(n))
+		b.WriteString(": ")
+		b.WriteString(l.esc(oneLine(n.Text, taskRunes)))
+	case store.KindLLM:
+		b.WriteString("llm")
+		b.WriteString(l.at(n))
+		b.WriteString(" · ")
+		var u store.Usage
+		switch {
+		case n.Failed():
+			b.WriteString(string(n.Status))
+		case n.Status == store.StatusRunning:
+			b.WriteString("running")
+		case n.LLM != nil && len(n.LLM.Calls) > 0:
+			b.WriteString("calls ")
+			b.WriteString(l.calls(n.LLM.Calls))
+		default:
+			b.WriteString("answers")
+		}
+		if n.LLM != nil {
+			u = n.LLM.Usage
+		}
+		fmt.Fprintf(&b, " · in %d out %d", u.In, u.Out)
+		if n.Status != store.StatusRunning {
+			b.WriteString(" · ")
+			b.WriteString(FormatDuration(n.Duration()))
+		}
+	case store.KindTool:
+		b.WriteString("tool")
+		b.WriteString(l.at(n))
+		if n.Tool != nil {
+			b.WriteByte(' ')
+			b.WriteString(l.name(n.Tool.Name))
+			if s := argSummary(n.Tool.Args); s != "" {
+				b.WriteByte(' ')
+				b.WriteString(l.esc(s))
+			}
+		}
+		l.status(&b, n)
+	case store.KindHandoff:
+		b.WriteString("handoff")
+		if h := n.Handoff; h != nil {
+			b.WriteString(" " + l.name(h.From) + " to " + l.name(h.To))
+		}
+		l.status(&b, n)
+	case store.KindFork:
+		ctx := "inherit"
+		var names []string
+		if f := n.Fork; f != nil {
+			if f.Context != "" {
+				ctx = f.Context
+			}
+			for _, fb := range f.Branches {
+				names = append(names, fb.Name)
+			}
+		}
+		b.WriteString("fork")
+		b.WriteString(l.at(n))
+		b.WriteString(" (" + l.name(ctx) + " context) " + l.names(names))
+	case store.KindJoin:
+		b.WriteString("join ")
+		if j := n.Join; j != nil {
+			for i, jb := range j.Branches {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(l.name(jb.Name) + "=" + l.name(string(jb.Status)))
+			}
+		}
+	case store.KindFinal:
+		b.WriteString("final")
+		b.WriteString(l.at(n))
+		if n.Failed() {
+			b.WriteString(" · " + string(n.Status) + ": " + l.esc(oneLine(n.Error, reasonRunes)))
+		} else {
+			b.WriteString(": " + l.esc(oneLine(n.Text, taskRunes)))
+		}
+	default:
+		panic(fmt.Sprintf("internal error: unhandled node kind %v", n.Kind))
+	}
+	return b.String()
+}
+
+// status appends " · <status>" unless the node is ok.
+func (l *labeler) status(b *strings.Builder, n *graph.Node) {
+	if n.Status != store.StatusOK {
+		b.WriteString(" · " + l.name(string(n.Status)))
+	}
+}
+
+// calls lists called names in order, runs of one name as "name xN".
+func (l *labeler) calls(calls []string) string {
+	var parts []string
+	for i := 0; i < len(calls); {
+		j := i
+		for j < len(calls) && calls[j] == calls[i] {
+			j++
+		}
+		p := l.name(calls[i])
+		if j-i > 1 {
+			p += " x" + strconv.Itoa(j-i)
+		}
+		parts = append(parts, p)
+		i = j
+	}
+	return strings.Join(parts, ", ")
+}
+
+// fold labels consecutive repeated calls: "read_file x12 @agent · 12 llm
+// calls in N out M · 8.1s · n3..n26".
+func (l *labeler) fold(it *item) string {
+	tools, llms := 0, 0
+	var at string
+	for _, n := range it.nodes {
+		if n.Kind == store.KindTool {
+			tools++
+		} else {
+			llms++
+		}
+		if at == "" {
+			at = l.at(n)
+		}
+	}
+	first, last := it.nodes[0], it.nodes[len(it.nodes)-1]
+	t := graph.SumTokens(it.nodes)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s x%d%s", l.name(it.tool), tools, at)
+	if llms > 0 {
+		fmt.Fprintf(&b, " · %d llm calls in %d out %d", llms, t.In, t.Out)
+	}
+	b.WriteString(" · " + FormatDuration(span(first, last)))
+	if e := failures(it.nodes); e > 0 {
+		fmt.Fprintf(&b, " · %d failed", e)
+	}
+	fmt.Fprintf(&b, " · %s..%s", first.ID(), last.ID())
+	return b.String()
+}
+
+// summary labels a branch summary or a gap: the nodes it stands for, their
+// llm calls and tokens, the most called tools, forks and failures.
+func (l *labeler) summary(nodes []*graph.Node, prefix string) string {
+	first, last := nodes[0], nodes[len(nodes)-1]
+	t := graph.SumTokens(nodes)
+	counts := map[string]int{}
+	var forks, handoffs int
+	var at string
+	for _, n := range nodes {
+		switch n.Kind {
+		case store.KindTool:
+			if n.Tool != nil {
+				counts[n.Tool.Name]++
+			}
+		case store.KindFork:
+			forks++
+		case store.KindHandoff:
+			handoffs++
+		}
+		if at == "" {
+			at = l.at(n)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s%d nodes %s..%s%s", prefix, len(nodes), first.ID(), last.ID(), at)
+	if t.Calls > 0 {
+		fmt.Fprintf(&b, " · %d llm calls in %d out %d", t.Calls, t.In, t.Out)
+	}
+	for i, tc := range sortedCounts(counts) {
+		if i == 3 {
+			b.WriteString(" …")
+			break
+		}
+		fmt.Fprintf(&b, " · %s x%d", l.name(tc.Name), tc.Count)
+	}
+	if forks > 0 {
+		fmt.Fprintf(&b, " · fork x%d", forks)
+	}
+	if handoffs > 0 {
+		fmt.Fprintf(&b, " · handoff x%d", handoffs)
+	}
+	if e := failures(nodes); e > 0 {
+		fmt.Fprintf(&b, " · %d failed", e)
+	}
+	return b.String()
+}
+
+// branchTitle is a branch subgraph's title: "branch eu @researcher · ok ·
+// 8.1s · slowest".
+func (l *labeler) branchTitle(bv *branchView) string {
+	b := bv.b
+	var s strings.Builder
+	s.WriteString("branch " + l.name(b.Name))
+	if len(bv.items) > 0 && l.v.marked[bv.items[0].node] {
+		s.WriteString(" @" + l.name(bv.items[0].node.Agent))
+	} else if len(bv.items) == 0 && b.Agent != "" {
+		s.WriteString(" @" + l.name(b.Agent))
+	}
+	s.WriteString(" · " + l.name(string(b.Status)) + " · " + FormatDuration(b.Duration))
+	if b.Slowest() {
+		s.WriteString(" · slowest")
+	}
+	return s.String()
+}
+
+// failed reports whether an item is drawn with the error class.
+func failed(it *item) bool {
+	switch it.kind {
+	case itemNode, itemFork:
+		return it.node.Failed()
+	default:
+		return failures(it.covered()) > 0
+	}
+}
+
+func failures(nodes []*graph.Node) int {
+	n := 0
+	for _, x := range nodes {
+		if x.Failed() {
+			n++
+		}
+	}
+	return n
+}
+
+func span(first, last *graph.Node) time.Duration {
+	end := last.Ended
+	if end.IsZero() {
+		end = last.Started
+	}
+	return end.Sub(first.Started)
+}
+
+// sortedCounts turns name counts into a slice, most first, then by name.
+func sortedCounts(m map[string]int) []graph.ToolCount {
+	out := make([]graph.ToolCount, 0, len(m))
+	for name, c := range m {
+		out = append(out, graph.ToolCount{Name: name, Count: c})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// FormatDuration prints a duration as every inspect output does: 950ms,
+// 1.2s, 2m03s (the same as cmd/inspect's).
+func FormatDuration(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0ms"
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	default:
+		m := int(d / time.Minute)
+		s := int((d % time.Minute) / time.Second)
+		return fmt.Sprintf("%dm%02ds", m, s)
+	}
+}
+
+// argSummary shortens a tool's JSON arguments to their scalar values in the
+// order written ({"path":"a.md","limit":3} → "a.md 3"); text that is not a
+// JSON object is shortened as it is.
+func argSummary(args string) string {
+	args = strings.TrimSpace(args)
+	if args == "" || args == "{}" {
+		return ""
+	}
+	if vals, ok := scalarValues(args); ok {
+		return oneLine(strings.Join(vals, " "), argRunes)
+	}
+	return oneLine(args, argRunes)
+}

@@ -1,0 +1,397 @@
+package mermaid
+
+import (
+	"sort"
+	"strconv"
+
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/store"
+)
+
+// The view is the one walk every output shares: a run's conversations as
+// lists of items, forks holding their branches, and — when collapsing — folds
+// of repeated calls, branch summaries and gaps standing for many nodes.
+
+type itemKind int
+
+const (
+	itemNode    itemKind = iota // one node
+	itemFork                    // a fork node with its branches
+	itemFold                    // consecutive repeated calls of one tool (llm and tool nodes)
+	itemSummary                 // a whole branch (nested forks included) as one node
+	itemGap                     // the elided middle of a long conversation
+)
+
+// item is one box of the chart.
+type item struct {
+	kind itemKind
+	// node is the node shown (itemNode, itemFork) or the first node covered
+	// (the others); the item's id is always node.ID().
+	node *graph.Node
+	// nodes are the nodes a fold, summary or gap covers, in sequence order.
+	nodes []*graph.Node
+	// inner are the items a gap stands for; its nodes are flattened from
+	// them only when the gap is drawn (a gap may cover most of a huge run).
+	inner []*item
+	// size is the number of nodes a gap covers.
+	size int
+	// tool is the repeated tool's name (itemFold).
+	tool string
+	// branches are a fork's branches in declared order (itemFork).
+	branches []*branchView
+}
+
+// branchView is one branch of a fork as the chart shows it.
+type branchView struct {
+	b     *graph.Branch
+	k     int // the subgraph id is b<k>
+	items []*item
+	// summarized is set when the branch's content became one summary item.
+	summarized bool
+}
+
+// view is a run prepared for printing.
+type view struct {
+	g     *graph.Run
+	trunk []*item
+	// marked holds the node each agent is marked on (@agent): its first
+	// node that is not a user message.
+	marked map[*graph.Node]bool
+	// branchNo numbers every branch (b<k>) in the order of g.Conversations.
+	branchNo map[*graph.Branch]int
+	stats    collapseStats
+}
+
+// collapseStats say what collapsing did, for the %% line.
+type collapseStats struct {
+	level      int
+	folds      int // fold items
+	folded     int // nodes inside folds
+	summarized int // branches summarized
+	gaps       int // gap items
+	elided     int // nodes inside gaps
+}
+
+func (s collapseStats) collapsed() bool { return s.folds+s.summarized+s.gaps > 0 }
+
+// plan is one level of collapsing.
+type plan struct {
+	fold bool
+	// summarizeDepth summarizes every branch at this fork depth or deeper
+	// (0: none).
+	summarizeDepth int
+	// summarizeOver summarizes every branch with more nodes than this
+	// (0: none).
+	summarizeOver int
+	// gapHead and gapTail keep the first and last items of a long list and
+	// replace the middle with one gap (0: none).
+	gapHead, gapTail int
+}
+
+// plans are the collapsing levels, tried in order until the chart fits.
+var plans = []plan{
+	{},
+	{fold: true},
+	{fold: true, summarizeDepth: 2},
+	{fold: true, summarizeDepth: 2, summarizeOver: 40},
+	{fold: true, summarizeDepth: 2, summarizeOver: 12},
+	{fold: true, summarizeDepth: 1},
+	{fold: true, summarizeDepth: 1, gapHead: 150, gapTail: 50},
+	{fold: true, summarizeDepth: 1, gapHead: 60, gapTail: 30},
+	{fold: true, summarizeDepth: 1, gapHead: 25, gapTail: 15},
+	{fold: true, summarizeDepth: 1, gapHead: 10, gapTail: 5},
+	{fold: true, summarizeDepth: 1, gapHead: 4, gapTail: 2},
+}
+
+// newView builds the full (uncollapsed) view of g.
+func newView(g *graph.Run) *view {
+	v := &view{g: g, marked: map[*graph.Node]bool{}, branchNo: map[*graph.Branch]int{}}
+	seen := map[string]bool{}
+	for _, n := range g.Nodes {
+		if n.Agent == "" || n.Kind == store.KindUser || seen[n.Agent] {
+			continue
+		}
+		seen[n.Agent] = true
+		v.marked[n] = true
+	}
+	for i, c := range g.Conversations {
+		if c.Branch != nil {
+			v.branchNo[c.Branch] = i
+		}
+	}
+	v.trunk = v.items(g.Trunk)
+	return v
+}
+
+// items turns a conversation into items, forks holding their branches.
+func (v *view) items(c *graph.Conversation) []*item {
+	out := make([]*item, 0, len(c.Nodes))
+	for _, n := range c.Nodes {
+		it := &item{kind: itemNode, node: n}
+		if n.Kind == store.KindFork && n.ForkOf != nil {
+			it.kind = itemFork
+			for _, b := range n.ForkOf.Branches {
+				bv := &branchView{b: b, k: v.branchNo[b]}
+				if b.Conv != nil {
+					bv.items = v.items(b.Conv)
+				}
+				it.branches = append(it.branches, bv)
+			}
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+// apply returns a copy of v collapsed further by p. Applying the plans in
+// order to the previous result gives the same view as applying each to the
+// full view, for less work: every level works on a smaller view.
+func (v *view) apply(level int, p plan) *view {
+	c := *v
+	c.stats.level = level
+	c.trunk = c.collapse(v.trunk, p, 0)
+	return &c
+}
+
+// covered returns the nodes a fold, summary or gap stands for.
+func (it *item) covered() []*graph.Node {
+	if it.nodes == nil && it.kind == itemGap {
+		it.nodes = flatten(it.inner, nil)
+	}
+	return it.nodes
+}
+
+func (v *view) collapse(items []*item, p plan, depth int) []*item {
+	out := make([]*item, 0, len(items))
+	for _, it := range items {
+		if it.kind != itemFork {
+			out = append(out, it)
+			continue
+		}
+		f := *it
+		f.branches = make([]*branchView, len(it.branches))
+		for i, bv := range it.branches {
+			nb := *bv
+			d := depth + 1
+			switch {
+			case bv.summarized:
+			case len(bv.items) > 0 && ((p.summarizeDepth > 0 && d >= p.summarizeDepth) ||
+				(p.summarizeOver > 0 && countNodes(bv.items) > p.summarizeOver)):
+				nodes := flatten(bv.items, nil)
+				nb.items = []*item{{kind: itemSummary, node: nodes[0], nodes: nodes}}
+				nb.summarized = true
+				v.stats.summarized++
+			default:
+				nb.items = v.collapse(bv.items, p, d)
+			}
+			f.branches[i] = &nb
+		}
+		out = append(out, &f)
+	}
+	if p.fold {
+		out = v.fold(out)
+	}
+	if p.gapHead > 0 && len(out) > p.gapHead+p.gapTail+1 {
+		mid := out[p.gapHead : len(out)-p.gapTail]
+		gap := &item{kind: itemGap, node: firstNode(mid), inner: mid, size: countNodes(mid)}
+		v.stats.gaps++
+		v.stats.elided += gap.size
+		out = append(append(append([]*item{}, out[:p.gapHead]...), gap), out[len(out)-p.gapTail:]...)
+	}
+	return out
+}
+
+// minFold is the fewest tool calls a fold replaces.
+const minFold = 3
+
+// fold replaces runs of consecutive calls of one tool — tool nodes of that
+// name and the llm nodes that only call it — with one item.
+func (v *view) fold(items []*item) []*item {
+	out := make([]*item, 0, len(items))
+	for i := 0; i < len(items); {
+		name, ok := repeatable(items[i])
+		if !ok {
+			out = append(out, items[i])
+			i++
+			continue
+		}
+		j, tools := i, 0
+		for j < len(items) {
+			nm, ok := repeatable(items[j])
+			if !ok || nm != name {
+				break
+			}
+			if items[j].node.Kind == store.KindTool {
+				tools++
+			}
+			j++
+		}
+		if tools < minFold {
+			out = append(out, items[i:j]...)
+			i = j
+			continue
+		}
+		nodes := make([]*graph.Node, 0, j-i)
+		for _, it := range items[i:j] {
+			nodes = append(nodes, it.node)
+		}
+		out = append(out, &item{kind: itemFold, node: nodes[0], nodes: nodes, tool: name})
+		v.stats.folds++
+		v.stats.folded += len(nodes)
+		i = j
+	}
+	return out
+}
+
+// repeatable reports the tool an item repeats: a tool node's name, or the
+// one name every call of an llm node makes.
+func repeatable(it *item) (string, bool) {
+	if it.kind != itemNode {
+		return "", false
+	}
+	n := it.node
+	switch n.Kind {
+	case store.KindTool:
+		if n.Tool != nil {
+			return n.Tool.Name, true
+		}
+	case store.KindLLM:
+		if n.LLM == nil || len(n.LLM.Calls) == 0 {
+			return "", false
+		}
+		for _, c := range n.LLM.Calls {
+			if c != n.LLM.Calls[0] {
+				return "", false
+			}
+		}
+		return n.LLM.Calls[0], true
+	}
+	return "", false
+}
+
+// flatten appends every node the items cover (branches included) in sequence order.
+func flatten(items []*item, out []*graph.Node) []*graph.Node {
+	start := len(out)
+	out = flattenRec(items, out)
+	tail := out[start:]
+	sort.Slice(tail, func(i, j int) bool { return tail[i].Seq < tail[j].Seq })
+	return out
+}
+
+func flattenRec(items []*item, out []*graph.Node) []*graph.Node {
+	for _, it := range items {
+		switch it.kind {
+		case itemNode:
+			out = append(out, it.node)
+		case itemFork:
+			out = append(out, it.node)
+			for _, bv := range it.branches {
+				out = flattenRec(bv.items, out)
+			}
+		case itemFold, itemSummary:
+			out = append(out, it.nodes...)
+		case itemGap:
+			out = flattenRec(it.inner, out)
+		default:
+			panic("internal error: unhandled item kind " + strconv.Itoa(int(it.kind)))
+		}
+	}
+	return out
+}
+
+func countNodes(items []*item) int {
+	n := 0
+	for _, it := range items {
+		switch it.kind {
+		case itemNode:
+			n++
+		case itemFork:
+			n++
+			for _, bv := range it.branches {
+				n += countNodes(bv.items)
+			}
+		case itemGap:
+			n += it.size
+		default:
+			n += len(it.nodes)
+		}
+	}
+	return n
+}
+
+// firstNode is the node with the lowest sequence number among items.
+func firstNode(items []*item) *graph.Node {
+	var first *graph.Node
+	for _, it := range items {
+		if n := it.node; first == nil || n.Seq < first.Seq {
+			first = n
+		}
+	}
+	return first
+}
+
+// edge is one arrow of the chart, between item ids.
+type edge struct{ from, to *item }
+
+// edges walks the view in conversation order: each item to the next, a fork
+// to the first item of each branch, the last item of each branch to what
+// follows the fork.
+func (v *view) edges() []edge {
+	var out []edge
+	v.walkEdges(v.trunk, &out)
+	return out
+}
+
+func (v *view) walkEdges(items []*item, out *[]edge) {
+	for i, it := range items {
+		if it.kind == itemFork {
+			for _, bv := range it.branches {
+				if len(bv.items) > 0 {
+					*out = append(*out, edge{it, bv.items[0]})
+					v.walkEdges(bv.items, out)
+				}
+			}
+		}
+		if i+1 < len(items) {
+			for _, from := range exits(it) {
+				*out = append(*out, edge{from, items[i+1]})
+			}
+		}
+	}
+}
+
+// exits are the items an arrow to whatever follows it starts from: an
+// item itself, or for a fork the last item of each branch (the fork itself
+// for a branch that recorded nothing).
+func exits(it *item) []*item {
+	if it.kind != itemFork || len(it.branches) == 0 {
+		return []*item{it}
+	}
+	var out []*item
+	for _, bv := range it.branches {
+		if len(bv.items) == 0 {
+			out = append(out, it)
+			continue
+		}
+		out = append(out, exits(bv.items[len(bv.items)-1])...)
+	}
+	return out
+}
+
+// countEdges counts edges without building them.
+func countEdges(items []*item) int {
+	n := 0
+	for i, it := range items {
+		if it.kind == itemFork {
+			for _, bv := range it.branches {
+				if len(bv.items) > 0 {
+					n += 1 + countEdges(bv.items)
+				}
+			}
+		}
+		if i+1 < len(items) {
+			n += len(exits(it))
+		}
+	}
+	return n
+}
