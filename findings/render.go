@@ -100,7 +100,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	ew.printf("# inspect audit\n\n%s\n\n", mdEscape(r.headline()))
 	ew.printf("| area | grade | score |\n| --- | --- | --- |\n")
 	for _, a := range Areas() {
-		ew.printf("| %s | **%s** | %d |\n", a, r.Grades[a], r.Scores[a])
+		ew.printf("| %s | %s | %d |\n", a, r.Grades[a], r.Scores[a])
 	}
 	ew.printf("\n%s\n", r.countLine())
 	for i, f := range r.Findings {
@@ -365,4 +365,29 @@ func WriteJUnit(w io.Writer, r *Report) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// WriteRulesMarkdown writes the rules as a markdown table (id, area,
+// severity, what it detects, its price, where the fix goes): the README and
+// docs/audit.md table, and `inspect audit --rules --format markdown`.
+func WriteRulesMarkdown(w io.Writer, rules []*Rule) error {
+	ew := &errWriter{w: w}
+	ew.printf("| id | name | area | severity | detects | price | fix | next run |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, r := range rules {
+		ew.printf("| `%s` | %s | %s | %s | %s | %s | %s | %s |\n", r.ID, r.Doc.Title, r.Area, r.Severity,
+			strings.ReplaceAll(r.Doc.Detect, "|", "\\|"), strings.ReplaceAll(r.Doc.Price, "|", "\\|"),
+			strings.ReplaceAll(r.Doc.Fix, "|", "\\|"), strings.ReplaceAll(r.Doc.Next, "|", "\\|"))
+	}
+	return ew.err
+}
+
+// WriteRulesText writes one paragraph per rule: id, title, area, severity
+// and what it detects (`inspect audit --rules`).
+func WriteRulesText(w io.Writer, rules []*Rule) error {
+	ew := &errWriter{w: w}
+	for _, r := range rules {
+		ew.printf("%-30s %s (%s, %s)\n%-30s %s\n\n", r.ID, r.Doc.Title, r.Area, r.Severity, "", r.Doc.Detect)
+	}
+	ew.printf("`inspect audit --explain ID` prints a rule's price, fix and expected next run.\n")
+	return ew.err
 }

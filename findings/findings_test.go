@@ -1,0 +1,284 @@
+package findings_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/store"
+)
+
+func TestValidate_All(t *testing.T) {
+	if err := findings.Validate(findings.All); err != nil {
+		t.Fatal(err)
+	}
+	if len(findings.All) != 13 {
+		t.Errorf("%d rules, want the 13 of DESIGN §8", len(findings.All))
+	}
+	want := []string{"fanout.missed", "fanout.missed.nofork", "fork.sequence", "fork.one-branch", "join.repeat", "branch.failed",
+		"fork.uneven", "fork.overlap", "fork.inherit-uncached", "handoff.early", "handoff.loop", "handoff.for-answer", "delegation.missed-specialist"}
+	for i, id := range want {
+		if findings.All[i].ID != id {
+			t.Errorf("All[%d] = %s, want %s", i, findings.All[i].ID, id)
+		}
+	}
+}
+
+func TestValidate_Errors(t *testing.T) {
+	ok := *findings.FanoutMissed
+	tests := []struct {
+		name  string
+		rules []*findings.Rule
+		want  string
+	}{
+		{"duplicate", []*findings.Rule{&ok, &ok}, "listed twice"},
+		{"no run", []*findings.Rule{{ID: "x", Area: findings.Forking, Severity: findings.Warning, Doc: ok.Doc}}, "no Run"},
+		{"no title", []*findings.Rule{{ID: "x", Area: findings.Forking, Severity: findings.Warning, Run: ok.Run}}, "incomplete Doc"},
+		{"bad area", []*findings.Rule{{ID: "x", Area: "Other", Severity: findings.Warning, Doc: ok.Doc, Run: ok.Run}}, "unknown area"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := findings.Validate(tt.rules)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Validate() = %v, want an error with %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestOptions_Set(t *testing.T) {
+	o := findings.DefaultOptions()
+	for _, kv := range []string{"fanout-min-calls=4", "uneven-ratio=2.5", "uneven-min-gap=10s", "inherit-min-tokens=8000"} {
+		if err := o.Set(kv); err != nil {
+			t.Fatalf("Set(%q): %v", kv, err)
+		}
+	}
+	if o.FanoutMinCalls != 4 || o.UnevenRatio != 2.5 || o.UnevenMinGap != 10*time.Second || o.InheritMinTokens != 8000 {
+		t.Errorf("options = %+v", o)
+	}
+	for _, bad := range []string{"nope=1", "fanout-min-calls", "fanout-min-calls=x", "uneven-min-gap=5"} {
+		if err := o.Set(bad); err == nil {
+			t.Errorf("Set(%q) = nil, want an error", bad)
+		}
+	}
+	o.FanoutMinCalls = 1
+	if err := o.Validate(); err == nil {
+		t.Error("Validate() accepted fanout-min-calls=1")
+	}
+}
+
+// findingOf returns the single finding of rule in rep.
+func findingOf(t *testing.T, rep *findings.Report, rule string) findings.Finding {
+	t.Helper()
+	var out []findings.Finding
+	for _, f := range rep.Findings {
+		if f.Rule == rule {
+			out = append(out, f)
+		}
+	}
+	if len(out) != 1 {
+		t.Fatalf("%d %s findings, want 1:\n%s", len(out), rule, dump(rep))
+	}
+	return out[0]
+}
+
+// TestPrice_ByHand checks prices against arithmetic done by hand on the
+// fixtures' scripts.
+func TestPrice_ByHand(t *testing.T) {
+	t.Run("fan-out time saved", func(t *testing.T) {
+		// audit-fanout-missed-nofork: three reads, each a model step plus a
+		// 200ms tool: 1s+0.2s, 1s+0.2s, 3s+0.2s = 1.2s + 1.2s + 3.2s = 5.6s
+		// in series; in parallel the longest, 3.2s. Saved: 5.6 − 3.2 = 2.4s.
+		// A fan-out buys time, not tokens: no tokens are charged.
+		f := findingOf(t, record(t, "audit-fanout-missed-nofork").audit(t), "fanout.missed.nofork")
+		if f.Price.ElapsedMS != 2400 || f.Price.TokensIn != 0 || f.Price.TokensOut != 0 {
+			t.Errorf("price = %+v, want 2400ms and no tokens", f.Price)
+		}
+		if f.Fix.Location != (findings.Location{Path: "agents.yaml", Line: 4}) {
+			t.Errorf("fix at %s, want agents.yaml:4 (the analyst's entry)", f.Fix.Location)
+		}
+	})
+	t.Run("overlap duplicated tokens", func(t *testing.T) {
+		// audit-fork-overlap: both branches read regions/index.md first.
+		// The copy is us's (declared second): its model step took 1.2s with
+		// usage in 520, out 25, and its tool 100ms. Price: 1 call, 1.3s,
+		// 520 tokens in, 25 out.
+		f := findingOf(t, record(t, "audit-fork-overlap").audit(t), "fork.overlap")
+		if f.Price.Calls != 1 || f.Price.ElapsedMS != 1300 || f.Price.TokensIn != 520 || f.Price.TokensOut != 25 {
+			t.Errorf("price = %+v, want 1 call, 1300ms, 520 in, 25 out", f.Price)
+		}
+	})
+	t.Run("one conversation start", func(t *testing.T) {
+		// audit-fork-one-branch: the lone branch's first request has
+		// usage in 350. Price: one conversation start of 350 tokens in.
+		f := findingOf(t, record(t, "audit-fork-one-branch").audit(t), "fork.one-branch")
+		if f.Price.ConversationStarts != 1 || f.Price.TokensIn != 350 || f.Price.ElapsedMS != 0 {
+			t.Errorf("price = %+v, want 1 start, 350 in", f.Price)
+		}
+	})
+	t.Run("uneven wait", func(t *testing.T) {
+		// audit-fork-uneven: eu 1s+1s = 2s, us 1.5s+1s = 2.5s, apac 12s+1s
+		// = 13s. Median of the siblings (2s, 2.5s) = 2.25s; 13/2.25 ≥ 2 and
+		// 13 − 2.25 ≥ 5s. Price: slowest − second slowest = 13 − 2.5 = 10.5s.
+		f := findingOf(t, record(t, "audit-fork-uneven").audit(t), "fork.uneven")
+		if f.Price.ElapsedMS != 10500 {
+			t.Errorf("price = %+v, want 10500ms", f.Price)
+		}
+	})
+	t.Run("inherit uncached", func(t *testing.T) {
+		// audit-fork-inherit-uncached: the forking call has usage in 4800,
+		// out 120: 4920 inherited tokens, × 2 researcher branches = 9840.
+		f := findingOf(t, record(t, "audit-fork-inherit-uncached").audit(t), "fork.inherit-uncached")
+		if f.Price.TokensIn != 9840 || f.Price.ConversationStarts != 2 {
+			t.Errorf("price = %+v, want 9840 tokens in, 2 starts", f.Price)
+		}
+	})
+	t.Run("loop switches", func(t *testing.T) {
+		// audit-handoff-loop: first calls after the three switches have
+		// usage in 800, 900 and 1000: 2700 tokens in, 3 conversation starts.
+		f := findingOf(t, record(t, "audit-handoff-loop").audit(t), "handoff.loop")
+		if f.Price.TokensIn != 2700 || f.Price.ConversationStarts != 3 {
+			t.Errorf("price = %+v, want 2700 in, 3 starts", f.Price)
+		}
+	})
+}
+
+// TestCauses_FromRequest checks the cheap causes come from the recorded
+// request, and read "unknown" without it.
+func TestCauses_FromRequest(t *testing.T) {
+	r := record(t, "audit-fanout-missed")
+	f := findingOf(t, r.audit(t), "fanout.missed")
+	want := map[string]string{"fork in tools": "yes", "fork instructions in system prompt": "yes"}
+	for _, c := range f.Causes {
+		if want[c.Check] != c.Result {
+			t.Errorf("cause %s = %s (%s), want %s", c.Check, c.Result, c.Detail, want[c.Check])
+		}
+	}
+	rep, err := findings.Audit(r.Run, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f = findingOf(t, rep, "fanout.missed")
+	for _, c := range f.Causes {
+		if c.Result != "unknown" {
+			t.Errorf("without requests, cause %s = %s, want unknown", c.Check, c.Result)
+		}
+	}
+	nf := findingOf(t, record(t, "audit-fanout-missed-nofork").audit(t), "fanout.missed.nofork")
+	if c := nf.Causes[0]; c.Check != "fork in tools" || c.Result != "no" || !strings.Contains(c.Detail, "no fork: in agents.yaml") {
+		t.Errorf("nofork cause = %+v", c)
+	}
+}
+
+// TestFingerprint_Stable checks a fingerprint ignores node numbers and
+// times: the same mistake shifted later in a run fingerprints the same.
+func TestFingerprint_Stable(t *testing.T) {
+	base := fanoutNodes(0, 0)
+	shifted := fanoutNodes(10, 42*time.Second)
+	a := auditNodes(t, base)
+	b := auditNodes(t, shifted)
+	fa, fb := findingOf(t, a, "fanout.missed.nofork"), findingOf(t, b, "fanout.missed.nofork")
+	if fa.Nodes[0] == fb.Nodes[0] {
+		t.Fatalf("the shift did not move the nodes: %v", fb.Nodes)
+	}
+	if fa.Fingerprint != fb.Fingerprint {
+		t.Errorf("fingerprints differ: %s vs %s (shapes %q, %q)", fa.Fingerprint, fb.Fingerprint, fa.Shape, fb.Shape)
+	}
+	if other := findings.Fingerprint("fanout.missed", fa.Agent, fa.Shape); other == fa.Fingerprint {
+		t.Error("another rule gave the same fingerprint")
+	}
+}
+
+// fanoutNodes builds, in memory, a trunk that reads three files one after
+// another; pad adds unrelated nodes first and off shifts every time.
+func fanoutNodes(pad int64, off time.Duration) []*store.Node {
+	t := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Add(off)
+	var ns []*store.Node
+	seq := int64(0)
+	add := func(n *store.Node, d time.Duration) {
+		seq++
+		n.Seq, n.Agent, n.Status = seq, "analyst", store.StatusOK
+		n.Started, n.Ended = t, t.Add(d)
+		t = t.Add(d)
+		ns = append(ns, n)
+	}
+	add(&store.Node{Kind: store.KindUser, Text: "Compare Q3 revenue across EU, US and APAC"}, 0)
+	for i := int64(0); i < pad; i++ {
+		add(&store.Node{Kind: store.KindLLM, LLM: &store.LLM{Calls: []string{"write_file"}, Usage: store.Usage{In: 100, Out: 5}}}, time.Second)
+		add(&store.Node{Kind: store.KindTool, Tool: &store.Tool{Name: "write_file", Args: `{"path":"notes.md"}`}}, 0)
+	}
+	for _, r := range []string{"eu", "us", "apac"} {
+		add(&store.Node{Kind: store.KindLLM, LLM: &store.LLM{Calls: []string{"read_file"}, Usage: store.Usage{In: 200, Out: 10}}}, time.Second)
+		add(&store.Node{Kind: store.KindTool, Tool: &store.Tool{Name: "read_file", Args: `{"path":"regions/` + r + `.md"}`, Result: strings.ToUpper(r) + " Q3 revenue: 1M", Research: true}}, 0)
+	}
+	add(&store.Node{Kind: store.KindLLM, LLM: &store.LLM{Usage: store.Usage{In: 300, Out: 20}}}, time.Second)
+	add(&store.Node{Kind: store.KindFinal, Text: "done"}, 0)
+	return ns
+}
+
+func auditNodes(t *testing.T, ns []*store.Node) *findings.Report {
+	t.Helper()
+	run := &store.Run{ID: "mem", Status: store.StatusOK, Started: ns[0].Started, Ended: ns[len(ns)-1].Ended,
+		Project: store.Project{Name: "mem", Files: []store.File{{Path: "agents.yaml", Content: "agents:\n  - name: analyst\n    tools: [read_file, write_file]\n"}}}}
+	g, err := graph.Build(run, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := findings.Audit(g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestAudit_InMemory checks the rules on a graph built by hand: a
+// dependent chain is not a fan-out, an independent one is.
+func TestAudit_InMemory(t *testing.T) {
+	rep := auditNodes(t, fanoutNodes(0, 0))
+	f := findingOf(t, rep, "fanout.missed.nofork")
+	// Three items of 1s model + 0s tool: 3s − 1s = 2s.
+	if f.Price.ElapsedMS != 2000 || f.Fix.Location.Line != 2 {
+		t.Errorf("price %dms, fix at %s; want 2000ms at agents.yaml:2", f.Price.ElapsedMS, f.Fix.Location)
+	}
+	chain := fanoutNodes(0, 0)
+	// Each read names a file the previous result revealed.
+	chain[2].Tool.Result = "see ledger-2024.md"
+	chain[4].Tool.Args = `{"path":"books/ledger-2024.md"}`
+	chain[4].Tool.Result = "totals are in totals-q3.md"
+	chain[6].Tool.Args = `{"path":"books/totals-q3.md"}`
+	rep = auditNodes(t, chain)
+	if len(rep.Findings) != 0 {
+		t.Errorf("a dependent chain was reported:\n%s", dump(rep))
+	}
+	if c := rep.Checks[0]; c.Status != findings.StatusClear || c.Detail != "1 serial run examined, longest 3 calls" {
+		t.Errorf("check = %s", c)
+	}
+}
+
+func TestGrade(t *testing.T) {
+	r := &findings.Report{ElapsedMS: 10000, TokensIn: 1000, TokensOut: 0}
+	tests := []struct {
+		name  string
+		f     findings.Finding
+		score int
+		grade string
+	}{
+		{"cheap warning", findings.Finding{Area: findings.Forking, Severity: findings.Warning}, 90, "B"},
+		{"error", findings.Finding{Area: findings.Forking, Severity: findings.Error}, 75, "C"},
+		// a warning costing half the run's time: 10 + 40×0.5 = 30 points.
+		{"costly warning", findings.Finding{Area: findings.Forking, Severity: findings.Warning, Price: findings.Price{ElapsedMS: 5000}}, 70, "C"},
+		// an error costing all the tokens: 25 + 40 = 65 points.
+		{"costly error", findings.Finding{Area: findings.Forking, Severity: findings.Error, Price: findings.Price{TokensIn: 2000}}, 35, "F"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r.Findings = []findings.Finding{tt.f}
+			letters, scores := findings.Grade(r)
+			if scores[findings.Forking] != tt.score || letters[findings.Forking] != tt.grade || letters[findings.Handoffs] != "A" {
+				t.Errorf("Grade() = %v %v, want Forking %s (%d)", letters, scores, tt.grade, tt.score)
+			}
+		})
+	}
+}
