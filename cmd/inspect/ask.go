@@ -185,6 +185,7 @@ type askPlan struct {
 	rolePath string            // prompt mode: the role file replaced
 	samples  int               // replay and prompt modes
 	recorded string            // the recorded choice
+	notes    []string          // cheap causes worth ruling out first
 }
 
 func askRun(ctx context.Context, opts *AskOptions) error {
@@ -213,7 +214,10 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 	base := askBaseURL(opts, g.Run)
 	s := opts.F.IO
 	if opts.DryRun {
-		fmt.Fprintf(s.ErrOut, "dry run: %s would POST this body to %s\n", describeAsk(plan), ask.Redact(strings.TrimRight(base, "/")+"/chat/completions"))
+		fmt.Fprintf(s.ErrOut, "dry run: %s would POST this body (model %s) to %s\n", describeAsk(plan), askModelOf(plan.body), ask.Redact(strings.TrimRight(base, "/")+"/chat/completions"))
+		for _, note := range plan.notes {
+			fmt.Fprintf(s.ErrOut, "note: %s\n", note)
+		}
 		if plan.change != nil {
 			printPromptChange(s.ErrOut, plan)
 		}
@@ -265,7 +269,7 @@ func buildAskPlan(ctx context.Context, db *store.DB, g *graph.Run, n *graph.Node
 	if err != nil {
 		return nil, fmt.Errorf("n%d: %w", n.Seq, err)
 	}
-	plan := &askPlan{mode: opts.mode(), node: n, recorded: ask.ChoiceOf(n.LLM.Calls), samples: opts.Samples}
+	plan := &askPlan{mode: opts.mode(), node: n, recorded: ask.ChoiceOf(n.LLM.Calls), samples: opts.Samples, notes: askCheapCauses(g, req)}
 	if plan.samples == 0 {
 		plan.samples = askDefaultSamples
 	}
@@ -350,6 +354,26 @@ func askBaseURL(opts *AskOptions, r *store.Run) string {
 	return ask.DefaultBaseURL
 }
 
+// askCheapCauses lists what the request itself explains before any model
+// is asked (seed §7: rule out the cheap causes first): fork missing from
+// the call's tools, or the fork instructions missing from its system prompt.
+func askCheapCauses(g *graph.Run, req *ask.Request) []string {
+	var notes []string
+	hasFork := false
+	for _, t := range req.Tools() {
+		hasFork = hasFork || t == "fork"
+	}
+	if !hasFork {
+		notes = append(notes, "fork is not among this call's tools (no fork: for the agent in agents.yaml, or the fork depth cap), so it could not fork")
+		return notes
+	}
+	if fi := g.Project.File("agents/fork-instructions.md"); fi != nil && strings.TrimSpace(fi.Content) != "" &&
+		!strings.Contains(req.System(), strings.TrimSpace(fi.Content)) {
+		notes = append(notes, "agents/fork-instructions.md is not in this call's system prompt although fork is among its tools")
+	}
+	return notes
+}
+
 // describeAsk says in a few words what a plan sends.
 func describeAsk(p *askPlan) string {
 	who := fmt.Sprintf("n%d (%s, %s)", p.node.Seq, p.node.Agent, p.recorded)
@@ -375,6 +399,9 @@ func askQuestionRun(ctx context.Context, opts *AskOptions, client *ask.Client, p
 	s := opts.F.IO
 	model := askModelOf(plan.body)
 	fmt.Fprintf(s.ErrOut, "%s with %s at %s…\n", describeAsk(plan), model, client.Endpoint())
+	for _, note := range plan.notes {
+		fmt.Fprintf(s.ErrOut, "note: %s\n", note)
+	}
 	if opts.Question == "" {
 		fmt.Fprintf(s.ErrOut, "question: %s\n\n", plan.question)
 	}

@@ -405,7 +405,7 @@ func TestAskRun_DryRun(t *testing.T) {
 	if code := askRunCLI(f, "ask", "n4", "Why fork?", "--dry-run", "--model", "gpt-4.1"); code != ExitOK {
 		t.Fatalf("exit %d; stderr: %s", code, errOut)
 	}
-	if !strings.Contains(errOut.String(), "dry run: asking n4 (analyst, calls fork) would POST this body to https://api.example.invalid/v1/chat/completions") {
+	if !strings.Contains(errOut.String(), "dry run: asking n4 (analyst, calls fork) would POST this body (model gpt-4.1) to https://api.example.invalid/v1/chat/completions\n") {
 		t.Errorf("stderr = %q", errOut)
 	}
 	if strings.Contains(errOut.String()+out.String(), askTestKey) {
@@ -512,10 +512,13 @@ func TestAsk_Fixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var forkCall int64
+	var forkCall, branchCall int64
 	if err := db.ScanNodes(ctx, &store.Run{ID: res.RunID}, func(n *store.Node) error {
 		if forkCall == 0 && n.Kind == store.KindLLM && len(n.LLM.Calls) > 0 && n.LLM.Calls[0] == "fork" {
 			forkCall = n.Seq
+		}
+		if branchCall == 0 && n.Kind == store.KindLLM && n.Agent == "researcher" {
+			branchCall = n.Seq
 		}
 		return nil
 	}); err != nil {
@@ -571,4 +574,14 @@ func TestAsk_Fixture(t *testing.T) {
 		t.Errorf("stored asks = %+v", asks)
 	}
 	askNoKeyInFiles(t, f.DBPath)
+
+	// A researcher branch cannot fork: the cheap cause is named first.
+	f3, _, errOut3 := askTestFactory(t, nil)
+	f3.DBPath = f.DBPath
+	if code := askRunCLI(f3, "ask", fmt.Sprintf("n%d", branchCall), "--dry-run"); code != ExitOK {
+		t.Fatalf("ask --dry-run: exit %d; stderr: %s", code, errOut3)
+	}
+	if want := "note: fork is not among this call's tools"; !strings.Contains(errOut3.String(), want) {
+		t.Errorf("stderr = %q, want it to contain %q", errOut3, want)
+	}
 }
