@@ -257,6 +257,20 @@ func runForkSequence(p *Pass) {
 	p.Clear("%s in %s checked", plural(pairs, "sibling pair", "sibling pairs"), plural(len(p.Graph.Forks), "fork", "forks"))
 }
 
+// subtreeCalls lists the calls of conversation c and of every branch forked
+// from it, however deep.
+func subtreeCalls(g *graph.Run, c *graph.Conversation) []*graph.Node {
+	out := convCalls(c)
+	for _, f := range g.Forks {
+		if f.Parent == c {
+			for _, b := range f.Branches {
+				out = append(out, subtreeCalls(g, b.Conv)...)
+			}
+		}
+	}
+	return out
+}
+
 func firstNode(c *graph.Conversation) *graph.Node {
 	if c == nil || len(c.Nodes) == 0 {
 		return nil
@@ -275,7 +289,7 @@ func runForkOneBranch(p *Pass) {
 		}
 		single++
 		b := f.Branches[0]
-		calls := convCalls(b.Conv)
+		calls := subtreeCalls(p.Graph, b.Conv)
 		if len(calls) > p.Options.OneBranchMaxCalls {
 			continue
 		}
@@ -306,7 +320,7 @@ func runForkOneBranch(p *Pass) {
 			Nodes:   ids(f.Node, first, f.Join),
 			Fix: Fix{Location: p.Project.PromptLocation(agent, "fork", "branch"),
 				Text: fmt.Sprintf("Tell %s in %s to make one or two calls itself and to fork a single branch only for a long job with a short answer", agent, p.Project.PromptPath(agent))},
-			Next:  fmt.Sprintf("the %s made by %s in %s, no one-branch fork", did, agent, where(f.Parent)),
+			Next:  fmt.Sprintf("%s done by %s in %s, and no one-branch fork", did, agent, where(f.Parent)),
 			Price: price,
 			Shape: fmt.Sprintf("one branch on %s, %d calls", b.Agent, len(calls)),
 		})
