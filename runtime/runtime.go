@@ -68,6 +68,14 @@ type Config struct {
 	MaxForkDepth, MaxSteps int
 }
 
+// InputError is a problem with what Run was asked to do — no task, no
+// model, an unreadable script — that the user fixes by changing the command.
+// An invalid project is a *project.LoadError instead.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
 // Result is what a recorded run came to.
 type Result struct {
 	RunID   string
@@ -93,8 +101,8 @@ func Check(dir string) (*project.Project, error) {
 
 // Run loads cfg.Project, runs its tasks and records the run in cfg.DB. The
 // error is non-nil only when nothing could be run or recorded (a
-// *project.LoadError for an invalid project, a missing script, a database
-// failure); a run whose trunk failed or was cancelled is recorded and comes
+// *project.LoadError for an invalid project, an *InputError for a missing
+// task, model or script, or a database failure); a run whose trunk failed or was cancelled is recorded and comes
 // back as a Result with that status. Cancelling ctx cancels the run: it is
 // recorded as cancelled.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
@@ -129,7 +137,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if prov == nil && cfg.Script != "" {
 		s, err := scripted.Load(cfg.Script)
 		if err != nil {
-			return nil, err
+			return nil, &InputError{Err: err}
 		}
 		prov, isScripted = scripted.New(s), true
 		if len(tasks) == 0 {
@@ -146,12 +154,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			oc.BaseURL = env.BaseURL
 		}
 		if oc.APIKey == "" && oc.BaseURL == "" {
-			return nil, errors.New("no model to run with: pass --script S.yaml for the scripted model, or set OPENAI_API_KEY (and OPENAI_BASE_URL for a local or other OpenAI-compatible server)")
+			return nil, &InputError{Err: errors.New("no model to run with: pass --script S.yaml for the scripted model, or set OPENAI_API_KEY (and OPENAI_BASE_URL for a local or other OpenAI-compatible server)")}
 		}
 		prov = openaicompat.New(oc)
 	}
 	if len(tasks) == 0 {
-		return nil, errors.New("no task to run: pass --task, or give the script a `task:`")
+		return nil, &InputError{Err: errors.New("no task to run: pass --task, or give the script a `task:`")}
 	}
 
 	virtual := isScripted && !cfg.Realtime

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/charmbracelet/glamour"
+	"github.com/spf13/cobra"
+
+	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/mermaid"
+	"github.com/inspect-dev/inspect/runtime"
+	"github.com/inspect-dev/inspect/runtime/examples"
+)
+
+// DemoOptions are the inputs of `inspect demo`.
+type DemoOptions struct {
+	F        *Factory
+	Realtime bool
+	// Now and RunID are injected by tests; zero values = wall clock, fresh id.
+	Now   func() time.Time
+	RunID string
+}
+
+// NewCmdDemo builds `inspect demo`. runF replaces the action in tests.
+func NewCmdDemo(f *Factory, runF func(*DemoOptions) error) *cobra.Command {
+	opts := &DemoOptions{F: f}
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run a built-in scripted project, then show its graph and audit",
+		Long: `Run a small built-in project with the scripted model (no API key, no
+network) and record it in the runs database, then print the run's Mermaid
+graph and its audit. The project hands off from an analyst to a writer, forks
+two researcher branches, and makes topology mistakes on purpose: among them,
+it reads three regional reports one after another although it could fork
+them (a missed fan-out), and its fork is uneven (one branch takes far longer).`,
+		Example: `  inspect demo
+  inspect demo --db /tmp/demo.db`,
+		Args: rangeArgs(0, 0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return demoRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Realtime, "realtime", false, "really wait the scripted latencies (about 20 seconds)")
+	return cmd
+}
+
+func demoRun(ctx context.Context, opts *DemoOptions) error {
+	ios := opts.F.IO
+	tmp, err := os.MkdirTemp("", "inspect-demo-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	dir := filepath.Join(tmp, "demo")
+	if _, err := examples.Write(examples.Demo(), dir); err != nil {
+		return err
+	}
+	db, err := opts.F.Store(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(ios.ErrOut, "running the demo project (scripted model)")
+	res, err := runtime.Run(ctx, runtime.Config{
+		Project:  dir,
+		Script:   filepath.Join(dir, "script.yaml"),
+		DB:       db,
+		Now:      opts.Now,
+		RunID:    opts.RunID,
+		Realtime: opts.Realtime,
+		Progress: ios.ErrOut,
+		Getenv:   opts.F.Getenv,
+	})
+	if err != nil {
+		return err
+	}
+	if err := showDemoResult(ctx, opts.F, res.RunID); err != nil {
+		return err
+	}
+	return reportRun(ios, res, opts.F.DBPath, false)
+}
+
+// showDemoResult prints the demo run's Mermaid graph and its audit on
+// stdout, as `inspect graph` and `inspect audit` would.
+func showDemoResult(ctx context.Context, f *Factory, runID string) error {
+	db, g, err := loadGraph(ctx, f, runID)
+	if err != nil {
+		return err
+	}
+	out := f.IO.Out
+	if err := mermaid.Fprint(out, g); err != nil {
+		return err
+	}
+	fmt.Fprintln(out)
+	cfg := &findings.Config{Options: findings.DefaultOptions(), Requests: func(seq int64) ([]byte, error) { return db.Request(ctx, g.ID, seq) }}
+	rep, err := cfg.Audit(g)
+	if err != nil {
+		return err
+	}
+	if f.IO.Styled() {
+		return demoGlamour(f.IO, rep)
+	}
+	return findings.WriteText(out, rep)
+}
+
+// demoGlamour renders the audit's markdown for a terminal.
+func demoGlamour(ios *IOStreams, rep *findings.Report) error {
+	var md bytes.Buffer
+	if err := findings.WriteMarkdown(&md, rep); err != nil {
+		return err
+	}
+	r, err := glamour.NewTermRenderer(glamour.WithAutoStyle(), glamour.WithWordWrap(ios.Width))
+	if err != nil {
+		return err
+	}
+	s, err := r.Render(md.String())
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprint(ios.Out, s)
+	return err
+}

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inspect-dev/inspect/runtime"
+	"github.com/inspect-dev/inspect/runtime/project"
+	"github.com/inspect-dev/inspect/store"
+)
+
+// RunOptions are the inputs of `inspect run`.
+type RunOptions struct {
+	F *Factory
+	// Project is the project folder.
+	Project string
+	// Tasks are the user turns (--task, repeatable); empty = the script's.
+	Tasks []string
+	// Script is a script.yaml for the scripted model; empty = a real model.
+	Script string
+	// Realtime makes the scripted model really wait its latencies.
+	Realtime bool
+	// Check only loads the project and prints its errors and warnings.
+	Check bool
+	// Now and RunID are injected by tests; zero values = wall clock, fresh id.
+	Now   func() time.Time
+	RunID string
+}
+
+// NewCmdRun builds `inspect run`. runF replaces the action in tests.
+func NewCmdRun(f *Factory, runF func(*RunOptions) error) *cobra.Command {
+	opts := &RunOptions{F: f}
+	cmd := &cobra.Command{
+		Use:   "run PROJECT",
+		Short: "Run a multi-agent project and record every step",
+		Long: `Run the project in folder PROJECT (its agents.yaml, role files and workspace)
+and record every model call, tool call, hand-off, fork and join in the runs
+database. Progress goes to stderr, one line per model call: conversation
+(trunk or branch path), agent, step and what the model called. The final
+answer goes to stdout, and the run id and the next commands to stderr.
+
+The model is the scripted one when --script is given (deterministic replies
+from a script.yaml, in virtual time unless --realtime), otherwise any
+OpenAI-compatible server: OPENAI_API_KEY, and OPENAI_BASE_URL for vLLM,
+Ollama, llama.cpp server or another provider. Each agent uses its own
+model: from agents.yaml. Ctrl-C stops the run and records it as cancelled.
+
+--check loads the project and prints every error and warning (file, line,
+key) without running it.
+
+Exit codes: 0 the run ended ok; 2 an invalid project, a bad flag or no task;
+3 the run failed (the trunk's model call failed after retries) or was
+cancelled, or the database is unusable.`,
+		Example: `  inspect run ./myproject --task "Compare Q3 revenue across EU, US and APAC"
+  inspect run ./myproject --script ./myproject/script.yaml
+  inspect run ./myproject --task "First question" --task "A follow-up"
+  inspect run ./myproject --check`,
+		Args: rangeArgs(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Project = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return runRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringArrayVar(&opts.Tasks, "task", nil, "a user turn (repeat for several turns; default: the script's task)")
+	cmd.Flags().StringVar(&opts.Script, "script", "", "answer with the scripted model from this script.yaml")
+	cmd.Flags().BoolVar(&opts.Realtime, "realtime", false, "scripted model: really wait each latency and run branches concurrently")
+	cmd.Flags().BoolVar(&opts.Check, "check", false, "print the project's load errors and warnings without running it")
+	return cmd
+}
+
+func runRun(ctx context.Context, opts *RunOptions) error {
+	ios := opts.F.IO
+	p, err := runtime.Check(opts.Project)
+	if opts.Check {
+		return printCheck(ios.Out, opts.Project, p, err)
+	}
+	if err != nil {
+		return projectError(err)
+	}
+	for _, w := range p.Warnings {
+		fmt.Fprintf(ios.ErrOut, "%s\n", w)
+	}
+	if opts.Realtime && opts.Script == "" {
+		return Usagef("--realtime only applies to the scripted model; add --script S.yaml")
+	}
+	db, err := opts.F.Store(ctx)
+	if err != nil {
+		return err
+	}
+	mode := "model from OPENAI_BASE_URL"
+	if opts.Script != "" {
+		mode = "scripted model, virtual time"
+		if opts.Realtime {
+			mode = "scripted model, real time"
+		}
+	}
+	fmt.Fprintf(ios.ErrOut, "running %s (%s)\n", p.Name, mode)
+	res, err := runtime.Run(ctx, runtime.Config{
+		Project:  opts.Project,
+		Script:   opts.Script,
+		Tasks:    opts.Tasks,
+		DB:       db,
+		Now:      opts.Now,
+		RunID:    opts.RunID,
+		Realtime: opts.Realtime,
+		Progress: ios.ErrOut,
+		Getenv:   opts.F.Getenv,
+	})
+	if err != nil {
+		return projectError(err)
+	}
+	return reportRun(ios, res, opts.F.DBPath, true)
+}
+
+// reportRun prints a finished run: its answer on stdout (when answer is
+// set), the summary and next steps on stderr. A run that did not end ok is
+// an error.
+func reportRun(ios *IOStreams, res *runtime.Result, dbPath string, answer bool) error {
+	if answer && res.Answer != "" {
+		fmt.Fprintln(ios.Out, res.Answer)
+	}
+	fmt.Fprintf(ios.ErrOut, "\nrun %s · %s · %s · %d model calls · %d nodes\n",
+		res.RunID, res.Status, res.Elapsed().Round(time.Millisecond), res.LLMCalls, res.Nodes)
+	db := ""
+	if dbPath != "" && dbPath != store.DefaultPath {
+		db = " --db " + dbPath
+	}
+	fmt.Fprintf(ios.ErrOut, "next: inspect graph%s %s · inspect audit%s %s · inspect ask%s %s n<seq> \"why?\"\n",
+		db, res.RunID, db, res.RunID, db, res.RunID)
+	switch res.Status {
+	case store.StatusOK:
+		return nil
+	case store.StatusCancelled:
+		return fmt.Errorf("run %s was cancelled; what finished is recorded: %w", res.RunID, context.Canceled)
+	}
+	return fmt.Errorf("run %s ended in error: %s", res.RunID, res.Error)
+}
+
+// projectError maps the runtime's input errors to usage errors (exit 2).
+func projectError(err error) error {
+	var le *project.LoadError
+	var ie *runtime.InputError
+	if errors.As(err, &le) || errors.As(err, &ie) {
+		return &UsageError{Err: err}
+	}
+	return err
+}
+
+// printCheck writes the result of --check: every diagnostic, then a verdict.
+func printCheck(w io.Writer, dir string, p *project.Project, err error) error {
+	var le *project.LoadError
+	switch {
+	case errors.As(err, &le):
+		for _, d := range le.Diagnostics {
+			fmt.Fprintln(w, d)
+		}
+		n := 0
+		for _, d := range le.Diagnostics {
+			if d.Severity == project.SeverityError {
+				n++
+			}
+		}
+		return Usagef("project %s has %d error(s); it cannot run until they are fixed", dir, n)
+	case err != nil:
+		return err
+	}
+	for _, d := range p.Warnings {
+		fmt.Fprintln(w, d)
+	}
+	var forks []string
+	for _, a := range p.Agents {
+		if a.Fork != nil {
+			forks = append(forks, a.Name)
+		}
+	}
+	fmt.Fprintf(w, "%s: ok · %d agent(s): %s · %d warning(s)", dir, len(p.Agents), strings.Join(p.AgentNames(), ", "), len(p.Warnings))
+	if len(forks) > 0 {
+		fmt.Fprintf(w, " · can fork: %s (maxForkDepth %d)", strings.Join(forks, ", "), p.MaxForkDepth)
+	}
+	fmt.Fprintln(w)
+	return nil
+}

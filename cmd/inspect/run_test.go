@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inspect-dev/inspect/store"
+)
+
+// runTestFactory returns a factory on buffers (no TTY) with a database in a
+// temp folder and an empty environment.
+func runTestFactory(t *testing.T) (*Factory, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	out, errOut := new(bytes.Buffer), new(bytes.Buffer)
+	s := &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut, NoColor: true, Width: 80}
+	f := NewFactory(s, func(string) string { return "" })
+	f.DBPath = filepath.Join(t.TempDir(), "runs.db")
+	return f, out, errOut
+}
+
+func TestNewCmdRun(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    string
+		want    RunOptions
+		wantErr bool
+	}{
+		{"project only", "./p", RunOptions{Project: "./p"}, false},
+		{"tasks and script", `./p --task one --task two --script s.yaml --realtime`, RunOptions{Project: "./p", Tasks: []string{"one", "two"}, Script: "s.yaml", Realtime: true}, false},
+		{"check", "./p --check", RunOptions{Project: "./p", Check: true}, false},
+		{"no project", "", RunOptions{}, true},
+		{"two projects", "a b", RunOptions{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _, _ := runTestFactory(t)
+			var got *RunOptions
+			cmd := NewCmdRun(f, func(o *RunOptions) error { got = o; return nil })
+			cmd.SetArgs(strings.Fields(tt.args))
+			cmd.SetOut(new(bytes.Buffer))
+			cmd.SetErr(new(bytes.Buffer))
+			err := cmd.Execute()
+			if tt.wantErr {
+				if err == nil {
+					t.Errorf("Execute(%q) = nil, want an error", tt.args)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Execute(%q): %v", tt.args, err)
+			}
+			got.F = nil
+			if !reflect.DeepEqual(*got, tt.want) {
+				t.Errorf("options = %+v, want %+v", *got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRunRun(t *testing.T) {
+	dir := filepath.Join("..", "..", "fixtures", "fanout-compact")
+	f, out, errOut := runTestFactory(t)
+	code := run(context.Background(), f, []string{"run", dir, "--script", filepath.Join(dir, "script.yaml")})
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+	if got := out.String(); got != "Q3 revenue: US 6.1M, EU 4.2M, APAC 3.3M. The US leads.\n" {
+		t.Errorf("stdout = %q, want the final answer", got)
+	}
+	e := errOut.String()
+	for _, want := range []string{
+		"running fanout-compact (scripted model, virtual time)",
+		"trunk          analyst      step 1   calls read_file",
+		"eu             researcher   step 1   calls read_file",
+		"trunk          analyst      step 2   forks eu, us, apac (compact context)",
+		"trunk          analyst      step 2   joins eu=ok, us=ok, apac=ok",
+		" · ok · 7.3s · 9 model calls · 20 nodes",
+		"next: inspect graph --db ",
+	} {
+		if !strings.Contains(e, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, e)
+		}
+	}
+	db, err := store.Open(context.Background(), f.DBPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	runs, err := db.Runs(context.Background(), 0)
+	if err != nil || len(runs) != 1 || runs[0].Status != store.StatusOK {
+		t.Errorf("runs = %+v, %v; want one ok run", runs, err)
+	}
+}
+
+func TestRunRun_Errors(t *testing.T) {
+	broken := t.TempDir()
+	os.MkdirAll(filepath.Join(broken, "agents"), 0o755)
+	os.WriteFile(filepath.Join(broken, "agents.yaml"), []byte("agents:\n  - name: a\n    description: A.\n    handoffs: [b]\n"), 0o644)
+	os.WriteFile(filepath.Join(broken, "agents", "a.md"), []byte("You are a."), 0o644)
+	fixture := filepath.Join("..", "..", "fixtures", "handoff-chain")
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		out, err string
+	}{
+		{"check broken", []string{"run", broken, "--check"}, ExitUsage, "agents.yaml:4: agents[0].handoffs[0]: error handoff.unknown", "has 1 error(s)"},
+		{"run broken", []string{"run", broken, "--task", "x"}, ExitUsage, "", "handoff.unknown"},
+		{"check ok", []string{"run", fixture, "--check"}, ExitOK, ": ok · 3 agent(s): intake, billing, refunds · 0 warning(s)", ""},
+		{"no model", []string{"run", fixture, "--task", "hi"}, ExitUsage, "", "no model to run with"},
+		{"realtime without script", []string{"run", fixture, "--realtime", "--task", "x"}, ExitUsage, "", "--realtime only applies"},
+		{"missing script", []string{"run", fixture, "--script", "nope.yaml"}, ExitUsage, "", "read script"},
+		{"no such project", []string{"run", filepath.Join(broken, "nope")}, ExitUsage, "", "inspect init DIR"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, out, errOut := runTestFactory(t)
+			code := run(context.Background(), f, tt.args)
+			if code != tt.code || !strings.Contains(out.String(), tt.out) || !strings.Contains(errOut.String(), tt.err) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d, stdout containing %q, stderr containing %q", code, out, errOut, tt.code, tt.out, tt.err)
+			}
+		})
+	}
+}
+
+func TestRunRun_Failed(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+	os.WriteFile(filepath.Join(dir, "agents.yaml"), []byte("agents:\n  - name: a\n    description: A.\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("You are a."), 0o644)
+	os.WriteFile(filepath.Join(dir, "script.yaml"), []byte("task: go\nconversations:\n  trunk:\n    - error: 503\n"), 0o644)
+	f, _, errOut := runTestFactory(t)
+	code := run(context.Background(), f, []string{"run", dir, "--script", filepath.Join(dir, "script.yaml")})
+	if code != ExitToolError || !strings.Contains(errOut.String(), "ended in error: model call failed with HTTP 503") {
+		t.Errorf("exit %d, stderr %q; want 3 and the failure", code, errOut)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	os.WriteFile(filepath.Join(dir, "slow.yaml"), []byte("task: go\nconversations:\n  trunk:\n    - say: late\n      latency: 30s\n"), 0o644)
+	time.AfterFunc(200*time.Millisecond, cancel)
+	f, _, errOut = runTestFactory(t)
+	code = run(ctx, f, []string{"run", dir, "--script", filepath.Join(dir, "slow.yaml"), "--realtime"})
+	if code != ExitToolError || !strings.Contains(errOut.String(), "was cancelled") {
+		t.Errorf("cancelled run: exit %d, stderr %q", code, errOut)
+	}
+}
