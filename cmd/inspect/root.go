@@ -104,6 +104,8 @@ a node reference is n<seq> as the graph shows it.`,
 // own entry here.
 var commands = []func(*Factory) *cobra.Command{
 	func(f *Factory) *cobra.Command { return NewCmdRuns(f, nil) },
+	func(f *Factory) *cobra.Command { return NewCmdGraph(f, nil) },
+	func(f *Factory) *cobra.Command { return NewCmdShow(f, nil) },
 	func(f *Factory) *cobra.Command { return NewCmdRun(f, nil) },
 	func(f *Factory) *cobra.Command { return NewCmdInit(f, nil) },
 	func(f *Factory) *cobra.Command { return NewCmdDemo(f, nil) },

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/goccy/go-graphviz"
+	"github.com/spf13/cobra"
+
+	"github.com/inspect-dev/inspect/mermaid"
+)
+
+// graphFormats are the values of `inspect graph --format`, in help order.
+var graphFormats = []string{"mermaid", "dot", "svg", "png", "json"}
+
+// GraphOptions are the inputs of `inspect graph`.
+type GraphOptions struct {
+	F      *Factory
+	RunRef string // [FILE.db:]RUN; "latest" by default
+	Format string // one of graphFormats
+	Output string // -o FILE; "" = stdout
+	Full   bool   // draw every node, no collapsing
+}
+
+// NewCmdGraph builds `inspect graph`. runF replaces the action in tests.
+func NewCmdGraph(f *Factory, runF func(*GraphOptions) error) *cobra.Command {
+	opts := &GraphOptions{F: f}
+	cmd := &cobra.Command{
+		Use:   "graph [RUN]",
+		Short: "Draw a run as Mermaid, DOT, SVG, PNG or JSON",
+		Long: `Draw a recorded run (default: the latest) as a Mermaid flowchart: header
+comments with the run, its agents, tokens, which join waited for which
+branches and the tool counts, then one box per node — n<seq> as every inspect
+command names it — with each fork's branches as subgraphs, the slowest branch
+of each fork marked and failed nodes and branches in the error style.
+
+A large run is collapsed to stay under GitHub's Mermaid limits (500 edges,
+50,000 characters): repeated calls fold into one box ("read_file x12"), deep
+and large branches into a summary, and the middle of a very long conversation
+into a gap; a %% line says what was collapsed. --full draws every node.
+
+--format dot prints Graphviz DOT (branches as clusters); svg and png render
+that DOT with Graphviz and need -o FILE or a redirected stdout. --format json
+prints the whole graph (never collapsed) in the schema of docs/graph-json.md.
+
+Open one node in full with: inspect show n<seq>.`,
+		Example: `  inspect graph                          # Mermaid of the latest run
+  inspect graph 7f3a > run.mmd
+  inspect graph --format png -o run.png
+  inspect graph --format svg > run.svg
+  inspect graph --format json | jq '.forks[].slowest'
+  inspect graph --full base.db:latest`,
+		Args: rangeArgs(0, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.RunRef = "latest"
+			if len(args) == 1 {
+				opts.RunRef = args[0]
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return graphRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Format, "format", "f", "mermaid", "output format: "+strings.Join(graphFormats, ", "))
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "write to FILE instead of stdout")
+	cmd.Flags().BoolVar(&opts.Full, "full", false, "draw every node: no collapsing (the chart may exceed GitHub's limits)")
+	_ = cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return graphFormats, cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+func (o *GraphOptions) validate() error {
+	known := false
+	for _, f := range graphFormats {
+		known = known || f == o.Format
+	}
+	if !known {
+		return Usagef("--format %q is not one of %s", o.Format, strings.Join(graphFormats, ", "))
+	}
+	if (o.Format == "svg" || o.Format == "png") && o.Output == "" && o.F.IO.OutTTY {
+		return Usagef("--format %s writes an image: give -o FILE or redirect stdout (inspect graph --format %s -o run.%s)", o.Format, o.Format, o.Format)
+	}
+	return nil
+}
+
+func graphRun(ctx context.Context, opts *GraphOptions) error {
+	if err := opts.validate(); err != nil {
+		return err
+	}
+	_, g, err := loadGraph(ctx, opts.F, opts.RunRef)
+	if err != nil {
+		return err
+	}
+	cfg := &mermaid.Config{Full: opts.Full}
+	var buf bytes.Buffer
+	switch opts.Format {
+	case "mermaid":
+		err = cfg.Fprint(&buf, g)
+	case "json":
+		err = mermaid.FprintJSON(&buf, g)
+	case "dot":
+		err = cfg.FprintDOT(&buf, g)
+	case "svg", "png":
+		var dot bytes.Buffer
+		if err = cfg.FprintDOT(&dot, g); err == nil {
+			err = renderDOT(ctx, dot.Bytes(), graphviz.Format(opts.Format), &buf)
+		}
+	default:
+		panic("internal error: unhandled format " + opts.Format)
+	}
+	if err != nil {
+		return err
+	}
+	return writeOutput(opts.F, opts.Output, buf.Bytes())
+}
+
+// renderDOT turns DOT into an image with Graphviz (goccy/go-graphviz, which
+// runs Graphviz compiled to WebAssembly: no system install needed).
+func renderDOT(ctx context.Context, dot []byte, format graphviz.Format, w io.Writer) error {
+	gv, err := graphviz.New(ctx)
+	if err != nil {
+		return fmt.Errorf("start graphviz: %w", err)
+	}
+	defer gv.Close()
+	gr, err := graphviz.ParseBytes(dot)
+	if err != nil {
+		return fmt.Errorf("graphviz: parse DOT: %w", err)
+	}
+	defer gr.Close()
+	if err := gv.Render(ctx, gr, format, w); err != nil {
+		return fmt.Errorf("graphviz: render %s: %w", format, err)
+	}
+	return nil
+}
+
+// writeOutput writes b to path, or to stdout when path is "" or "-".
+func writeOutput(f *Factory, path string, b []byte) error {
+	if path == "" || path == "-" {
+		_, err := f.IO.Out.Write(b)
+		return err
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

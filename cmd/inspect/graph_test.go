@@ -1,0 +1,266 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/mermaid"
+	"github.com/inspect-dev/inspect/runtime"
+	"github.com/inspect-dev/inspect/store"
+)
+
+// graphTestFactory is a Factory on buffers (no TTY) and a temp database.
+func graphTestFactory(t *testing.T) (*Factory, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	f := NewFactory(&IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Width: 80, NoColor: true},
+		func(string) string { return "" })
+	f.DBPath = filepath.Join(t.TempDir(), "runs.db")
+	t.Cleanup(func() { f.Close() })
+	return f, &out, &errOut
+}
+
+// recordFixture runs fixtures/<name> with the scripted model at a fixed
+// clock and run id into f's database; the project is copied first, so its
+// tools never write into the repository.
+func recordFixture(t *testing.T, f *Factory, name string) *graph.Run {
+	t.Helper()
+	ctx := context.Background()
+	db, err := f.Store(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), name)
+	if err := copyTree(filepath.Join("..", "..", "fixtures", name), dst); err != nil {
+		t.Fatal(err)
+	}
+	res, err := runtime.Run(ctx, runtime.Config{Project: dst, Script: filepath.Join(dst, "script.yaml"), DB: db,
+		Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }, RunID: "run-" + name})
+	if err != nil {
+		t.Fatalf("runtime.Run(%s): %v", name, err)
+	}
+	g, err := graph.Load(ctx, db, res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+}
+
+func TestNewCmdGraph(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want GraphOptions
+	}{
+		{"defaults", nil, GraphOptions{RunRef: "latest", Format: "mermaid"}},
+		{"run", []string{"7f3a"}, GraphOptions{RunRef: "7f3a", Format: "mermaid"}},
+		{"flags", []string{"base.db:latest", "--format", "png", "-o", "x.png", "--full"},
+			GraphOptions{RunRef: "base.db:latest", Format: "png", Output: "x.png", Full: true}},
+		{"short format", []string{"-f", "json"}, GraphOptions{RunRef: "latest", Format: "json"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _, _ := graphTestFactory(t)
+			var got *GraphOptions
+			cmd := NewCmdGraph(f, func(o *GraphOptions) error { got = o; return nil })
+			cmd.SetArgs(tt.args)
+			if err := cmd.Execute(); err != nil {
+				t.Fatal(err)
+			}
+			got.F = nil
+			if *got != tt.want {
+				t.Errorf("options = %+v, want %+v", *got, tt.want)
+			}
+		})
+	}
+}
+
+func TestGraphRun(t *testing.T) {
+	f, out, errOut := graphTestFactory(t)
+	g := recordFixture(t, f, "fanout-compact")
+	var want bytes.Buffer
+	if err := mermaid.Fprint(&want, g); err != nil {
+		t.Fatal(err)
+	}
+
+	if code := run(context.Background(), f, []string{"graph"}); code != ExitOK {
+		t.Fatalf("graph: exit %d: %s", code, errOut)
+	}
+	if out.String() != want.String() {
+		t.Errorf("graph printed:\n%s\nwant mermaid.Fprint's:\n%s", out, want.String())
+	}
+	if !strings.Contains(out.String(), "%% run run-fanout-compact · ok") || !strings.Contains(out.String(), "flowchart TD\n") {
+		t.Errorf("not the Mermaid of the run:\n%s", out)
+	}
+
+	out.Reset()
+	if code := run(context.Background(), f, []string{"graph", "run-fanout", "--format", "json"}); code != ExitOK {
+		t.Fatalf("graph --format json: exit %d: %s", code, errOut)
+	}
+	var j mermaid.Graph
+	if err := json.Unmarshal(out.Bytes(), &j); err != nil || j.Schema != mermaid.JSONSchema || len(j.Nodes) != len(g.Nodes) {
+		t.Errorf("json: err %v, schema %q, %d nodes (want %d)", err, j.Schema, len(j.Nodes), len(g.Nodes))
+	}
+
+	out.Reset()
+	if code := run(context.Background(), f, []string{"graph", "--format", "dot"}); code != ExitOK {
+		t.Fatalf("graph --format dot: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out.String(), "digraph run {") || !strings.Contains(out.String(), "subgraph cluster_b1 {") {
+		t.Errorf("dot output:\n%s", out)
+	}
+
+	dir := t.TempDir()
+	for _, tt := range []struct{ format, magic string }{{"svg", "<svg"}, {"png", "\x89PNG\r\n"}} {
+		path := filepath.Join(dir, "run."+tt.format)
+		if code := run(context.Background(), f, []string{"graph", "--format", tt.format, "-o", path}); code != ExitOK {
+			t.Fatalf("graph --format %s: exit %d: %s", tt.format, code, errOut)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b[:min(len(b), 400)], []byte(tt.magic)) {
+			t.Errorf("%s output does not start like one: %q", tt.format, b[:min(len(b), 40)])
+		}
+	}
+}
+
+func TestGraphRun_Errors(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		tty     bool
+		wantErr string
+	}{
+		{"bad format", []string{"graph", "--format", "gif"}, false, `--format "gif" is not one of mermaid, dot, svg, png, json`},
+		{"image to a terminal", []string{"graph", "--format", "png"}, true, "give -o FILE or redirect stdout"},
+		{"unknown run", []string{"graph", "nope"}, false, `no run matches "nope"`},
+		{"too many args", []string{"graph", "a", "b"}, false, "takes 0 to 1 arguments"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _, errOut := graphTestFactory(t)
+			recordFixture(t, f, "fanout-compact")
+			f.IO.OutTTY = tt.tty
+			if code := run(context.Background(), f, tt.args); code != ExitUsage {
+				t.Errorf("exit %d, want %d", code, ExitUsage)
+			}
+			if !strings.Contains(errOut.String(), tt.wantErr) {
+				t.Errorf("stderr = %q, want it to contain %q", errOut, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestShowRun(t *testing.T) {
+	f, out, errOut := graphTestFactory(t)
+	g := recordFixture(t, f, "fanout-compact")
+	ctx := context.Background()
+	db, _ := f.Store(ctx)
+	byKind := map[store.Kind]*graph.Node{}
+	for _, n := range g.Nodes {
+		if byKind[n.Kind] == nil {
+			byKind[n.Kind] = n
+		}
+	}
+	if err := db.AddAsk(ctx, &store.Ask{RunID: g.ID, NodeSeq: byKind[store.KindLLM].Seq, Mode: "question",
+		Question: "Why read first?", Answer: "To learn the regions.", Model: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		kind store.Kind
+		want []string
+	}{
+		{store.KindLLM, []string{"· llm · trunk · ok", "## Request (", "- tools offered: ", "1. system", "## Response", "- usage: in ",
+			"## Asks (1)", "**Q:** Why read first?", "To learn the regions."}},
+		{store.KindTool, []string{"· tool ·", "### Arguments", "### Result"}},
+		{store.KindFork, []string{"· fork ·", "- context: compact", "### Branch "}},
+		{store.KindJoin, []string{"· join ·", "- closes fork: n"}},
+		{store.KindUser, []string{"· user ·", "### Message"}},
+		{store.KindFinal, []string{"· final ·", "### Answer"}},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.kind), func(t *testing.T) {
+			n := byKind[tt.kind]
+			if n == nil {
+				t.Fatalf("the fixture has no %s node", tt.kind)
+			}
+			out.Reset()
+			if code := run(ctx, f, []string{"show", g.ID, n.ID()}); code != ExitOK {
+				t.Fatalf("show %s: exit %d: %s", n.ID(), code, errOut)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("show %s lacks %q:\n%s", n.ID(), w, out)
+				}
+			}
+		})
+	}
+	t.Run("request rebuilt", func(t *testing.T) {
+		n := byKind[store.KindLLM]
+		db, err := f.Store(ctx) // run closed the earlier handle
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := db.Request(ctx, g.ID, n.Seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var req struct {
+			Messages []chatMessage `json:"messages"`
+		}
+		if err := json.Unmarshal(body, &req); err != nil || len(req.Messages) == 0 {
+			t.Fatalf("request: %v", err)
+		}
+		out.Reset()
+		run(ctx, f, []string{"show", n.ID()})
+		if first := req.Messages[0].text(); !strings.Contains(out.String(), strings.TrimSpace(first)) {
+			t.Errorf("show does not print the first message in full")
+		}
+	})
+	t.Run("unknown node", func(t *testing.T) {
+		errOut.Reset()
+		if code := run(ctx, f, []string{"show", "n999"}); code != ExitUsage {
+			t.Errorf("exit %d, want %d", code, ExitUsage)
+		}
+		if !strings.Contains(errOut.String(), "has no node n999") || !strings.Contains(errOut.String(), "nearest: ") {
+			t.Errorf("stderr = %q", errOut)
+		}
+	})
+}
+
+// TestFormatDuration_MatchesMermaid keeps the two duration formats in step.
+func TestFormatDuration_MatchesMermaid(t *testing.T) {
+	for _, d := range []time.Duration{0, 950 * time.Millisecond, 1200 * time.Millisecond, 59 * time.Second, 123 * time.Second} {
+		if a, b := FormatDuration(d), mermaid.FormatDuration(d); a != b {
+			t.Errorf("FormatDuration(%v) = %q, mermaid.FormatDuration = %q", d, a, b)
+		}
+	}
+}

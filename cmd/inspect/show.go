@@ -1,0 +1,347 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/glamour"
+	"github.com/spf13/cobra"
+
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/store"
+)
+
+// ShowOptions are the inputs of `inspect show`.
+type ShowOptions struct {
+	F       *Factory
+	RunRef  string // [FILE.db:]RUN; "latest" by default
+	NodeRef string // n<seq>
+}
+
+// NewCmdShow builds `inspect show`. runF replaces the action in tests.
+func NewCmdShow(f *Factory, runF func(*ShowOptions) error) *cobra.Command {
+	opts := &ShowOptions{F: f}
+	cmd := &cobra.Command{
+		Use:   "show [RUN] NODE",
+		Short: "Print one node of a run in full",
+		Long: `Print one node of a recorded run (default: the latest) in full, as
+` + "`inspect graph`" + ` names it (n<seq>):
+
+  llm      the request's messages rebuilt byte for byte from the store, the
+           tools it offered, the response, and usage
+  tool     its arguments and the result the model got back
+  fork     the context mode and each branch's agent and instructions
+  join     each branch's status, duration and answer
+  handoff  from, to and the reason given
+  user     the message; final: the answer, or why the conversation failed
+
+Questions put to the node with ` + "`inspect ask`" + ` are listed after it.`,
+		Example: `  inspect show n7
+  inspect show 7f3a n12
+  inspect show base.db:latest n3 | less`,
+		Args: rangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.RunRef, opts.NodeRef = "latest", args[0]
+			if len(args) == 2 {
+				opts.RunRef, opts.NodeRef = args[0], args[1]
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return showRun(cmd.Context(), opts)
+		},
+	}
+	return cmd
+}
+
+func showRun(ctx context.Context, opts *ShowOptions) error {
+	seq, err := ParseNodeRef(opts.NodeRef)
+	if err != nil {
+		return err
+	}
+	db, g, err := loadGraph(ctx, opts.F, opts.RunRef)
+	if err != nil {
+		return err
+	}
+	n := g.Node(seq)
+	if n == nil {
+		return unknownNode(g, seq)
+	}
+	var md strings.Builder
+	if err := writeNode(ctx, &md, db, g, n); err != nil {
+		return err
+	}
+	out := md.String()
+	if opts.F.IO.Styled() {
+		r, err := glamour.NewTermRenderer(glamour.WithAutoStyle(), glamour.WithWordWrap(opts.F.IO.Width))
+		if err == nil {
+			if s, err := r.Render(out); err == nil {
+				out = s
+			}
+		}
+	}
+	_, err = fmt.Fprint(opts.F.IO.Out, out)
+	return err
+}
+
+// writeNode writes node n of g in full as Markdown (readable as plain text).
+func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, g *graph.Run, n *graph.Node) error {
+	where := "trunk"
+	if n.Branch != "" {
+		where = "branch " + n.Branch
+	}
+	fmt.Fprintf(w, "# %s · %s · %s · %s\n\n", n.ID(), n.Kind, where, n.Status)
+	fmt.Fprintf(w, "- run: %s\n", g.ID)
+	if n.Agent != "" {
+		fmt.Fprintf(w, "- agent: %s\n", n.Agent)
+	}
+	fmt.Fprintf(w, "- started: %s\n", n.Started.UTC().Format(time.RFC3339Nano))
+	if !n.Ended.IsZero() {
+		fmt.Fprintf(w, "- ended: %s (%s)\n", n.Ended.UTC().Format(time.RFC3339Nano), FormatDuration(n.Duration()))
+	}
+	if n.Error != "" {
+		fmt.Fprintf(w, "- error: %s\n", oneLineText(n.Error))
+	}
+	w.WriteString("\n")
+
+	switch n.Kind {
+	case store.KindUser:
+		section(w, "Message", n.Text)
+	case store.KindFinal:
+		if n.Failed() {
+			section(w, "Error", n.Error)
+		} else {
+			section(w, "Answer", n.Text)
+		}
+	case store.KindLLM:
+		if err := writeLLM(ctx, w, db, g, n); err != nil {
+			return err
+		}
+	case store.KindTool:
+		if t := n.Tool; t != nil {
+			fmt.Fprintf(w, "- tool: %s\n- call id: %s\n- research: %v\n\n", t.Name, t.CallID, t.Research)
+			code(w, "Arguments", prettyJSON(t.Args))
+			code(w, "Result", t.Result)
+		}
+	case store.KindHandoff:
+		if h := n.Handoff; h != nil {
+			fmt.Fprintf(w, "- from: %s\n- to: %s\n\n", h.From, h.To)
+			section(w, "Reason", h.Reason)
+		}
+	case store.KindFork:
+		if f := n.Fork; f != nil {
+			fmt.Fprintf(w, "- context: %s\n", f.Context)
+			if n.ForkOf != nil && n.ForkOf.Join != nil {
+				fmt.Fprintf(w, "- joined at: %s\n", n.ForkOf.Join.ID())
+			}
+			w.WriteString("\n")
+			for _, b := range f.Branches {
+				section(w, fmt.Sprintf("Branch %s (agent %s)", b.Name, b.Agent), b.Instructions)
+			}
+		}
+	case store.KindJoin:
+		if j := n.Join; j != nil {
+			fmt.Fprintf(w, "- closes fork: n%d\n\n", j.ForkSeq)
+			for _, b := range j.Branches {
+				section(w, fmt.Sprintf("Branch %s (agent %s) · %s · %s", b.Name, b.Agent, b.Status, FormatDuration(b.Duration)), b.Answer)
+			}
+		}
+	default:
+		panic(fmt.Sprintf("internal error: unhandled node kind %v", n.Kind))
+	}
+
+	asks, err := db.Asks(ctx, g.ID, n.Seq)
+	if err != nil {
+		return err
+	}
+	if len(asks) > 0 {
+		fmt.Fprintf(w, "## Asks (%d)\n\n", len(asks))
+		for _, a := range asks {
+			fmt.Fprintf(w, "### %s · %s · %s\n\n", a.Created.UTC().Format(time.RFC3339), a.Mode, a.Model)
+			if a.Question != "" {
+				fmt.Fprintf(w, "**Q:** %s\n\n", a.Question)
+			}
+			fmt.Fprintf(w, "%s\n\n", strings.TrimSpace(a.Answer))
+		}
+	}
+	return nil
+}
+
+// writeLLM writes an llm node: usage, the rebuilt request, the response.
+func writeLLM(ctx context.Context, w *strings.Builder, db *store.DB, g *graph.Run, n *graph.Node) error {
+	if l := n.LLM; l != nil {
+		calls := "answers"
+		if len(l.Calls) > 0 {
+			calls = "calls " + strings.Join(l.Calls, ", ")
+		}
+		cached := "cached not reported"
+		if l.Usage.CachedReported {
+			cached = fmt.Sprintf("cached %d", l.Usage.Cached)
+		}
+		fmt.Fprintf(w, "- model: %s\n- %s\n- usage: in %d · out %d · %s\n\n", l.Model, calls, l.Usage.In, l.Usage.Out, cached)
+	}
+	body, err := db.Request(ctx, g.ID, n.Seq)
+	if err != nil {
+		return fmt.Errorf("rebuild the request of %s: %w", n.ID(), err)
+	}
+	writeRequest(w, body)
+	resp, err := db.Response(ctx, g.ID, n.Seq)
+	if err != nil {
+		return fmt.Errorf("load the response of %s: %w", n.ID(), err)
+	}
+	writeResponse(w, resp, n)
+	return nil
+}
+
+// chatMessage is one message of an OpenAI-compatible chat request or response.
+type chatMessage struct {
+	Role       string          `json:"role"`
+	Name       string          `json:"name"`
+	Content    json.RawMessage `json:"content"`
+	ToolCallID string          `json:"tool_call_id"`
+	ToolCalls  []struct {
+		ID       string `json:"id"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+}
+
+// text returns the message's content: a string, or its text parts joined.
+func (m *chatMessage) text() string {
+	if len(m.Content) == 0 || string(m.Content) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(m.Content, &parts) == nil {
+		var texts []string
+		for _, p := range parts {
+			texts = append(texts, p.Text)
+		}
+		return strings.Join(texts, "\n")
+	}
+	return string(m.Content)
+}
+
+func writeMessage(w *strings.Builder, title string, m *chatMessage) {
+	if t := m.text(); t != "" || len(m.ToolCalls) == 0 {
+		section(w, title, t)
+	} else {
+		fmt.Fprintf(w, "### %s\n\n", title)
+	}
+	for _, tc := range m.ToolCalls {
+		code(w, fmt.Sprintf("calls %s (%s)", tc.Function.Name, tc.ID), prettyJSON(tc.Function.Arguments))
+	}
+}
+
+// writeRequest writes a request's messages and offered tools; a body that
+// is not a chat request is printed as it is.
+func writeRequest(w *strings.Builder, body []byte) {
+	var req struct {
+		Model    string        `json:"model"`
+		Messages []chatMessage `json:"messages"`
+		Tools    []struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
+		ToolChoice json.RawMessage `json:"tool_choice"`
+	}
+	if len(body) == 0 {
+		w.WriteString("## Request\n\n(not recorded)\n\n")
+		return
+	}
+	if err := json.Unmarshal(body, &req); err != nil || req.Messages == nil {
+		code(w, fmt.Sprintf("Request (%d bytes)", len(body)), prettyJSON(string(body)))
+		return
+	}
+	fmt.Fprintf(w, "## Request (%d messages, %d bytes)\n\n", len(req.Messages), len(body))
+	var tools []string
+	for _, t := range req.Tools {
+		tools = append(tools, t.Function.Name)
+	}
+	if len(tools) > 0 {
+		fmt.Fprintf(w, "- tools offered: %s\n", strings.Join(tools, ", "))
+	} else {
+		w.WriteString("- tools offered: none\n")
+	}
+	if len(req.ToolChoice) > 0 {
+		fmt.Fprintf(w, "- tool_choice: %s\n", req.ToolChoice)
+	}
+	w.WriteString("\n")
+	for i, m := range req.Messages {
+		title := fmt.Sprintf("%d. %s", i+1, m.Role)
+		if m.ToolCallID != "" {
+			title += " (result of " + m.ToolCallID + ")"
+		}
+		writeMessage(w, title, &m)
+	}
+}
+
+// writeResponse writes the response's message and usage.
+func writeResponse(w *strings.Builder, body []byte, n *graph.Node) {
+	var resp struct {
+		Choices []struct {
+			Message      chatMessage `json:"message"`
+			FinishReason string      `json:"finish_reason"`
+		} `json:"choices"`
+		Usage json.RawMessage `json:"usage"`
+	}
+	switch {
+	case len(body) == 0 && n.LLM != nil && n.LLM.Content != "":
+		section(w, "Response", n.LLM.Content)
+	case len(body) == 0:
+		w.WriteString("## Response\n\n(none recorded)\n\n")
+	case json.Unmarshal(body, &resp) != nil || len(resp.Choices) == 0:
+		code(w, "Response", prettyJSON(string(body)))
+	default:
+		c := resp.Choices[0]
+		fmt.Fprintf(w, "## Response (finish_reason %s)\n\n", c.FinishReason)
+		writeMessage(w, "assistant", &c.Message)
+		if len(resp.Usage) > 0 {
+			code(w, "Usage", prettyJSON(string(resp.Usage)))
+		}
+	}
+}
+
+// section writes a heading and text exactly as recorded, fenced so that
+// Markdown inside a prompt or answer is not read as ours.
+func section(w *strings.Builder, title, text string) {
+	if strings.TrimSpace(text) == "" {
+		fmt.Fprintf(w, "### %s\n\n(empty)\n\n", title)
+		return
+	}
+	code(w, title, text)
+}
+
+// code writes a heading and text in a code fence long enough for the text.
+func code(w *strings.Builder, title, text string) {
+	fence := "```"
+	for strings.Contains(text, fence) {
+		fence += "`"
+	}
+	fmt.Fprintf(w, "### %s\n\n%s\n%s\n%s\n\n", title, fence, strings.TrimRight(text, "\n"), fence)
+}
+
+// prettyJSON indents JSON text, or returns s unchanged when it is not JSON.
+func prettyJSON(s string) string {
+	var buf bytes.Buffer
+	if json.Indent(&buf, []byte(s), "", "  ") != nil {
+		return s
+	}
+	return buf.String()
+}
+
+func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }
