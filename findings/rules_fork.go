@@ -3,6 +3,7 @@ package findings
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -177,38 +178,53 @@ func pathArg(n *graph.Node) string {
 	return ""
 }
 
+// branchIO is what a branch reads and writes, by path.
+type branchIO struct {
+	reads, writes map[string]*graph.Node
+	told          []string // paths its instructions say it writes
+}
+
+func newBranchIO(b *graph.Branch) *branchIO {
+	io := &branchIO{reads: map[string]*graph.Node{}, writes: map[string]*graph.Node{}, told: writtenPaths(b.Instructions)}
+	for _, n := range convCalls(b.Conv) {
+		path := pathArg(n)
+		if path == "" {
+			continue
+		}
+		m := io.reads
+		if n.Tool.Name == "write_file" {
+			m = io.writes
+		}
+		if _, ok := m[path]; !ok {
+			m[path] = n
+		}
+	}
+	return io
+}
+
 func runForkSequence(p *Pass) {
 	if noForks(p) {
 		return
 	}
 	pairs := 0
 	for _, f := range p.Graph.Forks {
-		writes := map[*graph.Branch]map[string]*graph.Node{} // paths a branch wrote, with the write node
-		calls := map[*graph.Branch][]*graph.Node{}
-		for _, b := range f.Branches {
-			writes[b] = map[string]*graph.Node{}
-			calls[b] = convCalls(b.Conv)
-			for _, n := range calls[b] {
-				if n.Tool.Name == "write_file" {
-					if path := pathArg(n); path != "" {
-						writes[b][path] = n
-					}
-				}
-			}
+		io := make([]*branchIO, len(f.Branches))
+		for i, b := range f.Branches {
+			io[i] = newBranchIO(b)
 		}
-		for _, b := range f.Branches {
-			for _, s := range f.Branches {
-				if s == b {
+		for i, b := range f.Branches {
+			for j, s := range f.Branches {
+				if i == j {
 					continue
 				}
 				pairs++
 				var why string
 				var evidence []*graph.Node
-				switch {
-				case namesWord(b.Instructions, s.Name):
+				if namesWord(b.Instructions, s.Name) {
 					why = fmt.Sprintf("its instructions name sibling %q", s.Name)
-				default:
-					for _, path := range writtenPaths(s.Instructions) {
+				}
+				if why == "" {
+					for _, path := range io[j].told {
 						if strings.Contains(b.Instructions, path) {
 							why = fmt.Sprintf("its instructions name %s, which sibling %q is told to write", path, s.Name)
 							break
@@ -216,13 +232,11 @@ func runForkSequence(p *Pass) {
 					}
 				}
 				if why == "" {
-					for _, n := range calls[b] {
-						if n.Tool.Name == "write_file" {
-							continue
-						}
-						if w, ok := writes[s][pathArg(n)]; ok && pathArg(n) != "" {
-							why = fmt.Sprintf("it read %s, which sibling %q writes", pathArg(n), s.Name)
-							evidence = append(evidence, n, w)
+					small, big := io[i].reads, io[j].writes
+					for path, r := range small {
+						if w, ok := big[path]; ok {
+							why = fmt.Sprintf("it read %s, which sibling %q writes", path, s.Name)
+							evidence = append(evidence, r, w)
 							break
 						}
 					}
@@ -337,30 +351,41 @@ func runJoinRepeat(p *Pass) {
 		return
 	}
 	joins := 0
+	// Each parent conversation's calls by key, in order, built once.
+	index := map[*graph.Conversation]map[string][]*graph.Node{}
 	for _, f := range p.Graph.Forks {
 		if f.Join == nil {
 			continue
 		}
 		joins++
-		made := map[string]*graph.Node{}
+		calls := index[f.Parent]
+		if calls == nil {
+			calls = map[string][]*graph.Node{}
+			for _, n := range convCalls(f.Parent) {
+				k := callKey(n)
+				calls[k] = append(calls[k], n)
+			}
+			index[f.Parent] = calls
+		}
+		orig := map[*graph.Node]*graph.Node{} // repeat → the branch call it repeats
 		for _, b := range f.Branches {
 			for _, n := range convCalls(b.Conv) {
-				if _, ok := made[callKey(n)]; !ok {
-					made[callKey(n)] = n
+				for _, c := range calls[callKey(n)] {
+					if _, seen := orig[c]; c.Seq > f.Join.Seq && !seen {
+						orig[c] = n
+					}
 				}
 			}
 		}
 		var repeats, evidence []*graph.Node
 		var names []string
-		for _, n := range f.Parent.Nodes {
-			if n.Seq <= f.Join.Seq || !isCall(n) {
-				continue
-			}
-			if orig, ok := made[callKey(n)]; ok {
-				repeats = append(repeats, n)
-				evidence = append(evidence, n, orig)
-				names = append(names, n.Tool.Name+" "+argSummary(n.Tool.Args))
-			}
+		for n := range orig {
+			repeats = append(repeats, n)
+		}
+		sort.Slice(repeats, func(i, j int) bool { return repeats[i].Seq < repeats[j].Seq })
+		for _, n := range repeats {
+			evidence = append(evidence, n, orig[n])
+			names = append(names, n.Tool.Name+" "+argSummary(n.Tool.Args))
 		}
 		if len(repeats) == 0 {
 			continue
