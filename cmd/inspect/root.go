@@ -109,6 +109,7 @@ var commands = []func(*Factory) *cobra.Command{
 	func(f *Factory) *cobra.Command { return NewCmdRun(f, nil) },
 	func(f *Factory) *cobra.Command { return NewCmdInit(f, nil) },
 	func(f *Factory) *cobra.Command { return NewCmdDemo(f, nil) },
+	func(f *Factory) *cobra.Command { return NewCmdAudit(f, nil) },
 	func(f *Factory) *cobra.Command { return NewCmdAsk(f, nil) },
 }
 

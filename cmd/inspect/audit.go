@@ -1,0 +1,220 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/glamour"
+	"github.com/spf13/cobra"
+
+	"github.com/inspect-dev/inspect/findings"
+)
+
+// auditFormats are the values of `inspect audit --format`.
+var auditFormats = []string{"text", "markdown", "json", "sarif", "junit"}
+
+// AuditOptions are the inputs of `inspect audit`.
+type AuditOptions struct {
+	F *Factory
+	// Run is the run reference ([FILE.db:]RUN; latest by default).
+	Run string
+	// Format is one of auditFormats.
+	Format string
+	// FailOn is "", "warning" or "error": exit 1 when a finding is at least that.
+	FailOn string
+	// Rules lists the rules instead of auditing.
+	Rules bool
+	// Explain prints one rule's documentation instead of auditing.
+	Explain string
+	// Set holds threshold overrides, NAME=VALUE.
+	Set []string
+}
+
+// NewCmdAudit builds `inspect audit`. runF replaces the action in tests.
+func NewCmdAudit(f *Factory, runF func(*AuditOptions) error) *cobra.Command {
+	opts := &AuditOptions{F: f}
+	cmd := &cobra.Command{
+		Use:   "audit [RUN]",
+		Short: "Find a run's topology mistakes, with what each cost, where its fix goes and grades",
+		Long:  auditLong(),
+		Example: `  inspect audit                          # the latest run, as text
+  inspect audit 7f3a --format markdown >> "$GITHUB_STEP_SUMMARY"
+  inspect audit --format sarif > audit.sarif   # for GitHub code scanning
+  inspect audit --fail-on error          # exit 1 when an error-level finding is found
+  inspect audit --set uneven-ratio=3 --set uneven-min-gap=10s
+  inspect audit --rules
+  inspect audit --explain fanout.missed`,
+		Args: rangeArgs(0, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Run = "latest"
+			if len(args) == 1 {
+				opts.Run = args[0]
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return auditRun(cmd, opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Format, "format", "text", "output format: "+strings.Join(auditFormats, ", "))
+	cmd.Flags().StringVar(&opts.FailOn, "fail-on", "", "exit 1 when a finding is at least this severity: warning or error")
+	cmd.Flags().BoolVar(&opts.Rules, "rules", false, "list the rules with their docs and exit")
+	cmd.Flags().StringVar(&opts.Explain, "explain", "", "print the documentation of rule `ID` and exit")
+	cmd.Flags().StringArrayVar(&opts.Set, "set", nil, "set a threshold, `NAME=VALUE` (repeatable; see the list above)")
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(auditFormats, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"warning", "error"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("explain", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		var ids []string
+		for _, r := range findings.All {
+			ids = append(ids, r.ID+"\t"+r.Doc.Title)
+		}
+		return ids, cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+// auditLong is the help text: the rules, thresholds and grade scale all come
+// from the findings package, so help, --explain and the docs never drift.
+func auditLong() string {
+	var b strings.Builder
+	b.WriteString(`Audit a recorded run for topology mistakes (DESIGN §8): for each finding, what
+went wrong (with its evidence nodes), what it cost (time, tokens, conversation
+starts, computed from the recording), where the fix goes (a line of
+agents.yaml or of a prompt file, from the run's stored project), and what the
+next run should show. Every rule also reports what it examined when it found
+nothing. Cache effects are never reported as measured unless the provider
+reported cached tokens.
+
+Rules:
+`)
+	for _, r := range findings.All {
+		fmt.Fprintf(&b, "  %-29s %s (%s, %s)\n", r.ID, r.Doc.Title, r.Area, r.Severity)
+	}
+	b.WriteString("\nThresholds (--set NAME=VALUE):\n")
+	def := findings.DefaultOptions()
+	for _, s := range findings.OptionSpecs() {
+		fmt.Fprintf(&b, "  %-21s default %-5s %s (%s)\n", s.Name, s.Get(def), s.Doc, s.Rules)
+	}
+	b.WriteString("\nGrades:\n")
+	for _, l := range strings.Split(findings.GradeScale, "\n") {
+		b.WriteString("  " + l + "\n")
+	}
+	b.WriteString(`
+Formats: text (rendered with glamour on a terminal, plain otherwise),
+markdown, json (documented in docs/audit-json.md), sarif (2.1.0, for code
+scanning), junit (one test case per rule).
+
+Exit codes: 0 done (findings below --fail-on, if given); 1 a finding at or
+above --fail-on; 2 bad flags or an unknown run; 3 the database is unreadable.`)
+	return b.String()
+}
+
+func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
+	io := opts.F.IO
+	if !auditContains(auditFormats, opts.Format) {
+		return Usagef("unknown --format %q; use one of: %s", opts.Format, strings.Join(auditFormats, ", "))
+	}
+	var failOn findings.Severity
+	if opts.FailOn != "" {
+		s, err := findings.ParseSeverity(opts.FailOn)
+		if err != nil {
+			return Usagef("unknown --fail-on %q; use warning or error", opts.FailOn)
+		}
+		failOn = s
+	}
+	if opts.Explain != "" {
+		r := findings.Lookup(findings.All, opts.Explain)
+		if r == nil {
+			var ids []string
+			for _, r := range findings.All {
+				ids = append(ids, r.ID)
+			}
+			return Usagef("no rule %q; the rules are: %s", opts.Explain, strings.Join(ids, ", "))
+		}
+		_, err := fmt.Fprint(io.Out, r.Explain())
+		return err
+	}
+	if opts.Rules {
+		if opts.Format == "markdown" {
+			return findings.WriteRulesMarkdown(io.Out, findings.All)
+		}
+		return findings.WriteRulesText(io.Out, findings.All)
+	}
+	o := findings.DefaultOptions()
+	for _, kv := range opts.Set {
+		if err := o.Set(kv); err != nil {
+			return Usagef("--set %s: %v", kv, err)
+		}
+	}
+	if err := o.Validate(); err != nil {
+		return Usagef("--set: %v", err)
+	}
+
+	ctx := cmd.Context()
+	db, g, err := loadGraph(ctx, opts.F, opts.Run)
+	if err != nil {
+		return err
+	}
+	cfg := &findings.Config{Options: o, Requests: func(seq int64) ([]byte, error) { return db.Request(ctx, g.ID, seq) }}
+	rep, err := cfg.Audit(g)
+	if err != nil {
+		return err
+	}
+	switch opts.Format {
+	case "text":
+		if io.Styled() {
+			err = writeGlamour(io, rep, opts.F.Getenv("GLAMOUR_STYLE"))
+		} else {
+			err = findings.WriteText(io.Out, rep)
+		}
+	case "markdown":
+		err = findings.WriteMarkdown(io.Out, rep)
+	case "json":
+		err = findings.WriteJSON(io.Out, rep)
+	case "sarif":
+		err = findings.WriteSARIF(io.Out, rep, nil)
+	case "junit":
+		err = findings.WriteJUnit(io.Out, rep)
+	}
+	if err != nil {
+		return err
+	}
+	if failOn != 0 {
+		if n := rep.Count(failOn); n > 0 {
+			return &ThresholdError{Reason: fmt.Sprintf("run %s has %d finding(s) at or above %s (--fail-on %s)", rep.Run, n, failOn, opts.FailOn)}
+		}
+	}
+	return nil
+}
+
+// writeGlamour renders the markdown report for a terminal, in the glamour
+// style GLAMOUR_STYLE names ("auto" when unset).
+func writeGlamour(io *IOStreams, rep *findings.Report, style string) error {
+	var md bytes.Buffer
+	if err := findings.WriteMarkdown(&md, rep); err != nil {
+		return err
+	}
+	if style == "" {
+		style = "auto"
+	}
+	r, err := glamour.NewTermRenderer(glamour.WithStylePath(style), glamour.WithWordWrap(io.Width))
+	if err != nil {
+		return findings.WriteText(io.Out, rep)
+	}
+	out, err := r.Render(md.String())
+	if err != nil {
+		return findings.WriteText(io.Out, rep)
+	}
+	_, err = fmt.Fprint(io.Out, out)
+	return err
+}
+
+func auditContains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

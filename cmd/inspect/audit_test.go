@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/runtime"
+)
+
+// auditTestFactory returns a factory on buffers (no TTY) whose database
+// holds the recorded run of fixture name (run id "run-<name>").
+func auditTestFactory(t *testing.T, fixture string) (*Factory, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	out, errOut := new(bytes.Buffer), new(bytes.Buffer)
+	s := &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut, NoColor: true, Width: 80}
+	f := NewFactory(s, func(string) string { return "" })
+	f.DBPath = filepath.Join(t.TempDir(), "runs.db")
+	t.Cleanup(func() { f.Close() })
+	if fixture == "" {
+		return f, out, errOut
+	}
+	src := filepath.Join("..", "..", "fixtures", fixture)
+	dst := filepath.Join(t.TempDir(), fixture)
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	db, err := f.Store(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runtime.Run(ctx, runtime.Config{Project: dst, Script: filepath.Join(dst, "script.yaml"), DB: db,
+		Now: func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC) }, RunID: "run-" + fixture}); err != nil {
+		t.Fatalf("record %s: %v", fixture, err)
+	}
+	return f, out, errOut
+}
+
+func TestNewCmdAudit(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want AuditOptions
+	}{
+		{"defaults", nil, AuditOptions{Run: "latest", Format: "text"}},
+		{"run and format", []string{"7f3a", "--format", "sarif"}, AuditOptions{Run: "7f3a", Format: "sarif"}},
+		{"fail-on", []string{"--fail-on", "error"}, AuditOptions{Run: "latest", Format: "text", FailOn: "error"}},
+		{"rules", []string{"--rules"}, AuditOptions{Run: "latest", Format: "text", Rules: true}},
+		{"explain", []string{"--explain", "fork.uneven"}, AuditOptions{Run: "latest", Format: "text", Explain: "fork.uneven"}},
+		{"set", []string{"--set", "uneven-ratio=3", "--set", "uneven-min-gap=10s"}, AuditOptions{Run: "latest", Format: "text", Set: []string{"uneven-ratio=3", "uneven-min-gap=10s"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _, _ := auditTestFactory(t, "")
+			var got *AuditOptions
+			cmd := NewCmdAudit(f, func(o *AuditOptions) error { got = o; return nil })
+			cmd.SetArgs(tt.args)
+			cmd.SetOut(new(bytes.Buffer))
+			if err := cmd.Execute(); err != nil {
+				t.Fatalf("Execute: %v", err)
+			}
+			got.F = nil
+			if !reflect.DeepEqual(*got, tt.want) {
+				t.Errorf("options = %+v, want %+v", *got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAuditRun(t *testing.T) {
+	tests := []struct {
+		name     string
+		fixture  string
+		args     []string
+		wantCode int
+		wantOut  []string // substrings of stdout
+		wantErr  string   // substring of stderr
+	}{
+		{"text", "audit-fanout-missed", []string{"audit"}, ExitOK,
+			[]string{"fanout.missed: missed fan-out", "cost:  2.5s", "fix:   agents/analyst.md:2", "next:  one fork from analyst", "fanout.missed: found", "fork.uneven: not applicable (no fork in this run)", "grades: Forking C"}, ""},
+		{"fail-on warning", "audit-fanout-missed", []string{"audit", "--fail-on", "warning"}, ExitFindings, []string{"fanout.missed"}, "at or above warning"},
+		{"fail-on error passes warnings", "audit-fanout-missed", []string{"audit", "--fail-on", "error"}, ExitOK, []string{"fanout.missed"}, ""},
+		{"fail-on error", "audit-handoff-loop", []string{"audit", "latest", "--fail-on", "error"}, ExitFindings, []string{"handoff.loop"}, "1 finding(s) at or above error"},
+		{"clean run", "nearmiss-even-fanout", []string{"audit", "--fail-on", "warning"}, ExitOK, []string{"No topology mistakes found.", "fork.uneven: clear (1 fork with 2 or more branches examined)"}, ""},
+		{"markdown", "audit-fork-uneven", []string{"audit", "--format", "markdown"}, ExitOK, []string{"# inspect audit", "`fork.uneven`", "**Next run should show:**"}, ""},
+		{"junit", "audit-fork-uneven", []string{"audit", "--format", "junit"}, ExitOK, []string{"<testsuites", `<testcase name="fork.uneven"`, "<failure"}, ""},
+		{"sarif", "audit-fork-uneven", []string{"audit", "--format", "sarif"}, ExitOK, []string{`"version": "2.1.0"`, `"ruleId": "fork.uneven"`, `"uri": "agents/analyst.md"`}, ""},
+		{"bad format", "", []string{"audit", "--format", "yaml"}, ExitUsage, nil, "use one of: text, markdown, json, sarif, junit"},
+		{"bad fail-on", "", []string{"audit", "--fail-on", "info"}, ExitUsage, nil, "use warning or error"},
+		{"bad threshold", "", []string{"audit", "--set", "nope=1"}, ExitUsage, nil, "unknown threshold \"nope\""},
+		{"unknown rule", "", []string{"audit", "--explain", "fork.nope"}, ExitUsage, nil, "no rule \"fork.nope\"; the rules are: fanout.missed"},
+		{"explain", "", []string{"audit", "--explain", "fanout.missed"}, ExitOK, []string{"fanout.missed: missed fan-out", "Price: elapsed time", "Next run should show:"}, ""},
+		{"rules", "", []string{"audit", "--rules"}, ExitOK, []string{"delegation.missed-specialist", "handoff.loop"}, ""},
+		{"no runs", "", []string{"audit"}, ExitUsage, nil, "no runs recorded yet"},
+		{"unknown run", "audit-fork-uneven", []string{"audit", "zzz"}, ExitUsage, nil, "no run matches \"zzz\""},
+		{"threshold raises the bar", "audit-fork-uneven", []string{"audit", "--set", "uneven-ratio=7", "--fail-on", "warning"}, ExitOK, []string{"fork.uneven: clear"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, out, errOut := auditTestFactory(t, tt.fixture)
+			code := run(context.Background(), f, tt.args)
+			if code != tt.wantCode {
+				t.Errorf("exit code = %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, out, errOut)
+			}
+			for _, w := range tt.wantOut {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("stdout lacks %q:\n%s", w, out)
+				}
+			}
+			if tt.wantErr != "" && !strings.Contains(errOut.String(), tt.wantErr) {
+				t.Errorf("stderr lacks %q:\n%s", tt.wantErr, errOut)
+			}
+		})
+	}
+}
+
+// TestAuditRun_JSON checks the documented JSON fields scripts rely on.
+func TestAuditRun_JSON(t *testing.T) {
+	f, out, _ := auditTestFactory(t, "audit-fork-overlap")
+	if code := run(context.Background(), f, []string{"audit", "--format", "json"}); code != ExitOK {
+		t.Fatalf("exit code %d", code)
+	}
+	var doc struct {
+		Run      string            `json:"run"`
+		Grades   map[string]string `json:"grades"`
+		Findings []struct {
+			Rule  string         `json:"rule"`
+			Agent string         `json:"agent"`
+			Nodes []string       `json:"nodes"`
+			Price map[string]any `json:"price"`
+			Fix   struct {
+				Location struct {
+					Path string `json:"path"`
+					Line int    `json:"line"`
+				} `json:"location"`
+			} `json:"fix"`
+			Next        string `json:"next"`
+			Fingerprint string `json:"fingerprint"`
+		} `json:"findings"`
+		Checks []findings.Check `json:"checks"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if doc.Run != "run-audit-fork-overlap" || doc.Grades["Forking"] == "" || doc.Grades["Hand-offs"] != "A" {
+		t.Errorf("run/grades = %q %v", doc.Run, doc.Grades)
+	}
+	if len(doc.Findings) != 1 {
+		t.Fatalf("%d findings, want 1", len(doc.Findings))
+	}
+	fd := doc.Findings[0]
+	if fd.Rule != "fork.overlap" || fd.Agent != "analyst" || len(fd.Nodes) == 0 || !strings.HasPrefix(fd.Nodes[0], "n") ||
+		fd.Price["elapsed_ms"] == nil || fd.Fix.Location.Path != "agents/analyst.md" || fd.Next == "" || fd.Fingerprint == "" {
+		t.Errorf("finding = %+v", fd)
+	}
+	if len(doc.Checks) != len(findings.All) {
+		t.Errorf("%d checks, want %d", len(doc.Checks), len(findings.All))
+	}
+}
+
+// TestAuditRun_Styled renders with glamour when stdout is a terminal.
+func TestAuditRun_Styled(t *testing.T) {
+	f, out, _ := auditTestFactory(t, "audit-fork-uneven")
+	f.IO.OutTTY, f.IO.NoColor = true, false
+	f.Getenv = func(k string) string {
+		if k == "GLAMOUR_STYLE" {
+			return "dark"
+		}
+		return ""
+	}
+	if code := run(context.Background(), f, []string{"audit"}); code != ExitOK {
+		t.Fatalf("exit code %d", code)
+	}
+	if !strings.Contains(out.String(), "\x1b[") || !strings.Contains(out.String(), "fork.uneven") || strings.Contains(out.String(), "**What happened:**") {
+		t.Errorf("styled output lacks ANSI styling or the finding:\n%q", out.String())
+	}
+}
