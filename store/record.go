@@ -72,7 +72,7 @@ type Recorder struct {
 
 	mu    sync.Mutex
 	blobs map[[32]byte]int64 // committed blob ids by hash
-	links map[[2]int64]int64 // committed chain ids by (prev, blob)
+	links map[link]int64     // committed chain ids by (prev, hash)
 }
 
 // CreateRun inserts r with status running, together with its project
@@ -124,7 +124,7 @@ func (db *DB) CreateRun(ctx context.Context, r *Run) (*Recorder, error) {
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("create run: %w", err)
 	}
-	return &Recorder{db: db, run: r.ID, blobs: map[[32]byte]int64{}, links: map[[2]int64]int64{}}, nil
+	return &Recorder{db: db, run: r.ID, blobs: map[[32]byte]int64{}, links: map[link]int64{}}, nil
 }
 
 // RunID is the id of the run being recorded.
@@ -179,27 +179,32 @@ func (rec *Recorder) insert(ctx context.Context, n *Node) error {
 	if err != nil {
 		return err
 	}
+	args := []any{rec.run, n.Seq, string(n.Kind), n.Branch, n.ForkSeq, n.Agent, n.Depth, n.Started.UnixNano(), endedNS(n),
+		string(n.Status), n.Error, row.name, row.calls, row.callID, row.in, row.out, row.cached, row.research, row.args, row.text, row.data}
+	if n.Kind != KindLLM || n.LLM == nil || n.LLM.Request == nil {
+		// One statement commits on its own: no BEGIN/COMMIT round trips.
+		if _, err := rec.db.stmts.insertNode.ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("record n%d: %w", n.Seq, err)
+		}
+		return nil
+	}
 	tx, err := rec.db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("record n%d: %w", n.Seq, err)
 	}
 	defer tx.Rollback()
-	res, err := tx.StmtContext(ctx, rec.db.stmts.insertNode).ExecContext(ctx,
-		rec.run, n.Seq, string(n.Kind), n.Branch, n.ForkSeq, n.Agent, n.Depth, n.Started.UnixNano(), endedNS(n),
-		string(n.Status), n.Error, row.name, row.calls, row.callID, row.in, row.out, row.cached, row.research, row.args, row.text, row.data)
+	res, err := tx.StmtContext(ctx, rec.db.stmts.insertNode).ExecContext(ctx, args...)
 	if err != nil {
 		return fmt.Errorf("record n%d: %w", n.Seq, err)
 	}
-	var pending *pendingIDs
-	if n.Kind == KindLLM && n.LLM != nil && n.LLM.Request != nil {
-		id, _ := res.LastInsertId()
-		if pending, err = rec.storeRequest(ctx, tx, id, n.LLM.Request); err != nil {
-			return fmt.Errorf("record request of n%d: %w", n.Seq, err)
-		}
-		if n.LLM.Response != nil && !n.Ended.IsZero() {
-			if _, err := tx.ExecContext(ctx, `UPDATE requests SET response=? WHERE node_id=?`, n.LLM.Response, id); err != nil {
-				return fmt.Errorf("record response of n%d: %w", n.Seq, err)
-			}
+	id, _ := res.LastInsertId()
+	pending, err := rec.storeRequest(ctx, tx, id, n.LLM.Request)
+	if err != nil {
+		return fmt.Errorf("record request of n%d: %w", n.Seq, err)
+	}
+	if n.LLM.Response != nil && !n.Ended.IsZero() {
+		if _, err := tx.ExecContext(ctx, `UPDATE requests SET response=? WHERE node_id=?`, n.LLM.Response, id); err != nil {
+			return fmt.Errorf("record response of n%d: %w", n.Seq, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,10 +13,11 @@ import (
 
 // A request body is stored as head || m0 || ,m1 || ,m2 ... || tail, where
 // the m are the elements of its top-level "messages" array (each with the
-// separator before it) and head/tail are the bytes around them. Every piece is
-// a content-addressed blob, and the messages form a chain whose links are
-// shared by every request that repeats the same prefix: a conversation of N
-// steps stores each message once and N small request rows, not N² messages.
+// separator before it) and head/tail are the bytes around them. Heads and
+// tails (model, tools, options) are content-addressed blobs; the messages
+// form a chain whose links are shared by every request that repeats the same
+// prefix: a conversation of N steps stores each message once and N small
+// request rows, not N² messages.
 
 // splitRequest cuts body into head, message pieces and tail. A body that is
 // not a JSON object with a non-empty "messages" array comes back as one head.
@@ -69,7 +71,13 @@ func splitRequest(body []byte) (head []byte, msgs [][]byte, tail []byte) {
 // the recorder's caches only after the commit.
 type pendingIDs struct {
 	blobs map[[32]byte]int64
-	links map[[2]int64]int64
+	links map[link]int64
+}
+
+// link identifies a chain entry: the entry before it and its bytes' hash.
+type link struct {
+	prev int64
+	hash [32]byte
 }
 
 func (rec *Recorder) remember(p *pendingIDs) {
@@ -80,7 +88,7 @@ func (rec *Recorder) remember(p *pendingIDs) {
 	defer rec.mu.Unlock()
 	if len(rec.blobs) > 1<<16 { // bound the caches; the database stays the truth
 		rec.blobs = map[[32]byte]int64{}
-		rec.links = map[[2]int64]int64{}
+		rec.links = map[link]int64{}
 	}
 	for k, v := range p.blobs {
 		rec.blobs[k] = v
@@ -97,7 +105,7 @@ func (rec *Recorder) cached(h [32]byte) (int64, bool) {
 	return id, ok
 }
 
-func (rec *Recorder) cachedLink(k [2]int64) (int64, bool) {
+func (rec *Recorder) cachedLink(k link) (int64, bool) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	id, ok := rec.links[k]
@@ -105,7 +113,7 @@ func (rec *Recorder) cachedLink(k [2]int64) (int64, bool) {
 }
 
 func (rec *Recorder) storeRequest(ctx context.Context, tx *sql.Tx, nodeID int64, body []byte) (*pendingIDs, error) {
-	p := &pendingIDs{blobs: map[[32]byte]int64{}, links: map[[2]int64]int64{}}
+	p := &pendingIDs{blobs: map[[32]byte]int64{}, links: map[link]int64{}}
 	blob := func(data []byte) (int64, error) {
 		h := sha256.Sum256(data)
 		if id, ok := rec.cached(h); ok {
@@ -139,11 +147,9 @@ func (rec *Recorder) storeRequest(ctx context.Context, tx *sql.Tx, nodeID int64,
 	}
 	var last int64
 	for _, m := range msgs {
-		b, err := blob(m)
-		if err != nil {
-			return nil, err
-		}
-		k := [2]int64{last, b}
+		h := sha256.Sum256(m)
+		hkey := int64(binary.BigEndian.Uint64(h[:8]))
+		k := link{last, h}
 		if id, ok := rec.cachedLink(k); ok {
 			last = id
 			continue
@@ -153,10 +159,10 @@ func (rec *Recorder) storeRequest(ctx context.Context, tx *sql.Tx, nodeID int64,
 			continue
 		}
 		var id int64
-		err = tx.QueryRowContext(ctx, `SELECT id FROM chain WHERE prev=? AND blob=?`, last, b).Scan(&id)
+		err = tx.QueryRowContext(ctx, `SELECT id FROM chain WHERE prev=? AND hkey=? AND data=?`, last, hkey, m).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
 			var res sql.Result
-			if res, err = tx.ExecContext(ctx, `INSERT INTO chain (prev, blob) VALUES (?,?)`, last, b); err == nil {
+			if res, err = tx.ExecContext(ctx, `INSERT INTO chain (prev, hkey, data) VALUES (?,?,?)`, last, hkey, m); err == nil {
 				id, err = res.LastInsertId()
 			}
 		}
@@ -198,12 +204,12 @@ func (db *DB) Request(ctx context.Context, run string, seq int64) ([]byte, error
 	}
 	out = append(out, hb...)
 	if last != 0 {
-		rows, err := db.r.QueryContext(ctx, `WITH RECURSIVE c(id, prev, blob, k) AS (
-				SELECT id, prev, blob, 0 FROM chain WHERE id = ?
+		rows, err := db.r.QueryContext(ctx, `WITH RECURSIVE c(id, prev, data, k) AS (
+				SELECT id, prev, data, 0 FROM chain WHERE id = ?
 				UNION ALL
-				SELECT chain.id, chain.prev, chain.blob, c.k + 1 FROM chain JOIN c ON chain.id = c.prev
+				SELECT chain.id, chain.prev, chain.data, c.k + 1 FROM chain JOIN c ON chain.id = c.prev
 			)
-			SELECT blobs.data FROM c JOIN blobs ON blobs.id = c.blob ORDER BY c.k DESC`, last)
+			SELECT data FROM c ORDER BY k DESC`, last)
 		if err != nil {
 			return nil, fmt.Errorf("load request of n%d: %w", seq, err)
 		}

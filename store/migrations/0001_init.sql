@@ -50,7 +50,8 @@ CREATE TABLE nodes (
 	UNIQUE (run_id, seq)
 );
 
--- Content-addressed pieces of request bodies: each distinct byte string once.
+-- Content-addressed heads and tails of request bodies (model, tools, options):
+-- each distinct byte string once.
 CREATE TABLE blobs (
 	id   INTEGER PRIMARY KEY,
 	hash BLOB NOT NULL UNIQUE,  -- SHA-256 of data
@@ -58,13 +59,15 @@ CREATE TABLE blobs (
 );
 
 -- A persistent list of messages: a request's messages are the chain ending at
--- its last message, so a conversation's requests share every earlier link.
+-- its last message, so a conversation's requests share every earlier link and
+-- each message is stored once per distinct history it follows.
 CREATE TABLE chain (
 	id   INTEGER PRIMARY KEY,
 	prev INTEGER NOT NULL,      -- 0 = first message
-	blob INTEGER NOT NULL REFERENCES blobs(id),
-	UNIQUE (prev, blob)
+	hkey INTEGER NOT NULL,      -- first 8 bytes of SHA-256(data), for lookup
+	data BLOB NOT NULL          -- the message bytes, with the separator before it
 );
+CREATE INDEX chain_lookup ON chain(prev, hkey);
 
 -- The exact request body of an llm node = head || chain(last) || tail.
 CREATE TABLE requests (

@@ -1,0 +1,248 @@
+package graph_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/graph/graphtest"
+	"github.com/inspect-dev/inspect/store"
+)
+
+func run() *store.Run {
+	return &store.Run{ID: "r1", Started: graphtest.Start, Ended: graphtest.Start.Add(time.Minute), Status: store.StatusOK}
+}
+
+func TestBuild_Synthetic(t *testing.T) {
+	nodes := graphtest.Synthetic(200)
+	g, err := graph.Build(run(), nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Nodes) != len(nodes) {
+		t.Fatalf("len(Nodes) = %d, want %d", len(g.Nodes), len(nodes))
+	}
+	if len(g.Forks) == 0 {
+		t.Fatal("no forks")
+	}
+	if got, want := len(g.Conversations), 1+4*len(g.Forks); got != want {
+		t.Errorf("len(Conversations) = %d, want %d", got, want)
+	}
+	failed := 0
+	for _, f := range g.Forks {
+		if f.Join == nil {
+			t.Fatalf("fork %s has no join", f.Node.ID())
+		}
+		slowest := 0
+		for _, b := range f.Branches {
+			if b.Conv == nil || len(b.Conv.Nodes) == 0 || b.Conv.Branch != b {
+				t.Fatalf("branch %s of %s has no conversation", b.Name, f.Node.ID())
+			}
+			if b.Conv.Path != b.Name || b.Conv.Depth != 1 {
+				t.Errorf("branch %s: Path = %q, Depth = %d", b.Name, b.Conv.Path, b.Conv.Depth)
+			}
+			if b.Slowest() {
+				slowest++
+			}
+			if b.Status == store.StatusError {
+				failed++
+			}
+			if b.Status == store.StatusRunning {
+				t.Errorf("branch %s still running after its join", b.Name)
+			}
+		}
+		if slowest != 1 {
+			t.Errorf("fork %s has %d slowest branches, want exactly 1", f.Node.ID(), slowest)
+		}
+		if f.Slowest.Status != store.StatusError && f.Slowest.Duration != 2*time.Second {
+			t.Errorf("slowest of %s = %s %v", f.Node.ID(), f.Slowest.Name, f.Slowest.Duration)
+		}
+	}
+	if failed == 0 {
+		t.Error("the synthetic run's failing branches read ok")
+	}
+	if !g.IsFirstOwned(g.Nodes[0]) || g.FirstOwned("researcher") == nil || g.FirstOwned("researcher").Conv == g.Trunk {
+		t.Errorf("first owned nodes wrong: analyst %v, researcher %v", g.FirstOwned("analyst"), g.FirstOwned("researcher"))
+	}
+	tc := g.ToolCounts()
+	if tc.ResearchBeforeFork != 1 || tc.ResearchInBranches != 4*len(g.Forks) || tc.ResearchAfterFork != len(g.Forks)-1 {
+		t.Errorf("research split = %d before, %d in branches, %d after", tc.ResearchBeforeFork, tc.ResearchInBranches, tc.ResearchAfterFork)
+	}
+	if tc.ByName[0].Name != "read_file" || tc.ByName[1].Name != "fork" || tc.ByName[1].Count != len(g.Forks) {
+		t.Errorf("ByName = %v", tc.ByName)
+	}
+	tok := g.Tokens()
+	if tok.Calls == 0 || tok.In != int64(tok.Calls-countFailedLLM(g))*1200 || tok.CachedReported {
+		t.Errorf("Tokens = %+v", tok)
+	}
+}
+
+func countFailedLLM(g *graph.Run) int {
+	n := 0
+	for _, nd := range g.Nodes {
+		if nd.Kind == store.KindLLM && nd.Status == store.StatusError {
+			n++
+		}
+	}
+	return n
+}
+
+func TestBuild_HandoffAndOpenFork(t *testing.T) {
+	at := func(s int) time.Time { return graphtest.Start.Add(time.Duration(s) * time.Second) }
+	nodes := []*store.Node{
+		{Seq: 1, Kind: store.KindUser, Agent: "intake", Started: at(0), Ended: at(0), Status: store.StatusOK, Text: "refund?"},
+		{Seq: 2, Kind: store.KindLLM, Agent: "intake", Started: at(0), Ended: at(1), Status: store.StatusOK, LLM: &store.LLM{Calls: []string{"transfer_to_billing"}}},
+		{Seq: 3, Kind: store.KindHandoff, Agent: "intake", Started: at(1), Ended: at(1), Status: store.StatusOK, Handoff: &store.Handoff{From: "intake", To: "billing"}},
+		{Seq: 4, Kind: store.KindLLM, Agent: "billing", Started: at(1), Ended: at(2), Status: store.StatusOK, LLM: &store.LLM{Calls: []string{"fork"}}},
+		{Seq: 5, Kind: store.KindFork, Agent: "billing", Started: at(2), Ended: at(2), Status: store.StatusOK,
+			Fork: &store.Fork{Context: "none", Branches: []store.ForkBranch{{Name: "a", Agent: "billing"}, {Name: "b", Agent: "billing"}}}},
+		{Seq: 6, Kind: store.KindLLM, Branch: "a", ForkSeq: 5, Depth: 1, Agent: "billing", Started: at(2), Status: store.StatusInterrupted, LLM: &store.LLM{}},
+	}
+	r := run()
+	r.Status = store.StatusInterrupted
+	g, err := graph.Build(r, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.FirstAgent() != "intake" || g.LastAgent() != "billing" {
+		t.Errorf("FirstAgent, LastAgent = %q, %q", g.FirstAgent(), g.LastAgent())
+	}
+	if len(g.Handoffs) != 1 {
+		t.Errorf("len(Handoffs) = %d", len(g.Handoffs))
+	}
+	f := g.Forks[0]
+	if f.Join != nil || f.Branches[0].Status != store.StatusInterrupted || f.Branches[1].Status != store.StatusInterrupted {
+		t.Errorf("open fork: join %v, statuses %s %s", f.Join, f.Branches[0].Status, f.Branches[1].Status)
+	}
+	if f.Branches[1].Conv == nil || len(f.Branches[1].Conv.Nodes) != 0 {
+		t.Errorf("a branch that recorded nothing still gets an empty conversation")
+	}
+	if _, err := graph.Build(r, append(nodes, &store.Node{Seq: 6, Kind: store.KindUser})); err == nil {
+		t.Error("two nodes with one seq were accepted")
+	}
+}
+
+func TestLoad_MatchesBuild(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	nodes := graphtest.Synthetic(120)
+	id, err := graphtest.Record(ctx, db, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := graph.Load(ctx, db, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := graph.Build(&store.Run{ID: id}, graphtest.Synthetic(120))
+	if len(g.Nodes) != len(want.Nodes) || len(g.Forks) != len(want.Forks) || g.Tokens() != want.Tokens() || g.Elapsed() != want.Nodes[len(want.Nodes)-1].Ended.Sub(graphtest.Start) {
+		t.Errorf("loaded graph differs: %d nodes, %d forks, %+v, elapsed %v", len(g.Nodes), len(g.Forks), g.Tokens(), g.Elapsed())
+	}
+	for i, f := range g.Forks {
+		if f.Slowest.Name != want.Forks[i].Slowest.Name || f.Slowest.Duration != want.Forks[i].Slowest.Duration {
+			t.Errorf("fork %d slowest = %s %v, want %s %v", i, f.Slowest.Name, f.Slowest.Duration, want.Forks[i].Slowest.Name, want.Forks[i].Slowest.Duration)
+		}
+	}
+}
+
+// The 100,000-node benchmarks share one database file per process.
+var bench struct {
+	once sync.Once
+	path string
+	id   string
+	err  error
+}
+
+func benchDB(b *testing.B) (string, string) {
+	bench.once.Do(func() {
+		dir, err := filepathTemp()
+		if err != nil {
+			bench.err = err
+			return
+		}
+		bench.path = filepath.Join(dir, "bench.db")
+		db, err := store.Open(context.Background(), bench.path)
+		if err != nil {
+			bench.err = err
+			return
+		}
+		defer db.Close()
+		bench.id, bench.err = graphtest.Record(context.Background(), db, graphtest.Synthetic(100_000))
+	})
+	if bench.err != nil {
+		b.Fatal(bench.err)
+	}
+	return bench.path, bench.id
+}
+
+// BenchmarkLoad100k loads the graph of a 100,000-node run from SQLite.
+// Compare with BenchmarkBareScan100k, the floor: the same rows scanned.
+func BenchmarkLoad100k(b *testing.B) {
+	path, id := benchDB(b)
+	ctx := context.Background()
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	b.ResetTimer()
+	var g *graph.Run
+	for i := 0; i < b.N; i++ {
+		if g, err = graph.Load(ctx, db, id); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	var before, after runtime.MemStats
+	g = nil
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	g, _ = graph.Load(ctx, db, id)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(len(g.Nodes)), "heapB/node")
+	runtime.KeepAlive(g)
+}
+
+// BenchmarkBareScan100k is a bare SELECT of the columns graph.Load reads,
+// scanned into locals: the limit Load is measured against.
+func BenchmarkBareScan100k(b *testing.B) {
+	path, id := benchDB(b)
+	db, err := sql.Open("sqlite3", "file:"+path+"?_journal_mode=WAL&_busy_timeout=10000")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rows, err := db.Query(`SELECT seq, kind, branch, fork_seq, agent, depth, started_ns, ended_ns, status, error,
+			name, calls, call_id, tokens_in, tokens_out, tokens_cached, research, args, text, data FROM nodes WHERE run_id=? ORDER BY seq`, id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		count := 0
+		for rows.Next() {
+			var seq, forkSeq, depth, started, in, out, research int64
+			var ended, cached sql.NullInt64
+			var kind, branch, agent, status, errMsg, name, calls, callID, args, text, data string
+			if err := rows.Scan(&seq, &kind, &branch, &forkSeq, &agent, &depth, &started, &ended, &status, &errMsg,
+				&name, &calls, &callID, &in, &out, &cached, &research, &args, &text, &data); err != nil {
+				b.Fatal(err)
+			}
+			count++
+		}
+		rows.Close()
+		if count < 100_000 {
+			b.Fatalf("scanned %d rows", count)
+		}
+	}
+}

@@ -1,0 +1,519 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+
+func openTemp(t testing.TB) (*DB, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "runs.db")
+	db, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, path
+}
+
+func newRun(t testing.TB, db *DB) *Recorder {
+	t.Helper()
+	rec, err := db.CreateRun(context.Background(), &Run{
+		Started: t0,
+		Tasks:   []string{"Compare Q3 revenue"},
+		Project: Project{Name: "demo", Files: []File{{Path: "agents.yaml", Content: "agents: []\n"}, {Path: "agents/analyst.md", Content: "You analyse.\n"}}},
+		Options: map[string]any{"maxForkDepth": 2},
+		BaseURL: "https://user:secret@api.example.com/v1",
+		Models:  []string{"m2", "m1"},
+	})
+	if err != nil {
+		t.Fatalf("CreateRun: %v", err)
+	}
+	return rec
+}
+
+// everyKind returns one finished node of each kind, fully populated.
+func everyKind() []*Node {
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	return []*Node{
+		{Kind: KindUser, Agent: "analyst", Started: at(0), Ended: at(0), Text: "Compare Q3 revenue"},
+		{Kind: KindLLM, Agent: "analyst", Started: at(0), Ended: at(1), LLM: &LLM{Model: "m1", Calls: []string{"read_file", "fork"},
+			Usage: Usage{In: 1210, Out: 31, Cached: 1000, CachedReported: true}, Content: "let me look",
+			Request:  []byte(`{"model":"m1","messages":[{"role":"system","content":"s"},{"role":"user","content":"q"}],"tools":[]}`),
+			Response: []byte(`{"id":"x","choices":[]}`)}},
+		{Kind: KindTool, Agent: "analyst", Started: at(1), Ended: at(2), Tool: &Tool{CallID: "c1", Name: "read_file", Args: `{"path":"a.md"}`, Result: "hello", Research: true}},
+		{Kind: KindFork, Agent: "analyst", Started: at(2), Ended: at(2), Fork: &Fork{Context: "compact", Branches: []ForkBranch{{Name: "eu", Agent: "researcher", Instructions: "EU total"}}}},
+		{Kind: KindLLM, Branch: "eu", ForkSeq: 4, Depth: 1, Agent: "researcher", Started: at(2), Ended: at(5), Status: StatusError, Error: "provider returned 500",
+			LLM: &LLM{Model: "m2", Usage: Usage{In: 10, Out: 0}}},
+		{Kind: KindFinal, Branch: "eu", ForkSeq: 4, Depth: 1, Agent: "researcher", Started: at(5), Ended: at(5), Status: StatusError, Error: "provider returned 500"},
+		{Kind: KindJoin, Agent: "analyst", Started: at(5), Ended: at(5), Join: &Join{ForkSeq: 4, Branches: []JoinBranch{{Name: "eu", Agent: "researcher", Status: StatusError, Duration: 3 * time.Second, Answer: "provider returned 500"}}}},
+		{Kind: KindHandoff, Agent: "analyst", Started: at(6), Ended: at(6), Handoff: &Handoff{From: "analyst", To: "billing", Reason: "invoice question"}},
+		{Kind: KindFinal, Agent: "billing", Started: at(7), Ended: at(7), Text: "EU 4.2M"},
+	}
+}
+
+func TestRoundTrip_EveryKind(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	rec := newRun(t, db)
+	want := everyKind()
+	for i, n := range want {
+		if i%2 == 0 {
+			if err := rec.AddNode(ctx, n); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		ended, status := n.Ended, n.Status
+		n.Ended, n.Status = time.Time{}, ""
+		if err := rec.StartNode(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		n.Ended, n.Status = ended, status
+		if err := rec.FinishNode(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rec.Finish(ctx, StatusOK, "", t0.Add(8*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	run, err := db.LoadRun(ctx, rec.RunID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != StatusOK || !run.Ended.Equal(t0.Add(8*time.Second)) || run.Tasks[0] != "Compare Q3 revenue" {
+		t.Errorf("run = %+v", run)
+	}
+	if run.BaseURL != "https://api.example.com/v1" {
+		t.Errorf("BaseURL = %q, want credentials removed", run.BaseURL)
+	}
+	if !reflect.DeepEqual(run.Models, []string{"m1", "m2"}) {
+		t.Errorf("Models = %v", run.Models)
+	}
+	if f := run.Project.File("agents/analyst.md"); f == nil || f.Content != "You analyse.\n" || len(f.SHA256) != 64 {
+		t.Errorf("project file = %+v", f)
+	}
+	var got []*Node
+	if err := db.ScanNodes(ctx, run, func(n *Node) error { got = append(got, n); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d nodes, want %d", len(got), len(want))
+	}
+	for i := range want {
+		w := *want[i]
+		if w.LLM != nil { // bodies are loaded separately
+			l := *w.LLM
+			l.Request, l.Response = nil, nil
+			w.LLM = &l
+		}
+		g := got[i]
+		if w.Seq != int64(i+1) || g.Seq != w.Seq {
+			t.Errorf("node %d: Seq = %d, want %d", i, g.Seq, i+1)
+		}
+		g.Started, g.Ended = g.Started.UTC(), g.Ended.UTC()
+		w.Started, w.Ended = w.Started.UTC(), w.Ended.UTC()
+		if w.Status == "" {
+			w.Status = StatusOK
+		}
+		gj, _ := json.Marshal(g)
+		wj, _ := json.Marshal(&w)
+		if !bytes.Equal(gj, wj) {
+			t.Errorf("%s node round trip:\n got %s\nwant %s", w.Kind, gj, wj)
+		}
+	}
+	req, err := db.Request(ctx, run.ID, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(req, want[1].LLM.Request) {
+		t.Errorf("Request = %s, want %s", req, want[1].LLM.Request)
+	}
+	resp, err := db.Response(ctx, run.ID, 2)
+	if err != nil || string(resp) != `{"id":"x","choices":[]}` {
+		t.Errorf("Response = %s, %v", resp, err)
+	}
+	if _, err := db.Request(ctx, run.ID, 3); !errors.Is(err, ErrNoRequest) {
+		t.Errorf("Request of a tool node: err = %v, want ErrNoRequest", err)
+	}
+}
+
+func TestStartNode_VisibleWhileOpen(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	rec := newRun(t, db)
+	n := &Node{Kind: KindLLM, Agent: "a", Started: t0, LLM: &LLM{Model: "m", Request: []byte(`{"messages":[{"role":"user","content":"x"}]}`)}}
+	if err := rec.StartNode(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	run, _ := db.LoadRun(ctx, rec.RunID())
+	got, err := db.Node(ctx, run, n.Seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != StatusRunning || !got.Ended.IsZero() {
+		t.Errorf("open node: Status = %q, Ended = %v; want running, zero", got.Status, got.Ended)
+	}
+	if _, err := db.Request(ctx, run.ID, n.Seq); err != nil {
+		t.Errorf("request of an open call: %v", err)
+	}
+	if err := rec.FinishNode(ctx, &Node{Seq: 99, Kind: KindTool, Tool: &Tool{}}); err == nil || !strings.Contains(err.Error(), "never started") {
+		t.Errorf("finishing an unknown node: err = %v", err)
+	}
+	if err := rec.Finish(ctx, StatusCancelled, "interrupted by the user", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = db.Node(ctx, run, n.Seq)
+	if got.Status != StatusCancelled {
+		t.Errorf("open node after a cancelled run: Status = %q, want cancelled", got.Status)
+	}
+}
+
+// conversation builds the requests of an n-step conversation the way a
+// provider sees them: each request repeats every earlier message.
+func conversation(n int) (reqs [][]byte, transcript int) {
+	reqs, resps := conversationWithResponses(n)
+	transcript = len(reqs[len(reqs)-1])
+	for _, r := range resps {
+		transcript += len(r)
+	}
+	return reqs, transcript
+}
+
+// conversationWithResponses also returns each step's response body. The
+// transcript of the conversation is its last request (every message once)
+// plus every response.
+func conversationWithResponses(n int) (reqs, resps [][]byte) {
+	tools := `[{"type":"function","function":{"name":"read_file","description":"Read a file of the workspace.","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}}]`
+	msgs := []string{`{"role":"system","content":"You are the analyst. Read the regional reports and answer."}`,
+		`{"role":"user","content":"Compare Q3 revenue across EU, US and APAC"}`}
+	for i := 0; i < n; i++ {
+		body := fmt.Sprintf(`{"model":"gpt-4.1-mini","messages":[%s],"tools":%s,"stream":false}`, strings.Join(msgs, ","), tools)
+		reqs = append(reqs, []byte(body))
+		resps = append(resps, []byte(fmt.Sprintf(`{"id":"chatcmpl-%d","object":"chat.completion","created":1764496800,"model":"gpt-4.1-mini","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_%d","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"regions/r%d.md\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":%d,"completion_tokens":21,"total_tokens":%d}}`, i, i, i, len(body)/4, len(body)/4+21)))
+		msgs = append(msgs,
+			fmt.Sprintf(`{"role":"assistant","tool_calls":[{"id":"call_%d","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"regions/r%d.md\"}"}}]}`, i, i),
+			fmt.Sprintf(`{"role":"tool","tool_call_id":"call_%d","content":"Region %d: revenue %d.%dM, up %d%% on Q2; the largest account renewed early."}`, i, i, i%9, i%7, i%13))
+	}
+	return reqs, resps
+}
+
+func TestRequests_500Steps_RebuildAndLinearStorage(t *testing.T) {
+	ctx := context.Background()
+	db, path := openTemp(t)
+	rec := newRun(t, db)
+	reqs, resps := conversationWithResponses(500)
+	transcript := len(reqs[len(reqs)-1])
+	for i, body := range reqs {
+		transcript += len(resps[i])
+		n := &Node{Kind: KindLLM, Agent: "analyst", Started: t0.Add(time.Duration(i) * time.Second), LLM: &LLM{Model: "gpt-4.1-mini", Request: body}}
+		if err := rec.StartNode(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		n.LLM.Calls = []string{"read_file"}
+		n.LLM.Response = resps[i]
+		n.LLM.Usage = Usage{In: int64(len(body) / 4), Out: 21}
+		if err := rec.FinishNode(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		tool := &Node{Kind: KindTool, Agent: "analyst", Started: n.Ended, Tool: &Tool{CallID: fmt.Sprintf("call_%d", i), Name: "read_file",
+			Args: fmt.Sprintf(`{"path":"regions/r%d.md"}`, i), Result: fmt.Sprintf("Region %d: revenue %d.%dM, up %d%% on Q2; the largest account renewed early.", i, i%9, i%7, i%13), Research: true}}
+		if err := rec.AddNode(ctx, tool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, body := range reqs {
+		got, err := db.Request(ctx, rec.RunID(), int64(2*i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, body) {
+			t.Fatalf("request %d rebuilt to %d bytes that differ from the %d sent", i+1, len(got), len(body))
+		}
+	}
+	if _, err := db.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		t.Fatal(err)
+	}
+	size := fileSize(t, path) + fileSize(t, path+"-wal")
+	var sent int
+	for _, r := range reqs {
+		sent += len(r)
+	}
+	// The 500 tool-call steps' results are recorded too, as a runtime would.
+	t.Logf("500 steps: transcript (last request + every response) %d bytes, sent %d bytes in all, database %d bytes (%.2f× transcript)", transcript, sent, size, float64(size)/float64(transcript))
+	if size > 3*int64(transcript) {
+		t.Errorf("database is %d bytes, more than 3× the %d-byte transcript", size, transcript)
+	}
+}
+
+func TestRequest_DamagedIsRefused(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	rec := newRun(t, db)
+	body := []byte(`{"model":"m","messages":[{"role":"user","content":"hello"}],"tools":[]}`)
+	if err := rec.AddNode(ctx, &Node{Kind: KindLLM, Started: t0, LLM: &LLM{Request: body}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.w.ExecContext(ctx, `UPDATE chain SET data = CAST('{"role":"user","content":"HELLO"}' AS BLOB) WHERE data = CAST('{"role":"user","content":"hello"}' AS BLOB)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Request(ctx, rec.RunID(), 1); err == nil || !strings.Contains(err.Error(), "does not match its stored hash") {
+		t.Errorf("damaged request: err = %v, want a hash mismatch", err)
+	}
+}
+
+func TestSplitRequest(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		msgs int
+	}{
+		{"compact", `{"model":"m","messages":[{"a":1},{"b":[1,2]}],"tools":[]}`, 2},
+		{"spaced", "{ \"messages\" : [ {\"a\":1} ,\n {\"b\":\"]\"} ] , \"x\":1 }", 2},
+		{"messages last", `{"model":"m","messages":[{"a":1}]}`, 1},
+		{"empty messages", `{"messages":[]}`, 0},
+		{"no messages", `{"model":"m"}`, 0},
+		{"not json", `hello`, 0},
+		{"array", `[1,2]`, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			head, msgs, tail := splitRequest([]byte(tt.body))
+			if len(msgs) != tt.msgs {
+				t.Errorf("len(msgs) = %d, want %d", len(msgs), tt.msgs)
+			}
+			joined := append(append([]byte{}, head...), bytes.Join(msgs, nil)...)
+			if got := string(append(joined, tail...)); got != tt.body {
+				t.Errorf("pieces join to %q, want %q", got, tt.body)
+			}
+		})
+	}
+}
+
+func TestConcurrentWriters(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	rec := newRun(t, db)
+	const writers, each = 32, 20
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				n := &Node{Kind: KindLLM, Branch: fmt.Sprintf("b%d", w), Agent: "a", Started: t0,
+					LLM: &LLM{Model: "m", Request: []byte(fmt.Sprintf(`{"messages":[{"role":"system","content":"shared"},{"role":"user","content":"w%d i%d"}]}`, w, i))}}
+				if err := rec.StartNode(ctx, n); err != nil {
+					errs <- err
+					return
+				}
+				if err := rec.FinishNode(ctx, n); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	run, _ := db.LoadRun(ctx, rec.RunID())
+	seen := map[int64]bool{}
+	if err := db.ScanNodes(ctx, run, func(n *Node) error {
+		if seen[n.Seq] {
+			return fmt.Errorf("seq n%d twice", n.Seq)
+		}
+		seen[n.Seq] = true
+		if n.Status != StatusOK {
+			return fmt.Errorf("n%d status %s", n.Seq, n.Status)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != writers*each {
+		t.Errorf("%d nodes recorded, want %d", len(seen), writers*each)
+	}
+	var shared int
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM chain WHERE data = CAST('{"role":"system","content":"shared"}' AS BLOB)`).Scan(&shared); err != nil || shared != 1 {
+		t.Errorf("shared system message stored %d times (err %v), want once", shared, err)
+	}
+}
+
+func TestOpen_RefusesNonDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "notes.db")
+	if err := os.WriteFile(path, []byte("these are my notes, not a database\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(context.Background(), path)
+	var se *SchemaError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "not a SQLite database") || !strings.Contains(err.Error(), "--db") {
+		t.Errorf("Open(text file) err = %v, want a SchemaError that says what to do", err)
+	}
+	got, _ := os.ReadFile(path)
+	if !strings.HasPrefix(string(got), "these are my notes") {
+		t.Errorf("the refused file was changed")
+	}
+}
+
+func TestOpen_RefusesOtherProgramsDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "other.db")
+	db, err := openRaw(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE customers (id INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err = Open(context.Background(), path)
+	if err == nil || !strings.Contains(err.Error(), "another program") {
+		t.Errorf("Open(other db) err = %v, want refusal", err)
+	}
+}
+
+func TestOpen_RefusesNewerSchema(t *testing.T) {
+	ctx := context.Background()
+	db, path := openTemp(t)
+	if _, err := db.w.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion()+1)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err := Open(ctx, path)
+	var se *SchemaError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "newer inspect") || !strings.Contains(err.Error(), "upgrade inspect") {
+		t.Errorf("Open(newer) err = %v, want a SchemaError with advice", err)
+	}
+}
+
+func TestOpen_MigratesPreviousVersion(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	old, err := open(ctx, path, SchemaVersion()-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := old.Version(ctx); v != SchemaVersion()-1 {
+		t.Fatalf("old file at v%d, want v%d", v, SchemaVersion()-1)
+	}
+	rec := newRun(t, old)
+	if err := rec.AddNode(ctx, &Node{Kind: KindUser, Started: t0, Text: "kept"}); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if v, _ := db.Version(ctx); v != SchemaVersion() {
+		t.Errorf("after Open: v%d, want v%d", v, SchemaVersion())
+	}
+	run, err := db.LoadRun(ctx, rec.RunID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := db.Node(ctx, run, 1)
+	if err != nil || n.Text != "kept" {
+		t.Errorf("node after migration = %+v, %v", n, err)
+	}
+	if err := db.AddAsk(ctx, &Ask{RunID: run.ID, NodeSeq: 1, Mode: "question", Question: "why?"}); err != nil {
+		t.Errorf("the migrated table is missing: %v", err)
+	}
+}
+
+func TestResolveRun(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	if _, err := db.ResolveRun(ctx, "latest"); !errors.Is(err, ErrNoRuns) {
+		t.Errorf("latest of empty db: err = %v", err)
+	}
+	for i, id := range []string{"abc111", "abc222", "def333"} {
+		if _, err := db.CreateRun(ctx, &Run{ID: id, Started: t0.Add(time.Duration(i) * time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		ref, want, err string
+	}{
+		{"latest", "def333", ""},
+		{"", "def333", ""},
+		{"abc111", "abc111", ""},
+		{"d", "def333", ""},
+		{"abc", "", `"abc" matches 2 runs (abc222, abc111)`},
+		{"zzz", "", `no run matches "zzz"; recent runs: def333, abc222, abc111`},
+	}
+	for _, tt := range tests {
+		got, err := db.ResolveRun(ctx, tt.ref)
+		if got != tt.want || (err == nil) != (tt.err == "") || (err != nil && !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("ResolveRun(%q) = %q, %v; want %q, %q", tt.ref, got, err, tt.want, tt.err)
+		}
+	}
+}
+
+func TestRuns_Summary(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	rec := newRun(t, db)
+	for _, n := range everyKind() {
+		if err := rec.AddNode(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec.Finish(ctx, StatusOK, "", t0.Add(8*time.Second))
+	runs, err := db.Runs(ctx, 0)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("Runs = %v, %v", runs, err)
+	}
+	r := runs[0]
+	if r.TokensIn != 1220 || r.TokensOut != 31 || r.LLMCalls != 2 || r.Nodes != 9 || r.Elapsed() != 8*time.Second {
+		t.Errorf("summary = %+v", r)
+	}
+	if !reflect.DeepEqual(r.Agents, []string{"analyst", "researcher", "billing"}) {
+		t.Errorf("Agents = %v", r.Agents)
+	}
+}
+
+func TestAsks(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	rec := newRun(t, db)
+	a := &Ask{RunID: rec.RunID(), NodeSeq: 2, Mode: "question", Question: "why fork?", Answer: "because", Model: "m", BaseURL: "http://k:secret@localhost:1/v1"}
+	if err := db.AddAsk(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Asks(ctx, rec.RunID(), 2)
+	if err != nil || len(got) != 1 || got[0].Answer != "because" || got[0].BaseURL != "http://localhost:1/v1" {
+		t.Errorf("Asks = %+v, %v", got, err)
+	}
+	if got, _ := db.Asks(ctx, rec.RunID(), 3); len(got) != 0 {
+		t.Errorf("Asks of another node = %+v", got)
+	}
+}
+
+func fileSize(t testing.TB, path string) int64 {
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
