@@ -78,6 +78,7 @@ const (
 	colorError   = "#c0392b"
 	fillError    = "#fde8e8"
 	colorSlowest = "#d4820a"
+	textError    = "#7b1d1d"
 )
 
 // nodeStyle is the DOT attributes of an item, after its label.
@@ -107,11 +108,11 @@ func nodeStyle(it *item) string {
 		style = "rounded,filled,dashed"
 		fill = "#fafafa"
 	}
-	color, pen := colorBorder, "1"
+	color, pen, text := colorBorder, "1", "#000000"
 	if failed(it) {
-		color, fill, pen = colorError, fillError, "2"
+		color, fill, pen, text = colorError, fillError, "2", textError
 	}
-	return fmt.Sprintf("shape=%s, style=%q, fillcolor=%q, color=%q, penwidth=%s", shape, style, fill, color, pen)
+	return fmt.Sprintf("shape=%s, style=%q, fillcolor=%q, color=%q, penwidth=%s, fontcolor=%q", shape, style, fill, color, pen, text)
 }
 
 func printDOT(out io.Writer, v *view, c *Config) error {
@@ -131,8 +132,12 @@ func printDOT(out io.Writer, v *view, c *Config) error {
 			title = append(title, h)
 		}
 	}
-	w.line(1, fmt.Sprintf("graph [label=%s, labelloc=t, labeljust=l, fontname=%q, fontsize=14, rankdir=TB, nodesep=0.3, ranksep=0.35];",
-		dotQuote(strings.Join(title, "\n")), dotFont))
+	// Title lines end in \l: left-justified.
+	for i, t := range title {
+		title[i] = strings.TrimSuffix(strings.TrimPrefix(dotQuote(t), `"`), `"`)
+	}
+	w.line(1, fmt.Sprintf("graph [label=\"%s\\l\", labelloc=t, labeljust=l, fontname=%q, fontsize=14, rankdir=TB, ordering=out, nodesep=0.3, ranksep=0.35];",
+		strings.Join(title, `\l`), dotFont))
 	w.line(1, fmt.Sprintf("node [fontname=%q, fontsize=11, margin=\"0.15,0.06\"];", dotFont))
 	w.line(1, fmt.Sprintf("edge [color=%q, arrowsize=0.7];", colorBorder))
 	var body func(items []*item, indent int)
@@ -141,18 +146,18 @@ func printDOT(out io.Writer, v *view, c *Config) error {
 			w.line(indent, fmt.Sprintf("%s [label=%s, %s];", it.node.ID(), dotQuote(l.label(it)), nodeStyle(it)))
 			for _, bv := range it.branches {
 				w.line(indent, fmt.Sprintf("subgraph cluster_b%d {", bv.k))
-				color, fill, pen, style := colorBorder, "#f7f9fb", "1", "rounded,filled"
+				color, fill, pen, style, text := colorBorder, "#f7f9fb", "1", "rounded,filled", "#000000"
 				switch {
 				case bv.b.Status != store.StatusOK && bv.b.Status != store.StatusRunning:
-					color, fill, pen = colorError, "#fff5f5", "2"
+					color, fill, pen, text = colorError, "#fff5f5", "2", textError
 				case bv.b.Slowest():
 					color, pen = colorSlowest, "3"
 				}
 				if bv.b.Slowest() && color == colorError {
 					style = "rounded,filled,bold"
 				}
-				w.line(indent+1, fmt.Sprintf("graph [label=%s, labeljust=l, fontsize=12, style=%q, color=%q, fillcolor=%q, penwidth=%s];",
-					dotQuote(l.branchTitle(bv)), style, color, fill, pen))
+				w.line(indent+1, fmt.Sprintf("graph [label=%s, labeljust=l, fontsize=12, style=%q, color=%q, fillcolor=%q, penwidth=%s, fontcolor=%q];",
+					dotQuote(l.branchTitle(bv)), style, color, fill, pen, text))
 				if len(bv.items) == 0 {
 					// Graphviz drops an empty cluster; keep the branch visible.
 					w.line(indent+1, fmt.Sprintf("b%d_empty [label=\"no nodes recorded\", shape=plaintext];", bv.k))

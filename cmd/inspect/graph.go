@@ -108,8 +108,13 @@ func graphRun(ctx context.Context, opts *GraphOptions) error {
 		err = cfg.FprintDOT(&buf, g)
 	case "svg", "png":
 		var dot bytes.Buffer
-		if err = cfg.FprintDOT(&dot, g); err == nil {
-			err = renderDOT(ctx, dot.Bytes(), graphviz.Format(opts.Format), &buf)
+		if err = cfg.FprintDOT(&dot, g); err != nil {
+			break
+		}
+		if opts.Format == "svg" {
+			err = renderDOT(ctx, dot.Bytes(), graphviz.SVG, &buf)
+		} else {
+			err = renderPNG(ctx, dot.Bytes(), &buf)
 		}
 	default:
 		panic("internal error: unhandled format " + opts.Format)
