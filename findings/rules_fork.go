@@ -34,8 +34,8 @@ var ForkOneBranch = &Rule{
 	Severity: Warning,
 	Doc: Doc{
 		Title:  "delegation that cost more than it saved",
-		Detect: "a fork with exactly one branch whose branch made at most 2 tool calls.",
-		Price:  "one conversation start: the branch's first request's input tokens, sent again with a new system prompt the provider has not cached.",
+		Detect: "a fork with exactly one branch whose branch (with any branches it forked in turn) made at most 2 tool calls.",
+		Price:  "one conversation start: the input tokens of the branch's first request, sent under a new system prompt (an expected cache miss, not a measured one).",
 		Fix:    "the forking agent's prompt: make a call or two in its own conversation; fork a single branch only for a long, noisy job with a short answer.",
 		Next:   "the call made in the forking conversation, and no one-branch fork.",
 	},
