@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inspect-dev/inspect/graph/graphtest"
+	"github.com/inspect-dev/inspect/store"
+)
+
+// testFactory returns a Factory on buffers (no TTY), an empty environment
+// and a database in a temp folder.
+func testFactory(t *testing.T) (*Factory, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	out, errOut := new(bytes.Buffer), new(bytes.Buffer)
+	f := NewFactory(&IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut, NoColor: true, Width: 80},
+		func(string) string { return "" })
+	f.DBPath = filepath.Join(t.TempDir(), "runs.db")
+	t.Cleanup(func() { f.Close() })
+	return f, out, errOut
+}
+
+// seedRuns records two synthetic runs, the second newer, and returns their ids.
+func seedRuns(t *testing.T, f *Factory) (older, newer string) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := f.Store(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	older, err = graphtest.Record(ctx, db, graphtest.Synthetic(40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := db.CreateRun(ctx, &store.Run{ID: "fff000aaa111", Started: graphtest.Start.Add(time.Hour), Tasks: []string{"second"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.AddNode(ctx, &store.Node{Kind: store.KindUser, Agent: "solo", Started: graphtest.Start.Add(time.Hour), Text: "second"}); err != nil {
+		t.Fatal(err)
+	}
+	return older, rec.RunID()
+}
+
+func TestNewCmdRuns(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		want    RunsOptions
+		wantErr bool
+	}{
+		{"defaults", nil, RunsOptions{}, false},
+		{"json and limit", []string{"--json", "--limit", "3"}, RunsOptions{JSON: true, Limit: 3}, false},
+		{"no arguments allowed", []string{"abc"}, RunsOptions{}, true},
+		{"bad limit", []string{"--limit", "x"}, RunsOptions{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _, _ := testFactory(t)
+			var got *RunsOptions
+			cmd := NewCmdRuns(f, func(o *RunsOptions) error { got = o; return nil })
+			cmd.SetArgs(tt.args)
+			cmd.SetOut(new(bytes.Buffer))
+			cmd.SetErr(new(bytes.Buffer))
+			err := cmd.Execute()
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("Execute() err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if tt.wantErr {
+				return
+			}
+			if got.JSON != tt.want.JSON || got.Limit != tt.want.Limit {
+				t.Errorf("options = %+v, want %+v", *got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRunsRun(t *testing.T) {
+	f, out, _ := testFactory(t)
+	older, newer := seedRuns(t, f)
+	if code := run(context.Background(), f, []string{"runs", "--db", f.DBPath}); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "ID") {
+		t.Fatalf("output:\n%s", out)
+	}
+	if !strings.HasPrefix(lines[1], newer) || !strings.HasPrefix(lines[2], older) {
+		t.Errorf("not newest first:\n%s", out)
+	}
+	if !strings.Contains(lines[2], "analyst,researcher") || !strings.Contains(lines[2], " ok ") {
+		t.Errorf("older run line lacks agents or status: %q", lines[2])
+	}
+	// The second run is still marked running and its writer (this process) is alive.
+	if !strings.Contains(lines[1], "running") {
+		t.Errorf("open run line: %q", lines[1])
+	}
+}
+
+func TestRunsRun_JSON(t *testing.T) {
+	f, out, _ := testFactory(t)
+	older, _ := seedRuns(t, f)
+	if code := run(context.Background(), f, []string{"runs", "--json", "--db", f.DBPath}); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var got []map[string]any
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d runs", len(got))
+	}
+	for _, key := range []string{"id", "status", "started", "ended", "elapsed_ms", "agents", "tokens_in", "tokens_out"} {
+		if _, ok := got[1][key]; !ok {
+			t.Errorf("runs --json lacks %q: %v", key, got[1])
+		}
+	}
+	if got[1]["id"] != older || got[1]["status"] != "ok" || got[1]["tokens_in"].(float64) <= 0 || got[1]["elapsed_ms"].(float64) <= 0 {
+		t.Errorf("older run = %v", got[1])
+	}
+	if got[0]["ended"] != nil {
+		t.Errorf("a running run has ended = %v, want null", got[0]["ended"])
+	}
+}
+
+func TestRunsRun_Empty(t *testing.T) {
+	f, out, _ := testFactory(t)
+	if code := run(context.Background(), f, []string{"runs", "--db", f.DBPath}); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if !strings.Contains(out.String(), "inspect demo") {
+		t.Errorf("empty list does not say what to do: %q", out)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	f, _, _ := testFactory(t)
+	seedRuns(t, f)
+	notDB := filepath.Join(t.TempDir(), "notes.db")
+	os.WriteFile(notDB, []byte("plain text"), 0o644)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"unknown command", []string{"bogus"}, ExitUsage, "unknown command"},
+		{"bad flag", []string{"runs", "--nope"}, ExitUsage, "unknown flag"},
+		{"unknown run", []string{"graph", "zzz"}, ExitUsage, "no run matches \"zzz\"; recent runs: fff000aaa111"},
+		{"not a database", []string{"runs", "--db", notDB}, ExitToolError, "not a SQLite database"},
+		{"unknown node", []string{"show", "fff", "n9"}, ExitUsage, "has no node n9"},
+		{"bad node ref", []string{"show", "fff", "nine"}, ExitUsage, "not a node reference"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			g := NewFactory(&IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, NoColor: true, Width: 80}, func(string) string { return "" })
+			g.DBPath = f.DBPath
+			args := tt.args
+			if code := run(context.Background(), g, args); code != tt.code {
+				t.Errorf("exit = %d, want %d; stderr: %s", code, tt.code, errOut.String())
+			}
+			if !strings.Contains(errOut.String(), tt.msg) {
+				t.Errorf("stderr = %q, want it to contain %q", errOut.String(), tt.msg)
+			}
+			if strings.Contains(errOut.String(), "goroutine") || strings.Contains(errOut.String(), "panic") {
+				t.Errorf("stack trace on stderr: %s", errOut.String())
+			}
+		})
+	}
+}
+
+func TestParseRunRef(t *testing.T) {
+	tests := []struct {
+		in   string
+		want RunRef
+	}{
+		{"latest", RunRef{Run: "latest"}},
+		{"7f3a", RunRef{Run: "7f3a"}},
+		{"base.db:latest", RunRef{DB: "base.db", Run: "latest"}},
+		{"dir/x.db:7f", RunRef{DB: "dir/x.db", Run: "7f"}},
+		{"base.db", RunRef{DB: "base.db", Run: "latest"}},
+	}
+	for _, tt := range tests {
+		if got := ParseRunRef(tt.in); got != tt.want {
+			t.Errorf("ParseRunRef(%q) = %+v, want %+v", tt.in, got, tt.want)
+		}
+	}
+}
