@@ -43,7 +43,7 @@ func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
 	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(path, got, 0o644); err != nil {
@@ -258,6 +258,9 @@ func TestMermaidParses(t *testing.T) {
 		files[tt.name+".mmd"] = render(t, Fprint, tt.g)
 		files[tt.name+"-full.mmd"] = render(t, (&Config{Full: true}).Fprint, tt.g)
 		files[tt.name+"-tiny.mmd"] = render(t, (&Config{MaxEdges: 8, MaxTextSize: 2000}).Fprint, tt.g)
+	}
+	for _, r := range fixtureRuns(t) {
+		files["fixture-"+r.name+".mmd"] = render(t, Fprint, r.g)
 	}
 	files["big.mmd"] = render(t, Fprint, bigRun(t, bigNodes))
 	var labels bytes.Buffer

@@ -1,0 +1,124 @@
+package mermaid
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/runtime"
+	"github.com/inspect-dev/inspect/store"
+)
+
+// namedRun is a run with the name of its goldens.
+type namedRun struct {
+	name string
+	g    *graph.Run
+}
+
+// fixtures records every scripted project under ../fixtures once per test
+// binary (virtual time, a fixed clock and run id, so goldens are exact).
+var fixtures struct {
+	once sync.Once
+	runs []namedRun
+	err  error
+}
+
+func fixtureRuns(t testing.TB) []namedRun {
+	t.Helper()
+	fixtures.once.Do(func() { fixtures.runs, fixtures.err = recordFixtures() })
+	if fixtures.err != nil {
+		t.Fatal(fixtures.err)
+	}
+	if len(fixtures.runs) == 0 {
+		t.Skip("no fixtures under ../fixtures")
+	}
+	return fixtures.runs
+}
+
+func recordFixtures() ([]namedRun, error) {
+	root := filepath.Join("..", "fixtures")
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "mermaid-fixtures-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(tmp, "runs.db"))
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	var names []string
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join(root, e.Name(), "script.yaml")); e.IsDir() && err == nil {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	var out []namedRun
+	for _, name := range names {
+		dst := filepath.Join(tmp, name)
+		if err := copyDir(filepath.Join(root, name), dst); err != nil {
+			return nil, err
+		}
+		res, err := runtime.Run(ctx, runtime.Config{Project: dst, Script: filepath.Join(dst, "script.yaml"), DB: db,
+			Now: func() time.Time { return t0 }, RunID: "run-" + name})
+		if err != nil {
+			return nil, fmt.Errorf("record fixture %s: %w", name, err)
+		}
+		g, err := graph.Load(ctx, db, res.RunID)
+		if err != nil {
+			return nil, fmt.Errorf("load fixture %s: %w", name, err)
+		}
+		out = append(out, namedRun{name, g})
+	}
+	return out, nil
+}
+
+func copyDir(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+}
+
+// TestGolden_Fixtures keeps a Mermaid, DOT and JSON golden of every fixture
+// under testdata/fixtures/ (go test ./mermaid -update rewrites them).
+func TestGolden_Fixtures(t *testing.T) {
+	for _, r := range fixtureRuns(t) {
+		for _, f := range formats {
+			t.Run(r.name+f.ext, func(t *testing.T) {
+				got := render(t, f.print, r.g)
+				if again := render(t, f.print, r.g); string(got) != string(again) {
+					t.Fatalf("two renderings differ")
+				}
+				golden(t, filepath.Join("fixtures", r.name+f.ext), got)
+			})
+		}
+	}
+}
