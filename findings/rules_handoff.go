@@ -302,6 +302,13 @@ func runHandoffForAnswer(p *Pass) {
 				}
 				price.Basis = fmt.Sprintf("%s's first call %s sent the whole transcript under a new system prompt: %d tokens in, one conversation start", b, first.ID(), first.LLM.Usage.In)
 			}
+			yamlFix := fmt.Sprintf("add fork: {agents: [%s], maxBranches: 1} to %s in agents.yaml", b, a)
+			if ac := p.Project.Agent(a); ac != nil && ac.Fork != nil {
+				yamlFix = fmt.Sprintf("add %s to the fork agents of %s in agents.yaml", b, a)
+				if ac.Fork.Allows(b) {
+					yamlFix = fmt.Sprintf("its fork: in agents.yaml already allows %s", b)
+				}
+			}
 			p.Report(Finding{
 				Agent: a,
 				Message: fmt.Sprintf("%s made %s, handed to %s at %s, %s answered with %s and %s",
@@ -309,7 +316,7 @@ func runHandoffForAnswer(p *Pass) {
 				Nodes: ids(h, first, answer),
 				Fix: Fix{Location: p.Project.PromptLocation(a, "transfer", "hand", b),
 					Also: []Location{p.Project.ForkLocation(a)},
-					Text: fmt.Sprintf("Tell %s in %s to fork one branch to %s when it only needs an answer, and keep the conversation; add fork: {agents: [%s], maxBranches: 1} to %s in agents.yaml", a, p.Project.PromptPath(a), b, b, a)},
+					Text: fmt.Sprintf("Tell %s in %s to fork one branch to %s when it only needs an answer, and keep the conversation; %s", a, p.Project.PromptPath(a), b, yamlFix)},
 				Next:  fmt.Sprintf("a one-branch fork from %s to %s, and no hand-off", a, b),
 				Price: price,
 				Shape: fmt.Sprintf("%s to %s for answer, %s", a, b, convShape(c)),
