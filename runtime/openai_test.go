@@ -77,6 +77,13 @@ func (cs *chatServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(resp)
 }
 
+// snapshot returns the bodies and Authorization headers received so far.
+func (cs *chatServer) snapshot() ([][]byte, []string) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return append([][]byte(nil), cs.bodies...), append([]string(nil), cs.auth...)
+}
+
 func say(s string) *openai.ChatCompletionMessage {
 	return &openai.ChatCompletionMessage{Role: "assistant", Content: s}
 }
@@ -107,8 +114,9 @@ func TestOpenAI_RetryAfter429(t *testing.T) {
 	if res.Status != store.StatusOK || res.Answer != "fine" {
 		t.Fatalf("Status = %q (%s), answer %q; want ok, fine", res.Status, res.Error, res.Answer)
 	}
-	if len(cs.bodies) != 2 || !bytes.Equal(cs.bodies[0], cs.bodies[1]) {
-		t.Errorf("server got %d requests, want 2 identical ones (429, then the retry)", len(cs.bodies))
+	bodies, _ := cs.snapshot()
+	if len(bodies) != 2 || !bytes.Equal(bodies[0], bodies[1]) {
+		t.Errorf("server got %d requests, want 2 identical ones (429, then the retry)", len(bodies))
 	}
 	llm := first(t, ns, "llm", llmIn(""))
 	if llm.LLM.Usage.In != 100 || !llm.LLM.Usage.CachedReported || llm.LLM.Usage.Cached != 64 {
@@ -147,8 +155,9 @@ func TestOpenAI_Fork(t *testing.T) {
 	}
 
 	// byte-identical requests
+	bodies, auth := cs.snapshot()
 	received := map[string]bool{}
-	for _, b := range cs.bodies {
+	for _, b := range bodies {
 		received[string(b)] = true
 	}
 	llms := 0
@@ -168,7 +177,7 @@ func TestOpenAI_Fork(t *testing.T) {
 	if llms != 4 || len(received) != 4 {
 		t.Errorf("%d llm nodes and %d distinct bodies received, want 4 and 4", llms, len(received))
 	}
-	for _, a := range cs.auth {
+	for _, a := range auth {
 		if a != "Bearer "+testKey {
 			t.Fatalf("Authorization = %q, want the test key (so the check below means something)", a)
 		}
@@ -197,8 +206,8 @@ func TestOpenAI_Timeout(t *testing.T) {
 	if res.Status != store.StatusError || !strings.Contains(res.Error, "no response within 100ms") {
 		t.Errorf("Status = %q (%q), want error naming the timeout", res.Status, res.Error)
 	}
-	if len(cs.bodies) != 2 {
-		t.Errorf("server got %d attempts, want 2 (first + one retry)", len(cs.bodies))
+	if bodies, _ := cs.snapshot(); len(bodies) != 2 {
+		t.Errorf("server got %d attempts, want 2 (first + one retry)", len(bodies))
 	}
 	if el := time.Since(start); el > 5*time.Second {
 		t.Errorf("the run took %s; the timeout did not cut the call", el)

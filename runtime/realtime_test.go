@@ -44,7 +44,7 @@ func realtimeRun(t testing.TB, ctx context.Context, script string) (*runtime.Res
 // TestJoinOrder: branches that finish in reverse order still join in
 // declared order.
 func TestJoinOrder(t *testing.T) {
-	script := fanScript(t, 300*time.Millisecond, 200*time.Millisecond, 100*time.Millisecond)
+	script := fanScript(t, 600*time.Millisecond, 400*time.Millisecond, 200*time.Millisecond)
 	res, db := realtimeRun(t, context.Background(), script)
 	ns := nodes(t, db, res.RunID)
 	var finals []string
@@ -70,8 +70,8 @@ func TestJoinOrder(t *testing.T) {
 	if text != want {
 		t.Errorf("join result = %q, want %q", text, want)
 	}
-	if d := join.Join.Branches[0].Duration; d < 300*time.Millisecond {
-		t.Errorf("b1 duration %s, want ≥ 300ms", d)
+	if d := join.Join.Branches[0].Duration; d < 600*time.Millisecond {
+		t.Errorf("b1 duration %s, want ≥ 600ms", d)
 	}
 }
 

@@ -231,10 +231,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, cause
 	}
 	if ctx.Err() != nil {
-		res.Status = store.StatusCancelled
-		if res.Error == "" || res.Status == store.StatusCancelled {
-			res.Error = "cancelled (interrupt)"
-		}
+		res.Status, res.Error = store.StatusCancelled, "cancelled (interrupt)"
 	}
 	res.Ended = trunk.clock.Now()
 	if !virtual {
