@@ -28,6 +28,7 @@ type Matcher func(body []byte) bool
 
 // Stub is one registered expectation.
 type Stub struct {
+	mu      *sync.Mutex // the server's
 	match   Matcher
 	respond Responder
 	name    string
@@ -65,7 +66,7 @@ func New(t testing.TB, key string) *Server {
 func (s *Server) Register(name string, match Matcher, respond Responder) *Stub {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := &Stub{name: name, match: match, respond: respond}
+	st := &Stub{mu: &s.mu, name: name, match: match, respond: respond}
 	s.stubs = append(s.stubs, st)
 	return st
 }
@@ -90,7 +91,11 @@ func (s *Server) Requests() []Request {
 }
 
 // Used returns how many requests the stub answered.
-func (st *Stub) Used() int { return st.used }
+func (st *Stub) Used() int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.used
+}
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
