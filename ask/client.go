@@ -112,6 +112,7 @@ type APIError struct {
 	Attempts int
 }
 
+// Error says who answered what: endpoint, status, code and message.
 func (e *APIError) Error() string {
 	msg := e.Message
 	if msg == "" {
@@ -152,6 +153,7 @@ type TimeoutError struct {
 	Attempts int
 }
 
+// Error says what was awaited, for how long, after how many attempts.
 func (e *TimeoutError) Error() string {
 	return fmt.Sprintf("%s: no answer within %s waiting for %s (%d attempts)", e.Endpoint, e.After, e.Waiting, e.Attempts)
 }
@@ -164,10 +166,12 @@ type UnreachableError struct {
 	Err      error
 }
 
+// Error names the endpoint, the attempts and the last network error.
 func (e *UnreachableError) Error() string {
 	return fmt.Sprintf("cannot reach %s (%d attempts): %v", e.Endpoint, e.Attempts, e.Err)
 }
 
+// Unwrap returns the last network error.
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
 // Send POSTs body unchanged to the chat completions endpoint and returns the
