@@ -84,9 +84,27 @@ func (c *Config) choose(g *graph.Run, render func(*view) []byte) chosen {
 		return chosen{full, render(full)}
 	}
 	maxEdges, maxText := c.limits()
+	// The most a plan without gaps can collapse: if that does not fit,
+	// no level before it does, so a huge run goes straight to the gaps.
+	firstGap := 0
+	for firstGap < len(plans) && plans[firstGap].gapHead == 0 {
+		firstGap++
+	}
+	start := 0
+	var most *view
+	if countEdges(full.trunk) > maxEdges && firstGap > 1 {
+		most = full.apply(firstGap-1, plans[firstGap-1])
+		if countEdges(most.trunk) > maxEdges {
+			start = firstGap
+		}
+	}
 	var out chosen
 	base := full // the last level without gaps: the next levels build on it
-	for level, p := range plans {
+	if start > 0 {
+		base = most
+	}
+	for level := start; level < len(plans); level++ {
+		p := plans[level]
 		v := full
 		if level > 0 {
 			v = base.apply(level, p)
