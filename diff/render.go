@@ -1,0 +1,290 @@
+package diff
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/inspect-dev/inspect/findings"
+)
+
+// errWriter remembers the first write error and stops writing after it.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err != nil {
+		return
+	}
+	_, e.err = fmt.Fprintf(e.w, format, args...)
+}
+
+// mdEscape keeps untrusted text (agent names, messages) from turning into
+// markdown structure.
+func mdEscape(s string) string {
+	r := strings.NewReplacer("\\", "\\\\", "`", "\\`", "*", "\\*", "_", "\\_", "[", "\\[", "]", "\\]",
+		"<", "&lt;", ">", "&gt;", "|", "\\|", "#", "\\#", "\n", " ")
+	return r.Replace(s)
+}
+
+func gradeLine(g map[findings.Area]string) string {
+	var parts []string
+	for _, a := range findings.Areas() {
+		if l := g[a]; l != "" {
+			parts = append(parts, fmt.Sprintf("%s %s", a, l))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (d Delta) cell(v int64) string {
+	if d.Metric == MetricTokensCached && !d.Reported {
+		return "not reported"
+	}
+	return d.Metric.format(v)
+}
+
+func (d Delta) changeCell() string {
+	if d.Metric == MetricTokensCached && !d.Reported {
+		return "-"
+	}
+	return d.Short()
+}
+
+// WriteMarkdown writes the comparison as GitHub-flavoured markdown, ready
+// for $GITHUB_STEP_SUMMARY or a pull-request comment: the verdict, the
+// totals with deltas, the thresholds, new, fixed and unchanged findings
+// (with price and fix location), the per-agent totals, and the new run's
+// collapsed Mermaid chart.
+func WriteMarkdown(w io.Writer, r *Report) error {
+	ew := &errWriter{w: w}
+	ew.printf("# inspect diff\n\n**%s**\n\n", mdEscape(r.Summary))
+	for _, s := range []struct {
+		label string
+		info  RunInfo
+	}{{"base", r.Base}, {"new", r.New}} {
+		ew.printf("- %s: `%s`", s.label, mdEscape(s.info.Run))
+		if s.info.Ref != s.info.Run {
+			ew.printf(" (%s)", mdEscape(s.info.Ref))
+		}
+		ew.printf(" · %s · %s · grades %s\n", mdEscape(orDash(s.info.Project)), s.info.Status, gradeLine(s.info.Grades))
+	}
+	ew.printf("\n| total | base | new | change |\n| --- | ---: | ---: | ---: |\n")
+	for _, d := range r.Totals {
+		ew.printf("| %s | %s | %s | %s |\n", d.Metric.Label(), d.cell(d.Base), d.cell(d.New), d.changeCell())
+	}
+	if len(r.Thresholds) > 0 {
+		ew.printf("\n## Thresholds\n\n| limit | base | new | increase | result |\n| --- | ---: | ---: | ---: | --- |\n")
+		for _, t := range r.Thresholds {
+			m := Metric(t.Key)
+			if t.Key == "elapsed" {
+				m = MetricElapsed
+			}
+			d := Delta{Metric: m, Change: t.Increase, Percent: t.Percent}
+			res := "✅ within"
+			if !t.Passed {
+				res = "❌ over"
+			}
+			ew.printf("| `%s` | %s | %s | %s | %s |\n", t.Limit, m.format(t.Base), m.format(t.New), d.Short(), res)
+		}
+	}
+	if r.Failed {
+		ew.printf("\n**Failed:**\n\n")
+		for _, reason := range r.Reasons {
+			ew.printf("- %s\n", mdEscape(reason))
+		}
+	}
+	writeMDFindings(ew, "New findings", r.Findings.New)
+	writeMDFindings(ew, "Fixed findings", r.Findings.Fixed)
+	writeMDFindings(ew, "Unchanged findings", r.Findings.Unchanged)
+	if len(r.Agents) > 0 {
+		ew.printf("\n<details><summary>Per agent</summary>\n\n| agent |")
+		for _, m := range Metrics() {
+			ew.printf(" %s |", m.Label())
+		}
+		ew.printf("\n| --- |%s\n", strings.Repeat(" ---: |", len(Metrics())))
+		for _, a := range r.Agents {
+			name := mdEscape(a.Agent)
+			switch {
+			case !a.InBase:
+				name += " (new)"
+			case !a.InNew:
+				name += " (gone)"
+			}
+			ew.printf("| %s |", name)
+			for _, d := range a.Totals {
+				if d.Metric == MetricTokensCached && !d.Reported {
+					ew.printf(" - |")
+					continue
+				}
+				ew.printf(" %s (%s) |", d.Metric.format(d.New), d.signed())
+			}
+			ew.printf("\n")
+		}
+		ew.printf("\nPer agent, elapsed is busy time: the agent's model and tool calls.\n\n</details>\n")
+	}
+	if r.Mermaid != "" {
+		ew.printf("\n## New run\n\n```mermaid\n%s", r.Mermaid)
+		if !strings.HasSuffix(r.Mermaid, "\n") {
+			ew.printf("\n")
+		}
+		ew.printf("```\n")
+	}
+	return ew.err
+}
+
+func writeMDFindings(ew *errWriter, title string, list []FindingChange) {
+	if len(list) == 0 {
+		return
+	}
+	ew.printf("\n## %s (%d)\n\n", title, len(list))
+	for _, f := range list {
+		ew.printf("- **%s** `%s` — %s · agent **%s** · nodes %s\n", strings.ToUpper(f.Severity.String()), f.Rule,
+			mdEscape(f.Name), mdEscape(f.Agent), strings.Join(f.Nodes, ", "))
+		if f.Status == StatusUnchanged && len(f.BaseNodes) > 0 {
+			ew.printf("  (base: %s)\n", strings.Join(f.BaseNodes, ", "))
+		}
+		ew.printf("  - %s\n", mdEscape(f.Message))
+		ew.printf("  - **Cost:** %s\n", mdEscape(f.Price.Summary()))
+		ew.printf("  - **Fix:** `%s` — %s\n", f.Fix.Location, mdEscape(f.Fix.Text))
+		if e := f.Expectation; e != nil {
+			ew.printf("  - **Next run should show:** %s — **%s**: %s\n", mdEscape(e.Next), e.Result, mdEscape(e.Detail))
+		}
+	}
+}
+
+// WriteJSON writes the comparison as the JSON document of docs/diff-json.md.
+func WriteJSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+type junitSuites struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Name    string       `xml:"name,attr"`
+	Tests   int          `xml:"tests,attr"`
+	Fails   int          `xml:"failures,attr"`
+	Suites  []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name  string      `xml:"name,attr"`
+	Tests int         `xml:"tests,attr"`
+	Fails int         `xml:"failures,attr"`
+	Cases []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes the comparison as JUnit XML: one test case per new
+// finding (failed when it is at or above --fail-on), one per --max-increase
+// limit (failed when over), and a passing "no new findings" case when there
+// are none. Failures match the exit code.
+func WriteJUnit(w io.Writer, r *Report, failOn findings.Severity) error {
+	suite := junitSuite{Name: fmt.Sprintf("inspect diff %s..%s", r.Base.Run, r.New.Run)}
+	for _, f := range r.Findings.New {
+		tc := junitCase{Name: fmt.Sprintf("new %s (agent %s)", f.Rule, f.Agent), Classname: "inspect.diff.findings"}
+		text := fmt.Sprintf("%s (nodes %s)\ncost: %s\nfix: %s: %s\nnext: %s", f.Message, strings.Join(f.Nodes, " "),
+			f.Price.Summary(), f.Fix.Location, f.Fix.Text, f.Next)
+		if failOn != 0 && f.Severity >= failOn {
+			tc.Failure = &junitFailure{Message: fmt.Sprintf("new %s: %s", f.Severity, f.Name), Type: f.Severity.String(), Text: text}
+			suite.Fails++
+		} else {
+			tc.SystemOut = text
+		}
+		suite.Cases = append(suite.Cases, tc)
+	}
+	if len(r.Findings.New) == 0 {
+		suite.Cases = append(suite.Cases, junitCase{Name: "no new findings", Classname: "inspect.diff.findings",
+			SystemOut: fmt.Sprintf("%d fixed, %d unchanged", len(r.Findings.Fixed), len(r.Findings.Unchanged))})
+	}
+	for _, t := range r.Thresholds {
+		tc := junitCase{Name: "max-increase " + t.Limit, Classname: "inspect.diff.thresholds"}
+		if t.Passed {
+			tc.SystemOut = t.Message
+		} else {
+			tc.Failure = &junitFailure{Message: t.Message, Type: "threshold", Text: t.Message}
+			suite.Fails++
+		}
+		suite.Cases = append(suite.Cases, tc)
+	}
+	suite.Tests = len(suite.Cases)
+	doc := junitSuites{Name: "inspect diff", Tests: suite.Tests, Fails: suite.Fails, Suites: []junitSuite{suite}}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// WriteSARIF writes the comparison as SARIF 2.1.0 through
+// findings.WriteSARIF, so rules, locations and fingerprints are the
+// audit's: new and unchanged findings of the new run, and fixed findings of
+// the base run, each result with baselineState new, unchanged or absent.
+func WriteSARIF(w io.Writer, r *Report) error {
+	rep := &findings.Report{Run: r.New.Run, Project: r.New.Project, Status: r.New.Status, Grades: r.New.Grades}
+	var states []string
+	for _, group := range []struct {
+		list  []FindingChange
+		state string
+	}{{r.Findings.New, "new"}, {r.Findings.Unchanged, "unchanged"}, {r.Findings.Fixed, "absent"}} {
+		for _, f := range group.list {
+			rep.Findings = append(rep.Findings, f.Finding)
+			states = append(states, group.state)
+		}
+	}
+	var buf bytes.Buffer
+	if err := findings.WriteSARIF(&buf, rep, nil); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(&buf)
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		return fmt.Errorf("re-read SARIF: %w", err)
+	}
+	runs, _ := doc["runs"].([]any)
+	if len(runs) != 1 {
+		return fmt.Errorf("re-read SARIF: want 1 run, got %d", len(runs))
+	}
+	run := runs[0].(map[string]any)
+	run["automationDetails"] = map[string]any{"id": "inspect-diff/" + r.New.Run}
+	if props, ok := run["properties"].(map[string]any); ok {
+		props["baseRun"] = r.Base.Run
+	}
+	results, _ := run["results"].([]any)
+	if len(results) != len(states) {
+		return fmt.Errorf("re-read SARIF: %d results for %d findings", len(results), len(states))
+	}
+	for i, res := range results {
+		res.(map[string]any)["baselineState"] = states[i]
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
