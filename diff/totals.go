@@ -227,7 +227,7 @@ func (l Limit) String() string {
 	case l.Percent:
 		v += "%"
 	case l.Key == "elapsed":
-		v = fmtDuration(time.Duration(l.Value) * time.Millisecond)
+		v = (time.Duration(l.Value) * time.Millisecond).String()
 	}
 	return l.Key + "=" + v
 }

@@ -111,6 +111,7 @@ var commands = []func(*Factory) *cobra.Command{
 	func(f *Factory) *cobra.Command { return NewCmdDemo(f, nil) },
 	func(f *Factory) *cobra.Command { return NewCmdAudit(f, nil) },
 	func(f *Factory) *cobra.Command { return NewCmdAsk(f, nil) },
+	func(f *Factory) *cobra.Command { return NewCmdDiff(f, nil) },
 }
 
 // Main runs inspect with args and returns the exit code.
