@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -460,4 +461,36 @@ func checkMermaid(t *testing.T, files map[string][]byte) {
 	default:
 		skip("the real Mermaid check could not start: " + err.Error())
 	}
+}
+
+// TestJSONDocumented checks that every JSON field of a Report is named in
+// docs/diff-json.md.
+func TestJSONDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "diff-json.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[reflect.Type]bool{}
+	var walk func(reflect.Type)
+	walk = func(typ reflect.Type) {
+		for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice {
+			typ = typ.Elem()
+		}
+		if typ.Kind() != reflect.Struct || seen[typ] || typ.PkgPath() != reflect.TypeOf(Report{}).PkgPath() {
+			return
+		}
+		seen[typ] = true
+		for i := 0; i < typ.NumField(); i++ {
+			f := typ.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if f.Anonymous || name == "-" || !f.IsExported() {
+				continue
+			}
+			if !bytes.Contains(doc, []byte(`"`+name+`"`)) {
+				t.Errorf("docs/diff-json.md does not document %s.%s (%q)", typ.Name(), f.Name, name)
+			}
+			walk(f.Type)
+		}
+	}
+	walk(reflect.TypeOf(Report{}))
 }
