@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/store"
+)
+
+// TestMain lets a test run this binary as the inspect command itself:
+// INSPECT_TEST_ARGS holds the JSON array of arguments.
+func TestMain(m *testing.M) {
+	if args := os.Getenv("INSPECT_TEST_ARGS"); args != "" {
+		var argv []string
+		if err := json.Unmarshal([]byte(args), &argv); err != nil {
+			os.Exit(99)
+		}
+		os.Exit(Main(argv, os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// inspectProcess starts `inspect args...` as a child process.
+func inspectProcess(t *testing.T, args ...string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	argv, _ := json.Marshal(args)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "INSPECT_TEST_ARGS="+string(argv), "OPENAI_API_KEY=")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, bufio.NewScanner(stderr)
+}
+
+// A real `inspect run --realtime` killed with SIGKILL mid-fork: the file is
+// sound, every model call the run reported finished is there, the run reads
+// interrupted, and graph and audit still work on it.
+func TestRun_Kill9MidRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a child process in real time")
+	}
+	project := filepath.Join(t.TempDir(), "fanout")
+	if err := copyTree(filepath.Join("..", "..", "fixtures", "fanout-compact"), project); err != nil {
+		t.Fatal(err)
+	}
+	dbPath := filepath.Join(t.TempDir(), "runs.db")
+	cmd, progress := inspectProcess(t, "run", project, "--script", filepath.Join(project, "script.yaml"), "--realtime", "--db", dbPath)
+	finished := 0
+	deadline := time.AfterFunc(30*time.Second, func() { cmd.Process.Kill() })
+	defer deadline.Stop()
+	for progress.Scan() {
+		line := progress.Text()
+		if strings.Contains(line, " calls ") || strings.Contains(line, " answers") {
+			finished++ // the runtime reports a model call after it is recorded
+		}
+		// Kill once the fork is under way and a branch has finished a call.
+		if finished >= 3 {
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	cmd.Wait()
+	if finished < 3 {
+		t.Fatalf("the run reported %d finished model calls before it ended; want a kill mid-run", finished)
+	}
+
+	ctx := context.Background()
+	db, err := store.Open(ctx, dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if v, err := db.IntegrityCheck(ctx); err != nil || v != "ok" {
+		t.Fatalf("integrity_check = %q, %v", v, err)
+	}
+	id, err := db.ResolveRun(ctx, "latest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := graph.Load(ctx, db, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Status != store.StatusInterrupted {
+		t.Errorf("run status = %s, want interrupted", g.Status)
+	}
+	okCalls := 0
+	for _, n := range g.Nodes {
+		if n.Kind == store.KindLLM && n.Status == store.StatusOK {
+			okCalls++
+		}
+		if n.Status == store.StatusRunning {
+			t.Errorf("%s reads running in an interrupted run", n.ID())
+		}
+	}
+	if okCalls < finished {
+		t.Errorf("%d finished model calls on disk, but the run reported %d before the kill", okCalls, finished)
+	}
+	for _, sub := range [][]string{{"graph", id}, {"audit", id}, {"runs"}} {
+		f, out, errOut := testFactory(t)
+		f.DBPath = dbPath
+		if code := run(ctx, f, append(sub, "--db", dbPath)); code != 0 {
+			t.Errorf("inspect %s on the interrupted run: exit %d: %s", strings.Join(sub, " "), code, errOut)
+		}
+		if sub[0] == "runs" && !strings.Contains(out.String(), "interrupted") {
+			t.Errorf("inspect runs does not show the run interrupted:\n%s", out)
+		}
+	}
+}
