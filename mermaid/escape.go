@@ -19,8 +19,8 @@ import (
 //	$  → #36;     ($$x$$ is KaTeX)
 //	\  → #92;     (\n would become a line break)
 //	:  → #58;     (with style/classDef on the line, ':' then an entity drops a ';')
-//	%  → #37;     when another '%' follows, so no "%%" (a comment or a
-//	              %%{init}%% directive) survives
+//	%  → #37;     when the text written so far ends in '%', so no "%%" (a
+//	              comment or a %%{init}%% directive) survives
 //	newline → <br/>; tab → space; CR and other control characters, U+FFFE
 //	and U+FFFF are dropped (they make the SVG invalid XML)
 //
@@ -30,7 +30,7 @@ import (
 func Escape(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/8)
-	for i, r := range s {
+	for _, r := range s {
 		switch r {
 		case '#':
 			b.WriteString("#35;")
@@ -51,7 +51,9 @@ func Escape(s string) string {
 		case ':':
 			b.WriteString("#58;")
 		case '%':
-			if next, _ := utf8.DecodeRuneInString(s[i+1:]); next == '%' {
+			// Looking at what was written, not at the input: a dropped
+			// control character must not join two '%'.
+			if out := b.String(); len(out) > 0 && out[len(out)-1] == '%' {
 				b.WriteString("#37;")
 			} else {
 				b.WriteByte('%')
