@@ -222,7 +222,7 @@ func (p Price) Elapsed() time.Duration { return time.Duration(p.ElapsedMS) * tim
 func (p Price) Summary() string {
 	var parts []string
 	if p.ElapsedMS > 0 {
-		parts = append(parts, fmtDuration(p.Elapsed()))
+		parts = append(parts, graph.FormatDuration(p.Elapsed()))
 	}
 	if p.TokensIn > 0 {
 		parts = append(parts, fmt.Sprintf("%d tokens in", p.TokensIn))
@@ -505,19 +505,4 @@ func plural(n int, one, many string) string {
 		return fmt.Sprintf("%d %s", n, one)
 	}
 	return fmt.Sprintf("%d %s", n, many)
-}
-
-// fmtDuration prints a duration the way every inspect output does:
-// 1.2s, 950ms, 2m03s.
-func fmtDuration(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return fmt.Sprintf("%dms", d.Milliseconds())
-	case d < time.Minute:
-		return fmt.Sprintf("%.1fs", d.Seconds())
-	default:
-		m := int(d / time.Minute)
-		s := int((d % time.Minute) / time.Second)
-		return fmt.Sprintf("%dm%02ds", m, s)
-	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/inspect-dev/inspect/graph"
 )
 
 // errWriter remembers the first write error and stops writing after it.
@@ -24,7 +26,7 @@ func (e *errWriter) printf(format string, args ...any) {
 // headline is the run line every human format starts with.
 func (r *Report) headline() string {
 	return fmt.Sprintf("run %s · %s · %s · %s · tokens in %d, out %d · %s", r.Run, orDash(r.Project), r.Status,
-		fmtDuration(Price{ElapsedMS: r.ElapsedMS}.Elapsed()), r.TokensIn, r.TokensOut, plural(r.LLMCalls, "model call", "model calls"))
+		graph.FormatDuration(Price{ElapsedMS: r.ElapsedMS}.Elapsed()), r.TokensIn, r.TokensOut, plural(r.LLMCalls, "model call", "model calls"))
 }
 
 func orDash(s string) string {

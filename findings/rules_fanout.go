@@ -207,7 +207,7 @@ func fanoutFinding(p *Pass, sr *serialRun, causes []Cause, withFork bool) Findin
 	price := Price{
 		ElapsedMS: (total - longest).Milliseconds(),
 		Basis: fmt.Sprintf("%d items took %s in series; in parallel they would take the longest, %s: %s − %s = %s",
-			k, fmtDuration(total), fmtDuration(longest), fmtDuration(total), fmtDuration(longest), fmtDuration(total-longest)),
+			k, graph.FormatDuration(total), graph.FormatDuration(longest), graph.FormatDuration(total), graph.FormatDuration(longest), graph.FormatDuration(total-longest)),
 	}
 	toolList := strings.Join(uniq(tools), ", ")
 	msg := fmt.Sprintf("%d %s calls in %s ran one after another in separate responses (%s); none used an earlier one's result",

@@ -403,7 +403,7 @@ func runJoinRepeat(p *Pass) {
 			}
 		}
 		price.ElapsedMS = d.Milliseconds()
-		price.Basis = fmt.Sprintf("%s repeated after the join: %s of model steps and tools, %d tokens in, %d out", plural(len(repeats), "call", "calls"), fmtDuration(d), price.TokensIn, price.TokensOut)
+		price.Basis = fmt.Sprintf("%s repeated after the join: %s of model steps and tools, %d tokens in, %d out", plural(len(repeats), "call", "calls"), graph.FormatDuration(d), price.TokensIn, price.TokensOut)
 		agent := forkingAgent(f)
 		var tools []string
 		for _, n := range repeats {
@@ -442,7 +442,7 @@ func runBranchFailed(p *Pass) {
 				addUsage(&price, n)
 			}
 			price.ElapsedMS = b.Duration.Milliseconds()
-			price.Basis = fmt.Sprintf("branch %s ran %s and spent %d tokens in, %d out, with no answer", b.Name, fmtDuration(b.Duration), price.TokensIn, price.TokensOut)
+			price.Basis = fmt.Sprintf("branch %s ran %s and spent %d tokens in, %d out, with no answer", b.Name, graph.FormatDuration(b.Duration), price.TokensIn, price.TokensOut)
 			why := strings.TrimSpace(b.Answer)
 			if last := lastNode(b.Conv); last != nil && last.Error != "" {
 				why = last.Error
@@ -509,12 +509,12 @@ func runForkUneven(p *Pass) {
 			continue
 		}
 		price := Price{ElapsedMS: (slow - second).Milliseconds(),
-			Basis: fmt.Sprintf("slowest %s − second slowest %s = %s", fmtDuration(slow), fmtDuration(second), fmtDuration(slow-second))}
+			Basis: fmt.Sprintf("slowest %s − second slowest %s = %s", graph.FormatDuration(slow), graph.FormatDuration(second), graph.FormatDuration(slow-second))}
 		agent := forkingAgent(f)
 		p.Report(Finding{
 			Agent: agent,
 			Message: fmt.Sprintf("branch %q of the fork at %s took %s, %.1f× the median of its siblings (%s); the join waited for it",
-				f.Slowest.Name, f.Node.ID(), fmtDuration(slow), float64(slow)/float64(max(med, time.Millisecond)), fmtDuration(med)),
+				f.Slowest.Name, f.Node.ID(), graph.FormatDuration(slow), float64(slow)/float64(max(med, time.Millisecond)), graph.FormatDuration(med)),
 			Nodes: ids(f.Node, firstNode(f.Slowest.Conv), f.Join),
 			Fix: Fix{Location: p.Project.PromptLocation(agent, "fork", "branch"),
 				Text: fmt.Sprintf("Tell %s in %s to split work like %q's into several branches of similar size", agent, p.Project.PromptPath(agent), f.Slowest.Name)},
@@ -580,7 +580,7 @@ func runForkOverlap(p *Pass) {
 			}
 		}
 		price.ElapsedMS = d.Milliseconds()
-		price.Basis = fmt.Sprintf("%s made twice: the copies' model steps and tools took %s and %d tokens in, %d out", plural(len(dups), "call", "calls"), fmtDuration(d), price.TokensIn, price.TokensOut)
+		price.Basis = fmt.Sprintf("%s made twice: the copies' model steps and tools took %s and %d tokens in, %d out", plural(len(dups), "call", "calls"), graph.FormatDuration(d), price.TokensIn, price.TokensOut)
 		agent := forkingAgent(f)
 		var pairList []string
 		for k := range pairs {

@@ -147,7 +147,7 @@ func runHandoffEarly(p *Pass) {
 			d := c.Nodes[back].Started.Sub(h.Started)
 			price.ElapsedMS = d.Milliseconds()
 			price.Basis = fmt.Sprintf("from %s to %s: %s, %s and %d tokens in, %d out before %s was back", h.ID(), c.Nodes[back].ID(),
-				fmtDuration(d), plural(price.Calls, "call", "calls"), price.TokensIn, price.TokensOut, a)
+				graph.FormatDuration(d), plural(price.Calls, "call", "calls"), price.TokensIn, price.TokensOut, a)
 			var names []string
 			for _, n := range later {
 				names = append(names, n.Tool.Name)
@@ -376,7 +376,7 @@ func runMissedSpecialist(p *Pass) {
 				}
 			}
 			price.ElapsedMS = d.Milliseconds()
-			price.Basis = fmt.Sprintf("%s of %s's tools made by %s: %s and %d tokens in, %d out", plural(len(calls), "call", "calls"), s.Name, name, fmtDuration(d), price.TokensIn, price.TokensOut)
+			price.Basis = fmt.Sprintf("%s of %s's tools made by %s: %s and %d tokens in, %d out", plural(len(calls), "call", "calls"), s.Name, name, graph.FormatDuration(d), price.TokensIn, price.TokensOut)
 			how := "fork"
 			if viaHandoff {
 				how = "hand-off"

@@ -246,3 +246,21 @@ func BenchmarkBareScan100k(b *testing.B) {
 		}
 	}
 }
+
+func TestFormatDuration(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{-time.Second, "0ms"},
+		{950 * time.Millisecond, "950ms"},
+		{1200 * time.Millisecond, "1.2s"},
+		{59*time.Second + 940*time.Millisecond, "59.9s"},
+		{123 * time.Second, "2m03s"},
+	}
+	for _, tt := range tests {
+		if got := graph.FormatDuration(tt.d); got != tt.want {
+			t.Errorf("FormatDuration(%v) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}

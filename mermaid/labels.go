@@ -92,7 +92,7 @@ func (l *labeler) node(n *graph.Node) string {
 		fmt.Fprintf(&b, " · in %d out %d", u.In, u.Out)
 		if n.Status != store.StatusRunning {
 			b.WriteString(" · ")
-			b.WriteString(FormatDuration(n.Duration()))
+			b.WriteString(graph.FormatDuration(n.Duration()))
 		}
 	case store.KindTool:
 		b.WriteString("tool")
@@ -197,7 +197,7 @@ func (l *labeler) fold(it *item) string {
 	if llms > 0 {
 		fmt.Fprintf(&b, " · %d llm calls in %d out %d", llms, t.In, t.Out)
 	}
-	b.WriteString(" · " + FormatDuration(span(first, last)))
+	b.WriteString(" · " + graph.FormatDuration(span(first, last)))
 	if e := failures(it.nodes); e > 0 {
 		fmt.Fprintf(&b, " · %d failed", e)
 	}
@@ -263,7 +263,7 @@ func (l *labeler) branchTitle(bv *branchView) string {
 	} else if len(bv.items) == 0 && b.Agent != "" {
 		s.WriteString(" @" + l.name(b.Agent))
 	}
-	s.WriteString(" · " + l.name(string(b.Status)) + " · " + FormatDuration(b.Duration))
+	s.WriteString(" · " + l.name(string(b.Status)) + " · " + graph.FormatDuration(b.Duration))
 	if b.Slowest() {
 		s.WriteString(" · slowest")
 	}
@@ -311,23 +311,6 @@ func sortedCounts(m map[string]int) []graph.ToolCount {
 		return out[i].Name < out[j].Name
 	})
 	return out
-}
-
-// FormatDuration prints a duration as every inspect output does: 950ms,
-// 1.2s, 2m03s (the same as cmd/inspect's).
-func FormatDuration(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "0ms"
-	case d < time.Second:
-		return fmt.Sprintf("%dms", d.Milliseconds())
-	case d < time.Minute:
-		return fmt.Sprintf("%.1fs", d.Seconds())
-	default:
-		m := int(d / time.Minute)
-		s := int((d % time.Minute) / time.Second)
-		return fmt.Sprintf("%dm%02ds", m, s)
-	}
 }
 
 // argSummary shortens a tool's JSON arguments to their scalar values in the

@@ -162,7 +162,7 @@ func header(v *view, l *labeler, c *Config) []string {
 	if len(g.Agents) > 0 {
 		agents = l.names(g.Agents)
 	}
-	lines = append(lines, fmt.Sprintf("run %s · %s · %s · agents %s", l.name(g.ID), l.name(string(g.Status)), FormatDuration(g.Elapsed()), agents))
+	lines = append(lines, fmt.Sprintf("run %s · %s · %s · agents %s", l.name(g.ID), l.name(string(g.Status)), graph.FormatDuration(g.Elapsed()), agents))
 
 	trunkHandoff := false
 	for _, h := range g.Handoffs {
@@ -207,7 +207,7 @@ func header(v *view, l *labeler, c *Config) []string {
 		}
 		var parts []string
 		for _, b := range f.Branches {
-			p := fmt.Sprintf("%s=%s %s", l.name(b.Name), l.name(string(b.Status)), FormatDuration(b.Duration))
+			p := fmt.Sprintf("%s=%s %s", l.name(b.Name), l.name(string(b.Status)), graph.FormatDuration(b.Duration))
 			if b.Slowest() {
 				p += " slowest"
 			}

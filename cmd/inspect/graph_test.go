@@ -255,12 +255,3 @@ func TestShowRun(t *testing.T) {
 		}
 	})
 }
-
-// TestFormatDuration_MatchesMermaid keeps the two duration formats in step.
-func TestFormatDuration_MatchesMermaid(t *testing.T) {
-	for _, d := range []time.Duration{0, 950 * time.Millisecond, 1200 * time.Millisecond, 59 * time.Second, 123 * time.Second} {
-		if a, b := FormatDuration(d), mermaid.FormatDuration(d); a != b {
-			t.Errorf("FormatDuration(%v) = %q, mermaid.FormatDuration = %q", d, a, b)
-		}
-	}
-}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/store"
 )
 
@@ -103,7 +104,7 @@ func runsRun(cmd *cobra.Command, opts *RunsOptions) error {
 	for _, r := range runs {
 		elapsed := "-"
 		if r.Status != store.StatusRunning {
-			elapsed = FormatDuration(r.Elapsed())
+			elapsed = graph.FormatDuration(r.Elapsed())
 		}
 		task := ""
 		if len(r.Tasks) > 0 {
@@ -130,19 +131,4 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
-}
-
-// FormatDuration prints a duration the way every inspect output does:
-// 1.2s, 950ms, 2m03s.
-func FormatDuration(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return fmt.Sprintf("%dms", d.Milliseconds())
-	case d < time.Minute:
-		return fmt.Sprintf("%.1fs", d.Seconds())
-	default:
-		m := int(d / time.Minute)
-		s := int((d % time.Minute) / time.Second)
-		return fmt.Sprintf("%dm%02ds", m, s)
-	}
 }

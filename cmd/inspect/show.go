@@ -101,7 +101,7 @@ func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, g *graph.R
 	}
 	fmt.Fprintf(w, "- started: %s\n", n.Started.UTC().Format(time.RFC3339Nano))
 	if !n.Ended.IsZero() {
-		fmt.Fprintf(w, "- ended: %s (%s)\n", n.Ended.UTC().Format(time.RFC3339Nano), FormatDuration(n.Duration()))
+		fmt.Fprintf(w, "- ended: %s (%s)\n", n.Ended.UTC().Format(time.RFC3339Nano), graph.FormatDuration(n.Duration()))
 	}
 	if n.Error != "" {
 		fmt.Fprintf(w, "- error: %s\n", oneLineText(n.Error))
@@ -147,7 +147,7 @@ func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, g *graph.R
 		if j := n.Join; j != nil {
 			fmt.Fprintf(w, "- closes fork: n%d\n\n", j.ForkSeq)
 			for _, b := range j.Branches {
-				section(w, fmt.Sprintf("Branch %s (agent %s) · %s · %s", b.Name, b.Agent, b.Status, FormatDuration(b.Duration)), b.Answer)
+				section(w, fmt.Sprintf("Branch %s (agent %s) · %s · %s", b.Name, b.Agent, b.Status, graph.FormatDuration(b.Duration)), b.Answer)
 			}
 		}
 	default:
