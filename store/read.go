@@ -15,9 +15,12 @@ import (
 
 // RunSummary is one line of `inspect runs`.
 type RunSummary struct {
-	ID        string
-	Started   time.Time
-	Ended     time.Time // zero while running
+	ID      string
+	Started time.Time
+	Ended   time.Time // zero while running (or interrupted)
+	// LastEnd is the latest end time of its nodes, the elapsed time of a run
+	// that has no end (running, or interrupted by a dead writer).
+	LastEnd   time.Time
 	Status    Status
 	Tasks     []string
 	Project   string
@@ -28,12 +31,16 @@ type RunSummary struct {
 	Nodes     int64
 }
 
-// Elapsed is Ended-Started, or 0 while the run is open.
+// Elapsed is Ended-Started, or, while the run has no end (running or
+// interrupted), up to its last node's end (0 without one), as graph.Run does.
 func (s *RunSummary) Elapsed() time.Duration {
-	if s.Ended.IsZero() {
-		return 0
+	switch {
+	case !s.Ended.IsZero():
+		return s.Ended.Sub(s.Started)
+	case s.LastEnd.After(s.Started):
+		return s.LastEnd.Sub(s.Started)
 	}
-	return s.Ended.Sub(s.Started)
+	return 0
 }
 
 // Runs lists runs newest first, at most limit (0 = all).
@@ -43,7 +50,8 @@ func (db *DB) Runs(ctx context.Context, limit int) ([]RunSummary, error) {
 		(SELECT coalesce(sum(tokens_out),0) FROM nodes WHERE run_id=runs.id AND kind='llm'),
 		(SELECT count(*) FROM nodes WHERE run_id=runs.id AND kind='llm'),
 		(SELECT count(*) FROM nodes WHERE run_id=runs.id),
-		(SELECT group_concat(agent, char(10)) FROM (SELECT agent, min(seq) s FROM nodes WHERE run_id=runs.id AND agent<>'' GROUP BY agent ORDER BY s))
+		(SELECT group_concat(agent, char(10)) FROM (SELECT agent, min(seq) s FROM nodes WHERE run_id=runs.id AND agent<>'' GROUP BY agent ORDER BY s)),
+		(SELECT max(ended_ns) FROM nodes WHERE run_id=runs.id)
 		FROM runs ORDER BY started_ns DESC, id`
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
@@ -61,9 +69,13 @@ func (db *DB) Runs(ctx context.Context, limit int) ([]RunSummary, error) {
 		var tasks, host, tag string
 		var pid int
 		var agents sql.NullString
+		var lastEnd sql.NullInt64
 		if err := rows.Scan(&s.ID, &started, &ended, &s.Status, &tasks, &s.Project, &host, &pid, &tag,
-			&s.TokensIn, &s.TokensOut, &s.LLMCalls, &s.Nodes, &agents); err != nil {
+			&s.TokensIn, &s.TokensOut, &s.LLMCalls, &s.Nodes, &agents, &lastEnd); err != nil {
 			return nil, err
+		}
+		if lastEnd.Valid {
+			s.LastEnd = time.Unix(0, lastEnd.Int64)
 		}
 		s.Started = time.Unix(0, started)
 		if ended.Valid {

@@ -490,6 +490,30 @@ func TestRuns_Summary(t *testing.T) {
 	}
 }
 
+// A run that never finished (killed: it reads interrupted) has no end time;
+// its summary's elapsed time is up to the last recorded node's end, as the
+// graph and the audit show it, not 0.
+func TestRuns_OpenRunElapsedUpToLastNode(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	rec := newRun(t, db)
+	for _, n := range everyKind()[:6] {
+		if err := rec.AddNode(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs, err := db.Runs(ctx, 0)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("Runs = %v, %v", runs, err)
+	}
+	if got := runs[0].Elapsed(); got != 5*time.Second {
+		t.Errorf("open run: Elapsed = %v, want 5s (up to the last node's end)", got)
+	}
+	if !runs[0].Ended.IsZero() {
+		t.Errorf("open run: Ended = %v, want zero", runs[0].Ended)
+	}
+}
+
 func TestAsks(t *testing.T) {
 	ctx := context.Background()
 	db, _ := openTemp(t)

@@ -55,6 +55,17 @@ func Load(dir string) (*Project, error) {
 	if err != nil {
 		return nil, fmt.Errorf("project %s: %w", dir, err)
 	}
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		hint := "point at the folder that holds agents.yaml"
+		if filepath.Base(dir) == AgentsFile {
+			hint = fmt.Sprintf("point at its folder: %s", filepath.Dir(dir))
+		}
+		return nil, &LoadError{Dir: dir, Diagnostics: []Diagnostic{{Code: "project.missing", File: AgentsFile,
+			Message: fmt.Sprintf("%s is a file, not a project folder; %s", dir, hint)}}}
+	} else if errors.Is(err, fs.ErrNotExist) {
+		return nil, &LoadError{Dir: dir, Diagnostics: []Diagnostic{{Code: "project.missing", File: AgentsFile,
+			Message: fmt.Sprintf("there is no folder %s; check the path, or create a project there with `inspect init %s`", dir, dir)}}}
+	}
 	raw, err := os.ReadFile(filepath.Join(dir, AgentsFile))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

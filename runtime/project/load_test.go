@@ -73,6 +73,27 @@ func TestLoad_Errors(t *testing.T) {
 	}
 }
 
+// A project path that is missing, or a file (agents.yaml itself), is an
+// input error that says what to point at, not a raw "not a directory".
+func TestLoad_NotAFolder(t *testing.T) {
+	dir := writeProject(t, "agents:\n  - name: a\n    description: A.\n", []string{"a"}, false)
+	tests := []struct{ path, want string }{
+		{filepath.Join(dir, AgentsFile), "point at its folder: " + dir},
+		{filepath.Join(dir, "agents", "a.md"), "is a file, not a project folder"},
+		{filepath.Join(dir, "nope"), "there is no folder " + filepath.Join(dir, "nope")},
+	}
+	for _, tt := range tests {
+		_, err := Load(tt.path)
+		var le *LoadError
+		if !errors.As(err, &le) {
+			t.Fatalf("Load(%s) error = %v, want a *LoadError", tt.path, err)
+		}
+		if !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "project.missing") {
+			t.Errorf("Load(%s) = %q, want it to say %q", tt.path, err, tt.want)
+		}
+	}
+}
+
 func TestLoad_Warnings(t *testing.T) {
 	yaml := `agents:
   - name: intake
