@@ -8,13 +8,14 @@ import (
 	"errors"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/inspect-dev/inspect/mermaid/mermaidtest"
 
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
@@ -339,7 +340,7 @@ func TestGolden(t *testing.T) {
 		t.Errorf("sarif of a fixed finding has no absent result:\n%s", fixedSarif.String())
 	}
 
-	checkMermaid(t, map[string][]byte{"fixed.mmd": mermaidBlock(t, md.String()), "new.mmd": mermaidBlock(t, md2.String())})
+	mermaidtest.Check(t, map[string][]byte{"fixed.mmd": mermaidBlock(t, md.String()), "new.mmd": mermaidBlock(t, md2.String())})
 }
 
 // mermaidBlock returns the body of the markdown's ```mermaid block.
@@ -400,67 +401,6 @@ func (w *failWriter) Write(p []byte) (int, error) {
 	}
 	w.n -= len(p)
 	return len(p), nil
-}
-
-// checkerPath finds shared/tools/mermaid/check by walking up from the
-// package directory to the folder that holds shared/; "" when absent.
-func checkerPath(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		p := filepath.Join(dir, "shared", "tools", "mermaid", "check")
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
-
-// checkMermaid parses the files with the real Mermaid parser, or skips
-// with a message (fails when INSPECT_REQUIRE_MERMAID is set), like
-// mermaid/check_test.go.
-func checkMermaid(t *testing.T, files map[string][]byte) {
-	t.Helper()
-	skip := func(why string) {
-		if os.Getenv("INSPECT_REQUIRE_MERMAID") != "" {
-			t.Fatalf("%s (INSPECT_REQUIRE_MERMAID is set)", why)
-		}
-		t.Skip(why)
-	}
-	check := checkerPath(t)
-	if check == "" {
-		skip("the real Mermaid check was skipped: shared/tools/mermaid/check not found above the repository")
-	}
-	dir := t.TempDir()
-	args := []string{"-q"}
-	for name, b := range files {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		args = append(args, p)
-	}
-	cmd := exec.Command(check, args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit) && exit.ExitCode() == 1:
-		t.Errorf("the real Mermaid parser rejected the diff's chart:\n%s", out.String())
-	case errors.As(err, &exit) && exit.ExitCode() == 2:
-		skip("the real Mermaid check could not run (Node.js or npm missing?): " + out.String())
-	default:
-		skip("the real Mermaid check could not start: " + err.Error())
-	}
 }
 
 // TestJSONDocumented checks that every JSON field of a Report is named in

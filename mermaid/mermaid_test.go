@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inspect-dev/inspect/mermaid/mermaidtest"
+
 	"github.com/inspect-dev/inspect/graph"
 )
 
@@ -275,7 +277,7 @@ func TestMermaidParses(t *testing.T) {
 		// cannot hide another.
 		files[fmt.Sprintf("seed-%02d.mmd", i)] = []byte("%% agent " + Escape(s) + "\nflowchart TD\n  n1[\"" + Escape(s) + "\"]\n")
 	}
-	checkMermaid(t, files)
+	mermaidtest.Check(t, files)
 }
 
 // failWriter accepts n bytes, then fails.

@@ -1,4 +1,6 @@
-package mermaid
+// Package mermaidtest checks Mermaid text with the real Mermaid parser
+// (../shared/tools/mermaid/check) from tests.
+package mermaidtest
 
 import (
 	"bytes"
@@ -10,10 +12,10 @@ import (
 	"testing"
 )
 
-// checkerPath finds shared/tools/mermaid/check by walking up from the
+// CheckerPath finds shared/tools/mermaid/check by walking up from the
 // package directory to the folder that holds shared/ (the repository's
 // parent in CI and in the team's checkout). It returns "" when absent.
-func checkerPath(t testing.TB) string {
+func CheckerPath(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
@@ -32,9 +34,9 @@ func checkerPath(t testing.TB) string {
 	}
 }
 
-// skipOrFail skips with why, or fails when INSPECT_REQUIRE_MERMAID is set
+// SkipOrFail skips with why, or fails when INSPECT_REQUIRE_MERMAID is set
 // (CI sets it: there the Mermaid tests must not skip).
-func skipOrFail(t testing.TB, why string) {
+func SkipOrFail(t testing.TB, why string) {
 	t.Helper()
 	if os.Getenv("INSPECT_REQUIRE_MERMAID") != "" {
 		t.Fatalf("%s (INSPECT_REQUIRE_MERMAID is set)", why)
@@ -42,14 +44,14 @@ func skipOrFail(t testing.TB, why string) {
 	t.Skip(why)
 }
 
-// checkMermaid parses every file (name → Mermaid text) with the real
+// Check parses every file (name → Mermaid text) with the real
 // Mermaid parser in one invocation of the checker (it costs about 1.5 s per
 // call, any number of files).
-func checkMermaid(t testing.TB, files map[string][]byte) {
+func Check(t testing.TB, files map[string][]byte) {
 	t.Helper()
-	check := checkerPath(t)
+	check := CheckerPath(t)
 	if check == "" {
-		skipOrFail(t, "the real Mermaid check was skipped: ../shared/tools/mermaid/check not found above the repository (it needs the shared folder, Node.js ≥ 20.19 and npm)")
+		SkipOrFail(t, "the real Mermaid check was skipped: ../shared/tools/mermaid/check not found above the repository (it needs the shared folder, Node.js ≥ 20.19 and npm)")
 	}
 	dir := t.TempDir()
 	names := make([]string, 0, len(files))
@@ -75,8 +77,8 @@ func checkMermaid(t testing.TB, files map[string][]byte) {
 	case errors.As(err, &exit) && exit.ExitCode() == 1:
 		t.Errorf("the real Mermaid parser rejected some output:\n%s", out.String())
 	case errors.As(err, &exit) && exit.ExitCode() == 2:
-		skipOrFail(t, "the real Mermaid check could not run (Node.js or npm missing?): "+out.String())
+		SkipOrFail(t, "the real Mermaid check could not run (Node.js or npm missing?): "+out.String())
 	default:
-		skipOrFail(t, "the real Mermaid check could not start: "+err.Error())
+		SkipOrFail(t, "the real Mermaid check could not start: "+err.Error())
 	}
 }
