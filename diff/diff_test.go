@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inspect-dev/inspect/runtime/runtimetest"
+
 	"github.com/inspect-dev/inspect/mermaid/mermaidtest"
 
 	"github.com/inspect-dev/inspect/findings"
-	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/runtime"
 	"github.com/inspect-dev/inspect/store"
 )
 
@@ -35,13 +35,8 @@ func record(t *testing.T, fixture string) Side {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	dir := filepath.Join("..", "fixtures", fixture)
 	id := "run-" + fixture
-	if _, err := runtime.Run(ctx, runtime.Config{Project: dir, Script: filepath.Join(dir, "script.yaml"), DB: db, RunID: id,
-		Now: func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC) }}); err != nil {
-		t.Fatalf("record %s: %v", fixture, err)
-	}
-	g, err := graph.Load(ctx, db, id)
+	g, err := runtimetest.RecordFixture(ctx, db, filepath.Join("..", "fixtures", fixture), t.TempDir(), id, time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
 	}

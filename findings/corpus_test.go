@@ -3,7 +3,6 @@ package findings_test
 import (
 	"context"
 	"flag"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inspect-dev/inspect/runtime/runtimetest"
+
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/runtime"
 	"github.com/inspect-dev/inspect/store"
 )
 
@@ -47,45 +47,17 @@ func (r *recorded) audit(t testing.TB) *findings.Report {
 // touch the repository), runs its script in virtual time and loads the graph.
 func record(t testing.TB, name string) *recorded {
 	t.Helper()
-	src := filepath.Join("..", "fixtures", name)
-	dst := filepath.Join(t.TempDir(), name)
-	if err := copyDir(src, dst); err != nil {
-		t.Fatalf("copy fixture: %v", err)
-	}
 	ctx := context.Background()
 	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
 	if err != nil {
 		t.Fatalf("store.Open: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
-	res, err := runtime.Run(ctx, runtime.Config{Project: dst, Script: filepath.Join(dst, "script.yaml"), DB: db,
-		Now: func() time.Time { return t0 }, RunID: "run-" + name})
+	g, err := runtimetest.RecordFixture(ctx, db, filepath.Join("..", "fixtures", name), t.TempDir(), "run-"+name, t0)
 	if err != nil {
-		t.Fatalf("runtime.Run(%s): %v", name, err)
-	}
-	g, err := graph.Load(ctx, db, res.RunID)
-	if err != nil {
-		t.Fatalf("graph.Load: %v", err)
+		t.Fatal(err)
 	}
 	return &recorded{DB: db, Run: g}
-}
-
-func copyDir(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
 }
 
 // corpus lists the audit fixtures: audit-<rule> triggers exactly that rule,

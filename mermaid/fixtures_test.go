@@ -2,17 +2,15 @@ package mermaid
 
 import (
 	"context"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/inspect-dev/inspect/runtime/runtimetest"
 
 	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/runtime"
 	"github.com/inspect-dev/inspect/store"
 )
 
@@ -71,40 +69,13 @@ func recordFixtures() ([]namedRun, error) {
 	sort.Strings(names)
 	var out []namedRun
 	for _, name := range names {
-		dst := filepath.Join(tmp, name)
-		if err := copyDir(filepath.Join(root, name), dst); err != nil {
+		g, err := runtimetest.RecordFixture(ctx, db, filepath.Join(root, name), tmp, "run-"+name, t0)
+		if err != nil {
 			return nil, err
-		}
-		res, err := runtime.Run(ctx, runtime.Config{Project: dst, Script: filepath.Join(dst, "script.yaml"), DB: db,
-			Now: func() time.Time { return t0 }, RunID: "run-" + name})
-		if err != nil {
-			return nil, fmt.Errorf("record fixture %s: %w", name, err)
-		}
-		g, err := graph.Load(ctx, db, res.RunID)
-		if err != nil {
-			return nil, fmt.Errorf("load fixture %s: %w", name, err)
 		}
 		out = append(out, namedRun{name, g})
 	}
 	return out, nil
-}
-
-func copyDir(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
 }
 
 // TestGolden_Fixtures keeps a Mermaid, DOT and JSON golden of every fixture

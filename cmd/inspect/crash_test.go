@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inspect-dev/inspect/runtime/runtimetest"
+
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/store"
 )
@@ -53,7 +55,7 @@ func TestRun_Kill9MidRun(t *testing.T) {
 		t.Skip("runs a child process in real time")
 	}
 	project := filepath.Join(t.TempDir(), "fanout")
-	if err := copyTree(filepath.Join("..", "..", "fixtures", "fanout-compact"), project); err != nil {
+	if err := runtimetest.CopyDir(filepath.Join("..", "..", "fixtures", "fanout-compact"), project); err != nil {
 		t.Fatal(err)
 	}
 	dbPath := filepath.Join(t.TempDir(), "runs.db")

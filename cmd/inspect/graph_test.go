@@ -4,16 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/inspect-dev/inspect/runtime/runtimetest"
+
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/mermaid"
-	"github.com/inspect-dev/inspect/runtime"
 	"github.com/inspect-dev/inspect/store"
 )
 
@@ -38,38 +38,12 @@ func recordFixture(t *testing.T, f *Factory, name string) *graph.Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dst := filepath.Join(t.TempDir(), name)
-	if err := copyTree(filepath.Join("..", "..", "fixtures", name), dst); err != nil {
-		t.Fatal(err)
-	}
-	res, err := runtime.Run(ctx, runtime.Config{Project: dst, Script: filepath.Join(dst, "script.yaml"), DB: db,
-		Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }, RunID: "run-" + name})
-	if err != nil {
-		t.Fatalf("runtime.Run(%s): %v", name, err)
-	}
-	g, err := graph.Load(ctx, db, res.RunID)
+	g, err := runtimetest.RecordFixture(ctx, db, filepath.Join("..", "..", "fixtures", name), t.TempDir(), "run-"+name,
+		time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return g
-}
-
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
 }
 
 func TestNewCmdGraph(t *testing.T) {
