@@ -121,6 +121,10 @@ func open(ctx context.Context, path string, version int) (*DB, error) {
 // checkHeader refuses an existing non-empty file that is not SQLite, before
 // the driver gets a chance to report a bare "file is not a database".
 func checkHeader(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return &SchemaError{Path: path, Reason: "a folder, not a database file",
+			Advice: fmt.Sprintf("point --db (or INSPECT_DB) at a file, e.g. %s", filepath.Join(path, "runs.db"))}
+	}
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil

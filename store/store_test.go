@@ -371,6 +371,15 @@ func TestOpen_RefusesNonDatabase(t *testing.T) {
 	}
 }
 
+func TestOpen_RefusesFolder(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Open(context.Background(), dir)
+	var se *SchemaError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "a folder, not a database file") || !strings.Contains(err.Error(), filepath.Join(dir, "runs.db")) {
+		t.Errorf("Open(folder) = %v, want a SchemaError saying it is a folder and suggesting %s", err, filepath.Join(dir, "runs.db"))
+	}
+}
+
 func TestOpen_RefusesOtherProgramsDatabase(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "other.db")
 	db, err := openRaw(path)

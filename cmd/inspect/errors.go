@@ -68,7 +68,10 @@ func exitCode(err error) int {
 func explain(err error) string {
 	var notFound *store.NotFoundError
 	var ambiguous *store.AmbiguousError
+	var missing *missingDBError
 	switch {
+	case errors.As(err, &missing):
+		return missing.Error()
 	case errors.Is(err, store.ErrNoRuns):
 		return "no runs recorded yet; try `inspect demo`, or `inspect run PROJECT --task ...`"
 	case errors.As(err, &notFound):

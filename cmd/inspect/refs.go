@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,13 +37,14 @@ func ParseRunRef(s string) RunRef {
 // openRun resolves a run reference and returns its database and run id.
 func openRun(ctx context.Context, f *Factory, ref string) (*store.DB, string, error) {
 	r := ParseRunRef(ref)
-	var db *store.DB
-	var err error
+	path := f.DBPath
 	if r.DB != "" {
-		db, err = f.StoreAt(ctx, r.DB)
-	} else {
-		db, err = f.Store(ctx)
+		path = r.DB
 	}
+	if err := dbExists(path); err != nil {
+		return nil, "", err
+	}
+	db, err := f.StoreAt(ctx, path)
 	if err != nil {
 		return nil, "", err
 	}
@@ -49,6 +53,26 @@ func openRun(ctx context.Context, f *Factory, ref string) (*store.DB, string, er
 		return nil, "", err
 	}
 	return db, id, nil
+}
+
+// missingDBError is a run reference into a database file that does not
+// exist. It reads as "no runs" (exit 2) and names the file, and the file is
+// not created: a mistyped --db or base.db must not leave an empty database
+// behind.
+type missingDBError struct{ Path string }
+
+func (e *missingDBError) Error() string {
+	return fmt.Sprintf("no runs recorded yet: there is no runs database at %s; record a run first (`inspect demo`, or `inspect run PROJECT --task ...`), or point --db, INSPECT_DB or FILE.db:RUN at an existing file", e.Path)
+}
+
+func (e *missingDBError) Unwrap() error { return store.ErrNoRuns }
+
+// dbExists returns a *missingDBError when nothing is at path.
+func dbExists(path string) error {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return &missingDBError{Path: path}
+	}
+	return nil
 }
 
 // loadGraph resolves a run reference and loads its graph.

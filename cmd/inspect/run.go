@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/runtime"
 	"github.com/inspect-dev/inspect/runtime/project"
 	"github.com/inspect-dev/inspect/store"
@@ -128,8 +129,12 @@ func reportRun(ios *IOStreams, res *runtime.Result, dbPath string, answer bool) 
 	if answer && res.Answer != "" {
 		fmt.Fprintln(ios.Out, res.Answer)
 	}
-	fmt.Fprintf(ios.ErrOut, "\nrun %s · %s · %s · %d model calls · %d nodes\n",
-		res.RunID, res.Status, res.Elapsed().Round(time.Millisecond), res.LLMCalls, res.Nodes)
+	calls := "model calls"
+	if res.LLMCalls == 1 {
+		calls = "model call"
+	}
+	fmt.Fprintf(ios.ErrOut, "\nrun %s · %s · %s · %d %s · %d nodes\n",
+		res.RunID, res.Status, graph.FormatDuration(res.Elapsed()), res.LLMCalls, calls, res.Nodes)
 	db := ""
 	if dbPath != "" && dbPath != store.DefaultPath {
 		db = " --db " + dbPath

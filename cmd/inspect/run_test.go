@@ -116,7 +116,8 @@ func TestRunRun_Errors(t *testing.T) {
 		{"no model", []string{"run", fixture, "--task", "hi"}, ExitUsage, "", "no model to run with"},
 		{"realtime without script", []string{"run", fixture, "--realtime", "--task", "x"}, ExitUsage, "", "--realtime only applies"},
 		{"missing script", []string{"run", fixture, "--script", "nope.yaml"}, ExitUsage, "", "read script"},
-		{"no such project", []string{"run", filepath.Join(broken, "nope")}, ExitUsage, "", "inspect init DIR"},
+		{"no such project", []string{"run", filepath.Join(broken, "nope")}, ExitUsage, "", "there is no folder " + filepath.Join(broken, "nope")},
+		{"project is a file", []string{"run", filepath.Join(broken, "agents.yaml"), "--check"}, ExitUsage, "point at its folder: " + broken, "has 1 error(s)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -139,6 +140,10 @@ func TestRunRun_Failed(t *testing.T) {
 	code := run(context.Background(), f, []string{"run", dir, "--script", filepath.Join(dir, "script.yaml")})
 	if code != ExitToolError || !strings.Contains(errOut.String(), "ended in error: model call failed with HTTP 503") {
 		t.Errorf("exit %d, stderr %q; want 3 and the failure", code, errOut)
+	}
+	// The summary line formats time as every other output does, and counts in English.
+	if !strings.Contains(errOut.String(), " · error · 1.0s · 1 model call · 3 nodes\n") {
+		t.Errorf("summary line: stderr %q, want \" · error · 1.0s · 1 model call · 3 nodes\"", errOut)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	os.WriteFile(filepath.Join(dir, "slow.yaml"), []byte("task: go\nconversations:\n  trunk:\n    - say: late\n      latency: 30s\n"), 0o644)

@@ -70,15 +70,18 @@ func runsRun(cmd *cobra.Command, opts *RunsOptions) error {
 	if opts.Limit < 0 {
 		return Usagef("--limit must be 0 or more, got %d", opts.Limit)
 	}
-	db, err := opts.F.Store(ctx)
-	if err != nil {
-		return err
-	}
-	runs, err := db.Runs(ctx, opts.Limit)
-	if err != nil {
-		return err
-	}
 	out := opts.F.IO.Out
+	var runs []store.RunSummary
+	path := opts.F.DBPath
+	if dbExists(path) == nil { // a missing file lists no runs, and is not created
+		db, err := opts.F.Store(ctx)
+		if err != nil {
+			return err
+		}
+		if runs, err = db.Runs(ctx, opts.Limit); err != nil {
+			return err
+		}
+	}
 	if opts.JSON {
 		list := make([]runJSON, 0, len(runs))
 		for _, r := range runs {
@@ -96,7 +99,7 @@ func runsRun(cmd *cobra.Command, opts *RunsOptions) error {
 		return enc.Encode(list)
 	}
 	if len(runs) == 0 {
-		fmt.Fprintf(out, "No runs in %s yet. Try `inspect demo`, or `inspect run PROJECT --task ...`.\n", db.Path)
+		fmt.Fprintf(out, "No runs in %s yet. Try `inspect demo`, or `inspect run PROJECT --task ...`.\n", path)
 		return nil
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)

@@ -140,6 +140,41 @@ func TestRunsRun_Empty(t *testing.T) {
 	}
 }
 
+// A read command never creates the database it is pointed at: a mistyped
+// --db or FILE.db: is an input error that names the file, and leaves nothing
+// behind; a folder is refused with a clear message.
+func TestReadCommands_MissingDatabase(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "typo.db")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"graph", []string{"graph", "--db", missing}, ExitUsage, "no runs database at " + missing},
+		{"audit", []string{"audit", "--db", missing}, ExitUsage, "no runs database at " + missing},
+		{"run ref", []string{"audit", missing + ":latest"}, ExitUsage, "no runs database at " + missing},
+		{"runs", []string{"runs", "--db", missing}, ExitOK, ""},
+		{"folder", []string{"runs", "--db", dir}, ExitToolError, "a folder, not a database file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			g := NewFactory(&IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, NoColor: true, Width: 80}, func(string) string { return "" })
+			if code := run(context.Background(), g, tt.args); code != tt.code {
+				t.Errorf("exit = %d, want %d; stderr: %s", code, tt.code, errOut.String())
+			}
+			if !strings.Contains(errOut.String(), tt.msg) {
+				t.Errorf("stderr = %q, want it to contain %q", errOut.String(), tt.msg)
+			}
+			if _, err := os.Stat(missing); err == nil {
+				t.Fatalf("%v created %s", tt.args, missing)
+			}
+		})
+	}
+}
+
 func TestExitCodes(t *testing.T) {
 	f, _, _ := testFactory(t)
 	seedRuns(t, f)
