@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"sync"
 	"time"
@@ -155,6 +156,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		if oc.APIKey == "" && oc.BaseURL == "" {
 			return nil, &InputError{Err: errors.New("no model to run with: pass --script S.yaml for the scripted model, or set OPENAI_API_KEY (and OPENAI_BASE_URL for a local or other OpenAI-compatible server)")}
+		}
+		if oc.BaseURL != "" {
+			if u, err := url.Parse(oc.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return nil, &InputError{Err: fmt.Errorf("OPENAI_BASE_URL %q is not an http(s) URL; set it to the server's API root, e.g. http://localhost:11434/v1", oc.BaseURL)}
+			}
 		}
 		prov = openaicompat.New(oc)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"regexp"
 	"sort"
@@ -99,6 +100,9 @@ the run (default latest), the words after it are the question.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("samples") && opts.Samples == 0 {
+				return Usagef("--samples must be between 1 and %d, got 0", askMaxSamples)
+			}
 			var err error
 			if opts.RunRef, opts.NodeRef, opts.Question, err = parseAskArgs(args); err != nil {
 				return err
@@ -212,6 +216,9 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 		return err
 	}
 	base := askBaseURL(opts, g.Run)
+	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return Usagef("provider base URL %q (--base-url or OPENAI_BASE_URL) is not an http(s) URL; give the server's API root, e.g. http://localhost:11434/v1", ask.Redact(base))
+	}
 	s := opts.F.IO
 	if opts.DryRun {
 		fmt.Fprintf(s.ErrOut, "dry run: %s would POST this body (model %s) to %s\n", describeAsk(plan), askModelOf(plan.body), ask.Redact(strings.TrimRight(base, "/")+"/chat/completions"))

@@ -456,6 +456,7 @@ func TestAskRun_Errors(t *testing.T) {
 			wants: []string{"no answer within 50ms", "4 attempts", "raise --timeout"}},
 		{name: "question with replay", args: []string{"n4", "why?", "--replay"}, code: ExitUsage, wants: []string{"a question goes with the default mode only"}},
 		{name: "samples alone", args: []string{"n4", "--samples", "3"}, code: ExitUsage, wants: []string{"--samples goes with --replay or --prompt"}},
+		{name: "samples zero", args: []string{"n4", "--replay", "--samples", "0"}, code: ExitUsage, wants: []string{"--samples must be between 1 and 100, got 0"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -494,6 +495,30 @@ func TestAskRun_Errors(t *testing.T) {
 			}
 			srv.Verify(t)
 		})
+	}
+}
+
+// A base URL without a scheme is refused before anything is sent (it used
+// to print "would POST ... to localhost:11434/v1/chat/completions").
+func TestAskRun_BadBaseURL(t *testing.T) {
+	for _, env := range []map[string]string{
+		{"OPENAI_API_KEY": askTestKey, "OPENAI_BASE_URL": "localhost:11434/v1"},
+		{"OPENAI_API_KEY": askTestKey},
+	} {
+		f, _, _ := askTestFactory(t, env)
+		askRecordRun(t, f)
+		args := []string{"n4", "--dry-run"}
+		if env["OPENAI_BASE_URL"] == "" {
+			args = append(args, "--base-url", "notaurl")
+		}
+		cmd := NewCmdAsk(f, nil)
+		cmd.SetArgs(args)
+		cmd.SetOut(new(bytes.Buffer))
+		cmd.SetErr(new(bytes.Buffer))
+		err := cmd.Execute()
+		if exitCode(err) != ExitUsage || err == nil || !strings.Contains(err.Error(), "is not an http(s) URL") {
+			t.Errorf("%v %v: err = %v, want a usage error about the URL", env, args, err)
+		}
 	}
 }
 

@@ -130,6 +130,27 @@ func TestRunRun_Errors(t *testing.T) {
 	}
 }
 
+// A malformed OPENAI_BASE_URL is an input error at once (exit 2, nothing
+// recorded), not four retried "unsupported protocol scheme" failures.
+func TestRunRun_BadBaseURL(t *testing.T) {
+	fixture := filepath.Join("..", "..", "fixtures", "handoff-chain")
+	for _, base := range []string{"notaurl", "localhost:11434/v1", "ftp://host/v1"} {
+		t.Run(base, func(t *testing.T) {
+			f, out, errOut := runTestFactory(t)
+			f.Getenv = func(k string) string {
+				return map[string]string{"OPENAI_API_KEY": "sk-test-000", "OPENAI_BASE_URL": base}[k]
+			}
+			code := run(context.Background(), f, []string{"run", fixture, "--task", "hi"})
+			if code != ExitUsage || !strings.Contains(errOut.String(), "is not an http(s) URL") {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 2 and a message about OPENAI_BASE_URL", code, out, errOut)
+			}
+			if strings.Contains(errOut.String(), "sk-test-000") {
+				t.Errorf("the key was printed")
+			}
+		})
+	}
+}
+
 func TestRunRun_Failed(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
