@@ -78,7 +78,7 @@ func NewCmdAudit(f *Factory, runF func(*AuditOptions) error) *cobra.Command {
 // from the findings package, so help, --explain and the docs never drift.
 func auditLong() string {
 	var b strings.Builder
-	b.WriteString(`Audit a recorded run for topology mistakes (DESIGN §8): for each finding, what
+	b.WriteString(`Audit a recorded run for topology mistakes: for each finding, what
 went wrong (with its evidence nodes), what it cost (time, tokens, conversation
 starts, computed from the recording), where the fix goes (a line of
 agents.yaml or of a prompt file, from the run's stored project), and what the

@@ -198,3 +198,11 @@ func TestAuditRun_Styled(t *testing.T) {
 		t.Errorf("styled output lacks ANSI styling or the finding:\n%q", out.String())
 	}
 }
+
+// The help speaks to users, who have no design document to look up.
+func TestAuditHelp_NoDesignReference(t *testing.T) {
+	f, _, _ := testFactory(t)
+	if long := NewCmdAudit(f, nil).Long; strings.Contains(long, "DESIGN") {
+		t.Errorf("inspect audit --help refers to the design document:\n%s", long)
+	}
+}

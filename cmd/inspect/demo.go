@@ -1,20 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/charmbracelet/glamour"
 	"github.com/spf13/cobra"
 
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/mermaid"
 	"github.com/inspect-dev/inspect/runtime"
 	"github.com/inspect-dev/inspect/runtime/examples"
+	"github.com/inspect-dev/inspect/store"
 )
 
 // DemoOptions are the inputs of `inspect demo`.
@@ -81,49 +80,53 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := showDemoResult(ctx, opts.F, res.RunID); err != nil {
-		return err
-	}
-	return reportRun(ios, res, opts.F.DBPath, false)
-}
-
-// showDemoResult prints the demo run's Mermaid graph and its audit on
-// stdout, as `inspect graph` and `inspect audit` would.
-func showDemoResult(ctx context.Context, f *Factory, runID string) error {
-	db, g, err := loadGraph(ctx, f, runID)
+	node, err := showDemoResult(ctx, opts.F, res.RunID)
 	if err != nil {
 		return err
 	}
+	if err := reportRun(ios, res, opts.F.DBPath, false); err != nil {
+		return err
+	}
+	if node != "" {
+		fmt.Fprintf(ios.ErrOut, "try:  inspect ask%s %s --dry-run   # the exact request behind finding 1; drop --dry-run (with OPENAI_API_KEY set) to ask the model why\n",
+			dbFlag(opts.F.DBPath), node)
+	}
+	return nil
+}
+
+// showDemoResult prints the demo run's Mermaid graph and its audit on
+// stdout, as `inspect graph` and `inspect audit` would, and returns the
+// first llm node among the first finding's evidence (the call worth asking
+// about), or "".
+func showDemoResult(ctx context.Context, f *Factory, runID string) (string, error) {
+	db, g, err := loadGraph(ctx, f, runID)
+	if err != nil {
+		return "", err
+	}
 	out := f.IO.Out
 	if err := mermaid.Fprint(out, g); err != nil {
-		return err
+		return "", err
 	}
 	fmt.Fprintln(out)
 	cfg := &findings.Config{Options: findings.DefaultOptions(), Requests: func(seq int64) ([]byte, error) { return db.Request(ctx, g.ID, seq) }}
 	rep, err := cfg.Audit(g)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if f.IO.Styled() {
-		return demoGlamour(f.IO, rep)
+		err = writeGlamour(f.IO, rep, f.Getenv("GLAMOUR_STYLE"))
+	} else {
+		err = findings.WriteText(out, rep)
 	}
-	return findings.WriteText(out, rep)
-}
-
-// demoGlamour renders the audit's markdown for a terminal.
-func demoGlamour(ios *IOStreams, rep *findings.Report) error {
-	var md bytes.Buffer
-	if err := findings.WriteMarkdown(&md, rep); err != nil {
-		return err
+	if err != nil || len(rep.Findings) == 0 {
+		return "", err
 	}
-	r, err := glamour.NewTermRenderer(glamour.WithAutoStyle(), glamour.WithWordWrap(ios.Width))
-	if err != nil {
-		return err
+	for _, ref := range rep.Findings[0].Nodes {
+		if seq, err := ParseNodeRef(ref); err == nil {
+			if n := g.Node(seq); n != nil && n.Kind == store.KindLLM {
+				return ref, nil
+			}
+		}
 	}
-	s, err := r.Render(md.String())
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprint(ios.Out, s)
-	return err
+	return "", nil
 }

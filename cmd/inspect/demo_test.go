@@ -22,6 +22,10 @@ func TestDemoRun(t *testing.T) {
 	if !strings.Contains(errOut.String(), "next: inspect graph") {
 		t.Errorf("stderr lacks the next steps: %s", errOut)
 	}
+	// It names the call to ask about, not a placeholder: n2 starts the missed fan-out.
+	if want := "try:  inspect ask --db " + f.DBPath + " n2 --dry-run"; !strings.Contains(errOut.String(), want) {
+		t.Errorf("stderr lacks %q: %s", want, errOut)
+	}
 	db, err := store.Open(context.Background(), f.DBPath)
 	if err != nil {
 		t.Fatal(err)

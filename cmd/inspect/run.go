@@ -135,10 +135,7 @@ func reportRun(ios *IOStreams, res *runtime.Result, dbPath string, answer bool) 
 	}
 	fmt.Fprintf(ios.ErrOut, "\nrun %s · %s · %s · %d %s · %d nodes\n",
 		res.RunID, res.Status, graph.FormatDuration(res.Elapsed()), res.LLMCalls, calls, res.Nodes)
-	db := ""
-	if dbPath != "" && dbPath != store.DefaultPath {
-		db = " --db " + dbPath
-	}
+	db := dbFlag(dbPath)
 	fmt.Fprintf(ios.ErrOut, "next: inspect graph%s %s · inspect audit%s %s · inspect ask%s %s n<seq> \"why?\"\n",
 		db, res.RunID, db, res.RunID, db, res.RunID)
 	switch res.Status {
@@ -148,6 +145,14 @@ func reportRun(ios *IOStreams, res *runtime.Result, dbPath string, answer bool) 
 		return fmt.Errorf("run %s was cancelled; what finished is recorded: %w", res.RunID, context.Canceled)
 	}
 	return fmt.Errorf("run %s ended in error: %s", res.RunID, res.Error)
+}
+
+// dbFlag is " --db PATH" for next-step hints, or "" for the default database.
+func dbFlag(dbPath string) string {
+	if dbPath == "" || dbPath == store.DefaultPath {
+		return ""
+	}
+	return " --db " + dbPath
 }
 
 // projectError maps the runtime's input errors to usage errors (exit 2).
