@@ -190,6 +190,9 @@ func (db *DB) wrapOpenErr(err error) error {
 		return &SchemaError{Path: db.Path, Reason: "not a readable SQLite database (" + se.Error() + ")",
 			Advice: "point --db (or INSPECT_DB) at an inspect runs database, or at a new file name"}
 	}
+	if errors.As(err, &se) && (se.Code == sqlite3.ErrReadonly || se.Code == sqlite3.ErrCantOpen || se.Code == sqlite3.ErrPerm) {
+		return fmt.Errorf("open %s: %w; inspect needs write access to the file and its folder (SQLite keeps -wal and -shm files next to it, even to read): copy it somewhere writable and point --db there", db.Path, err)
+	}
 	return fmt.Errorf("open %s: %w", db.Path, err)
 }
 

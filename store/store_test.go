@@ -550,3 +550,21 @@ func fileSize(t testing.TB, path string) int64 {
 	}
 	return fi.Size()
 }
+
+// A database the user may not write (a read-only checkout, a mounted
+// artifact) says what to do, not only "attempt to write a readonly database".
+func TestOpen_ReadOnlySaysWhatToDo(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root ignores file permissions")
+	}
+	db, path := openTemp(t)
+	db.Close()
+	dir := filepath.Dir(path)
+	os.Chmod(path, 0o444)
+	os.Chmod(dir, 0o555)
+	t.Cleanup(func() { os.Chmod(dir, 0o755); os.Chmod(path, 0o644) })
+	_, err := Open(context.Background(), path)
+	if err == nil || !strings.Contains(err.Error(), "copy it somewhere writable") {
+		t.Errorf("Open(read-only) = %v, want advice to copy it somewhere writable", err)
+	}
+}
