@@ -50,6 +50,9 @@ func NewCmdAudit(f *Factory, runF func(*AuditOptions) error) *cobra.Command {
 			opts.Run = "latest"
 			if len(args) == 1 {
 				opts.Run = args[0]
+				if opts.Rules || opts.Explain != "" {
+					return Usagef("--rules and --explain print the rules' documentation and audit no run; drop %q, or drop the flag to audit it", args[0])
+				}
 			}
 			if runF != nil {
 				return runF(opts)

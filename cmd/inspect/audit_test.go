@@ -114,6 +114,7 @@ func TestAuditRun(t *testing.T) {
 		{"unknown rule", "", []string{"audit", "--explain", "fork.nope"}, ExitUsage, nil, "no rule \"fork.nope\"; the rules are: fanout.missed"},
 		{"explain", "", []string{"audit", "--explain", "fanout.missed"}, ExitOK, []string{"fanout.missed: missed fan-out", "Price: elapsed time", "Next run should show:"}, ""},
 		{"rules", "", []string{"audit", "--rules"}, ExitOK, []string{"delegation.missed-specialist", "handoff.loop"}, ""},
+		{"rules with a run", "", []string{"audit", "--rules", "fork.uneven"}, ExitUsage, nil, "audit no run; drop \"fork.uneven\""},
 		{"no runs", "", []string{"audit"}, ExitUsage, nil, "no runs recorded yet"},
 		{"unknown run", "audit-fork-uneven", []string{"audit", "zzz"}, ExitUsage, nil, "no run matches \"zzz\""},
 		{"threshold raises the bar", "audit-fork-uneven", []string{"audit", "--set", "uneven-ratio=7", "--fail-on", "warning"}, ExitOK, []string{"fork.uneven: clear"}, ""},
