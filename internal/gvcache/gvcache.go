@@ -1,0 +1,62 @@
+// Package gvcache keeps go-graphviz from crashing inspect at start-up.
+//
+// go-graphviz compiles its WebAssembly build of Graphviz in a package init,
+// caching the result in $TMPDIR/go-graphviz. When that folder belongs to
+// another user (a shared /tmp where someone else ran inspect first), or the
+// temp folder is not writable, its init panics, and with it every inspect
+// command, even --help. Imported (blank) by cmd/inspect, this package's init
+// runs first and, only in those cases, points TMPDIR at a folder of this
+// user's own (under the user cache folder, so the compiled cache is kept).
+//
+// Why it runs first: Go initializes packages in import-path order among
+// those whose imports are ready. go-graphviz's wasm package waits for
+// github.com/tetratelabs/wazero, which sorts after this package, and this
+// package imports only the standard library. cmd/inspect's
+// TestStartsWithForeignGraphvizCache checks it, as another user.
+package gvcache
+
+import (
+	"os"
+	"path/filepath"
+)
+
+func init() {
+	if usable(filepath.Join(os.TempDir(), "go-graphviz")) {
+		return
+	}
+	base, err := os.UserCacheDir()
+	if err == nil {
+		dir := filepath.Join(base, "inspect", "tmp")
+		if os.MkdirAll(dir, 0o700) == nil && usable(filepath.Join(dir, "go-graphviz")) {
+			os.Setenv("TMPDIR", dir)
+			return
+		}
+	}
+	// No cache folder of our own: a private temp folder, without the cache
+	// (each command then compiles Graphviz again, about a second).
+	if dir, err := os.MkdirTemp("", "inspect-graphviz-"); err == nil {
+		os.Setenv("TMPDIR", dir)
+	}
+}
+
+// usable reports whether go-graphviz can use dir as its cache: dir is ours,
+// or does not exist yet and its parent is writable.
+func usable(dir string) bool {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return os.IsNotExist(err) && writable(filepath.Dir(dir))
+	}
+	return fi.IsDir() && ownedByMe(fi) && writable(dir)
+}
+
+// writable reports whether a file can be created in dir.
+func writable(dir string) bool {
+	f, err := os.CreateTemp(dir, ".inspect-probe-")
+	if err != nil {
+		return false
+	}
+	name := f.Name()
+	f.Close()
+	os.Remove(name)
+	return true
+}
