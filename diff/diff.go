@@ -17,6 +17,8 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/inspect-dev/inspect/store"
+
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/mermaid"
@@ -183,6 +185,14 @@ func (c *Config) Compare(base, new Side) (*Report, error) {
 		if n > 0 {
 			r.Reasons = append(r.Reasons, fmt.Sprintf("%s at or above %s (--fail-on %s)", plural(n, "new finding", "new findings"), c.FailOn, c.FailOn))
 		}
+	}
+	if ns := new.Run.Status; ns != store.StatusOK && base.Run.Status == store.StatusOK {
+		// A run that broke sends fewer tokens and finds nothing: never read it as an improvement.
+		why := fmt.Sprintf("the new run ended %s", ns)
+		if new.Run.Error != "" {
+			why += ": " + new.Run.Error
+		}
+		r.Reasons = append([]string{why + " (the base run was ok)"}, r.Reasons...)
 	}
 	r.Failed = len(r.Reasons) > 0
 	r.Summary = summary(r)

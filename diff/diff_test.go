@@ -155,6 +155,28 @@ func TestCompare_NewFindingFails(t *testing.T) {
 	}
 }
 
+// A new run that broke sends fewer tokens and finds nothing; it must fail
+// the comparison, not pass as an improvement.
+func TestCompare_NewRunFailed(t *testing.T) {
+	base, new := record(t, "audit-fanout-missed"), record(t, "nearmiss-even-fanout")
+	new.Run.Status, new.Run.Error = store.StatusError, "provider returned 500 after 3 retries"
+	r, err := (&Config{}).Compare(base, new)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Failed || len(r.Reasons) == 0 || !strings.Contains(r.Reasons[0], "the new run ended error: provider returned 500") {
+		t.Errorf("Failed = %v, reasons %q; want a failure naming the broken run", r.Failed, r.Reasons)
+	}
+	if !strings.HasPrefix(r.Summary, "FAIL: ") {
+		t.Errorf("Summary = %q, want FAIL first", r.Summary)
+	}
+	// Both runs broken: no regression between them.
+	base.Run.Status = store.StatusError
+	if r, _ := (&Config{}).Compare(base, new); r.Failed {
+		t.Errorf("two failed runs compared: Failed = true (%v)", r.Reasons)
+	}
+}
+
 func TestCompare_Thresholds(t *testing.T) {
 	base, new := record(t, "nearmiss-even-fanout"), record(t, "audit-fanout-missed")
 	bt, nt := totalsOf(base.Run, ""), totalsOf(new.Run, "")

@@ -216,6 +216,16 @@ func Build(r *store.Run, nodes []*store.Node) (*Run, error) {
 			panic(fmt.Sprintf("internal error: unhandled node kind %v", sn.Kind))
 		}
 	}
+	// The last moment the run recorded: an open branch ran at least until then.
+	var last time.Time
+	for _, n := range nodes {
+		if n.Ended.After(last) {
+			last = n.Ended
+		}
+		if n.Started.After(last) {
+			last = n.Started
+		}
+	}
 	// Conversations in fork order, branches in declared order.
 	for _, f := range g.Forks {
 		for _, b := range f.Branches {
@@ -223,7 +233,7 @@ func Build(r *store.Run, nodes []*store.Node) (*Run, error) {
 				b.Conv = &Conversation{Path: branchPath(f, b), Depth: f.Node.Depth + 1, Branch: b}
 			}
 			if f.Join == nil {
-				b.Status, b.Duration = openBranchState(r, b.Conv)
+				b.Status, b.Duration = openBranchState(r, b.Conv, f.Node.Ended, last)
 			}
 			g.Conversations = append(g.Conversations, b.Conv)
 		}
@@ -245,29 +255,22 @@ func branchPath(f *Fork, b *Branch) string {
 	return f.Parent.Path + "/" + b.Name
 }
 
-// openBranchState derives a branch's status and duration from its nodes when
-// no join recorded them (the run was killed or is still going).
-func openBranchState(r *store.Run, c *Conversation) (store.Status, time.Duration) {
+// openBranchState derives a branch's status and duration when no join
+// recorded them (the run was killed or is still going). A branch that did not
+// end ran from its fork at least until the run's last recorded moment.
+func openBranchState(r *store.Run, c *Conversation, forked, last time.Time) (store.Status, time.Duration) {
+	open := r.Status
+	if open == store.StatusOK { // a finished run whose fork never joined
+		open = store.StatusError
+	}
 	if len(c.Nodes) == 0 {
-		if r.Status == store.StatusRunning {
-			return store.StatusRunning, 0
-		}
-		return r.Status, 0
+		return open, last.Sub(forked)
 	}
-	first, last := c.Nodes[0], c.Nodes[len(c.Nodes)-1]
-	end := last.Ended
-	if end.IsZero() {
-		end = last.Started
+	final := c.Nodes[len(c.Nodes)-1]
+	if final.Kind == store.KindFinal && !final.Ended.IsZero() {
+		return final.Status, final.Ended.Sub(forked)
 	}
-	status := last.Status
-	if last.Kind != store.KindFinal && status == store.StatusOK {
-		if r.Status == store.StatusRunning {
-			status = store.StatusRunning
-		} else {
-			status = r.Status
-		}
-	}
-	return status, end.Sub(first.Started)
+	return open, last.Sub(forked)
 }
 
 // Node returns node n<seq>, or nil.

@@ -102,6 +102,8 @@ func TestBuild_HandoffAndOpenFork(t *testing.T) {
 		{Seq: 5, Kind: store.KindFork, Agent: "billing", Started: at(2), Ended: at(2), Status: store.StatusOK,
 			Fork: &store.Fork{Context: "none", Branches: []store.ForkBranch{{Name: "a", Agent: "billing"}, {Name: "b", Agent: "billing"}}}},
 		{Seq: 6, Kind: store.KindLLM, Branch: "a", ForkSeq: 5, Depth: 1, Agent: "billing", Started: at(2), Status: store.StatusInterrupted, LLM: &store.LLM{}},
+		{Seq: 7, Kind: store.KindLLM, Branch: "b", ForkSeq: 5, Depth: 1, Agent: "billing", Started: at(2), Ended: at(4), Status: store.StatusOK, LLM: &store.LLM{}},
+		{Seq: 8, Kind: store.KindFinal, Branch: "b", ForkSeq: 5, Depth: 1, Agent: "billing", Started: at(4), Ended: at(4), Status: store.StatusOK, Text: "done"},
 	}
 	r := run()
 	r.Status = store.StatusInterrupted
@@ -116,10 +118,16 @@ func TestBuild_HandoffAndOpenFork(t *testing.T) {
 		t.Errorf("len(Handoffs) = %d", len(g.Handoffs))
 	}
 	f := g.Forks[0]
-	if f.Join != nil || f.Branches[0].Status != store.StatusInterrupted || f.Branches[1].Status != store.StatusInterrupted {
-		t.Errorf("open fork: join %v, statuses %s %s", f.Join, f.Branches[0].Status, f.Branches[1].Status)
+	a, b := f.Branches[0], f.Branches[1]
+	if f.Join != nil || a.Status != store.StatusInterrupted || b.Status != store.StatusOK {
+		t.Errorf("open fork: join %v, statuses %s %s; want no join, interrupted, ok", f.Join, a.Status, b.Status)
 	}
-	if f.Branches[1].Conv == nil || len(f.Branches[1].Conv.Nodes) != 0 {
+	// The interrupted branch ran at least until the run's last recorded moment.
+	if a.Duration != 2*time.Second || b.Duration != 2*time.Second || f.Slowest != a {
+		t.Errorf("open fork: durations %v %v, slowest %s; want 2s, 2s, a", a.Duration, b.Duration, f.Slowest.Name)
+	}
+	empty, _ := graph.Build(r, nodes[:5])
+	if c := empty.Forks[0].Branches[1].Conv; c == nil || len(c.Nodes) != 0 {
 		t.Errorf("a branch that recorded nothing still gets an empty conversation")
 	}
 	if _, err := graph.Build(r, append(nodes, &store.Node{Seq: 6, Kind: store.KindUser})); err == nil {

@@ -162,8 +162,8 @@ func TestInterrupted(t *testing.T) {
 	out := string(render(t, Fprint, interruptedRun(t)))
 	for _, want := range []string{
 		"%% run dead00000001 · interrupted ·",
-		"%%   n3 forked, no join: a=ok 800ms slowest, b=interrupted 0ms",
-		`subgraph b2["branch b · interrupted · 0ms"]`,
+		"%%   n3 forked, no join: a=ok 800ms slowest, b=interrupted 800ms", // b ran at least until the run's last moment
+		`subgraph b2["branch b · interrupted · 800ms"]`,
 		"class n6,b2 error",
 	} {
 		if !strings.Contains(out, want) {

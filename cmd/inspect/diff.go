@@ -35,7 +35,7 @@ func NewCmdDiff(f *Factory, runF func(*DiffOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diff BASE NEW",
 		Short: "Compare two runs for CI: new and fixed findings, totals with deltas, thresholds",
-		Long: `Compare run NEW with run BASE (DESIGN §10). Each side is a run reference,
+		Long: `Compare run NEW with run BASE. Each side is a run reference,
 [FILE.db:]RUN: "latest", an id or a unique prefix, optionally in another
 database file, so a baseline database committed in a repository can be
 compared with a fresh run ("baseline.db:latest", or just "baseline.db").
