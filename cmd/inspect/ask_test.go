@@ -30,18 +30,6 @@ const (
 	askYAML  = "model: gpt-4.1-mini\nagents:\n  - name: analyst\n    description: Answers revenue questions.\n    tools: [read_file]\n    fork: {agents: [analyst]}\n"
 )
 
-// askTestFactory returns a factory on buffers (no TTY) with a database in a
-// temp folder and the given environment.
-func askTestFactory(t *testing.T, env map[string]string) (*Factory, *bytes.Buffer, *bytes.Buffer) {
-	t.Helper()
-	out, errOut := new(bytes.Buffer), new(bytes.Buffer)
-	s := &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut, NoColor: true, Width: 80}
-	f := NewFactory(s, func(k string) string { return env[k] })
-	f.DBPath = filepath.Join(t.TempDir(), "runs.db")
-	t.Cleanup(func() { f.Close() })
-	return f, out, errOut
-}
-
 // askSystem composes a system prompt the way the runtime does.
 func askSystem() string {
 	return strings.Join([]string{strings.TrimSpace(askHouse), strings.TrimSpace(askRole), strings.TrimSpace(askForks)}, "\n\n")
@@ -160,7 +148,7 @@ func TestNewCmdAsk(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, _, _ := askTestFactory(t, nil)
+			f, _, _ := testFactoryEnv(t, nil)
 			var got *AskOptions
 			cmd := NewCmdAsk(f, func(o *AskOptions) error { got = o; return nil })
 			args := strings.Fields(tt.args)
@@ -204,7 +192,7 @@ func TestAskRun_Question(t *testing.T) {
 	answer := "I forked because the three regions are independent and my instructions say one branch per item."
 	srv.Register("question", asktest.ToolChoiceNone, asktest.Answer(asktest.Reply{Content: answer,
 		Usage: &openai.Usage{PromptTokens: 520, CompletionTokens: 21, PromptTokensDetails: &openai.PromptTokensDetails{CachedTokens: 384}}}))
-	f, out, errOut := askTestFactory(t, map[string]string{"OPENAI_API_KEY": askTestKey})
+	f, out, errOut := testFactoryEnv(t, map[string]string{"OPENAI_API_KEY": askTestKey})
 	id := askRecordRun(t, f)
 	ctx := context.Background()
 	opts := &AskOptions{F: f, RunRef: "latest", NodeRef: "n4", BaseURL: srv.URL, Tune: fastClient}
@@ -298,7 +286,7 @@ func askNoKeyInFiles(t *testing.T, path string) {
 func TestAskRun_QuestionStyled(t *testing.T) {
 	srv := asktest.New(t, askTestKey)
 	srv.Register("question", nil, asktest.Answer(asktest.Reply{Content: "## Why\n\nBecause the **regions** are independent.\n\n```\nfork x3\n```\n"}))
-	f, out, _ := askTestFactory(t, map[string]string{"OPENAI_API_KEY": askTestKey, "GLAMOUR_STYLE": "dark"})
+	f, out, _ := testFactoryEnv(t, map[string]string{"OPENAI_API_KEY": askTestKey, "GLAMOUR_STYLE": "dark"})
 	f.IO.OutTTY, f.IO.NoColor = true, false
 	askRecordRun(t, f)
 	if err := askRun(context.Background(), &AskOptions{F: f, RunRef: "latest", NodeRef: "n2", Question: "why?", BaseURL: srv.URL, Tune: fastClient}); err != nil {
@@ -316,7 +304,7 @@ func TestAskRun_Replay(t *testing.T) {
 	fork := asktest.Answer(asktest.Reply{ToolCalls: []openai.ToolCall{asktest.Call("c", "fork", `{"branches":[]}`)}})
 	read := asktest.Answer(asktest.Reply{ToolCalls: []openai.ToolCall{asktest.Call("c", "read_file", `{"path":"regions/eu.md"}`)}})
 	stub := srv.Register("replay", nil, asktest.Sequence(fork, read, fork, fork, fork))
-	f, out, errOut := askTestFactory(t, map[string]string{"OPENAI_API_KEY": askTestKey})
+	f, out, errOut := testFactoryEnv(t, map[string]string{"OPENAI_API_KEY": askTestKey})
 	id := askRecordRun(t, f)
 	if code := askRunCLI(f, "ask", "n4", "--replay", "--base-url", srv.URL); code != ExitOK {
 		t.Fatalf("exit %d; stderr: %s", code, errOut)
@@ -352,7 +340,7 @@ func TestAskRun_Replay(t *testing.T) {
 func TestAskRun_Prompt(t *testing.T) {
 	srv := asktest.New(t, askTestKey)
 	srv.Register("replay", nil, asktest.Answer(asktest.Reply{ToolCalls: []openai.ToolCall{asktest.Call("c", "fork", `{"branches":[]}`)}}))
-	f, out, errOut := askTestFactory(t, map[string]string{"OPENAI_API_KEY": askTestKey})
+	f, out, errOut := testFactoryEnv(t, map[string]string{"OPENAI_API_KEY": askTestKey})
 	id := askRecordRun(t, f)
 	newRole := "# Analyst\n\nYou answer revenue questions by reading the regional reports.\nWhen several regions need the same work, fork one branch per region.\n"
 	file := filepath.Join(t.TempDir(), "analyst.md")
@@ -400,7 +388,7 @@ func TestAskRun_Prompt(t *testing.T) {
 }
 
 func TestAskRun_DryRun(t *testing.T) {
-	f, out, errOut := askTestFactory(t, map[string]string{}) // no key, no server
+	f, out, errOut := testFactoryEnv(t, map[string]string{}) // no key, no server
 	id := askRecordRun(t, f)
 	if code := askRunCLI(f, "ask", "n4", "Why fork?", "--dry-run", "--model", "gpt-4.1"); code != ExitOK {
 		t.Fatalf("exit %d; stderr: %s", code, errOut)
@@ -468,7 +456,7 @@ func TestAskRun_Errors(t *testing.T) {
 			if env == nil {
 				env = map[string]string{"OPENAI_API_KEY": askTestKey}
 			}
-			f, _, errOut := askTestFactory(t, env)
+			f, _, errOut := testFactoryEnv(t, env)
 			askRecordRun(t, f)
 			cmd := NewCmdAsk(f, func(o *AskOptions) error {
 				o.Tune = fastClient
@@ -505,7 +493,7 @@ func TestAskRun_BadBaseURL(t *testing.T) {
 		{"OPENAI_API_KEY": askTestKey, "OPENAI_BASE_URL": "localhost:11434/v1"},
 		{"OPENAI_API_KEY": askTestKey},
 	} {
-		f, _, _ := askTestFactory(t, env)
+		f, _, _ := testFactoryEnv(t, env)
 		askRecordRun(t, f)
 		args := []string{"n4", "--dry-run"}
 		if env["OPENAI_BASE_URL"] == "" {
@@ -526,7 +514,7 @@ func TestAskRun_BadBaseURL(t *testing.T) {
 // and asks the llm node that called fork, end to end against a local server.
 func TestAsk_Fixture(t *testing.T) {
 	ctx := context.Background()
-	f, out, errOut := askTestFactory(t, map[string]string{"OPENAI_API_KEY": askTestKey})
+	f, out, errOut := testFactoryEnv(t, map[string]string{"OPENAI_API_KEY": askTestKey})
 	db, err := f.Store(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -567,7 +555,7 @@ func TestAsk_Fixture(t *testing.T) {
 	// The fixture run is scripted: its base URL is not HTTP, so without
 	// --base-url the ask would go to OPENAI_BASE_URL or the OpenAI API.
 	out.Reset()
-	f2, out2, errOut2 := askTestFactory(t, map[string]string{"OPENAI_API_KEY": askTestKey, "OPENAI_BASE_URL": srv.URL})
+	f2, out2, errOut2 := testFactoryEnv(t, map[string]string{"OPENAI_API_KEY": askTestKey, "OPENAI_BASE_URL": srv.URL})
 	f2.DBPath = f.DBPath
 	if code := askRunCLI(f2, "ask", res.RunID, node, "--replay", "--samples", "3"); code != ExitOK {
 		t.Fatalf("ask --replay: exit %d; stderr: %s", code, errOut2)
@@ -601,7 +589,7 @@ func TestAsk_Fixture(t *testing.T) {
 	askNoKeyInFiles(t, f.DBPath)
 
 	// A researcher branch cannot fork: the cheap cause is named first.
-	f3, _, errOut3 := askTestFactory(t, nil)
+	f3, _, errOut3 := testFactoryEnv(t, nil)
 	f3.DBPath = f.DBPath
 	if code := askRunCLI(f3, "ask", fmt.Sprintf("n%d", branchCall), "--dry-run"); code != ExitOK {
 		t.Fatalf("ask --dry-run: exit %d; stderr: %s", code, errOut3)

@@ -4,57 +4,33 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/inspect-dev/inspect/runtime/runtimetest"
+
 	"github.com/inspect-dev/inspect/findings"
-	"github.com/inspect-dev/inspect/runtime"
 )
 
 // auditTestFactory returns a factory on buffers (no TTY) whose database
 // holds the recorded run of fixture name (run id "run-<name>").
 func auditTestFactory(t *testing.T, fixture string) (*Factory, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
-	out, errOut := new(bytes.Buffer), new(bytes.Buffer)
-	s := &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut, NoColor: true, Width: 80}
-	f := NewFactory(s, func(string) string { return "" })
-	f.DBPath = filepath.Join(t.TempDir(), "runs.db")
-	t.Cleanup(func() { f.Close() })
+	f, out, errOut := testFactory(t)
 	if fixture == "" {
 		return f, out, errOut
-	}
-	src := filepath.Join("..", "..", "fixtures", fixture)
-	dst := filepath.Join(t.TempDir(), fixture)
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err == nil {
-			err = os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	ctx := context.Background()
 	db, err := f.Store(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runtime.Run(ctx, runtime.Config{Project: dst, Script: filepath.Join(dst, "script.yaml"), DB: db,
-		Now: func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC) }, RunID: "run-" + fixture}); err != nil {
-		t.Fatalf("record %s: %v", fixture, err)
+	if _, err := runtimetest.RecordFixture(ctx, db, filepath.Join("..", "..", "fixtures", fixture), t.TempDir(), "run-"+fixture,
+		time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)); err != nil {
+		t.Fatal(err)
 	}
 	return f, out, errOut
 }

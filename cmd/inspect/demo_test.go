@@ -9,7 +9,7 @@ import (
 )
 
 func TestDemoRun(t *testing.T) {
-	f, out, errOut := runTestFactory(t)
+	f, out, errOut := testFactory(t)
 	if code := run(context.Background(), f, []string{"demo"}); code != ExitOK {
 		t.Fatalf("demo: exit %d: %s", code, errOut)
 	}

@@ -17,17 +17,6 @@ import (
 	"github.com/inspect-dev/inspect/store"
 )
 
-// graphTestFactory is a Factory on buffers (no TTY) and a temp database.
-func graphTestFactory(t *testing.T) (*Factory, *bytes.Buffer, *bytes.Buffer) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	f := NewFactory(&IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Width: 80, NoColor: true},
-		func(string) string { return "" })
-	f.DBPath = filepath.Join(t.TempDir(), "runs.db")
-	t.Cleanup(func() { f.Close() })
-	return f, &out, &errOut
-}
-
 // recordFixture runs fixtures/<name> with the scripted model at a fixed
 // clock and run id into f's database; the project is copied first, so its
 // tools never write into the repository.
@@ -60,7 +49,7 @@ func TestNewCmdGraph(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, _, _ := graphTestFactory(t)
+			f, _, _ := testFactory(t)
 			var got *GraphOptions
 			cmd := NewCmdGraph(f, func(o *GraphOptions) error { got = o; return nil })
 			cmd.SetArgs(tt.args)
@@ -76,7 +65,7 @@ func TestNewCmdGraph(t *testing.T) {
 }
 
 func TestGraphRun(t *testing.T) {
-	f, out, errOut := graphTestFactory(t)
+	f, out, errOut := testFactory(t)
 	g := recordFixture(t, f, "fanout-compact")
 	var want bytes.Buffer
 	if err := mermaid.Fprint(&want, g); err != nil {
@@ -140,7 +129,7 @@ func TestGraphRun_Errors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, _, errOut := graphTestFactory(t)
+			f, _, errOut := testFactory(t)
 			recordFixture(t, f, "fanout-compact")
 			f.IO.OutTTY = tt.tty
 			if code := run(context.Background(), f, tt.args); code != ExitUsage {
@@ -154,7 +143,7 @@ func TestGraphRun_Errors(t *testing.T) {
 }
 
 func TestShowRun(t *testing.T) {
-	f, out, errOut := graphTestFactory(t)
+	f, out, errOut := testFactory(t)
 	g := recordFixture(t, f, "fanout-compact")
 	ctx := context.Background()
 	db, _ := f.Store(ctx)

@@ -10,7 +10,7 @@ import (
 
 func TestInitRun(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "myproject")
-	f, out, errOut := runTestFactory(t)
+	f, out, errOut := testFactory(t)
 	if code := run(context.Background(), f, []string{"init", dir}); code != ExitOK {
 		t.Fatalf("init: exit %d: %s", code, errOut)
 	}
@@ -24,11 +24,11 @@ func TestInitRun(t *testing.T) {
 	}
 
 	// the project it wrote is valid (no warnings) and runs with its script
-	f, out, errOut = runTestFactory(t)
+	f, out, errOut = testFactory(t)
 	if code := run(context.Background(), f, []string{"run", dir, "--check"}); code != ExitOK || !strings.Contains(out.String(), "0 warning(s)") {
 		t.Errorf("check: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	f, out, errOut = runTestFactory(t)
+	f, out, errOut = testFactory(t)
 	if code := run(context.Background(), f, []string{"run", dir, "--script", filepath.Join(dir, "script.yaml")}); code != ExitOK {
 		t.Fatalf("run: exit %d: %s", code, errOut)
 	}
@@ -40,7 +40,7 @@ func TestInitRun(t *testing.T) {
 	}
 
 	// never overwrites
-	f, _, errOut = runTestFactory(t)
+	f, _, errOut = testFactory(t)
 	if code := run(context.Background(), f, []string{"init", dir}); code != ExitUsage || !strings.Contains(errOut.String(), "already exists") {
 		t.Errorf("second init: exit %d, stderr %q; want 2 and already exists", code, errOut)
 	}

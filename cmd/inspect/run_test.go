@@ -13,17 +13,6 @@ import (
 	"github.com/inspect-dev/inspect/store"
 )
 
-// runTestFactory returns a factory on buffers (no TTY) with a database in a
-// temp folder and an empty environment.
-func runTestFactory(t *testing.T) (*Factory, *bytes.Buffer, *bytes.Buffer) {
-	t.Helper()
-	out, errOut := new(bytes.Buffer), new(bytes.Buffer)
-	s := &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut, NoColor: true, Width: 80}
-	f := NewFactory(s, func(string) string { return "" })
-	f.DBPath = filepath.Join(t.TempDir(), "runs.db")
-	return f, out, errOut
-}
-
 func TestNewCmdRun(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -39,7 +28,7 @@ func TestNewCmdRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, _, _ := runTestFactory(t)
+			f, _, _ := testFactory(t)
 			var got *RunOptions
 			cmd := NewCmdRun(f, func(o *RunOptions) error { got = o; return nil })
 			cmd.SetArgs(strings.Fields(tt.args))
@@ -65,7 +54,7 @@ func TestNewCmdRun(t *testing.T) {
 
 func TestRunRun(t *testing.T) {
 	dir := filepath.Join("..", "..", "fixtures", "fanout-compact")
-	f, out, errOut := runTestFactory(t)
+	f, out, errOut := testFactory(t)
 	code := run(context.Background(), f, []string{"run", dir, "--script", filepath.Join(dir, "script.yaml")})
 	if code != ExitOK {
 		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
@@ -121,7 +110,7 @@ func TestRunRun_Errors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, out, errOut := runTestFactory(t)
+			f, out, errOut := testFactory(t)
 			code := run(context.Background(), f, tt.args)
 			if code != tt.code || !strings.Contains(out.String(), tt.out) || !strings.Contains(errOut.String(), tt.err) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d, stdout containing %q, stderr containing %q", code, out, errOut, tt.code, tt.out, tt.err)
@@ -136,7 +125,7 @@ func TestRunRun_BadBaseURL(t *testing.T) {
 	fixture := filepath.Join("..", "..", "fixtures", "handoff-chain")
 	for _, base := range []string{"notaurl", "localhost:11434/v1", "ftp://host/v1"} {
 		t.Run(base, func(t *testing.T) {
-			f, out, errOut := runTestFactory(t)
+			f, out, errOut := testFactory(t)
 			f.Getenv = func(k string) string {
 				return map[string]string{"OPENAI_API_KEY": "sk-test-000", "OPENAI_BASE_URL": base}[k]
 			}
@@ -157,7 +146,7 @@ func TestRunRun_Failed(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "agents.yaml"), []byte("agents:\n  - name: a\n    description: A.\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("You are a."), 0o644)
 	os.WriteFile(filepath.Join(dir, "script.yaml"), []byte("task: go\nconversations:\n  trunk:\n    - error: 503\n"), 0o644)
-	f, _, errOut := runTestFactory(t)
+	f, _, errOut := testFactory(t)
 	code := run(context.Background(), f, []string{"run", dir, "--script", filepath.Join(dir, "script.yaml")})
 	if code != ExitToolError || !strings.Contains(errOut.String(), "ended in error: model call failed with HTTP 503") {
 		t.Errorf("exit %d, stderr %q; want 3 and the failure", code, errOut)
@@ -169,7 +158,7 @@ func TestRunRun_Failed(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	os.WriteFile(filepath.Join(dir, "slow.yaml"), []byte("task: go\nconversations:\n  trunk:\n    - say: late\n      latency: 30s\n"), 0o644)
 	time.AfterFunc(200*time.Millisecond, cancel)
-	f, _, errOut = runTestFactory(t)
+	f, _, errOut = testFactory(t)
 	code = run(ctx, f, []string{"run", dir, "--script", filepath.Join(dir, "slow.yaml"), "--realtime"})
 	if code != ExitToolError || !strings.Contains(errOut.String(), "was cancelled") {
 		t.Errorf("cancelled run: exit %d, stderr %q", code, errOut)

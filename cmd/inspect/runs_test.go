@@ -18,9 +18,15 @@ import (
 // and a database in a temp folder.
 func testFactory(t *testing.T) (*Factory, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
+	return testFactoryEnv(t, nil)
+}
+
+// testFactoryEnv is testFactory with the given environment.
+func testFactoryEnv(t *testing.T, env map[string]string) (*Factory, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
 	out, errOut := new(bytes.Buffer), new(bytes.Buffer)
 	f := NewFactory(&IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut, NoColor: true, Width: 80},
-		func(string) string { return "" })
+		func(k string) string { return env[k] })
 	f.DBPath = filepath.Join(t.TempDir(), "runs.db")
 	t.Cleanup(func() { f.Close() })
 	return f, out, errOut
