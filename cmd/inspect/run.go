@@ -12,6 +12,7 @@ import (
 
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/runtime"
+	"github.com/inspect-dev/inspect/runtime/openaicompat"
 	"github.com/inspect-dev/inspect/runtime/project"
 	"github.com/inspect-dev/inspect/store"
 )
@@ -97,7 +98,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	mode := "model from OPENAI_BASE_URL"
+	base := opts.F.Getenv("OPENAI_BASE_URL")
+	if base == "" {
+		base = openaicompat.DefaultBaseURL
+	}
+	mode := "OpenAI-compatible model at " + base
 	if opts.Script != "" {
 		mode = "scripted model, virtual time"
 		if opts.Realtime {
