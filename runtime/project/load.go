@@ -321,8 +321,10 @@ func (l *loader) parseFork(v *yaml.Node, key string, r *agentRefs) *Fork {
 		case "agents":
 			names, lines := l.strList(c, kk)
 			if c.Kind == yaml.SequenceNode && len(c.Content) == 0 {
+				// Reported, and the rest of the mapping still checked (Load
+				// lists every error); the project does not load.
 				l.errorf(c.Line, kk, "fork.agents.empty", "`agents: []` lets no branch run; list the agents a branch may run, or write `fork: true` for any")
-				return nil
+				continue
 			}
 			f.Agents, r.forkAgents = names, lines
 		case "maxBranches":
@@ -332,7 +334,6 @@ func (l *loader) parseFork(v *yaml.Node, key string, r *agentRefs) *Fork {
 				l.errorf(c.Line, kk, "yaml.shape", "maxBranches must be a whole number ≥ 1, not %q", c.Value)
 			case n == 0:
 				l.errorf(c.Line, kk, "fork.maxBranches.zero", "`maxBranches: 0` allows no branch; give at least 1, or remove `fork:` to take the tool away")
-				return nil
 			default:
 				f.MaxBranches = n
 			}

@@ -73,6 +73,31 @@ func TestLoad_Errors(t *testing.T) {
 	}
 }
 
+// One fork mapping with several mistakes reports every one of them: a
+// `maxBranches: 0` or `agents: []` does not hide an unknown agent or the
+// missing fork instructions (Load lists every error).
+func TestLoad_ForkReportsEveryError(t *testing.T) {
+	yaml := "agents:\n  - name: a\n    description: A.\n    fork: {agents: [a, ghost], maxBranches: 0}\n  - name: b\n    description: B.\n    fork: {agents: [], maxBranches: 0}\n"
+	dir := writeProject(t, yaml, []string{"a", "b"}, true)
+	_, err := Load(dir)
+	var le *LoadError
+	if !errors.As(err, &le) {
+		t.Fatalf("Load error = %v, want a *LoadError", err)
+	}
+	got := map[string]int{}
+	for _, d := range le.Diagnostics {
+		got[d.Code+" "+d.Key]++
+	}
+	for _, want := range []string{
+		"fork.maxBranches.zero agents[0].fork.maxBranches", "fork.unknown agents[0].fork.agents[1]", "fork.uninstructed agents[0].fork",
+		"fork.agents.empty agents[1].fork.agents", "fork.maxBranches.zero agents[1].fork.maxBranches", "fork.uninstructed agents[1].fork",
+	} {
+		if got[want] != 1 {
+			t.Errorf("diagnostic %q reported %d times, want once; all: %v", want, got[want], le.Diagnostics)
+		}
+	}
+}
+
 // A project path that is missing, or a file (agents.yaml itself), is an
 // input error that says what to point at, not a raw "not a directory".
 func TestLoad_NotAFolder(t *testing.T) {

@@ -67,7 +67,12 @@ func (m *Model) Complete(ctx context.Context, req *model.Request) (*model.Respon
 	out, _ := json.Marshal(msg)
 	u := model.Usage{In: int64(len(body) / 4), Out: int64(len(out) / 4), Cached: cached, CachedReported: true}
 	if reply.Usage != nil {
-		u.In, u.Out = reply.Usage.In, reply.Usage.Out
+		if reply.Usage.In != nil {
+			u.In = *reply.Usage.In
+		}
+		if reply.Usage.Out != nil {
+			u.Out = *reply.Usage.Out
+		}
 		if reply.Usage.Cached != nil {
 			u.Cached = *reply.Usage.Cached
 		}

@@ -57,9 +57,10 @@ type Reply struct {
 	Problem string
 }
 
-// ReplyUsage is a reply's explicit `usage:`.
+// ReplyUsage is a reply's explicit `usage:`. A side that is not given
+// (nil) is estimated as if usage were absent: bytes / 4.
 type ReplyUsage struct {
-	In, Out int64
+	In, Out *int64
 	Cached  *int64
 }
 
@@ -171,13 +172,18 @@ func parseReply(file string, n *yaml.Node) *Reply {
 			}
 		case "usage":
 			var u struct {
-				In     int64  `yaml:"in"`
-				Out    int64  `yaml:"out"`
+				In     *int64 `yaml:"in"`
+				Out    *int64 `yaml:"out"`
 				Cached *int64 `yaml:"cached"`
 			}
 			if err := v.Decode(&u); err != nil {
 				r.Problem = "usage must be {in: N, out: M}"
 				continue
+			}
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				if key := v.Content[j].Value; key != "in" && key != "out" && key != "cached" {
+					r.Problem = fmt.Sprintf("unknown usage key %q; the keys are in, out, cached", key)
+				}
 			}
 			r.Usage = &ReplyUsage{In: u.In, Out: u.Out, Cached: u.Cached}
 		case "calls":

@@ -128,3 +128,32 @@ func TestParse_Errors(t *testing.T) {
 		}
 	}
 }
+
+// A usage that gives only one side estimates the other (bytes / 4), as if
+// usage were absent for it; a misspelt usage key is an unusable reply
+// naming its line, not a silent 0.
+func TestModel_PartialUsage(t *testing.T) {
+	s, err := Parse("s.yaml", []byte("conversations:\n  trunk:\n    - say: a\n      usage: {in: 7}\n    - say: b\n      usage: {out: 3}\n    - say: c\n      usage: {input: 7}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(s)
+	ctx := context.Background()
+	var sent []byte
+	r := req("", "hello")
+	r.Sent = func(b []byte) { sent = b }
+	resp, err := m.Complete(ctx, r)
+	if err != nil || resp.Usage.In != 7 || resp.Usage.Out == 0 {
+		t.Errorf("usage {in: 7} = %+v (%v), want in 7 and out estimated from the reply", resp.Usage, err)
+	}
+	r = req("", "hello")
+	r.Sent = func(b []byte) { sent = b }
+	resp, err = m.Complete(ctx, r)
+	if err != nil || resp.Usage.Out != 3 || resp.Usage.In != int64(len(sent)/4) {
+		t.Errorf("usage {out: 3} = %+v (%v), want out 3 and in = %d bytes/4", resp.Usage, err, len(sent))
+	}
+	_, err = m.Complete(ctx, req("", "hello"))
+	if err == nil || !strings.Contains(err.Error(), "s.yaml:7") || !strings.Contains(err.Error(), `"input"`) {
+		t.Errorf("usage {input: 7}: %v, want an error naming line 7 and the key", err)
+	}
+}
