@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/inspect-dev/inspect/runtime/runtimetest"
 
 	"github.com/inspect-dev/inspect/mermaid/mermaidtest"
@@ -295,6 +297,8 @@ func TestGolden(t *testing.T) {
 	golden(t, "fixed.md", md.Bytes())
 	golden(t, "fixed.json", js.Bytes())
 	golden(t, "new.md", md2.Bytes())
+	golden(t, "new.junit.xml", junit.Bytes())
+	golden(t, "new.sarif", sarif.Bytes())
 
 	if !strings.Contains(md.String(), "```mermaid\n") || !strings.Contains(md.String(), "**shown**") {
 		t.Errorf("markdown lacks the mermaid block or the shown expectation:\n%s", md.String())
@@ -349,15 +353,84 @@ func TestGolden(t *testing.T) {
 	if res.RuleID != "fanout.missed" || res.BaselineState != "new" || res.Fingerprints[findings.FingerprintKey] == "" || len(res.Locations) == 0 {
 		t.Errorf("sarif result = %+v", res)
 	}
-	var fixedSarif bytes.Buffer
+	var fixedSarif, fixedJUnit bytes.Buffer
 	if err := WriteSARIF(&fixedSarif, r); err != nil {
 		t.Fatal(err)
+	}
+	if err := WriteJUnit(&fixedJUnit, r, findings.Warning); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "fixed.sarif", fixedSarif.Bytes())
+	golden(t, "fixed.junit.xml", fixedJUnit.Bytes())
+	same, err := Compare(base, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sameSarif bytes.Buffer
+	if err := WriteSARIF(&sameSarif, same); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(sameSarif.String(), `"baselineState": "unchanged"`) {
+		t.Errorf("sarif of a run against itself has no unchanged result:\n%s", sameSarif.String())
+	}
+	golden(t, "unchanged.sarif", sameSarif.Bytes())
+	for name, b := range map[string][]byte{"new": sarif.Bytes(), "fixed": fixedSarif.Bytes(), "unchanged": sameSarif.Bytes()} {
+		validateSARIF(t, name, b)
 	}
 	if !strings.Contains(fixedSarif.String(), `"baselineState": "absent"`) {
 		t.Errorf("sarif of a fixed finding has no absent result:\n%s", fixedSarif.String())
 	}
 
 	mermaidtest.Check(t, map[string][]byte{"fixed.mmd": mermaidBlock(t, md.String()), "new.mmd": mermaidBlock(t, md2.String())})
+}
+
+// validateSARIF checks b against the official SARIF 2.1.0 schema (the copy
+// the findings tests use).
+func validateSARIF(t *testing.T, name string, b []byte) {
+	t.Helper()
+	sch, err := jsonschema.NewCompiler().Compile(filepath.Join("..", "findings", "testdata", "sarif-2.1.0.json"))
+	if err != nil {
+		t.Fatalf("compile schema: %v", err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if err := sch.Validate(doc); err != nil {
+		t.Errorf("%s SARIF does not validate: %v", name, err)
+	}
+}
+
+// TestWriteJUnit_Untrusted checks text XML cannot carry (control
+// characters from an agent's output, a CDATA end) leaves the JUnit well
+// formed, as the other formats' escaping does.
+func TestWriteJUnit_Untrusted(t *testing.T) {
+	r, err := Compare(record(t, "nearmiss-even-fanout"), record(t, "audit-fanout-missed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Findings.New) == 0 {
+		t.Fatal("no new finding")
+	}
+	r.Findings.New[0].Message = "bad \x00\x1b[31m]]> text"
+	for _, failOn := range []findings.Severity{findings.Warning, 0} {
+		var b bytes.Buffer
+		if err := WriteJUnit(&b, r, failOn); err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Cases []struct {
+				Failure   string `xml:"failure"`
+				SystemOut string `xml:"system-out"`
+			} `xml:"testsuite>testcase"`
+		}
+		if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
+			t.Fatalf("fail-on %v: JUnit is not XML: %v\n%s", failOn, err, b.String())
+		}
+		if got := doc.Cases[0].Failure + doc.Cases[0].SystemOut; !strings.Contains(got, "bad \uFFFD\uFFFD[31m]]> text") {
+			t.Errorf("fail-on %v: case text = %q", failOn, got)
+		}
+	}
 }
 
 // mermaidBlock returns the body of the markdown's ```mermaid block.

@@ -1,12 +1,12 @@
 package diff
 
 import (
-	"bytes"
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/jstemmer/go-junit-report/v2/junit"
 
 	"github.com/inspect-dev/inspect/findings"
 )
@@ -168,82 +168,44 @@ func WriteJSON(w io.Writer, r *Report) error {
 	return enc.Encode(r)
 }
 
-type junitSuites struct {
-	XMLName xml.Name     `xml:"testsuites"`
-	Name    string       `xml:"name,attr"`
-	Tests   int          `xml:"tests,attr"`
-	Fails   int          `xml:"failures,attr"`
-	Suites  []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name  string      `xml:"name,attr"`
-	Tests int         `xml:"tests,attr"`
-	Fails int         `xml:"failures,attr"`
-	Cases []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
-}
-
 // WriteJUnit writes the comparison as JUnit XML: one test case per new
 // finding (failed when it is at or above --fail-on), one per --max-increase
 // limit (failed when over), and a passing "no new findings" case when there
 // are none. Failures match the exit code.
 func WriteJUnit(w io.Writer, r *Report, failOn findings.Severity) error {
-	suite := junitSuite{Name: fmt.Sprintf("inspect diff %s..%s", r.Base.Run, r.New.Run)}
+	// The comparison is not timed; a suite's time attribute is required.
+	suite := junit.Testsuite{Name: fmt.Sprintf("inspect diff %s..%s", r.Base.Run, r.New.Run), Time: "0.000"}
 	for _, f := range r.Findings.New {
-		tc := junitCase{Name: fmt.Sprintf("new %s (agent %s)", f.Rule, f.Agent), Classname: "inspect.diff.findings"}
-		text := fmt.Sprintf("%s (nodes %s)\ncost: %s\nfix: %s: %s\nnext: %s", f.Message, strings.Join(f.Nodes, " "),
-			f.Price.Summary(), f.Fix.Location, f.Fix.Text, f.Next)
+		tc := junit.Testcase{Name: fmt.Sprintf("new %s (agent %s)", f.Rule, f.Agent), Classname: "inspect.diff.findings"}
+		text := findings.JUnitText(fmt.Sprintf("%s (nodes %s)\ncost: %s\nfix: %s: %s\nnext: %s", f.Message, strings.Join(f.Nodes, " "),
+			f.Price.Summary(), f.Fix.Location, f.Fix.Text, f.Next))
 		if failOn != 0 && f.Severity >= failOn {
-			tc.Failure = &junitFailure{Message: fmt.Sprintf("new %s: %s", f.Severity, f.Name), Type: f.Severity.String(), Text: text}
-			suite.Fails++
+			tc.Failure = &junit.Result{Message: fmt.Sprintf("new %s: %s", f.Severity, f.Name), Type: f.Severity.String(), Data: text}
 		} else {
-			tc.SystemOut = text
+			tc.SystemOut = &junit.Output{Data: text}
 		}
-		suite.Cases = append(suite.Cases, tc)
+		suite.AddTestcase(tc)
 	}
 	if len(r.Findings.New) == 0 {
-		suite.Cases = append(suite.Cases, junitCase{Name: "no new findings", Classname: "inspect.diff.findings",
-			SystemOut: fmt.Sprintf("%d fixed, %d unchanged", len(r.Findings.Fixed), len(r.Findings.Unchanged))})
+		suite.AddTestcase(junit.Testcase{Name: "no new findings", Classname: "inspect.diff.findings",
+			SystemOut: &junit.Output{Data: fmt.Sprintf("%d fixed, %d unchanged", len(r.Findings.Fixed), len(r.Findings.Unchanged))}})
 	}
 	for _, t := range r.Thresholds {
-		tc := junitCase{Name: "max-increase " + t.Limit, Classname: "inspect.diff.thresholds"}
+		tc := junit.Testcase{Name: "max-increase " + t.Limit, Classname: "inspect.diff.thresholds"}
 		if t.Passed {
-			tc.SystemOut = t.Message
+			tc.SystemOut = &junit.Output{Data: findings.JUnitText(t.Message)}
 		} else {
-			tc.Failure = &junitFailure{Message: t.Message, Type: "threshold", Text: t.Message}
-			suite.Fails++
+			tc.Failure = &junit.Result{Message: t.Message, Type: "threshold", Data: findings.JUnitText(t.Message)}
 		}
-		suite.Cases = append(suite.Cases, tc)
+		suite.AddTestcase(tc)
 	}
-	suite.Tests = len(suite.Cases)
-	doc := junitSuites{Name: "inspect diff", Tests: suite.Tests, Fails: suite.Fails, Suites: []junitSuite{suite}}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	doc := junit.Testsuites{Name: "inspect diff"}
+	doc.AddSuite(suite)
+	return findings.WriteJUnitXML(w, &doc)
 }
 
 // WriteSARIF writes the comparison as SARIF 2.1.0 through
-// findings.WriteSARIF, so rules, locations and fingerprints are the
+// findings.WriteSARIFWith, so rules, locations and fingerprints are the
 // audit's: new and unchanged findings of the new run, and fixed findings of
 // the base run, each result with baselineState new, unchanged or absent.
 func WriteSARIF(w io.Writer, r *Report) error {
@@ -258,33 +220,9 @@ func WriteSARIF(w io.Writer, r *Report) error {
 			states = append(states, group.state)
 		}
 	}
-	var buf bytes.Buffer
-	if err := findings.WriteSARIF(&buf, rep, nil); err != nil {
-		return err
-	}
-	dec := json.NewDecoder(&buf)
-	dec.UseNumber()
-	var doc map[string]any
-	if err := dec.Decode(&doc); err != nil {
-		return fmt.Errorf("re-read SARIF: %w", err)
-	}
-	runs, _ := doc["runs"].([]any)
-	if len(runs) != 1 {
-		return fmt.Errorf("re-read SARIF: want 1 run, got %d", len(runs))
-	}
-	run := runs[0].(map[string]any)
-	run["automationDetails"] = map[string]any{"id": "inspect-diff/" + r.New.Run}
-	if props, ok := run["properties"].(map[string]any); ok {
-		props["baseRun"] = r.Base.Run
-	}
-	results, _ := run["results"].([]any)
-	if len(results) != len(states) {
-		return fmt.Errorf("re-read SARIF: %d results for %d findings", len(results), len(states))
-	}
-	for i, res := range results {
-		res.(map[string]any)["baselineState"] = states[i]
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return findings.WriteSARIFWith(w, rep, findings.SARIFOptions{
+		AutomationID:   "inspect-diff/" + r.New.Run,
+		Properties:     map[string]any{"baseRun": r.Base.Run},
+		BaselineStates: states,
+	})
 }

@@ -7,6 +7,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/jstemmer/go-junit-report/v2/junit"
+	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
+
 	"github.com/inspect-dev/inspect/graph"
 )
 
@@ -140,105 +143,44 @@ func WriteJSON(w io.Writer, r *Report) error {
 	return enc.Encode(r)
 }
 
-// SARIF 2.1.0 types: only what inspect writes.
-type sarifLog struct {
-	Schema  string     `json:"$schema"`
-	Version string     `json:"version"`
-	Runs    []sarifRun `json:"runs"`
-}
-
-type sarifRun struct {
-	Tool              sarifTool        `json:"tool"`
-	AutomationDetails *sarifAutomation `json:"automationDetails,omitempty"`
-	Results           []sarifResult    `json:"results"`
-	Properties        map[string]any   `json:"properties,omitempty"`
-}
-
-type sarifAutomation struct {
-	ID string `json:"id"`
-}
-
-type sarifTool struct {
-	Driver sarifDriver `json:"driver"`
-}
-
-type sarifDriver struct {
-	Name           string      `json:"name"`
-	InformationURI string      `json:"informationUri,omitempty"`
-	Version        string      `json:"version,omitempty"`
-	Rules          []sarifRule `json:"rules"`
-}
-
-type sarifRule struct {
-	ID                   string         `json:"id"`
-	Name                 string         `json:"name"`
-	ShortDescription     sarifText      `json:"shortDescription"`
-	FullDescription      sarifText      `json:"fullDescription"`
-	Help                 sarifHelp      `json:"help"`
-	DefaultConfiguration sarifConfig    `json:"defaultConfiguration"`
-	Properties           map[string]any `json:"properties,omitempty"`
-}
-
-type sarifText struct {
-	Text string `json:"text"`
-}
-
-type sarifHelp struct {
-	Text     string `json:"text"`
-	Markdown string `json:"markdown,omitempty"`
-}
-
-type sarifConfig struct {
-	Level string `json:"level"`
-}
-
-type sarifResult struct {
-	RuleID              string            `json:"ruleId"`
-	RuleIndex           int               `json:"ruleIndex"`
-	Level               string            `json:"level"`
-	Message             sarifText         `json:"message"`
-	Locations           []sarifLocation   `json:"locations"`
-	PartialFingerprints map[string]string `json:"partialFingerprints"`
-	Properties          map[string]any    `json:"properties,omitempty"`
-}
-
-type sarifLocation struct {
-	PhysicalLocation sarifPhysical `json:"physicalLocation"`
-}
-
-type sarifPhysical struct {
-	ArtifactLocation sarifArtifact `json:"artifactLocation"`
-	Region           *sarifRegion  `json:"region,omitempty"`
-}
-
-type sarifArtifact struct {
-	URI string `json:"uri"`
-}
-
-type sarifRegion struct {
-	StartLine int `json:"startLine"`
-}
-
 // FingerprintKey is the partialFingerprints key inspect writes in SARIF.
 const FingerprintKey = "inspectFinding/v1"
 
+// sarifSchema is the $schema inspect's SARIF names.
+const sarifSchema = "https://json.schemastore.org/sarif-2.1.0.json"
+
 func sarifLevel(s Severity) string {
 	if s == Error {
-		return "error"
+		return sarif.LevelError
 	}
-	return "warning"
+	return sarif.LevelWarning
 }
 
-func sarifLoc(l Location) sarifLocation {
+func sarifLoc(l Location) *sarif.Location {
 	path := l.Path
 	if path == "" {
 		path = AgentsFile
 	}
-	loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: path}}}
+	phys := sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(path))
 	if l.Line > 0 {
-		loc.PhysicalLocation.Region = &sarifRegion{StartLine: l.Line}
+		phys.WithRegion(sarif.NewRegion().WithStartLine(l.Line))
 	}
-	return loc
+	return sarif.NewLocationWithPhysicalLocation(phys)
+}
+
+// SARIFOptions adjusts the log WriteSARIFWith builds; the zero value is
+// what WriteSARIF writes for `inspect audit`.
+type SARIFOptions struct {
+	// Rules get one descriptor each; nil means All.
+	Rules []*Rule
+	// AutomationID is the run's automationDetails.id; "" means
+	// "inspect-audit/<run>".
+	AutomationID string
+	// Properties are added to the run's properties (run, project, grades).
+	Properties map[string]any
+	// BaselineStates, when not nil, has one SARIF baselineState per finding
+	// of the report, in order: "new", "unchanged", "updated" or "absent".
+	BaselineStates []string
 }
 
 // WriteSARIF writes the report as SARIF 2.1.0: one rule descriptor per rule
@@ -247,99 +189,117 @@ func sarifLoc(l Location) sarifLocation {
 // partialFingerprints entry. Artifact URIs are relative to the project
 // folder (agents.yaml, agents/analyst.md).
 func WriteSARIF(w io.Writer, r *Report, rules []*Rule) error {
+	return WriteSARIFWith(w, r, SARIFOptions{Rules: rules})
+}
+
+// WriteSARIFWith writes the report as WriteSARIF does, adjusted by o:
+// `inspect diff` sets its automation id, the base run and each result's
+// baselineState.
+func WriteSARIFWith(w io.Writer, r *Report, o SARIFOptions) error {
+	log, err := buildSARIF(r, o)
+	if err != nil {
+		return err
+	}
+	if err := log.PrettyWrite(w); err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, "\n")
+	return err
+}
+
+func buildSARIF(r *Report, o SARIFOptions) (*sarif.Report, error) {
+	rules := o.Rules
 	if rules == nil {
 		rules = All
 	}
+	if o.BaselineStates != nil && len(o.BaselineStates) != len(r.Findings) {
+		return nil, fmt.Errorf("%d SARIF baseline states for %d findings", len(o.BaselineStates), len(r.Findings))
+	}
+	run := sarif.NewRunWithInformationURI("inspect", "https://github.com/inspect-dev/inspect")
 	index := map[string]int{}
-	driver := sarifDriver{Name: "inspect", InformationURI: "https://github.com/inspect-dev/inspect", Rules: []sarifRule{}}
 	for i, rule := range rules {
 		index[rule.ID] = i
-		driver.Rules = append(driver.Rules, sarifRule{
-			ID:               rule.ID,
-			Name:             rule.Doc.Title,
-			ShortDescription: sarifText{Text: rule.Doc.Title},
-			FullDescription:  sarifText{Text: rule.Doc.Detect},
-			Help: sarifHelp{Text: rule.Explain(),
-				Markdown: fmt.Sprintf("**%s** (%s)\n\n**Detects:** %s\n\n**Price:** %s\n\n**Fix:** %s\n\n**Next run should show:** %s",
-					rule.Doc.Title, rule.Area, rule.Doc.Detect, rule.Doc.Price, rule.Doc.Fix, rule.Doc.Next)},
-			DefaultConfiguration: sarifConfig{Level: sarifLevel(rule.Severity)},
-			Properties:           map[string]any{"area": string(rule.Area), "tags": []string{"topology", string(rule.Area)}},
-		})
+		markdown := fmt.Sprintf("**%s** (%s)\n\n**Detects:** %s\n\n**Price:** %s\n\n**Fix:** %s\n\n**Next run should show:** %s",
+			rule.Doc.Title, rule.Area, rule.Doc.Detect, rule.Doc.Price, rule.Doc.Fix, rule.Doc.Next)
+		run.AddRule(rule.ID).
+			WithName(rule.Doc.Title).
+			WithShortDescription(sarif.NewMultiformatMessageString().WithText(rule.Doc.Title)).
+			WithFullDescription(sarif.NewMultiformatMessageString().WithText(rule.Doc.Detect)).
+			WithHelp(sarif.NewMultiformatMessageString().WithText(rule.Explain()).WithMarkdown(markdown)).
+			WithDefaultConfiguration(sarif.NewReportingConfiguration().WithLevel(sarifLevel(rule.Severity))).
+			WithProperties(sarif.NewPropertyBag().Add("area", string(rule.Area)).WithTags([]string{"topology", string(rule.Area)}))
 	}
-	run := sarifRun{
-		Tool:              sarifTool{Driver: driver},
-		AutomationDetails: &sarifAutomation{ID: "inspect-audit/" + r.Run},
-		Results:           []sarifResult{},
-		Properties:        map[string]any{"run": r.Run, "project": r.Project, "grades": r.Grades},
+	id := o.AutomationID
+	if id == "" {
+		id = "inspect-audit/" + r.Run
 	}
-	for _, f := range r.Findings {
+	run.WithAutomationDetails(sarif.NewRunAutomationDetails().WithID(id))
+	props := sarif.NewPropertyBag().Add("run", r.Run).Add("project", r.Project).Add("grades", r.Grades)
+	for k, v := range o.Properties {
+		props.Add(k, v)
+	}
+	run.WithProperties(props)
+	for n, f := range r.Findings {
 		i, ok := index[f.Rule]
 		if !ok {
-			return fmt.Errorf("finding of rule %s, which is not among the SARIF rules", f.Rule)
+			return nil, fmt.Errorf("finding of rule %s, which is not among the SARIF rules", f.Rule)
 		}
 		msg := fmt.Sprintf("%s. Cost: %s. Fix: %s. Next run should show: %s.", f.Message, f.Price.Summary(), f.Fix.Text, f.Next)
-		locs := []sarifLocation{sarifLoc(f.Fix.Location)}
+		// WithPartialFingerprints, not AddPartialFingerprint: in go-sarif
+		// v3.3.1 the latter writes to a nil map and panics.
+		res := sarif.NewRuleResult(f.Rule).
+			WithRuleIndex(i).
+			WithLevel(sarifLevel(f.Severity)).
+			WithMessage(sarif.NewTextMessage(msg)).
+			AddLocation(sarifLoc(f.Fix.Location)).
+			WithPartialFingerprints(map[string]string{FingerprintKey: f.Fingerprint}).
+			WithProperties(sarif.NewPropertyBag().Add("agent", f.Agent).Add("nodes", f.Nodes).Add("price", f.Price).Add("area", string(f.Area)))
 		for _, l := range f.Fix.Also {
-			locs = append(locs, sarifLoc(l))
+			res.AddLocation(sarifLoc(l))
 		}
-		run.Results = append(run.Results, sarifResult{
-			RuleID: f.Rule, RuleIndex: i, Level: sarifLevel(f.Severity),
-			Message:             sarifText{Text: msg},
-			Locations:           locs,
-			PartialFingerprints: map[string]string{FingerprintKey: f.Fingerprint},
-			Properties:          map[string]any{"agent": f.Agent, "nodes": f.Nodes, "price": f.Price, "area": string(f.Area)},
-		})
+		if o.BaselineStates != nil {
+			res.WithBaselineState(o.BaselineStates[n])
+		}
+		run.AddResult(res)
 	}
-	log := sarifLog{Schema: "https://json.schemastore.org/sarif-2.1.0.json", Version: "2.1.0", Runs: []sarifRun{run}}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(log)
+	log := sarif.NewReport().AddRun(run)
+	log.Schema = sarifSchema
+	return log, nil
 }
 
-type junitSuites struct {
-	XMLName xml.Name     `xml:"testsuites"`
-	Name    string       `xml:"name,attr"`
-	Tests   int          `xml:"tests,attr"`
-	Fails   int          `xml:"failures,attr"`
-	Suites  []junitSuite `xml:"testsuite"`
+// JUnitText makes s safe for the character data of a JUnit report:
+// junit.Result and junit.Output write it as CDATA, which encoding/xml
+// does not check, so characters XML cannot carry become U+FFFD (as
+// encoding/xml does for attributes).
+func JUnitText(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == 0x09 || r == 0x0A || r == 0x0D || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF {
+			return r
+		}
+		return '\uFFFD'
+	}, s)
 }
 
-type junitSuite struct {
-	Name  string      `xml:"name,attr"`
-	Tests int         `xml:"tests,attr"`
-	Fails int         `xml:"failures,attr"`
-	Skip  int         `xml:"skipped,attr"`
-	Cases []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
-	Skipped   *junitSkipped `xml:"skipped,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
-}
-
-type junitSkipped struct {
-	Message string `xml:"message,attr"`
+// WriteJUnitXML writes doc with an XML declaration: the JUnit document of
+// `inspect audit` and `inspect diff`.
+func WriteJUnitXML(w io.Writer, doc *junit.Testsuites) error {
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	return doc.WriteXML(w)
 }
 
 // WriteJUnit writes the report as JUnit XML: one test case per rule, failed
 // with every finding of that rule, skipped when not applicable.
 func WriteJUnit(w io.Writer, r *Report) error {
-	suite := junitSuite{Name: "inspect audit " + r.Run}
+	// The audit is not timed; a suite's time attribute is required.
+	suite := junit.Testsuite{Name: "inspect audit " + r.Run, Time: "0.000"}
 	byRule := map[string][]Finding{}
 	for _, f := range r.Findings {
 		byRule[f.Rule] = append(byRule[f.Rule], f)
 	}
 	for _, c := range r.Checks {
-		tc := junitCase{Name: c.Rule, Classname: "inspect.audit", SystemOut: c.String()}
+		tc := junit.Testcase{Name: c.Rule, Classname: "inspect.audit", SystemOut: &junit.Output{Data: JUnitText(c.String())}}
 		switch fs := byRule[c.Rule]; {
 		case len(fs) > 0:
 			var b strings.Builder
@@ -347,26 +307,16 @@ func WriteJUnit(w io.Writer, r *Report) error {
 				fmt.Fprintf(&b, "%s (agent %s, nodes %s)\ncost: %s\nfix: %s: %s\nnext: %s\n\n", f.Message, f.Agent,
 					strings.Join(f.Nodes, " "), f.Price.Summary(), f.Fix.Location, f.Fix.Text, f.Next)
 			}
-			tc.Failure = &junitFailure{Message: fmt.Sprintf("%s: %s", fs[0].Name, plural(len(fs), "finding", "findings")), Type: fs[0].Severity.String(), Text: strings.TrimSpace(b.String())}
-			suite.Fails++
+			tc.Failure = &junit.Result{Message: fmt.Sprintf("%s: %s", fs[0].Name, plural(len(fs), "finding", "findings")),
+				Type: fs[0].Severity.String(), Data: JUnitText(strings.TrimSpace(b.String()))}
 		case c.Status == StatusNotApplicable:
-			tc.Skipped = &junitSkipped{Message: c.Detail}
-			suite.Skip++
+			tc.Skipped = &junit.Result{Message: c.Detail}
 		}
-		suite.Cases = append(suite.Cases, tc)
+		suite.AddTestcase(tc)
 	}
-	suite.Tests = len(suite.Cases)
-	doc := junitSuites{Name: "inspect audit", Tests: suite.Tests, Fails: suite.Fails, Suites: []junitSuite{suite}}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	doc := junit.Testsuites{Name: "inspect audit"}
+	doc.AddSuite(suite)
+	return WriteJUnitXML(w, &doc)
 }
 
 // WriteRulesMarkdown writes the rules as a markdown table (id, area,

@@ -158,3 +158,86 @@ func TestWriteJUnit_Parses(t *testing.T) {
 		t.Errorf("tests=%d failures=%d, want %d and 1", doc.Tests, doc.Failures, len(findings.All))
 	}
 }
+
+// TestWriteJUnit_Untrusted checks text XML cannot carry (control
+// characters from an agent's output, a CDATA end) in a failure or a
+// system-out leaves the JUnit well formed.
+func TestWriteJUnit_Untrusted(t *testing.T) {
+	rep := record(t, "audit-fork-uneven").audit(t)
+	rep.Findings[0].Message = "bad \x00\x1b[31m]]> text"
+	for i := range rep.Checks {
+		rep.Checks[i].Detail = "detail \x07]]>"
+	}
+	var b bytes.Buffer
+	if err := findings.WriteJUnit(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Cases []struct {
+			Failure   string `xml:"failure"`
+			SystemOut string `xml:"system-out"`
+		} `xml:"testsuite>testcase"`
+	}
+	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatalf("JUnit is not XML: %v\n%s", err, b.String())
+	}
+	var failure string
+	for _, c := range doc.Cases {
+		failure += c.Failure
+		if !strings.Contains(c.SystemOut, "detail \uFFFD]]>") {
+			t.Errorf("system-out = %q", c.SystemOut)
+		}
+	}
+	if !strings.Contains(failure, "bad \uFFFD\uFFFD[31m]]> text") {
+		t.Errorf("failure = %q", failure)
+	}
+}
+
+// TestWriteSARIFWith_BaselineStates checks the options inspect diff uses:
+// one baselineState per finding in order, the automation id and the extra
+// run property, and a count that does not match the findings is an error.
+func TestWriteSARIFWith_BaselineStates(t *testing.T) {
+	rep := record(t, "audit-fanout-missed").audit(t)
+	if len(rep.Findings) == 0 {
+		t.Fatal("no findings")
+	}
+	states := make([]string, len(rep.Findings))
+	for i := range states {
+		states[i] = []string{"new", "unchanged", "absent"}[i%3]
+	}
+	var b bytes.Buffer
+	err := findings.WriteSARIFWith(&b, rep, findings.SARIFOptions{AutomationID: "inspect-diff/x", Properties: map[string]any{"baseRun": "y"}, BaselineStates: states})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log struct {
+		Runs []struct {
+			AutomationDetails struct {
+				ID string `json:"id"`
+			} `json:"automationDetails"`
+			Properties map[string]any `json:"properties"`
+			Results    []struct {
+				BaselineState string `json:"baselineState"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &log); err != nil {
+		t.Fatal(err)
+	}
+	run := log.Runs[0]
+	if run.AutomationDetails.ID != "inspect-diff/x" || run.Properties["baseRun"] != "y" || run.Properties["run"] != rep.Run {
+		t.Errorf("automation id %q, properties %v", run.AutomationDetails.ID, run.Properties)
+	}
+	for i, res := range run.Results {
+		if res.BaselineState != states[i] {
+			t.Errorf("result %d baselineState %q, want %q", i, res.BaselineState, states[i])
+		}
+	}
+	if err := findings.WriteSARIFWith(&b, rep, findings.SARIFOptions{BaselineStates: append(states, "new")}); err == nil {
+		t.Error("one baseline state too many is not an error")
+	}
+	b.Reset()
+	if err := findings.WriteSARIF(&b, rep, nil); err != nil || strings.Contains(b.String(), "baselineState") {
+		t.Errorf("audit SARIF has a baselineState (%v)", err)
+	}
+}
