@@ -93,6 +93,7 @@ the run (default latest), the words after it are the question.`,
   inspect ask n7 --prompt fixed/analyst.md --samples 5
   inspect ask n7 --dry-run | jq '.messages[-1]'
   inspect ask n7 --model gpt-4.1 --base-url http://localhost:11434/v1`,
+		ValidArgsFunction: runNodeCompletion(f, true),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return &flagError{err: errors.New("inspect ask needs a node: inspect ask [RUN] NODE [QUESTION]")}

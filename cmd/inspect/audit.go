@@ -45,7 +45,8 @@ func NewCmdAudit(f *Factory, runF func(*AuditOptions) error) *cobra.Command {
   inspect audit --set uneven-ratio=3 --set uneven-min-gap=10s
   inspect audit --rules
   inspect audit --explain fanout.missed`,
-		Args: rangeArgs(0, 1),
+		Args:              rangeArgs(0, 1),
+		ValidArgsFunction: runArgsCompletion(f, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Run = "latest"
 			if len(args) == 1 {

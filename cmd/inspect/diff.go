@@ -69,7 +69,8 @@ unknown run or database file; 3 a database is unreadable.`,
   inspect diff baseline.db latest --max-increase tokens=10%,elapsed=20% --fail-on warning
   inspect diff baseline.db latest --max-increase elapsed=30s --format junit > diff.xml
   inspect diff baseline.db latest --format sarif > diff.sarif`,
-		Args: rangeArgs(2, 2),
+		Args:              rangeArgs(2, 2),
+		ValidArgsFunction: runArgsCompletion(f, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Base, opts.New = args[0], args[1]
 			if runF != nil {

@@ -54,7 +54,8 @@ Open one node in full with: inspect show n<seq>.`,
   inspect graph --format svg > run.svg
   inspect graph --format json | jq '.forks[].slowest'
   inspect graph --full base.db:latest`,
-		Args: rangeArgs(0, 1),
+		Args:              rangeArgs(0, 1),
+		ValidArgsFunction: runArgsCompletion(f, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.RunRef = "latest"
 			if len(args) == 1 {

@@ -97,6 +97,7 @@ a node reference is n<seq> as the graph shows it.`,
 	for _, add := range commands {
 		root.AddCommand(add(f))
 	}
+	withDefaultCommandExamples(root)
 	return root
 }
 

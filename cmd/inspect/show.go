@@ -43,7 +43,8 @@ Questions put to the node with ` + "`inspect ask`" + ` are listed after it.`,
 		Example: `  inspect show n7
   inspect show 7f3a n12
   inspect show base.db:latest n3 | less`,
-		Args: rangeArgs(1, 2),
+		Args:              rangeArgs(1, 2),
+		ValidArgsFunction: runNodeCompletion(f, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.RunRef, opts.NodeRef = "latest", args[0]
 			if len(args) == 2 {
