@@ -18,28 +18,38 @@ type IOStreams struct {
 	OutTTY bool
 	// ErrTTY reports whether ErrOut is a terminal (progress lines).
 	ErrTTY bool
-	// NoColor is set by NO_COLOR or a non-terminal stdout.
+	// NoColor is set by a non-empty NO_COLOR or a non-terminal stdout.
 	NoColor bool
 	// Width is the terminal width capped at 120, else 80.
 	Width int
 }
 
-// SystemStreams wires the process's streams.
-func SystemStreams(in io.Reader, out, errOut io.Writer) *IOStreams {
+// SystemStreams wires the process's streams; getenv reads NO_COLOR
+// (os.Getenv in the binary).
+func SystemStreams(in io.Reader, out, errOut io.Writer, getenv func(string) string) *IOStreams {
 	s := &IOStreams{In: in, Out: out, ErrOut: errOut, Width: 80}
-	if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if f, ok := out.(*os.File); ok && isTerminal(int(f.Fd())) {
 		s.OutTTY = true
 		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
 			s.Width = min(w, 120)
 		}
 	}
-	if f, ok := errOut.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if f, ok := errOut.(*os.File); ok && isTerminal(int(f.Fd())) {
 		s.ErrTTY = true
 	}
-	_, noColor := os.LookupEnv("NO_COLOR")
-	s.NoColor = noColor || !s.OutTTY
+	s.NoColor = noColorEnv(getenv) || !s.OutTTY
 	return s
 }
+
+// noColorEnv reports whether the environment asks for no colour. Per
+// no-color.org only a non-empty NO_COLOR does: NO_COLOR= (set but empty)
+// leaves colour on.
+func noColorEnv(getenv func(string) string) bool {
+	return getenv("NO_COLOR") != ""
+}
+
+// isTerminal reports whether fd is a terminal; tests replace it.
+var isTerminal = term.IsTerminal
 
 // Styled reports whether output may use glamour and colour.
 func (s *IOStreams) Styled() bool { return s.OutTTY && !s.NoColor }

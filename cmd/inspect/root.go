@@ -119,7 +119,7 @@ var commands = []func(*Factory) *cobra.Command{
 func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	return run(ctx, NewFactory(SystemStreams(in, out, errOut), os.Getenv), args)
+	return run(ctx, NewFactory(SystemStreams(in, out, errOut, os.Getenv), os.Getenv), args)
 }
 
 func run(ctx context.Context, f *Factory, args []string) int {
