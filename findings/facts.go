@@ -70,35 +70,34 @@ func isResearch(n *graph.Node) bool { return isCall(n) && n.Tool.Research }
 
 // canonicalArgs normalises a call's JSON arguments (sorted keys, no
 // spacing); text that is not JSON is compared trimmed.
-func canonicalArgs(args string) string {
-	var v any
-	if err := json.Unmarshal([]byte(args), &v); err != nil {
-		return strings.TrimSpace(args)
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return strings.TrimSpace(args)
-	}
-	return string(b)
-}
+func canonicalArgs(args string) string { canon, _ := parseArgs(args); return canon }
 
 // callKey is a call's tool name with its canonical arguments.
 func callKey(n *graph.Node) string { return n.Tool.Name + " " + canonicalArgs(n.Tool.Args) }
 
 // argText is the string values of a call's JSON arguments, joined; the raw
 // text when it is not JSON.
-func argText(args string) string {
+func argText(args string) string { _, text := parseArgs(args); return text }
+
+// parseArgs decodes a call's arguments once and returns both their
+// canonical form and their string values, joined.
+func parseArgs(args string) (canon, text string) {
 	var v any
 	if err := json.Unmarshal([]byte(args), &v); err != nil {
-		return args
+		return strings.TrimSpace(args), args
 	}
-	var b strings.Builder
+	if b, err := json.Marshal(v); err == nil {
+		canon = string(b)
+	} else {
+		canon = strings.TrimSpace(args)
+	}
+	var sb strings.Builder
 	var walk func(any)
 	walk = func(v any) {
 		switch x := v.(type) {
 		case string:
-			b.WriteString(x)
-			b.WriteByte(' ')
+			sb.WriteString(x)
+			sb.WriteByte(' ')
 		case []any:
 			for _, e := range x {
 				walk(e)
@@ -115,13 +114,16 @@ func argText(args string) string {
 		}
 	}
 	walk(v)
-	return b.String()
+	return canon, sb.String()
 }
 
 // argSummary is a short form of a call's arguments for messages: its first
 // string value, or the canonical JSON cut to 40 characters.
-func argSummary(args string) string {
-	s := strings.TrimSpace(argText(args))
+func argSummary(args string) string { return summarize(argText(args)) }
+
+// summarize is argSummary's second half, on the argument text.
+func summarize(text string) string {
+	s := strings.TrimSpace(text)
 	if i := strings.IndexByte(s, ' '); i > 0 && !strings.Contains(s[:i], "\n") && len(s[:i]) <= 60 {
 		s = s[:i]
 	}

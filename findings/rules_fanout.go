@@ -62,6 +62,29 @@ type fanoutFacts struct {
 // sharedFacts holds facts several rules need, computed once per audit.
 type sharedFacts struct {
 	fanout *fanoutFacts
+	args   map[*graph.Node]*callArgs
+}
+
+// callArgs are a call's arguments in the forms rules compare and print,
+// parsed once per audit (several rules look at every call).
+type callArgs struct {
+	key     string // tool name and canonical arguments: equal keys are the same call
+	text    string // the string values, joined
+	summary string // a short form for messages
+}
+
+// call returns the parsed arguments of call n.
+func (p *Pass) call(n *graph.Node) *callArgs {
+	if a, ok := p.shared.args[n]; ok {
+		return a
+	}
+	if p.shared.args == nil {
+		p.shared.args = map[*graph.Node]*callArgs{}
+	}
+	canon, text := parseArgs(n.Tool.Args)
+	a := &callArgs{key: n.Tool.Name + " " + canon, text: text, summary: summarize(text)}
+	p.shared.args[n] = a
+	return a
 }
 
 func (p *Pass) fanoutFacts() *fanoutFacts {
@@ -80,7 +103,7 @@ func (p *Pass) fanoutFacts() *fanoutFacts {
 				ff.longest = len(cur)
 			}
 			if len(cur) >= min {
-				for _, seg := range independentSegments(c, cur, p.Options.TokenMinLen, p.Graph) {
+				for _, seg := range independentSegments(p, c, cur) {
 					if len(seg) >= min {
 						ff.found = append(ff.found, &serialRun{Conv: c, Agent: seg[0].LLM.Agent, Items: seg})
 					}
@@ -114,7 +137,8 @@ func (p *Pass) fanoutFacts() *fanoutFacts {
 
 // independentSegments cuts a series where a call uses an earlier call's
 // result: the token origin map is built over the conversation in order.
-func independentSegments(c *graph.Conversation, run []*step, min int, g *graph.Run) [][]*step {
+func independentSegments(p *Pass, c *graph.Conversation, run []*step) [][]*step {
+	min, g := p.Options.TokenMinLen, p.Graph
 	member := map[int64]int{} // tool seq → index in run
 	for i, s := range run {
 		member[s.Tools[0].Seq] = i
@@ -152,7 +176,7 @@ func independentSegments(c *graph.Conversation, run []*step, min int, g *graph.R
 				continue
 			}
 			if j, ok := member[n.Seq]; ok && j > start {
-				for _, t := range tokens(argText(n.Tool.Args), min) {
+				for _, t := range tokens(p.call(n).text, min) {
 					if i, ok := member[origin[t]]; ok && i >= start && i < j {
 						segs = append(segs, run[start:j])
 						start = j
@@ -160,7 +184,7 @@ func independentSegments(c *graph.Conversation, run []*step, min int, g *graph.R
 					}
 				}
 			}
-			see(argText(n.Tool.Args), 0)
+			see(p.call(n).text, 0)
 			see(n.Tool.Result, n.Seq)
 		}
 	}
@@ -201,7 +225,7 @@ func fanoutFinding(p *Pass, sr *serialRun, causes []Cause, withFork bool) Findin
 			longest = d
 		}
 		tools = append(tools, s.Tools[0].Tool.Name)
-		targets = append(targets, argSummary(s.Tools[0].Tool.Args))
+		targets = append(targets, p.call(s.Tools[0]).summary)
 	}
 	k := len(sr.Items)
 	price := Price{

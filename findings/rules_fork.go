@@ -170,8 +170,8 @@ func wordByte(b byte) bool {
 }
 
 // pathArg returns the path argument of a call, or "".
-func pathArg(n *graph.Node) string {
-	s := argSummary(n.Tool.Args)
+func pathArg(p *Pass, n *graph.Node) string {
+	s := p.call(n).summary
 	if strings.ContainsAny(s, "./") {
 		return strings.TrimPrefix(s, "./")
 	}
@@ -184,10 +184,10 @@ type branchIO struct {
 	told          []string // paths its instructions say it writes
 }
 
-func newBranchIO(b *graph.Branch) *branchIO {
+func newBranchIO(p *Pass, b *graph.Branch) *branchIO {
 	io := &branchIO{reads: map[string]*graph.Node{}, writes: map[string]*graph.Node{}, told: writtenPaths(b.Instructions)}
 	for _, n := range convCalls(b.Conv) {
-		path := pathArg(n)
+		path := pathArg(p, n)
 		if path == "" {
 			continue
 		}
@@ -210,7 +210,7 @@ func runForkSequence(p *Pass) {
 	for _, f := range p.Graph.Forks {
 		io := make([]*branchIO, len(f.Branches))
 		for i, b := range f.Branches {
-			io[i] = newBranchIO(b)
+			io[i] = newBranchIO(p, b)
 		}
 		for i, b := range f.Branches {
 			for j, s := range f.Branches {
@@ -321,7 +321,7 @@ func runForkOneBranch(p *Pass) {
 		}
 		var names []string
 		for _, c := range calls {
-			names = append(names, c.Tool.Name+" "+argSummary(c.Tool.Args))
+			names = append(names, c.Tool.Name+" "+p.call(c).summary)
 		}
 		did := "no tool call"
 		if len(names) > 0 {
@@ -362,7 +362,7 @@ func runJoinRepeat(p *Pass) {
 		if calls == nil {
 			calls = map[string][]*graph.Node{}
 			for _, n := range convCalls(f.Parent) {
-				k := callKey(n)
+				k := p.call(n).key
 				calls[k] = append(calls[k], n)
 			}
 			index[f.Parent] = calls
@@ -370,7 +370,7 @@ func runJoinRepeat(p *Pass) {
 		orig := map[*graph.Node]*graph.Node{} // repeat → the branch call it repeats
 		for _, b := range f.Branches {
 			for _, n := range convCalls(b.Conv) {
-				for _, c := range calls[callKey(n)] {
+				for _, c := range calls[p.call(n).key] {
 					if _, seen := orig[c]; c.Seq > f.Join.Seq && !seen {
 						orig[c] = n
 					}
@@ -385,7 +385,7 @@ func runJoinRepeat(p *Pass) {
 		sort.Slice(repeats, func(i, j int) bool { return repeats[i].Seq < repeats[j].Seq })
 		for _, n := range repeats {
 			evidence = append(evidence, n, orig[n])
-			names = append(names, n.Tool.Name+" "+argSummary(n.Tool.Args))
+			names = append(names, n.Tool.Name+" "+p.call(n).summary)
 		}
 		if len(repeats) == 0 {
 			continue
@@ -548,7 +548,7 @@ func runForkOverlap(p *Pass) {
 		for _, b := range f.Branches {
 			mine := map[string]bool{}
 			for _, n := range convCalls(b.Conv) {
-				k := callKey(n)
+				k := p.call(n).key
 				if mine[k] {
 					continue // a branch repeating itself is not an overlap
 				}
@@ -556,7 +556,7 @@ func runForkOverlap(p *Pass) {
 				if owner, ok := seen[k]; ok && owner != b {
 					dups = append(dups, n)
 					evidence = append(evidence, firstCall[k], n)
-					names = append(names, fmt.Sprintf("%s %s in %q and %q", n.Tool.Name, argSummary(n.Tool.Args), owner.Name, b.Name))
+					names = append(names, fmt.Sprintf("%s %s in %q and %q", n.Tool.Name, p.call(n).summary, owner.Name, b.Name))
 					tools = append(tools, n.Tool.Name)
 					pairs[owner.Agent+"+"+b.Agent] = true
 					continue
