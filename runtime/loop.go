@@ -168,6 +168,9 @@ type outcome struct {
 	answer string
 	status store.Status
 	err    string
+	// script: it failed because of a problem in the script (a
+	// *model.CallError with Script set), not because of a provider.
+	script bool
 }
 
 // turn runs one user turn of the trunk.
@@ -183,7 +186,7 @@ func (r *runner) turn(ctx context.Context, c *conversation, task string) outcome
 func (r *runner) converse(ctx context.Context, c *conversation) outcome {
 	out := r.loop(ctx, c)
 	if out.status == store.StatusError && ctx.Err() != nil {
-		out.status = store.StatusCancelled
+		out.status, out.script = store.StatusCancelled, false
 	}
 	n := &store.Node{Kind: store.KindFinal, Text: out.answer, Status: out.status, Error: out.err}
 	r.add(c, n)
@@ -243,17 +246,19 @@ func (r *runner) step(ctx context.Context, c *conversation) (openai.ChatCompleti
 	}
 	if err != nil {
 		var ce *model.CallError
+		script := false
 		if errors.As(err, &ce) {
 			c.clock.Advance(context.WithoutCancel(ctx), ce.Latency)
+			script = ce.Script
 		}
 		n.Ended = c.clock.Now()
 		n.Status, n.Error = store.StatusError, err.Error()
 		if ctx.Err() != nil {
-			n.Status, n.Error = store.StatusCancelled, "cancelled while waiting for the model"
+			n.Status, n.Error, script = store.StatusCancelled, "cancelled while waiting for the model", false
 		}
 		r.finish(n)
 		r.report(c, "fails: "+n.Error)
-		return openai.ChatCompletionMessage{}, outcome{status: n.Status, err: n.Error}, false
+		return openai.ChatCompletionMessage{}, outcome{status: n.Status, err: n.Error, script: script}, false
 	}
 	if err := c.clock.Advance(ctx, resp.Latency); err != nil {
 		n.Ended, n.Status, n.Error = c.clock.Now(), store.StatusCancelled, "cancelled while waiting for the model"

@@ -79,12 +79,17 @@ func (e *InputError) Unwrap() error { return e.Err }
 
 // Result is what a recorded run came to.
 type Result struct {
-	RunID   string
-	Status  store.Status // ok, error (the trunk failed) or cancelled
-	Error   string       // why the run is not ok
-	Answer  string       // the trunk's last final message
-	Started time.Time
-	Ended   time.Time
+	RunID  string
+	Status store.Status // ok, error (the trunk failed) or cancelled
+	Error  string       // why the run is not ok
+	// ScriptError reports that the run ended in error only because of a
+	// problem in the scripted model's script — an unusable reply, a
+	// conversation with no reply left — that Error names by line: an input
+	// the user fixes, not a failure of the provider or of inspect.
+	ScriptError bool
+	Answer      string // the trunk's last final message
+	Started     time.Time
+	Ended       time.Time
 	// Nodes counts the recorded nodes; LLMCalls the model calls among them.
 	Nodes, LLMCalls int
 	// Warnings are the project's load warnings (it ran anyway).
@@ -228,6 +233,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.Answer = out.answer
 		if out.status != store.StatusOK {
 			res.Status, res.Error = out.status, out.err
+			res.ScriptError = out.status == store.StatusError && out.script
 			break
 		}
 	}
@@ -237,7 +243,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, cause
 	}
 	if ctx.Err() != nil {
-		res.Status, res.Error = store.StatusCancelled, "cancelled (interrupt)"
+		res.Status, res.Error, res.ScriptError = store.StatusCancelled, "cancelled (interrupt)", false
 	}
 	res.Ended = trunk.clock.Now()
 	if !virtual {

@@ -361,3 +361,38 @@ func TestInvalidCalls(t *testing.T) {
 		t.Errorf("%d fork nodes, want 1 (only the valid call)", forks)
 	}
 }
+
+// A run whose trunk fails on a problem in the script (an unusable reply, no
+// reply left) reports ScriptError, so the CLI can call it an input error; a
+// scripted `error:` (a provider failure) does not, nor does a broken branch
+// the trunk survives.
+func TestScriptError(t *testing.T) {
+	const fork = "task: t\nconversations:\n  trunk:\n    - calls:\n        - fork:\n            context: none\n            branches:\n              - {name: notes, agent: checker, instructions: check}\n"
+	tests := []struct {
+		name        string
+		script      string
+		status      store.Status
+		scriptError bool
+	}{
+		{"ok", fork + "    - say: done\n  notes:\n    - say: pass\n", store.StatusOK, false},
+		{"broken branch", fork + "    - say: done\n  notes:\n    - sya: pass\n", store.StatusOK, false},
+		{"unusable trunk reply", fork + "    - say: done\n      latency: soon\n  notes:\n    - say: pass\n", store.StatusError, true},
+		{"trunk out of replies", fork + "  notes:\n    - say: pass\n", store.StatusError, true},
+		{"provider failure", fork + "    - error: 503\n  notes:\n    - say: pass\n", store.StatusError, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "script.yaml")
+			if err := os.WriteFile(path, []byte(tt.script), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, _, ns := runFixture(t, fixture("failing-branch"), func(c *runtime.Config) { c.Script = path })
+			if res.Status != tt.status || res.ScriptError != tt.scriptError {
+				t.Errorf("Status %q ScriptError %v (%s), want %q and %v\n%s", res.Status, res.ScriptError, res.Error, tt.status, tt.scriptError, outline(ns))
+			}
+			if tt.scriptError && !strings.Contains(res.Error, "script.yaml:") {
+				t.Errorf("Error = %q, want the script line", res.Error)
+			}
+		})
+	}
+}

@@ -56,9 +56,11 @@ model: from agents.yaml. Ctrl-C stops the run and records it as cancelled.
 --check loads the project and prints every error and warning (file, line,
 key) without running it.
 
-Exit codes: 0 the run ended ok; 2 an invalid project, a bad flag or no task;
-3 the run failed (the trunk's model call failed after retries) or was
-cancelled, or the database is unusable.`,
+Exit codes: 0 the run ended ok; 2 an invalid project, a bad flag, no task,
+or a run that failed on a problem in the script (an unusable reply, a
+conversation with no reply left: fix the script.yaml line the error names);
+3 the run failed (the trunk's model call failed after retries, or a
+scripted error: reply) or was cancelled, or the database is unusable.`,
 		Example: `  inspect run ./myproject --task "Compare Q3 revenue across EU, US and APAC"
   inspect run ./myproject --script ./myproject/script.yaml
   inspect run ./myproject --task "First question" --task "A follow-up"
@@ -129,7 +131,8 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 
 // reportRun prints a finished run: its answer on stdout (when answer is
 // set), the summary and next steps on stderr. A run that did not end ok is
-// an error.
+// an error: a *UsageError (exit 2) when a problem in the script alone
+// failed it, since the user fixes that by editing the script.
 func reportRun(ios *IOStreams, res *runtime.Result, dbPath string, answer bool) error {
 	if answer && res.Answer != "" {
 		fmt.Fprintln(ios.Out, res.Answer)
@@ -149,7 +152,12 @@ func reportRun(ios *IOStreams, res *runtime.Result, dbPath string, answer bool) 
 	case store.StatusCancelled:
 		return fmt.Errorf("run %s was cancelled; what finished is recorded: %w", res.RunID, context.Canceled)
 	}
-	return fmt.Errorf("run %s ended in error: %s", res.RunID, res.Error)
+	err := fmt.Errorf("run %s ended in error: %s", res.RunID, res.Error)
+	if res.ScriptError {
+		// the script is input: fixing the line it names fixes the run
+		return &UsageError{Err: err}
+	}
+	return err
 }
 
 // dbFlag is " --db PATH" for next-step hints, or "" for the default database.

@@ -164,3 +164,42 @@ func TestRunRun_Failed(t *testing.T) {
 		t.Errorf("cancelled run: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// A run that fails only because of script.yaml — an unusable reply, a
+// conversation with no reply left, no entry for it — is an input error
+// (exit 2) naming the script line; it is still recorded. A scripted
+// `error:` reply stands for a provider failure and stays exit 3
+// (TestRunRun_Failed).
+func TestRunRun_ScriptProblem(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+	os.WriteFile(filepath.Join(dir, "agents.yaml"), []byte("agents:\n  - name: a\n    description: A.\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("You are a."), 0o644)
+	tests := []struct {
+		name, script, want string
+	}{
+		{"unusable reply", "task: go\nconversations:\n  trunk:\n    - sya: typo\n", `script.yaml:4: unknown reply key "sya"`},
+		{"no reply left", "task: go\nconversations:\n  trunk:\n    - calls: [{list_dir: {path: .}}]\n", `script.yaml:3: conversation "trunk" ran out of replies after 1`},
+		{"no entry", "task: go\nconversations:\n  eu:\n    - say: hi\n", `script.yaml:2: conversations has no entry "trunk"`},
+		{"bad usage key", "task: go\nconversations:\n  trunk:\n    - say: hi\n      usage: {input: 3}\n", `script.yaml:4: unknown usage key "input"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "script.yaml")
+			os.WriteFile(path, []byte(tt.script), 0o644)
+			f, _, errOut := testFactory(t)
+			code := run(context.Background(), f, []string{"run", dir, "--script", path})
+			if code != ExitUsage || !strings.Contains(errOut.String(), "ended in error: model call failed: "+tt.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errOut, tt.want)
+			}
+			db, err := store.Open(context.Background(), f.DBPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if runs, err := db.Runs(context.Background(), 0); err != nil || len(runs) != 1 || runs[0].Status != store.StatusError {
+				t.Errorf("runs = %+v, %v; want the failed run recorded", runs, err)
+			}
+		})
+	}
+}

@@ -76,6 +76,12 @@ type CallError struct {
 	Reason string // what went wrong
 	// Latency is the model time spent before the failure (scripted runs).
 	Latency time.Duration
+	// Script marks a failure caused by the scripted model's script rather
+	// than by a provider: an unusable reply, a conversation with no reply
+	// left or no entry. The user fixes it by editing the script at the line
+	// Reason names. A scripted `error:` reply stands for a provider failure
+	// and leaves it false, as every real provider does.
+	Script bool
 }
 
 func (e *CallError) Error() string {

@@ -30,7 +30,9 @@ func New(s *Script) *Model {
 func (m *Model) BaseURL() string { return "scripted:" + m.script.Name }
 
 // Complete returns the conversation's next reply. A conversation without
-// replies left, or an unusable reply, is a *model.CallError naming the line.
+// replies left, or an unusable reply, is a *model.CallError naming the line
+// with Script set; an `error:` reply is one without it, as a provider's
+// failure would be.
 func (m *Model) Complete(ctx context.Context, req *model.Request) (*model.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -49,7 +51,7 @@ func (m *Model) Complete(ctx context.Context, req *model.Request) (*model.Respon
 	cached := m.cache(req.Body)
 	where := fmt.Sprintf("%s:%d", m.script.Name, reply.Line)
 	if reply.Problem != "" {
-		return nil, &model.CallError{Reason: fmt.Sprintf("%s: %s; fix that reply in the script", where, reply.Problem)}
+		return nil, &model.CallError{Script: true, Reason: fmt.Sprintf("%s: %s; fix that reply in the script", where, reply.Problem)}
 	}
 	if reply.Error != "" {
 		return nil, &model.CallError{Status: reply.Status, Reason: fmt.Sprintf("scripted failure at %s", where), Latency: reply.Latency}
@@ -106,7 +108,7 @@ func (m *Model) take(path string) (*Reply, int, error) {
 		name = TrunkKey
 	}
 	if c == nil {
-		return nil, 0, &model.CallError{Reason: fmt.Sprintf("%s:%d: conversations has no entry %q, so this conversation has no reply; add `%s:` with its replies",
+		return nil, 0, &model.CallError{Script: true, Reason: fmt.Sprintf("%s:%d: conversations has no entry %q, so this conversation has no reply; add `%s:` with its replies",
 			m.script.Name, m.script.convLine, name, name)}
 	}
 	i := m.next[path]
@@ -115,7 +117,7 @@ func (m *Model) take(path string) (*Reply, int, error) {
 		if len(c.Replies) > 0 {
 			last = c.Replies[len(c.Replies)-1].Line
 		}
-		return nil, 0, &model.CallError{Reason: fmt.Sprintf("%s:%d: conversation %q ran out of replies after %d (last at line %d); add the next reply there",
+		return nil, 0, &model.CallError{Script: true, Reason: fmt.Sprintf("%s:%d: conversation %q ran out of replies after %d (last at line %d); add the next reply there",
 			m.script.Name, c.Line, name, len(c.Replies), last)}
 	}
 	m.next[path] = i + 1

@@ -157,3 +157,25 @@ func TestModel_PartialUsage(t *testing.T) {
 		t.Errorf("usage {input: 7}: %v, want an error naming line 7 and the key", err)
 	}
 }
+
+// Problems of the script itself are CallErrors with Script set; an `error:`
+// reply stands for a provider failure and is not one.
+func TestModel_ScriptFlag(t *testing.T) {
+	s, err := Parse("script.yaml", []byte(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(s)
+	ctx := context.Background()
+	m.next[""] = 2 // the trunk is out of replies
+	for _, tt := range []struct {
+		conv   string
+		script bool
+	}{{"", true}, {"eu", true}, {"apac", true}, {"us", false}} {
+		_, err := m.Complete(ctx, req(tt.conv))
+		var ce *model.CallError
+		if !asCallError(err, &ce) || ce.Script != tt.script {
+			t.Errorf("conversation %q: %#v, want a CallError with Script %v", tt.conv, err, tt.script)
+		}
+	}
+}
