@@ -235,6 +235,7 @@ func (r *runner) step(ctx context.Context, c *conversation) (openai.ChatCompleti
 		Conversation: c.path,
 		Turn:         fmt.Sprintf("%s#%d", c.session, c.calls),
 		Agent:        c.agent.Name,
+		At:           c.clock.Now(),
 		Body:         body,
 		Sent:         begin,
 	}

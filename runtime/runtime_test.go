@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/inspect-dev/inspect/runtime"
 	"github.com/inspect-dev/inspect/store"
@@ -392,6 +394,41 @@ func TestScriptError(t *testing.T) {
 			}
 			if tt.scriptError && !strings.Contains(res.Error, "script.yaml:") {
 				t.Errorf("Error = %q, want the script line", res.Error)
+			}
+		})
+	}
+}
+
+// The loop gives the scripted model each request's virtual start, so the
+// first requests of sibling branches — sent at the same virtual moment —
+// see only what their parent sent, never each other's prefix: in these
+// fixtures they share the same cached count (us and apac would count eu's
+// researcher prompt if the cache went by call order).
+func TestCacheSiblings(t *testing.T) {
+	for _, name := range []string{"fanout-compact", "inherit-same-agent", "nested-fork-depth-cap"} {
+		t.Run(name, func(t *testing.T) {
+			_, _, ns := runFixture(t, fixture(name), nil)
+			first := map[int64][]*store.Node{} // fork seq -> first llm node of each branch
+			seen := map[string]bool{}
+			for _, n := range ns {
+				key := fmt.Sprintf("%d/%s", n.ForkSeq, n.Branch)
+				if n.Kind != store.KindLLM || n.ForkSeq == 0 || seen[key] {
+					continue
+				}
+				seen[key] = true
+				first[n.ForkSeq] = append(first[n.ForkSeq], n)
+			}
+			if len(first) == 0 {
+				t.Fatal("no branches")
+			}
+			for fork, branches := range first {
+				for _, n := range branches[1:] {
+					if !n.Started.Equal(branches[0].Started) || n.LLM.Usage.Cached != branches[0].LLM.Usage.Cached {
+						t.Errorf("fork n%d: branch %s starts %s with cached %d, branch %s starts %s with cached %d; want siblings at one moment to cache alike",
+							fork, branches[0].Branch, branches[0].Started.Format(time.TimeOnly), branches[0].LLM.Usage.Cached,
+							n.Branch, n.Started.Format(time.TimeOnly), n.LLM.Usage.Cached)
+					}
+				}
 			}
 		})
 	}

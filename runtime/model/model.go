@@ -40,6 +40,10 @@ type Request struct {
 	Turn string
 	// Agent is the agent holding the conversation (for error messages).
 	Agent string
+	// At is when the call starts: the conversation's virtual time in a
+	// scripted run, the wall clock otherwise. The scripted model's prompt
+	// cache orders requests by it; real providers ignore it.
+	At time.Time
 	// Body is the request as go-openai would send it: model, messages
 	// (system prompt first), tools.
 	Body openai.ChatCompletionRequest

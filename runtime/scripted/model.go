@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/inspect-dev/inspect/runtime/model"
 	openai "github.com/sashabaranov/go-openai"
@@ -17,13 +18,20 @@ type Model struct {
 	script *Script
 
 	mu    sync.Mutex
-	next  map[string]int      // branch path -> index of its next reply
-	prior map[string][][]byte // model -> cache keys of earlier requests
+	next  map[string]int          // branch path -> index of its next reply
+	prior map[string][]cacheEntry // model -> earlier requests the cache holds
+}
+
+// cacheEntry is a request the simulated prompt cache holds: its cache key,
+// and the moment it becomes cacheable (its start plus its latency).
+type cacheEntry struct {
+	key   []byte
+	ready time.Time
 }
 
 // New returns a provider that answers from s.
 func New(s *Script) *Model {
-	return &Model{script: s, next: map[string]int{}, prior: map[string][][]byte{}}
+	return &Model{script: s, next: map[string]int{}, prior: map[string][]cacheEntry{}}
 }
 
 // BaseURL names the scripted provider in the run record.
@@ -48,7 +56,6 @@ func (m *Model) Complete(ctx context.Context, req *model.Request) (*model.Respon
 	if req.Sent != nil {
 		req.Sent(body)
 	}
-	cached := m.cache(req.Body)
 	where := fmt.Sprintf("%s:%d", m.script.Name, reply.Line)
 	if reply.Problem != "" {
 		return nil, &model.CallError{Script: true, Reason: fmt.Sprintf("%s: %s; fix that reply in the script", where, reply.Problem)}
@@ -56,6 +63,8 @@ func (m *Model) Complete(ctx context.Context, req *model.Request) (*model.Respon
 	if reply.Error != "" {
 		return nil, &model.CallError{Status: reply.Status, Reason: fmt.Sprintf("scripted failure at %s", where), Latency: reply.Latency}
 	}
+	// only a request the provider answered enters the cache
+	cached := m.cache(req.Body, req.At, reply.Latency)
 
 	msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: reply.Say}
 	key := convKey(req.Conversation)
@@ -125,20 +134,28 @@ func (m *Model) take(path string) (*Reply, int, error) {
 }
 
 // cache simulates a provider prompt cache: the longest byte prefix this
-// request shares with an earlier request of the same model, counted in the
-// order tools, system prompt, messages, divided by 4.
-func (m *Model) cache(body openai.ChatCompletionRequest) int64 {
+// request shares with an earlier request of the same model that had been
+// processed before this one starts, counted in the order tools, system
+// prompt, messages, divided by 4. A request becomes cacheable at its start
+// plus its latency, so sibling branches starting at the same virtual moment
+// do not hit each other's prefixes, as they would not at a provider serving
+// them concurrently; only answered requests are recorded (failed and
+// unusable ones never reach it). A request without a start time (zero at)
+// sees every earlier one.
+func (m *Model) cache(body openai.ChatCompletionRequest, at time.Time, latency time.Duration) int64 {
 	key := cacheKey(body)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	best := 0
 	for _, p := range m.prior[body.Model] {
-		n := commonPrefix(p, key)
-		if n > best {
+		if !at.IsZero() && p.ready.After(at) {
+			continue // still being processed when this request starts
+		}
+		if n := commonPrefix(p.key, key); n > best {
 			best = n
 		}
 	}
-	m.prior[body.Model] = append(m.prior[body.Model], key)
+	m.prior[body.Model] = append(m.prior[body.Model], cacheEntry{key: key, ready: at.Add(latency)})
 	return int64(best / 4)
 }
 

@@ -179,3 +179,61 @@ func TestModel_ScriptFlag(t *testing.T) {
 		}
 	}
 }
+
+// The simulated cache holds a request from its start plus its latency on:
+// a sibling starting at the same virtual moment, or while the first is
+// still being processed, does not hit it; one starting when it is done does.
+func TestModel_CacheTime(t *testing.T) {
+	s, err := Parse("s.yaml", []byte("conversations:\n  eu: [{say: a, latency: 2s}]\n  us: [{say: b, latency: 2s}]\n  apac: [{say: c}]\n  nordics: [{say: d}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(s)
+	ctx := context.Background()
+	t0 := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, tt := range []struct {
+		conv   string
+		at     time.Duration
+		cached bool
+	}{
+		{"eu", 0, false},
+		{"us", 0, false},                         // eu's sibling at the same moment
+		{"apac", 1999 * time.Millisecond, false}, // eu and us still in flight
+		{"nordics", 2 * time.Second, true},       // eu and us answered: cached
+	} {
+		r := req(tt.conv, "the same branch instructions")
+		r.At = t0.Add(tt.at)
+		resp, err := m.Complete(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resp.Usage.Cached > 0; got != tt.cached {
+			t.Errorf("%s at +%s: cached %d, want cached %v", tt.conv, tt.at, resp.Usage.Cached, tt.cached)
+		}
+	}
+}
+
+// A request the provider did not answer — an `error:` reply, an unusable
+// reply — never enters the cache.
+func TestModel_CacheSkipsFailures(t *testing.T) {
+	s, err := Parse("s.yaml", []byte("conversations:\n  eu: [{error: 500}]\n  us: [{say: b, latency: nope}]\n  apac: [{say: c}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(s)
+	ctx := context.Background()
+	t0 := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, conv := range []string{"eu", "us"} {
+		r := req(conv, "the same branch instructions")
+		r.At = t0
+		if _, err := m.Complete(ctx, r); err == nil {
+			t.Fatalf("%s: no error", conv)
+		}
+	}
+	r := req("apac", "the same branch instructions")
+	r.At = t0.Add(time.Minute)
+	resp, err := m.Complete(ctx, r)
+	if err != nil || resp.Usage.Cached != 0 {
+		t.Errorf("after two failed requests: cached %d (%v), want 0", resp.Usage.Cached, err)
+	}
+}
