@@ -18,20 +18,9 @@ import (
 	"github.com/inspect-dev/inspect/store"
 )
 
-// TestMain lets a test run this binary as the inspect command itself:
-// INSPECT_TEST_ARGS holds the JSON array of arguments.
-func TestMain(m *testing.M) {
-	if args := os.Getenv("INSPECT_TEST_ARGS"); args != "" {
-		var argv []string
-		if err := json.Unmarshal([]byte(args), &argv); err != nil {
-			os.Exit(99)
-		}
-		os.Exit(Main(argv, os.Stdin, os.Stdout, os.Stderr))
-	}
-	os.Exit(m.Run())
-}
-
-// inspectProcess starts `inspect args...` as a child process.
+// inspectProcess starts `inspect args...` as a child process: this test
+// binary, which TestMain (script_test.go) turns into inspect when
+// INSPECT_TEST_ARGS is set.
 func inspectProcess(t *testing.T, args ...string) (*exec.Cmd, *bufio.Scanner) {
 	t.Helper()
 	argv, _ := json.Marshal(args)

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/inspect-dev/inspect/runtime/runtimetest"
+)
+
+// TestMain turns this test binary into the inspect command in two ways:
+//
+//   - INSPECT_TEST_ARGS set (a JSON array of arguments): run inspect with
+//     them and exit; crash_test.go and gvcache_test.go start the binary so.
+//   - Run under the name "inspect": testscript.Main puts a copy of the binary
+//     by that name on the PATH of every script in testdata/script, so
+//     `exec inspect …` runs the real command in a process of its own.
+//
+// Otherwise it runs the tests.
+func TestMain(m *testing.M) {
+	if args := os.Getenv("INSPECT_TEST_ARGS"); args != "" {
+		var argv []string
+		if err := json.Unmarshal([]byte(args), &argv); err != nil {
+			os.Exit(99)
+		}
+		os.Exit(Main(argv, os.Stdin, os.Stdout, os.Stderr))
+	}
+	testscript.Main(m, map[string]func(){
+		"inspect": func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs the end-to-end workflows in testdata/script/*.txtar: each
+// script is a user story told with `exec inspect …` in a folder of its own.
+//
+// Every script starts with INSPECT_DB=$WORK/runs.db, NO_COLOR=1 and no
+// OPENAI_API_KEY or OPENAI_BASE_URL (testscript passes on no other
+// variable), and has two commands besides testscript's own:
+//
+//	cpfixture NAME            copies the repository's fixtures/NAME to $WORK/NAME
+//	exitcode N PROG [ARGS...] runs PROG and wants exit code N exactly (0, 1, 2
+//	                          or 3, DESIGN §11), and no Go stack trace on stderr
+//
+// Run one script with `go test ./cmd/inspect -run TestScripts/errors`; add
+// -testwork to keep its $WORK.
+func TestScripts(t *testing.T) {
+	fixtures, err := filepath.Abs(filepath.Join("..", "..", "fixtures"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join("testdata", "script"),
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("INSPECT_DB", filepath.Join(env.WorkDir, "runs.db"))
+			env.Setenv("NO_COLOR", "1")
+			// testscript gives each script a fresh TMPDIR, where
+			// go-graphviz would compile its WebAssembly again (about a
+			// second per script). Share this process's temp folder, whose
+			// go-graphviz cache the test binary's own start-up filled (or
+			// the folder internal/gvcache chose).
+			env.Setenv("TMPDIR", os.TempDir())
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"cpfixture": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: cpfixture NAME")
+				}
+				ts.Check(runtimetest.CopyDir(filepath.Join(fixtures, args[0]), ts.MkAbs(args[0])))
+			},
+			"exitcode": cmdExitCode,
+		},
+	})
+}
+
+// goStackTrace matches what a panic or a fatal runtime error prints.
+var goStackTrace = regexp.MustCompile(`(?m)^(panic: |fatal error: |goroutine \d+ \[)`)
+
+// cmdExitCode is the script command `exitcode N PROG [ARGS...]`: testscript's
+// `! exec` only tells success from failure, and inspect's failures differ
+// (1 findings over a threshold, 2 a usage or input error, 3 inspect itself
+// failed). Its stdout and stderr are left for `stdout` and `stderr`.
+func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("exitcode does not take !; write the code you want")
+	}
+	if len(args) < 2 {
+		ts.Fatalf("usage: exitcode N PROG [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: %q is not a number", args[0])
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exitErr):
+		got = exitErr.ExitCode()
+	default:
+		ts.Fatalf("%s: %v", args[1], err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+	if goStackTrace.MatchString(ts.ReadFile("stderr")) {
+		ts.Fatalf("%s printed a Go stack trace", args[1])
+	}
+}
