@@ -192,7 +192,10 @@ func printCheck(w io.Writer, dir string, p *project.Project, err error) error {
 				n++
 			}
 		}
-		return Usagef("project %s has %d error(s); it cannot run until they are fixed", dir, n)
+		if n == 1 {
+			return Usagef("project %s has 1 error; fix it and run again", dir)
+		}
+		return Usagef("project %s has %d errors; fix them and run again", dir, n)
 	case err != nil:
 		return err
 	}

@@ -99,14 +99,14 @@ func TestRunRun_Errors(t *testing.T) {
 		code     int
 		out, err string
 	}{
-		{"check broken", []string{"run", broken, "--check"}, ExitUsage, "agents.yaml:4: agents[0].handoffs[0]: error handoff.unknown", "has 1 error(s)"},
+		{"check broken", []string{"run", broken, "--check"}, ExitUsage, "agents.yaml:4: agents[0].handoffs[0]: error handoff.unknown", "has 1 error; fix it and run again"},
 		{"run broken", []string{"run", broken, "--task", "x"}, ExitUsage, "", "handoff.unknown"},
 		{"check ok", []string{"run", fixture, "--check"}, ExitOK, ": ok · 3 agent(s): intake, billing, refunds · 0 warning(s)", ""},
 		{"no model", []string{"run", fixture, "--task", "hi"}, ExitUsage, "", "no model to run with"},
 		{"realtime without script", []string{"run", fixture, "--realtime", "--task", "x"}, ExitUsage, "", "--realtime only applies"},
 		{"missing script", []string{"run", fixture, "--script", "nope.yaml"}, ExitUsage, "", "read script"},
 		{"no such project", []string{"run", filepath.Join(broken, "nope")}, ExitUsage, "", "there is no folder " + filepath.Join(broken, "nope")},
-		{"project is a file", []string{"run", filepath.Join(broken, "agents.yaml"), "--check"}, ExitUsage, "point at its folder: " + broken, "has 1 error(s)"},
+		{"project is a file", []string{"run", filepath.Join(broken, "agents.yaml"), "--check"}, ExitUsage, "point at its folder: " + broken, "has 1 error; fix it and run again"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -210,7 +210,11 @@ func (e *LoadError) Error() string {
 	if n != 1 {
 		b.WriteString("s")
 	}
-	b.WriteString("; fix them and run again:")
+	if n == 1 {
+		b.WriteString("; fix it and run again:")
+	} else {
+		b.WriteString("; fix them and run again:")
+	}
 	for _, d := range e.Diagnostics {
 		b.WriteString("\n  ")
 		b.WriteString(d.String())
