@@ -23,7 +23,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 const (
-	testKey = "sk-test-8f2c1e0b7a6d4c3e9f10"
+	testKey = "fake-key-8f2c1e0b7a6d4c3e9f10"
 	oldRole = "# Analyst\n\nYou answer revenue questions by reading the regional reports in the workspace.\nRead regions/index.md first to find the regions.\n"
 	newRole = "# Analyst\n\nYou answer revenue questions by reading the regional reports in the workspace.\nWhen several regions need the same work, fork: one branch per region, each returning its total.\n"
 )

@@ -21,7 +21,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-const testKey = "sk-test-NEVER-STORE-ME-4f1c2a9e"
+const testKey = "fake-key-NEVER-STORE-ME-4f1c2a9e"
 
 // chatServer is a local server speaking the OpenAI chat completions API.
 // reply decides each answer from the decoded request and the attempt count

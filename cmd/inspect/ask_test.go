@@ -21,7 +21,7 @@ import (
 	"github.com/inspect-dev/inspect/store"
 )
 
-const askTestKey = "sk-inspect-test-3b9f51c2d8e04a7f"
+const askTestKey = "fake-key-inspect-3b9f51c2d8e04a7f"
 
 const (
 	askHouse = "# House rules\n\nBe brief. Cite the file every number comes from.\n"
