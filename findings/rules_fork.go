@@ -390,19 +390,7 @@ func runJoinRepeat(p *Pass) {
 		if len(repeats) == 0 {
 			continue
 		}
-		var price Price
-		steps := map[int64]bool{}
-		var d time.Duration
-		for _, n := range repeats {
-			price.Calls++
-			d += n.Duration()
-			if s := llmStepOf(n); s != nil && !steps[s.Seq] {
-				steps[s.Seq] = true
-				d += s.Duration()
-				addUsage(&price, s)
-			}
-		}
-		price.ElapsedMS = d.Milliseconds()
+		price, d := callsPrice(repeats)
 		price.Basis = fmt.Sprintf("%s repeated after the join: %s of model steps and tools, %d tokens in, %d out", plural(len(repeats), "call", "calls"), graph.FormatDuration(d), price.TokensIn, price.TokensOut)
 		agent := forkingAgent(f)
 		var tools []string
@@ -567,19 +555,7 @@ func runForkOverlap(p *Pass) {
 		if len(dups) == 0 {
 			continue
 		}
-		var price Price
-		var d time.Duration
-		stepSeen := map[int64]bool{}
-		for _, n := range dups {
-			price.Calls++
-			d += n.Duration()
-			if s := llmStepOf(n); s != nil && !stepSeen[s.Seq] {
-				stepSeen[s.Seq] = true
-				d += s.Duration()
-				addUsage(&price, s)
-			}
-		}
-		price.ElapsedMS = d.Milliseconds()
+		price, d := callsPrice(dups)
 		price.Basis = fmt.Sprintf("%s made twice: the copies' model steps and tools took %s and %d tokens in, %d out", plural(len(dups), "call", "calls"), graph.FormatDuration(d), price.TokensIn, price.TokensOut)
 		agent := forkingAgent(f)
 		var pairList []string
@@ -677,3 +653,22 @@ func branchAgents(bs []*graph.Branch) []string {
 
 // llmBefore is the llm node that made a fork or hand-off node.
 func llmBefore(n *graph.Node) *graph.Node { return llmStepOf(n) }
+
+// callsPrice prices calls made in vain: each call's tool time plus, once per
+// model step that asked for them, that step's time and tokens.
+func callsPrice(calls []*graph.Node) (Price, time.Duration) {
+	var price Price
+	var d time.Duration
+	steps := map[int64]bool{}
+	for _, n := range calls {
+		price.Calls++
+		d += n.Duration()
+		if s := llmStepOf(n); s != nil && !steps[s.Seq] {
+			steps[s.Seq] = true
+			d += s.Duration()
+			addUsage(&price, s)
+		}
+	}
+	price.ElapsedMS = d.Milliseconds()
+	return price, d
+}
