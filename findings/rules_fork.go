@@ -165,6 +165,19 @@ func namesWord(text, word string) bool {
 	}
 }
 
+// namesPath reports whether text names path as a whole path: a path token
+// of text equal to it (a leading ./ ignored), so regions/eu.md does not name
+// eu.md and layout.md does not name out.md.
+func namesPath(text, path string) bool {
+	path = strings.TrimPrefix(path, "./")
+	for _, t := range pathRe.FindAllString(text, -1) {
+		if strings.TrimPrefix(t, "./") == path {
+			return true
+		}
+	}
+	return false
+}
+
 func wordByte(b byte) bool {
 	return b == '_' || b == '/' || b == '.' || b == '-' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 }
@@ -225,7 +238,7 @@ func runForkSequence(p *Pass) {
 				}
 				if why == "" {
 					for _, path := range io[j].told {
-						if strings.Contains(b.Instructions, path) {
+						if namesPath(b.Instructions, path) {
 							why = fmt.Sprintf("its instructions name %s, which sibling %q is told to write", path, s.Name)
 							break
 						}
@@ -327,10 +340,17 @@ func runForkOneBranch(p *Pass) {
 		if len(names) > 0 {
 			did = strings.Join(names, ", ")
 		}
+		made := " made"
+		for _, c := range calls {
+			if c.Conv != b.Conv {
+				made = ", with the branches it forked, made"
+				break
+			}
+		}
 		agent := forkingAgent(f)
 		p.Report(Finding{
 			Agent:   agent,
-			Message: fmt.Sprintf("the fork at %s sent one branch, %q on %s, which made %s (%s)", f.Node.ID(), b.Name, b.Agent, plural(len(calls), "tool call", "tool calls"), did),
+			Message: fmt.Sprintf("the fork at %s sent one branch, %q on %s, which%s %s (%s)", f.Node.ID(), b.Name, b.Agent, made, plural(len(calls), "tool call", "tool calls"), did),
 			Nodes:   ids(f.Node, first, f.Join),
 			Fix: Fix{Location: p.Project.PromptLocation(agent, "fork", "branch"),
 				Text: fmt.Sprintf("Tell %s in %s to make one or two calls itself and to fork a single branch only for a long job with a short answer", agent, p.Project.PromptPath(agent))},

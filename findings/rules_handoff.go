@@ -48,7 +48,8 @@ var HandoffForAnswer = &Rule{
 	Doc: Doc{
 		Title: "hand-off for an answer",
 		Detect: "A hands to B after making calls of its own in the turn, B ends the turn with a final answer within 2 calls, " +
-			"and B hands back to A at the next turn, or the run ends: A wanted an answer and spent the conversation on it.",
+			"and B hands back to A at the next turn, or the run ends: A wanted an answer and spent the conversation on it. " +
+			"A hand-off back to the agent that handed A the conversation earlier in the same turn is A going home, not a question, and is not counted.",
 		Price: "one conversation start: the input tokens of B's first model call under its new system prompt.",
 		Fix:   "the outgoing agent's prompt, and fork: in agents.yaml so it can fork one branch to B and carry on.",
 		Next:  "a one-branch fork to B, and no hand-off.",
@@ -237,9 +238,13 @@ func runHandoffForAnswer(p *Pass) {
 	}
 	for _, c := range p.Graph.Conversations {
 		turn := turnOf(c)
-		for _, i := range handoffsIn(c) {
+		hs := handoffsIn(c)
+		for k, i := range hs {
 			h := c.Nodes[i]
 			a, b := h.Handoff.From, h.Handoff.To
+			if k > 0 && turn[hs[k-1]] == turn[i] && c.Nodes[hs[k-1]].Handoff.From == b {
+				continue // A returns the conversation to the agent that handed it over this turn: its way home
+			}
 			var own []*graph.Node
 			for _, n := range c.Nodes[turn[i]:i] {
 				if isCall(n) && n.Agent == a {
