@@ -22,9 +22,12 @@ type Project struct {
 	// Agents are in declared order.
 	Agents []*AgentConfig
 	// MaxForkDepth is the run option (2 when absent); MaxForkDepthLine its
-	// line in agents.yaml, 0 when absent.
+	// line in agents.yaml, 0 when absent. Audit replaces MaxForkDepth with
+	// the depth the run recorded in its options when they differ (a caller's
+	// override), and keeps agents.yaml's value in YAMLMaxForkDepth.
 	MaxForkDepth     int
 	MaxForkDepthLine int
+	YAMLMaxForkDepth int
 	// ReadOnlyTools are the command tools marked readOnly.
 	ReadOnlyTools map[string]bool
 	// Files is the snapshot.

@@ -260,7 +260,12 @@ func fanoutFinding(p *Pass, sr *serialRun, causes []Cause, withFork bool) Findin
 	a := p.Project.Agent(sr.Agent)
 	if a != nil && a.Fork != nil && sr.Conv.Depth >= p.Project.MaxForkDepth {
 		loc := Location{Path: AgentsFile, Line: p.Project.MaxForkDepthLine}
-		f.Fix = Fix{Location: loc, Text: fmt.Sprintf("Raise maxForkDepth in agents.yaml above %d so %s keeps fork at depth %d, or do this work at a shallower depth", p.Project.MaxForkDepth, sr.Agent, sr.Conv.Depth)}
+		text := fmt.Sprintf("Raise maxForkDepth in agents.yaml above %d so %s keeps fork at depth %d, or do this work at a shallower depth", p.Project.MaxForkDepth, sr.Agent, sr.Conv.Depth)
+		if p.Project.MaxForkDepth != p.Project.YAMLMaxForkDepth {
+			text = fmt.Sprintf("Raise the run's maxForkDepth above %d (this run was started with %d, overriding %d in agents.yaml) so %s keeps fork at depth %d, or do this work at a shallower depth",
+				p.Project.MaxForkDepth, p.Project.MaxForkDepth, p.Project.YAMLMaxForkDepth, sr.Agent, sr.Conv.Depth)
+		}
+		f.Fix = Fix{Location: loc, Text: text}
 	} else {
 		f.Fix = Fix{
 			Location: p.Project.EntryLocation(sr.Agent),
