@@ -100,7 +100,7 @@ func TestRunCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	tool := &project.CommandTool{Name: "search", Command: []string{"./tools/echo.sh"}, Timeout: 300 * time.Millisecond}
-	t.Setenv("OPENAI_API_KEY", "sk-must-not-reach-tools")
+	t.Setenv("OPENAI_API_KEY", "fake-key-must-not-reach-tools")
 	ctx := context.Background()
 
 	out, err := RunCommand(ctx, dir, tool, `{"query":"q3"}`)
