@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	goldenfile "github.com/inspect-dev/inspect/internal/golden"
+
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/inspect-dev/inspect/ask/asktest"
@@ -35,25 +37,6 @@ func readTestdata(t *testing.T, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./ask -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("body differs from %s (go test ./ask -update rewrites it)\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
 }
 
 func loadCall(t *testing.T, name string) (*Request, *Reply) {
@@ -511,4 +494,10 @@ func TestTallySamples_Failed(t *testing.T) {
 	if d.Err() != e || d.String() != "failed 2/2 (recorded: calls fork)" {
 		t.Errorf("TallySamples(all failed) = %q, Err() = %v", d.String(), d.Err())
 	}
+}
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	goldenfile.Check(t, name, got, *update)
 }

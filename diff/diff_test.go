@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	goldenfile "github.com/inspect-dev/inspect/internal/golden"
+
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/inspect-dev/inspect/runtime/runtimetest"
@@ -447,27 +449,6 @@ func mermaidBlock(t *testing.T, md string) []byte {
 	return []byte(body)
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./diff -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden; run go test ./diff -update and review.\ngot:\n%s", path, got)
-	}
-}
-
 func TestWriteMarkdown_WriteError(t *testing.T) {
 	r, err := Compare(record(t, "audit-fanout-missed"), record(t, "nearmiss-even-fanout"))
 	if err != nil {
@@ -523,4 +504,10 @@ func TestJSONDocumented(t *testing.T) {
 		}
 	}
 	walk(reflect.TypeOf(Report{}))
+}
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	goldenfile.Check(t, name, got, *update)
 }

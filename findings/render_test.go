@@ -4,36 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	goldenfile "github.com/inspect-dev/inspect/internal/golden"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/inspect-dev/inspect/findings"
 )
-
-// golden compares got with testdata/<name>, rewriting it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run go test ./findings -update): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run go test ./findings -update and review the diff):\n%s", name, got)
-	}
-}
 
 type renderer struct {
 	ext   string
@@ -240,4 +220,10 @@ func TestWriteSARIFWith_BaselineStates(t *testing.T) {
 	if err := findings.WriteSARIF(&b, rep, nil); err != nil || strings.Contains(b.String(), "baselineState") {
 		t.Errorf("audit SARIF has a baselineState (%v)", err)
 	}
+}
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	goldenfile.Check(t, name, got, *update)
 }

@@ -7,11 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	goldenfile "github.com/inspect-dev/inspect/internal/golden"
 
 	"github.com/inspect-dev/inspect/mermaid/mermaidtest"
 
@@ -40,53 +40,13 @@ func render(t testing.TB, f func(io.Writer, *graph.Run) error, g *graph.Run) []b
 	return buf.Bytes()
 }
 
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./mermaid -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test ./mermaid -update rewrites it; review the diff):\n%s", path, lineDiff(want, got))
-	}
-}
-
-// lineDiff shows the first differing lines.
-func lineDiff(want, got []byte) string {
-	w, g := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var a, b string
-		if i < len(w) {
-			a = w[i]
-		}
-		if i < len(g) {
-			b = g[i]
-		}
-		if a != b {
-			return fmt.Sprintf("line %d:\nwant %q\n got %q", i+1, a, b)
-		}
-	}
-	return "(same lines)"
-}
-
 func TestGolden(t *testing.T) {
 	for _, tt := range testRuns(t) {
 		for _, f := range formats {
 			t.Run(tt.name+f.ext, func(t *testing.T) {
 				got := render(t, f.print, tt.g)
 				if again := render(t, f.print, tt.g); !bytes.Equal(got, again) {
-					t.Fatalf("two renderings of %s differ:\n%s", tt.name, lineDiff(got, again))
+					t.Fatalf("two renderings of %s differ:\n%s", tt.name, goldenfile.Diff(got, again))
 				}
 				golden(t, tt.name+f.ext, got)
 			})
@@ -341,4 +301,10 @@ func TestFprintJSON_Schema(t *testing.T) {
 	if len(got.Edges) != 24 {
 		t.Errorf("%d edges, want 24", len(got.Edges))
 	}
+}
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	goldenfile.Check(t, name, got, *update)
 }

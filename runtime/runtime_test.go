@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	goldenfile "github.com/inspect-dev/inspect/internal/golden"
+
 	"github.com/inspect-dev/inspect/runtime"
 	"github.com/inspect-dev/inspect/store"
 	openai "github.com/sashabaranov/go-openai"
@@ -52,27 +54,6 @@ func toolNames(req openai.ChatCompletionRequest) []string {
 		out = append(out, t.Function.Name)
 	}
 	return out
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run with -update if the change is intended)\n--- got ---\n%s\n--- want ---\n%s", name, got, want)
-	}
 }
 
 // runtimeFixtures are the fixtures of the runtime's own semantics; the audit
@@ -432,4 +413,10 @@ func TestCacheSiblings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	goldenfile.Check(t, name, got, *update)
 }
