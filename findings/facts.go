@@ -205,7 +205,13 @@ func addUsage(p *Price, n *graph.Node) {
 	p.TokensIn += n.LLM.Usage.In
 	p.TokensOut += n.LLM.Usage.Out
 	p.LLMCalls++
-	if n.LLM.Usage.CachedReported {
+	addCached(p, n)
+}
+
+// addCached adds the cached input the provider reported on llm node n, if
+// it reported any: a price never claims a cache hit nobody measured.
+func addCached(p *Price, n *graph.Node) {
+	if n != nil && n.LLM != nil && n.LLM.Usage.CachedReported {
 		p.CachedReported = true
 		p.CachedTokens += n.LLM.Usage.Cached
 	}

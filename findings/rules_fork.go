@@ -531,11 +531,7 @@ func runForkUneven(p *Pass) {
 			Shape: fmt.Sprintf("slowest on %s of %d", f.Slowest.Agent, len(f.Branches)),
 		})
 	}
-	if examined == 0 {
-		p.NotApplicable("no fork with 2 or more branches")
-		return
-	}
-	p.Clear("%s with 2 or more branches examined", plural(examined, "fork", "forks"))
+	clearMultiBranch(p, examined)
 }
 
 func runForkOverlap(p *Pass) {
@@ -593,11 +589,7 @@ func runForkOverlap(p *Pass) {
 			Shape: fmt.Sprintf("%s shared by %s", strings.Join(uniq(tools), ","), strings.Join(uniq(pairList), ",")),
 		})
 	}
-	if examined == 0 {
-		p.NotApplicable("no fork with 2 or more branches")
-		return
-	}
-	p.Clear("%s with 2 or more branches examined", plural(examined, "fork", "forks"))
+	clearMultiBranch(p, examined)
 }
 
 func runForkInheritUncached(p *Pass) {
@@ -632,10 +624,7 @@ func runForkInheritUncached(p *Pass) {
 		for _, b := range other {
 			if n := firstLLM(b.Conv, 0); n != nil {
 				nodes = append(nodes, n)
-				if n.LLM != nil && n.LLM.Usage.CachedReported {
-					price.CachedReported = true
-					price.CachedTokens += n.LLM.Usage.Cached
-				}
+				addCached(&price, n)
 			}
 		}
 		if price.CachedReported {
@@ -691,4 +680,14 @@ func callsPrice(calls []*graph.Node) (Price, time.Duration) {
 	}
 	price.ElapsedMS = d.Milliseconds()
 	return price, d
+}
+
+// clearMultiBranch closes a rule that looks only at forks of two or more
+// branches: not applicable without one, else clear with the count.
+func clearMultiBranch(p *Pass, examined int) {
+	if examined == 0 {
+		p.NotApplicable("no fork with 2 or more branches")
+		return
+	}
+	p.Clear("%s with 2 or more branches examined", plural(examined, "fork", "forks"))
 }

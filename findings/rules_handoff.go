@@ -204,10 +204,7 @@ func runHandoffLoop(p *Pass) {
 					price.TokensIn += n.LLM.Usage.In
 					price.LLMCalls++
 					price.ConversationStarts++
-					if n.LLM.Usage.CachedReported {
-						price.CachedReported = true
-						price.CachedTokens += n.LLM.Usage.Cached
-					}
+					addCached(&price, n)
 					parts = append(parts, fmt.Sprintf("%s %d", n.ID(), n.LLM.Usage.In))
 				}
 			}
