@@ -37,11 +37,7 @@ func req(conv string, msgs ...string) *model.Request {
 }
 
 func TestModel_Replies(t *testing.T) {
-	s, err := Parse("script.yaml", []byte(script))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := New(s)
+	m := newModel(t, "script.yaml", script)
 	ctx := context.Background()
 
 	var sent []byte
@@ -133,11 +129,7 @@ func TestParse_Errors(t *testing.T) {
 // usage were absent for it; a misspelt usage key is an unusable reply
 // naming its line, not a silent 0.
 func TestModel_PartialUsage(t *testing.T) {
-	s, err := Parse("s.yaml", []byte("conversations:\n  trunk:\n    - say: a\n      usage: {in: 7}\n    - say: b\n      usage: {out: 3}\n    - say: c\n      usage: {input: 7}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := New(s)
+	m := newModel(t, "s.yaml", "conversations:\n  trunk:\n    - say: a\n      usage: {in: 7}\n    - say: b\n      usage: {out: 3}\n    - say: c\n      usage: {input: 7}\n")
 	ctx := context.Background()
 	var sent []byte
 	r := req("", "hello")
@@ -161,11 +153,7 @@ func TestModel_PartialUsage(t *testing.T) {
 // Problems of the script itself are CallErrors with Script set; an `error:`
 // reply stands for a provider failure and is not one.
 func TestModel_ScriptFlag(t *testing.T) {
-	s, err := Parse("script.yaml", []byte(script))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := New(s)
+	m := newModel(t, "script.yaml", script)
 	ctx := context.Background()
 	m.next[""] = 2 // the trunk is out of replies
 	for _, tt := range []struct {
@@ -184,11 +172,7 @@ func TestModel_ScriptFlag(t *testing.T) {
 // a sibling starting at the same virtual moment, or while the first is
 // still being processed, does not hit it; one starting when it is done does.
 func TestModel_CacheTime(t *testing.T) {
-	s, err := Parse("s.yaml", []byte("conversations:\n  eu: [{say: a, latency: 2s}]\n  us: [{say: b, latency: 2s}]\n  apac: [{say: c}]\n  nordics: [{say: d}]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := New(s)
+	m := newModel(t, "s.yaml", "conversations:\n  eu: [{say: a, latency: 2s}]\n  us: [{say: b, latency: 2s}]\n  apac: [{say: c}]\n  nordics: [{say: d}]\n")
 	ctx := context.Background()
 	t0 := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, tt := range []struct {
@@ -216,11 +200,7 @@ func TestModel_CacheTime(t *testing.T) {
 // A request the provider did not answer — an `error:` reply, an unusable
 // reply — never enters the cache.
 func TestModel_CacheSkipsFailures(t *testing.T) {
-	s, err := Parse("s.yaml", []byte("conversations:\n  eu: [{error: 500}]\n  us: [{say: b, latency: nope}]\n  apac: [{say: c}]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := New(s)
+	m := newModel(t, "s.yaml", "conversations:\n  eu: [{error: 500}]\n  us: [{say: b, latency: nope}]\n  apac: [{say: c}]\n")
 	ctx := context.Background()
 	t0 := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, conv := range []string{"eu", "us"} {
@@ -236,4 +216,14 @@ func TestModel_CacheSkipsFailures(t *testing.T) {
 	if err != nil || resp.Usage.Cached != 0 {
 		t.Errorf("after two failed requests: cached %d (%v), want 0", resp.Usage.Cached, err)
 	}
+}
+
+// newModel parses script text (named name) and returns its model.
+func newModel(t *testing.T, name, text string) *Model {
+	t.Helper()
+	s, err := Parse(name, []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(s)
 }
