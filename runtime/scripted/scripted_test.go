@@ -96,8 +96,7 @@ func asCallError(err error, ce **model.CallError) bool {
 }
 
 func TestModel_CacheOrder(t *testing.T) {
-	s, _ := Parse("s.yaml", []byte("conversations:\n  trunk: [{say: a}, {say: b}]\n"))
-	m := New(s)
+	m := newModel(t, "s.yaml", "conversations:\n  trunk: [{say: a}, {say: b}]\n")
 	a := req("", "same start, then one thing")
 	a.Body.Tools = []openai.Tool{{Type: "function", Function: &openai.FunctionDefinition{Name: "x"}}}
 	m.Complete(context.Background(), a)
