@@ -96,7 +96,7 @@ func asCallError(err error, ce **model.CallError) bool {
 }
 
 func TestModel_CacheOrder(t *testing.T) {
-	m := newModel(t, "s.yaml", "conversations:\n  trunk: [{say: a}, {say: b}]\n")
+	m := newModel(t, "s.yaml", "conversations:\n  trunk: [{say: a}, {say: b}, {say: c}]\n")
 	a := req("", "same start, then one thing")
 	a.Body.Tools = []openai.Tool{{Type: "function", Function: &openai.FunctionDefinition{Name: "x"}}}
 	m.Complete(context.Background(), a)
@@ -109,7 +109,6 @@ func TestModel_CacheOrder(t *testing.T) {
 	}
 	c := req("", "same start, then another")
 	c.Body.Model = "other"
-	s.Conversations[""].Replies = append(s.Conversations[""].Replies, &Reply{Say: "c"})
 	resp, _ = m.Complete(context.Background(), c)
 	if resp.Usage.Cached != 0 {
 		t.Errorf("cached = %d across models, want 0", resp.Usage.Cached)
