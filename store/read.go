@@ -45,18 +45,23 @@ func (s *RunSummary) Elapsed() time.Duration {
 
 // Runs lists runs newest first, at most limit (0 = all).
 func (db *DB) Runs(ctx context.Context, limit int) ([]RunSummary, error) {
-	q := `SELECT id, started_ns, ended_ns, status, tasks, project, writer_host, writer_pid, writer_tag,
-		(SELECT coalesce(sum(tokens_in),0) FROM nodes WHERE run_id=runs.id AND kind='llm'),
-		(SELECT coalesce(sum(tokens_out),0) FROM nodes WHERE run_id=runs.id AND kind='llm'),
-		(SELECT count(*) FROM nodes WHERE run_id=runs.id AND kind='llm'),
-		(SELECT count(*) FROM nodes WHERE run_id=runs.id),
-		(SELECT group_concat(agent, char(10)) FROM (SELECT agent, min(seq) s FROM nodes WHERE run_id=runs.id AND agent<>'' GROUP BY agent ORDER BY s)),
-		(SELECT max(ended_ns) FROM nodes WHERE run_id=runs.id)
-		FROM runs ORDER BY started_ns DESC, id`
-	if limit > 0 {
-		q += fmt.Sprintf(" LIMIT %d", limit)
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
 	}
-	rows, err := db.r.QueryContext(ctx, q)
+	// One pass over each listed run's nodes for the sums, one for the
+	// agents in order of first appearance.
+	q := `WITH r AS (SELECT * FROM runs ORDER BY started_ns DESC, id LIMIT ?)
+		SELECT r.id, r.started_ns, r.ended_ns, r.status, r.tasks, r.project, r.writer_host, r.writer_pid, r.writer_tag,
+			coalesce(sum(CASE WHEN n.kind='llm' THEN n.tokens_in END), 0),
+			coalesce(sum(CASE WHEN n.kind='llm' THEN n.tokens_out END), 0),
+			count(CASE WHEN n.kind='llm' THEN 1 END),
+			count(n.id),
+			(SELECT group_concat(agent, char(10)) FROM (SELECT agent, min(seq) s FROM nodes WHERE run_id=r.id AND agent<>'' GROUP BY agent ORDER BY s)),
+			max(n.ended_ns)
+		FROM r LEFT JOIN nodes n ON n.run_id = r.id
+		GROUP BY r.id
+		ORDER BY r.started_ns DESC, r.id`
+	rows, err := db.r.QueryContext(ctx, q, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}

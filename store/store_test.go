@@ -497,6 +497,14 @@ func TestRuns_Summary(t *testing.T) {
 	if !reflect.DeepEqual(r.Agents, []string{"analyst", "researcher", "billing"}) {
 		t.Errorf("Agents = %v", r.Agents)
 	}
+	// A newer run without nodes comes first, with zero sums; limit keeps the newest.
+	if _, err := db.CreateRun(ctx, &Run{ID: "newer", Started: t0.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	runs, err = db.Runs(ctx, 1)
+	if err != nil || len(runs) != 1 || runs[0].ID != "newer" || runs[0].Nodes != 0 || runs[0].TokensIn != 0 || runs[0].Agents != nil {
+		t.Errorf("Runs(limit 1) = %+v, %v; want only the newer, empty run", runs, err)
+	}
 }
 
 // A run that never finished (killed: it reads interrupted) has no end time;
