@@ -39,14 +39,15 @@ func init() {
 	}
 }
 
-// usable reports whether go-graphviz can use dir as its cache: dir is ours,
-// or does not exist yet and its parent is writable.
+// usable reports whether go-graphviz can use dir as its cache: a folder we
+// own and can write (the usual case, decided from its mode without touching
+// the disk), or none yet in a writable parent.
 func usable(dir string) bool {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return os.IsNotExist(err) && writable(filepath.Dir(dir))
 	}
-	return fi.IsDir() && ownedByMe(fi) && writable(dir)
+	return fi.IsDir() && ownedByMe(fi) && fi.Mode().Perm()&0o300 == 0o300
 }
 
 // writable reports whether a file can be created in dir.

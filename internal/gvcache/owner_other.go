@@ -4,5 +4,5 @@ package gvcache
 
 import "os"
 
-// ownedByMe cannot tell owners apart here; the writable check decides.
+// ownedByMe cannot tell owners apart here; the folder's mode decides.
 func ownedByMe(os.FileInfo) bool { return true }
