@@ -68,17 +68,6 @@ func isCall(n *graph.Node) bool {
 // isResearch reports whether n is a research call.
 func isResearch(n *graph.Node) bool { return isCall(n) && n.Tool.Research }
 
-// canonicalArgs normalises a call's JSON arguments (sorted keys, no
-// spacing); text that is not JSON is compared trimmed.
-func canonicalArgs(args string) string { canon, _ := parseArgs(args); return canon }
-
-// callKey is a call's tool name with its canonical arguments.
-func callKey(n *graph.Node) string { return n.Tool.Name + " " + canonicalArgs(n.Tool.Args) }
-
-// argText is the string values of a call's JSON arguments, joined; the raw
-// text when it is not JSON.
-func argText(args string) string { _, text := parseArgs(args); return text }
-
 // parseArgs decodes a call's arguments once and returns both their
 // canonical form and their string values, joined.
 func parseArgs(args string) (canon, text string) {
@@ -117,11 +106,8 @@ func parseArgs(args string) (canon, text string) {
 	return canon, sb.String()
 }
 
-// argSummary is a short form of a call's arguments for messages: its first
-// string value, or the canonical JSON cut to 40 characters.
-func argSummary(args string) string { return summarize(argText(args)) }
-
-// summarize is argSummary's second half, on the argument text.
+// summarize is a short form of a call's argument text for messages: its
+// first value, or the text cut to 40 characters.
 func summarize(text string) string {
 	s := strings.TrimSpace(text)
 	if i := strings.IndexByte(s, ' '); i > 0 && !strings.Contains(s[:i], "\n") && len(s[:i]) <= 60 {
