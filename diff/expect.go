@@ -3,6 +3,7 @@ package diff
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -434,17 +435,7 @@ func contains(list []string, s string) bool {
 }
 
 // uniq sorts and deduplicates.
-func uniq(s []string) []string {
-	s = append([]string(nil), s...)
-	sort.Strings(s)
-	out := s[:0]
-	for i, x := range s {
-		if i == 0 || x != s[i-1] {
-			out = append(out, x)
-		}
-	}
-	return out
-}
+func uniq(s []string) []string { return slices.Compact(slices.Sorted(slices.Values(s))) }
 
 func orDash(s string) string {
 	if s == "" {

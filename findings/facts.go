@@ -2,6 +2,7 @@ package findings
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -234,17 +235,7 @@ func convShape(c *graph.Conversation) string {
 }
 
 // uniq sorts and deduplicates.
-func uniq(s []string) []string {
-	s = append([]string(nil), s...)
-	sort.Strings(s)
-	out := s[:0]
-	for i, x := range s {
-		if i == 0 || x != s[i-1] {
-			out = append(out, x)
-		}
-	}
-	return out
-}
+func uniq(s []string) []string { return slices.Compact(slices.Sorted(slices.Values(s))) }
 
 // median of durations (the lower middle for an even count is not used: the
 // mean of the two middles).
