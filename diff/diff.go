@@ -17,11 +17,10 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/inspect-dev/inspect/store"
-
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/mermaid"
+	"github.com/inspect-dev/inspect/record"
 )
 
 // Change statuses of a finding between the base and the new run.
@@ -186,7 +185,7 @@ func (c *Config) Compare(base, new Side) (*Report, error) {
 			r.Reasons = append(r.Reasons, fmt.Sprintf("%s at or above %s (--fail-on %s)", plural(n, "new finding", "new findings"), c.FailOn, c.FailOn))
 		}
 	}
-	if ns := new.Run.Status; ns != store.StatusOK && base.Run.Status == store.StatusOK {
+	if ns := new.Run.Status; ns != record.StatusOK && base.Run.Status == record.StatusOK {
 		// A run that broke sends fewer tokens and finds nothing: never read it as an improvement.
 		why := fmt.Sprintf("the new run ended %s", ns)
 		if new.Run.Error != "" {

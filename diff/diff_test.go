@@ -16,6 +16,7 @@ import (
 	"time"
 
 	goldenfile "github.com/inspect-dev/inspect/internal/golden"
+	"github.com/inspect-dev/inspect/record"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -29,9 +30,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-// record runs fixture name with the scripted model and a fixed clock into a
+// recordFixture runs fixture name with the scripted model and a fixed clock into a
 // fresh database and returns its graph and audit.
-func record(t *testing.T, fixture string) Side {
+func recordFixture(t *testing.T, fixture string) Side {
 	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
@@ -63,7 +64,7 @@ func delta(t *testing.T, ds []Delta, m Metric) Delta {
 }
 
 func TestCompare_Identical(t *testing.T) {
-	base, new := record(t, "fanout-compact"), record(t, "fanout-compact")
+	base, new := recordFixture(t, "fanout-compact"), recordFixture(t, "fanout-compact")
 	r, err := (&Config{MaxIncrease: []Limit{{Key: "tokens", Percent: true, Value: 0}}, FailOn: findings.Warning}).Compare(base, new)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +89,7 @@ func TestCompare_Identical(t *testing.T) {
 }
 
 func TestCompare_Fixed(t *testing.T) {
-	r, err := Compare(record(t, "audit-fanout-missed"), record(t, "nearmiss-even-fanout"))
+	r, err := Compare(recordFixture(t, "audit-fanout-missed"), recordFixture(t, "nearmiss-even-fanout"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestCompare_Fixed(t *testing.T) {
 func TestCompare_NotShown(t *testing.T) {
 	// A fixed fan-out whose new run has no fork: the finding disappeared
 	// (here, the calls depend on each other) but the expectation is not shown.
-	r, err := Compare(record(t, "audit-fanout-missed"), record(t, "nearmiss-serial-dependent"))
+	r, err := Compare(recordFixture(t, "audit-fanout-missed"), recordFixture(t, "nearmiss-serial-dependent"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestCompare_NotShown(t *testing.T) {
 }
 
 func TestCompare_NewFindingFails(t *testing.T) {
-	base, new := record(t, "nearmiss-even-fanout"), record(t, "audit-fanout-missed")
+	base, new := recordFixture(t, "nearmiss-even-fanout"), recordFixture(t, "audit-fanout-missed")
 	for _, tt := range []struct {
 		name   string
 		failOn findings.Severity
@@ -162,8 +163,8 @@ func TestCompare_NewFindingFails(t *testing.T) {
 // A new run that broke sends fewer tokens and finds nothing; it must fail
 // the comparison, not pass as an improvement.
 func TestCompare_NewRunFailed(t *testing.T) {
-	base, new := record(t, "audit-fanout-missed"), record(t, "nearmiss-even-fanout")
-	new.Run.Status, new.Run.Error = store.StatusError, "provider returned 500 after 3 retries"
+	base, new := recordFixture(t, "audit-fanout-missed"), recordFixture(t, "nearmiss-even-fanout")
+	new.Run.Status, new.Run.Error = record.StatusError, "provider returned 500 after 3 retries"
 	r, err := (&Config{}).Compare(base, new)
 	if err != nil {
 		t.Fatal(err)
@@ -175,14 +176,14 @@ func TestCompare_NewRunFailed(t *testing.T) {
 		t.Errorf("Summary = %q, want FAIL first", r.Summary)
 	}
 	// Both runs broken: no regression between them.
-	base.Run.Status = store.StatusError
+	base.Run.Status = record.StatusError
 	if r, _ := (&Config{}).Compare(base, new); r.Failed {
 		t.Errorf("two failed runs compared: Failed = true (%v)", r.Reasons)
 	}
 }
 
 func TestCompare_Thresholds(t *testing.T) {
-	base, new := record(t, "nearmiss-even-fanout"), record(t, "audit-fanout-missed")
+	base, new := recordFixture(t, "nearmiss-even-fanout"), recordFixture(t, "audit-fanout-missed")
 	bt, nt := totalsOf(base.Run, ""), totalsOf(new.Run, "")
 	btok, ntok := bt.v[MetricTokensIn]+bt.v[MetricTokensOut], nt.v[MetricTokensIn]+nt.v[MetricTokensOut]
 	if ntok <= btok {
@@ -280,7 +281,7 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, new := record(t, "audit-fanout-missed"), record(t, "nearmiss-even-fanout")
+	base, new := recordFixture(t, "audit-fanout-missed"), recordFixture(t, "nearmiss-even-fanout")
 	r, err := (&Config{MaxIncrease: ls, FailOn: findings.Warning}).Compare(base, new)
 	if err != nil {
 		t.Fatal(err)
@@ -407,7 +408,7 @@ func validateSARIF(t *testing.T, name string, b []byte) {
 // characters from an agent's output, a CDATA end) leaves the JUnit well
 // formed, as the other formats' escaping does.
 func TestWriteJUnit_Untrusted(t *testing.T) {
-	r, err := Compare(record(t, "nearmiss-even-fanout"), record(t, "audit-fanout-missed"))
+	r, err := Compare(recordFixture(t, "nearmiss-even-fanout"), recordFixture(t, "audit-fanout-missed"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,7 +451,7 @@ func mermaidBlock(t *testing.T, md string) []byte {
 }
 
 func TestWriteMarkdown_WriteError(t *testing.T) {
-	r, err := Compare(record(t, "audit-fanout-missed"), record(t, "nearmiss-even-fanout"))
+	r, err := Compare(recordFixture(t, "audit-fanout-missed"), recordFixture(t, "nearmiss-even-fanout"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/store"
+	"github.com/inspect-dev/inspect/record"
 )
 
 // expect checks, in the new graph, what fixed finding f (of the base run)
@@ -30,7 +30,7 @@ func expect(f findings.Finding, base, new *graph.Run, opts *findings.Options) Ex
 	case "fanout.missed", "fanout.missed.nofork":
 		var tools []string
 		for _, n := range ev {
-			if n.Kind == store.KindTool && n.Tool != nil {
+			if n.Kind == record.KindTool && n.Tool != nil {
 				tools = append(tools, n.Tool.Name)
 			}
 		}
@@ -91,7 +91,7 @@ func expect(f findings.Finding, base, new *graph.Run, opts *findings.Options) Ex
 					continue
 				}
 				found = true
-				if b.Status != store.StatusOK {
+				if b.Status != record.StatusOK {
 					set(false, "branch %q of the fork at %s ended %s", name, fk.Node.ID(), b.Status)
 					return e
 				}
@@ -159,7 +159,7 @@ func expect(f findings.Finding, base, new *graph.Run, opts *findings.Options) Ex
 		for _, c := range new.Conversations {
 			perTurn := map[int]int{}
 			for i, n := range c.Nodes {
-				if n.Kind == store.KindHandoff && n.Handoff != nil && between(n.Handoff, a, b) {
+				if n.Kind == record.KindHandoff && n.Handoff != nil && between(n.Handoff, a, b) {
 					perTurn[turnIndex(c, i)]++
 					total++
 				}
@@ -178,7 +178,7 @@ func expect(f findings.Finding, base, new *graph.Run, opts *findings.Options) Ex
 		seen := 0
 		for _, c := range new.Conversations {
 			for i, n := range c.Nodes {
-				if n.Kind != store.KindHandoff || n.Handoff == nil || n.Handoff.From != a || n.Handoff.To != b {
+				if n.Kind != record.KindHandoff || n.Handoff == nil || n.Handoff.From != a || n.Handoff.To != b {
 					continue
 				}
 				seen++
@@ -223,7 +223,7 @@ func expect(f findings.Finding, base, new *graph.Run, opts *findings.Options) Ex
 			return e
 		}
 		for _, n := range new.Nodes {
-			if n.Kind == store.KindTool && n.Agent == s && n.Tool != nil && contains(tools, n.Tool.Name) {
+			if n.Kind == record.KindTool && n.Agent == s && n.Tool != nil && contains(tools, n.Tool.Name) {
 				set(true, "%s ran and called %s itself (%s)", s, n.Tool.Name, n.ID())
 				return e
 			}
@@ -269,7 +269,7 @@ func callsTool(c *graph.Conversation, tools []string) bool {
 		return false
 	}
 	for _, n := range c.Nodes {
-		if n.Kind == store.KindTool && n.Tool != nil && contains(tools, n.Tool.Name) {
+		if n.Kind == record.KindTool && n.Tool != nil && contains(tools, n.Tool.Name) {
 			return true
 		}
 	}
@@ -301,7 +301,7 @@ func repeatAfterJoin(fk *graph.Fork) *graph.Node {
 			continue
 		}
 		for _, n := range b.Conv.Nodes {
-			if n.Kind == store.KindTool && n.Tool != nil {
+			if n.Kind == record.KindTool && n.Tool != nil {
 				made[callKey(n)] = true
 			}
 		}
@@ -310,10 +310,10 @@ func repeatAfterJoin(fk *graph.Fork) *graph.Node {
 		if n.Seq <= fk.Join.Seq {
 			continue
 		}
-		if n.Kind == store.KindUser {
+		if n.Kind == record.KindUser {
 			break
 		}
-		if n.Kind == store.KindTool && n.Tool != nil && made[callKey(n)] {
+		if n.Kind == record.KindTool && n.Tool != nil && made[callKey(n)] {
 			return n
 		}
 	}
@@ -329,7 +329,7 @@ func overlap(fk *graph.Fork) (key, a, b string) {
 		}
 		mine := map[string]bool{}
 		for _, n := range br.Conv.Nodes {
-			if n.Kind != store.KindTool || n.Tool == nil {
+			if n.Kind != record.KindTool || n.Tool == nil {
 				continue
 			}
 			k := callKey(n)
@@ -376,21 +376,21 @@ func unevenFork(fk *graph.Fork, opts *findings.Options) (slowest, median time.Du
 // pairOf returns From and To of the first hand-off among the evidence.
 func pairOf(ev []*graph.Node) (a, b string) {
 	for _, n := range ev {
-		if n.Kind == store.KindHandoff && n.Handoff != nil {
+		if n.Kind == record.KindHandoff && n.Handoff != nil {
 			return n.Handoff.From, n.Handoff.To
 		}
 	}
 	return "", ""
 }
 
-func between(h *store.Handoff, a, b string) bool {
+func between(h *record.Handoff, a, b string) bool {
 	return (h.From == a && h.To == b) || (h.From == b && h.To == a)
 }
 
 // turnIndex is the index of the user node that opened node i's turn in c.
 func turnIndex(c *graph.Conversation, i int) int {
 	for j := i; j >= 0; j-- {
-		if c.Nodes[j].Kind == store.KindUser {
+		if c.Nodes[j].Kind == record.KindUser {
 			return j
 		}
 	}
@@ -401,10 +401,10 @@ func turnIndex(c *graph.Conversation, i int) int {
 func ownCallBefore(c *graph.Conversation, i int, agent string) bool {
 	for j := i - 1; j >= 0; j-- {
 		n := c.Nodes[j]
-		if n.Kind == store.KindUser {
+		if n.Kind == record.KindUser {
 			return false
 		}
-		if n.Kind == store.KindTool && n.Agent == agent {
+		if n.Kind == record.KindTool && n.Agent == agent {
 			return true
 		}
 	}

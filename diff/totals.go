@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/store"
+	"github.com/inspect-dev/inspect/record"
 )
 
 // Metric names one total. The names are the JSON keys of docs/diff-json.md.
@@ -83,17 +83,17 @@ func totalsOf(g *graph.Run, agent string) totals {
 	var busy time.Duration
 	for _, n := range nodes {
 		switch n.Kind {
-		case store.KindTool:
+		case record.KindTool:
 			t.v[MetricToolCalls]++
 			busy += n.Duration()
-		case store.KindLLM:
+		case record.KindLLM:
 			busy += n.Duration()
-		case store.KindFork:
+		case record.KindFork:
 			t.v[MetricForks]++
 			if n.ForkOf != nil {
 				t.v[MetricBranches] += int64(len(n.ForkOf.Branches))
 			}
-		case store.KindHandoff:
+		case record.KindHandoff:
 			t.v[MetricHandoffs]++
 		}
 	}

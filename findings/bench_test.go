@@ -10,6 +10,7 @@ import (
 
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
 )
 
@@ -26,57 +27,57 @@ func bench100k(b *testing.B) (*store.DB, string) {
 	b.Cleanup(func() { db.Close() })
 	t := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	db.Now = func() time.Time { return t }
-	rec, err := db.CreateRun(ctx, &store.Run{ID: "big", Tasks: []string{"Compare every region"}, Started: t,
-		Project: store.Project{Name: "big", Files: []store.File{{Path: "agents.yaml", Content: "agents:\n  - name: analyst\n    tools: [read_file]\n    fork: {agents: [researcher]}\n  - name: researcher\n    tools: [read_file]\n"}}}})
+	rec, err := db.CreateRun(ctx, &record.Run{ID: "big", Tasks: []string{"Compare every region"}, Started: t,
+		Project: record.Project{Name: "big", Files: []record.File{{Path: "agents.yaml", Content: "agents:\n  - name: analyst\n    tools: [read_file]\n    fork: {agents: [researcher]}\n  - name: researcher\n    tools: [read_file]\n"}}}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	const total = 100_000
 	n := 0
-	add := func(node *store.Node, d time.Duration) {
+	add := func(node *record.Node, d time.Duration) {
 		node.Started, node.Ended = t, t.Add(d)
 		if err := rec.AddNode(ctx, node); err != nil {
 			b.Fatal(err)
 		}
 		n++
 	}
-	add(&store.Node{Kind: store.KindUser, Agent: "analyst", Text: "Compare every region"}, 0)
+	add(&record.Node{Kind: record.KindUser, Agent: "analyst", Text: "Compare every region"}, 0)
 	for round := 0; n+34 <= total-2; round++ {
-		add(&store.Node{Kind: store.KindLLM, Agent: "analyst", LLM: &store.LLM{Calls: []string{"fork"}, Usage: store.Usage{In: 1000, Out: 50}}}, time.Second)
-		fork := &store.Node{Kind: store.KindFork, Agent: "analyst", Fork: &store.Fork{Context: "none"}}
+		add(&record.Node{Kind: record.KindLLM, Agent: "analyst", LLM: &record.LLM{Calls: []string{"fork"}, Usage: record.Usage{In: 1000, Out: 50}}}, time.Second)
+		fork := &record.Node{Kind: record.KindFork, Agent: "analyst", Fork: &record.Fork{Context: "none"}}
 		for i := 0; i < 8; i++ {
-			fork.Fork.Branches = append(fork.Fork.Branches, store.ForkBranch{Name: fmt.Sprintf("r%d", i), Agent: "researcher", Instructions: fmt.Sprintf("Read regions/r%d-%d.md", round, i)})
+			fork.Fork.Branches = append(fork.Fork.Branches, record.ForkBranch{Name: fmt.Sprintf("r%d", i), Agent: "researcher", Instructions: fmt.Sprintf("Read regions/r%d-%d.md", round, i)})
 		}
 		add(fork, 0)
-		join := &store.Node{Kind: store.KindJoin, Agent: "analyst", Depth: 0, Join: &store.Join{ForkSeq: fork.Seq}}
+		join := &record.Node{Kind: record.KindJoin, Agent: "analyst", Depth: 0, Join: &record.Join{ForkSeq: fork.Seq}}
 		for i, br := range fork.Fork.Branches {
 			path := fmt.Sprintf("regions/r%d-%d.md", round, i)
-			c := func(k store.Kind) *store.Node {
-				return &store.Node{Kind: k, Branch: br.Name, ForkSeq: fork.Seq, Agent: "researcher", Depth: 1}
+			c := func(k record.Kind) *record.Node {
+				return &record.Node{Kind: k, Branch: br.Name, ForkSeq: fork.Seq, Agent: "researcher", Depth: 1}
 			}
-			l := c(store.KindLLM)
-			l.LLM = &store.LLM{Calls: []string{"read_file"}, Usage: store.Usage{In: 400, Out: 20}}
+			l := c(record.KindLLM)
+			l.LLM = &record.LLM{Calls: []string{"read_file"}, Usage: record.Usage{In: 400, Out: 20}}
 			add(l, time.Second)
-			tl := c(store.KindTool)
-			tl.Tool = &store.Tool{Name: "read_file", Args: `{"path":"` + path + `"}`, Result: "revenue 1M", Research: true}
+			tl := c(record.KindTool)
+			tl.Tool = &record.Tool{Name: "read_file", Args: `{"path":"` + path + `"}`, Result: "revenue 1M", Research: true}
 			add(tl, 0)
-			l2 := c(store.KindLLM)
-			l2.LLM = &store.LLM{Usage: store.Usage{In: 450, Out: 10}}
+			l2 := c(record.KindLLM)
+			l2.LLM = &record.LLM{Usage: record.Usage{In: 450, Out: 10}}
 			add(l2, time.Second)
-			fin := c(store.KindFinal)
+			fin := c(record.KindFinal)
 			fin.Text = "1M"
 			add(fin, 0)
-			join.Join.Branches = append(join.Join.Branches, store.JoinBranch{Name: br.Name, Agent: br.Agent, Status: store.StatusOK, Duration: 2 * time.Second, Answer: "1M"})
+			join.Join.Branches = append(join.Join.Branches, record.JoinBranch{Name: br.Name, Agent: br.Agent, Status: record.StatusOK, Duration: 2 * time.Second, Answer: "1M"})
 		}
 		add(join, 0)
 	}
 	for n < total-2 { // pad to exactly 100,000 with trunk reads of one index
-		add(&store.Node{Kind: store.KindLLM, Agent: "analyst", LLM: &store.LLM{Calls: []string{"write_file"}, Usage: store.Usage{In: 100, Out: 5}}}, time.Second)
-		add(&store.Node{Kind: store.KindTool, Agent: "analyst", Tool: &store.Tool{Name: "write_file", Args: `{"path":"notes.md"}`}}, 0)
+		add(&record.Node{Kind: record.KindLLM, Agent: "analyst", LLM: &record.LLM{Calls: []string{"write_file"}, Usage: record.Usage{In: 100, Out: 5}}}, time.Second)
+		add(&record.Node{Kind: record.KindTool, Agent: "analyst", Tool: &record.Tool{Name: "write_file", Args: `{"path":"notes.md"}`}}, 0)
 	}
-	add(&store.Node{Kind: store.KindLLM, Agent: "analyst", LLM: &store.LLM{Usage: store.Usage{In: 2000, Out: 80}}}, time.Second)
-	add(&store.Node{Kind: store.KindFinal, Agent: "analyst", Text: "done"}, 0)
-	if err := rec.Finish(ctx, store.StatusOK, "", t.Add(time.Hour)); err != nil {
+	add(&record.Node{Kind: record.KindLLM, Agent: "analyst", LLM: &record.LLM{Usage: record.Usage{In: 2000, Out: 80}}}, time.Second)
+	add(&record.Node{Kind: record.KindFinal, Agent: "analyst", Text: "done"}, 0)
+	if err := rec.Finish(ctx, record.StatusOK, "", t.Add(time.Hour)); err != nil {
 		b.Fatal(err)
 	}
 	return db, "big"

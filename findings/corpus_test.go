@@ -43,9 +43,9 @@ func (r *recorded) audit(t testing.TB) *findings.Report {
 	return rep
 }
 
-// record copies fixture dir into a temporary folder (write_file must not
+// recordFixture copies fixture dir into a temporary folder (write_file must not
 // touch the repository), runs its script in virtual time and loads the graph.
-func record(t testing.TB, name string) *recorded {
+func recordFixture(t testing.TB, name string) *recorded {
 	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
@@ -121,7 +121,7 @@ func TestCorpus(t *testing.T) {
 	var tp, fp, fn int
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			rep := record(t, name).audit(t)
+			rep := recordFixture(t, name).audit(t)
 			got := ruleSet(rep)
 			wantFile := filepath.Join("..", "fixtures", name, "want.txt")
 			if *update {

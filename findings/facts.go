@@ -9,7 +9,7 @@ import (
 	"unicode"
 
 	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/store"
+	"github.com/inspect-dev/inspect/record"
 )
 
 // step is one model response with the tool calls it made.
@@ -37,17 +37,17 @@ func steps(c *graph.Conversation) []*step {
 	brk := false
 	for _, n := range c.Nodes {
 		switch n.Kind {
-		case store.KindLLM:
+		case record.KindLLM:
 			cur = &step{LLM: n, Break: brk}
 			brk = false
 			out = append(out, cur)
-		case store.KindTool:
+		case record.KindTool:
 			if cur != nil {
 				cur.Tools = append(cur.Tools, n)
 			}
-		case store.KindUser, store.KindHandoff, store.KindFork, store.KindJoin, store.KindFinal:
+		case record.KindUser, record.KindHandoff, record.KindFork, record.KindJoin, record.KindFinal:
 			brk = true
-			if n.Kind != store.KindHandoff && n.Kind != store.KindFork {
+			if n.Kind != record.KindHandoff && n.Kind != record.KindFork {
 				cur = nil
 			}
 		default:
@@ -60,7 +60,7 @@ func steps(c *graph.Conversation) []*step {
 // isCall reports whether n is "a call" of DESIGN §8: a tool node other than
 // transfer_to_* and fork.
 func isCall(n *graph.Node) bool {
-	if n.Kind != store.KindTool || n.Tool == nil {
+	if n.Kind != record.KindTool || n.Tool == nil {
 		return false
 	}
 	return n.Tool.Name != "fork" && !strings.HasPrefix(n.Tool.Name, "transfer_to_")
@@ -142,7 +142,7 @@ func turnOf(c *graph.Conversation) []int {
 	out := make([]int, len(c.Nodes))
 	start := 0
 	for i, n := range c.Nodes {
-		if n.Kind == store.KindUser {
+		if n.Kind == record.KindUser {
 			start = i
 		}
 		out[i] = start
@@ -156,7 +156,7 @@ func llmStepOf(t *graph.Node) *graph.Node {
 	nodes := t.Conv.Nodes
 	i := sort.Search(len(nodes), func(i int) bool { return nodes[i].Seq >= t.Seq })
 	for j := i - 1; j >= 0; j-- {
-		if nodes[j].Kind == store.KindLLM {
+		if nodes[j].Kind == record.KindLLM {
 			return nodes[j]
 		}
 	}
@@ -166,7 +166,7 @@ func llmStepOf(t *graph.Node) *graph.Node {
 // firstLLM returns the first llm node of a conversation at or after index i.
 func firstLLM(c *graph.Conversation, from int) *graph.Node {
 	for _, n := range c.Nodes[from:] {
-		if n.Kind == store.KindLLM {
+		if n.Kind == record.KindLLM {
 			return n
 		}
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/store"
+	"github.com/inspect-dev/inspect/record"
 )
 
 func TestValidate_All(t *testing.T) {
@@ -92,7 +92,7 @@ func TestPrice_ByHand(t *testing.T) {
 		// 200ms tool: 1s+0.2s, 1s+0.2s, 3s+0.2s = 1.2s + 1.2s + 3.2s = 5.6s
 		// in series; in parallel the longest, 3.2s. Saved: 5.6 − 3.2 = 2.4s.
 		// A fan-out buys time, not tokens: no tokens are charged.
-		f := findingOf(t, record(t, "audit-fanout-missed-nofork").audit(t), "fanout.missed.nofork")
+		f := findingOf(t, recordFixture(t, "audit-fanout-missed-nofork").audit(t), "fanout.missed.nofork")
 		if f.Price.ElapsedMS != 2400 || f.Price.TokensIn != 0 || f.Price.TokensOut != 0 {
 			t.Errorf("price = %+v, want 2400ms and no tokens", f.Price)
 		}
@@ -105,7 +105,7 @@ func TestPrice_ByHand(t *testing.T) {
 		// The copy is us's (declared second): its model step took 1.2s with
 		// usage in 520, out 25, and its tool 100ms. Price: 1 call, 1.3s,
 		// 520 tokens in, 25 out.
-		f := findingOf(t, record(t, "audit-fork-overlap").audit(t), "fork.overlap")
+		f := findingOf(t, recordFixture(t, "audit-fork-overlap").audit(t), "fork.overlap")
 		if f.Price.Calls != 1 || f.Price.ElapsedMS != 1300 || f.Price.TokensIn != 520 || f.Price.TokensOut != 25 {
 			t.Errorf("price = %+v, want 1 call, 1300ms, 520 in, 25 out", f.Price)
 		}
@@ -113,7 +113,7 @@ func TestPrice_ByHand(t *testing.T) {
 	t.Run("one conversation start", func(t *testing.T) {
 		// audit-fork-one-branch: the lone branch's first request has
 		// usage in 350. Price: one conversation start of 350 tokens in.
-		f := findingOf(t, record(t, "audit-fork-one-branch").audit(t), "fork.one-branch")
+		f := findingOf(t, recordFixture(t, "audit-fork-one-branch").audit(t), "fork.one-branch")
 		if f.Price.ConversationStarts != 1 || f.Price.TokensIn != 350 || f.Price.ElapsedMS != 0 {
 			t.Errorf("price = %+v, want 1 start, 350 in", f.Price)
 		}
@@ -122,7 +122,7 @@ func TestPrice_ByHand(t *testing.T) {
 		// audit-fork-uneven: eu 1s+1s = 2s, us 1.5s+1s = 2.5s, apac 12s+1s
 		// = 13s. Median of the siblings (2s, 2.5s) = 2.25s; 13/2.25 ≥ 2 and
 		// 13 − 2.25 ≥ 5s. Price: slowest − second slowest = 13 − 2.5 = 10.5s.
-		f := findingOf(t, record(t, "audit-fork-uneven").audit(t), "fork.uneven")
+		f := findingOf(t, recordFixture(t, "audit-fork-uneven").audit(t), "fork.uneven")
 		if f.Price.ElapsedMS != 10500 {
 			t.Errorf("price = %+v, want 10500ms", f.Price)
 		}
@@ -130,7 +130,7 @@ func TestPrice_ByHand(t *testing.T) {
 	t.Run("inherit uncached", func(t *testing.T) {
 		// audit-fork-inherit-uncached: the forking call has usage in 4800,
 		// out 120: 4920 inherited tokens, × 2 researcher branches = 9840.
-		f := findingOf(t, record(t, "audit-fork-inherit-uncached").audit(t), "fork.inherit-uncached")
+		f := findingOf(t, recordFixture(t, "audit-fork-inherit-uncached").audit(t), "fork.inherit-uncached")
 		if f.Price.TokensIn != 9840 || f.Price.ConversationStarts != 2 {
 			t.Errorf("price = %+v, want 9840 tokens in, 2 starts", f.Price)
 		}
@@ -138,7 +138,7 @@ func TestPrice_ByHand(t *testing.T) {
 	t.Run("loop switches", func(t *testing.T) {
 		// audit-handoff-loop: first calls after the three switches have
 		// usage in 800, 900 and 1000: 2700 tokens in, 3 conversation starts.
-		f := findingOf(t, record(t, "audit-handoff-loop").audit(t), "handoff.loop")
+		f := findingOf(t, recordFixture(t, "audit-handoff-loop").audit(t), "handoff.loop")
 		if f.Price.TokensIn != 2700 || f.Price.ConversationStarts != 3 {
 			t.Errorf("price = %+v, want 2700 in, 3 starts", f.Price)
 		}
@@ -148,7 +148,7 @@ func TestPrice_ByHand(t *testing.T) {
 // TestCauses_FromRequest checks the cheap causes come from the recorded
 // request, and read "unknown" without it.
 func TestCauses_FromRequest(t *testing.T) {
-	r := record(t, "audit-fanout-missed")
+	r := recordFixture(t, "audit-fanout-missed")
 	f := findingOf(t, r.audit(t), "fanout.missed")
 	want := map[string]string{"fork in tools": "yes", "fork instructions in system prompt": "yes"}
 	for _, c := range f.Causes {
@@ -166,7 +166,7 @@ func TestCauses_FromRequest(t *testing.T) {
 			t.Errorf("without requests, cause %s = %s, want unknown", c.Check, c.Result)
 		}
 	}
-	nf := findingOf(t, record(t, "audit-fanout-missed-nofork").audit(t), "fanout.missed.nofork")
+	nf := findingOf(t, recordFixture(t, "audit-fanout-missed-nofork").audit(t), "fanout.missed.nofork")
 	if c := nf.Causes[0]; c.Check != "fork in tools" || c.Result != "no" || !strings.Contains(c.Detail, "no fork: in agents.yaml") {
 		t.Errorf("nofork cause = %+v", c)
 	}
@@ -193,35 +193,35 @@ func TestFingerprint_Stable(t *testing.T) {
 
 // fanoutNodes builds, in memory, a trunk that reads three files one after
 // another; pad adds unrelated nodes first and off shifts every time.
-func fanoutNodes(pad int64, off time.Duration) []*store.Node {
+func fanoutNodes(pad int64, off time.Duration) []*record.Node {
 	t := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Add(off)
-	var ns []*store.Node
+	var ns []*record.Node
 	seq := int64(0)
-	add := func(n *store.Node, d time.Duration) {
+	add := func(n *record.Node, d time.Duration) {
 		seq++
-		n.Seq, n.Agent, n.Status = seq, "analyst", store.StatusOK
+		n.Seq, n.Agent, n.Status = seq, "analyst", record.StatusOK
 		n.Started, n.Ended = t, t.Add(d)
 		t = t.Add(d)
 		ns = append(ns, n)
 	}
-	add(&store.Node{Kind: store.KindUser, Text: "Compare Q3 revenue across EU, US and APAC"}, 0)
+	add(&record.Node{Kind: record.KindUser, Text: "Compare Q3 revenue across EU, US and APAC"}, 0)
 	for i := int64(0); i < pad; i++ {
-		add(&store.Node{Kind: store.KindLLM, LLM: &store.LLM{Calls: []string{"write_file"}, Usage: store.Usage{In: 100, Out: 5}}}, time.Second)
-		add(&store.Node{Kind: store.KindTool, Tool: &store.Tool{Name: "write_file", Args: `{"path":"notes.md"}`}}, 0)
+		add(&record.Node{Kind: record.KindLLM, LLM: &record.LLM{Calls: []string{"write_file"}, Usage: record.Usage{In: 100, Out: 5}}}, time.Second)
+		add(&record.Node{Kind: record.KindTool, Tool: &record.Tool{Name: "write_file", Args: `{"path":"notes.md"}`}}, 0)
 	}
 	for _, r := range []string{"eu", "us", "apac"} {
-		add(&store.Node{Kind: store.KindLLM, LLM: &store.LLM{Calls: []string{"read_file"}, Usage: store.Usage{In: 200, Out: 10}}}, time.Second)
-		add(&store.Node{Kind: store.KindTool, Tool: &store.Tool{Name: "read_file", Args: `{"path":"regions/` + r + `.md"}`, Result: strings.ToUpper(r) + " Q3 revenue: 1M", Research: true}}, 0)
+		add(&record.Node{Kind: record.KindLLM, LLM: &record.LLM{Calls: []string{"read_file"}, Usage: record.Usage{In: 200, Out: 10}}}, time.Second)
+		add(&record.Node{Kind: record.KindTool, Tool: &record.Tool{Name: "read_file", Args: `{"path":"regions/` + r + `.md"}`, Result: strings.ToUpper(r) + " Q3 revenue: 1M", Research: true}}, 0)
 	}
-	add(&store.Node{Kind: store.KindLLM, LLM: &store.LLM{Usage: store.Usage{In: 300, Out: 20}}}, time.Second)
-	add(&store.Node{Kind: store.KindFinal, Text: "done"}, 0)
+	add(&record.Node{Kind: record.KindLLM, LLM: &record.LLM{Usage: record.Usage{In: 300, Out: 20}}}, time.Second)
+	add(&record.Node{Kind: record.KindFinal, Text: "done"}, 0)
 	return ns
 }
 
-func auditNodes(t *testing.T, ns []*store.Node) *findings.Report {
+func auditNodes(t *testing.T, ns []*record.Node) *findings.Report {
 	t.Helper()
-	run := &store.Run{ID: "mem", Status: store.StatusOK, Started: ns[0].Started, Ended: ns[len(ns)-1].Ended,
-		Project: store.Project{Name: "mem", Files: []store.File{{Path: "agents.yaml", Content: "agents:\n  - name: analyst\n    tools: [read_file, write_file]\n"}}}}
+	run := &record.Run{ID: "mem", Status: record.StatusOK, Started: ns[0].Started, Ended: ns[len(ns)-1].Ended,
+		Project: record.Project{Name: "mem", Files: []record.File{{Path: "agents.yaml", Content: "agents:\n  - name: analyst\n    tools: [read_file, write_file]\n"}}}}
 	g, err := graph.Build(run, ns)
 	if err != nil {
 		t.Fatal(err)

@@ -3,9 +3,8 @@ package findings
 import (
 	"strings"
 
+	"github.com/inspect-dev/inspect/record"
 	"go.yaml.in/yaml/v3"
-
-	"github.com/inspect-dev/inspect/store"
 )
 
 // AgentsFile is the path of agents.yaml in a project snapshot.
@@ -31,7 +30,7 @@ type Project struct {
 	// ReadOnlyTools are the command tools marked readOnly.
 	ReadOnlyTools map[string]bool
 	// Files is the snapshot.
-	Files store.Project
+	Files record.Project
 }
 
 // AgentConfig is one agent's entry of agents.yaml.
@@ -70,7 +69,7 @@ func (f *ForkConfig) Allows(name string) bool {
 }
 
 // ParseProject reads agents.yaml of a run's snapshot.
-func ParseProject(snap store.Project) *Project {
+func ParseProject(snap record.Project) *Project {
 	p := &Project{MaxForkDepth: 2, ReadOnlyTools: map[string]bool{}, Files: snap}
 	f := snap.File(AgentsFile)
 	if f == nil {

@@ -33,7 +33,7 @@ var renderers = []renderer{
 func TestRender_Golden(t *testing.T) {
 	for _, name := range corpus(t) {
 		t.Run(name, func(t *testing.T) {
-			rep := record(t, name).audit(t)
+			rep := recordFixture(t, name).audit(t)
 			for _, r := range renderers {
 				var a, b bytes.Buffer
 				if err := r.write(&a, rep); err != nil {
@@ -62,7 +62,7 @@ func TestWriteSARIF_Schema(t *testing.T) {
 	}
 	for _, name := range corpus(t) {
 		t.Run(name, func(t *testing.T) {
-			rep := record(t, name).audit(t)
+			rep := recordFixture(t, name).audit(t)
 			var b bytes.Buffer
 			if err := findings.WriteSARIF(&b, rep, nil); err != nil {
 				t.Fatal(err)
@@ -122,7 +122,7 @@ func TestWriteSARIF_Schema(t *testing.T) {
 // TestWriteJUnit_Parses checks the JUnit XML is well formed with one case
 // per rule and one failure per rule that found something.
 func TestWriteJUnit_Parses(t *testing.T) {
-	rep := record(t, "audit-fork-uneven").audit(t)
+	rep := recordFixture(t, "audit-fork-uneven").audit(t)
 	var b bytes.Buffer
 	if err := findings.WriteJUnit(&b, rep); err != nil {
 		t.Fatal(err)
@@ -143,7 +143,7 @@ func TestWriteJUnit_Parses(t *testing.T) {
 // characters from an agent's output, a CDATA end) in a failure or a
 // system-out leaves the JUnit well formed.
 func TestWriteJUnit_Untrusted(t *testing.T) {
-	rep := record(t, "audit-fork-uneven").audit(t)
+	rep := recordFixture(t, "audit-fork-uneven").audit(t)
 	rep.Findings[0].Message = "bad \x00\x1b[31m]]> text"
 	for i := range rep.Checks {
 		rep.Checks[i].Detail = "detail \x07]]>"
@@ -177,7 +177,7 @@ func TestWriteJUnit_Untrusted(t *testing.T) {
 // one baselineState per finding in order, the automation id and the extra
 // run property, and a count that does not match the findings is an error.
 func TestWriteSARIFWith_BaselineStates(t *testing.T) {
-	rep := record(t, "audit-fanout-missed").audit(t)
+	rep := recordFixture(t, "audit-fanout-missed").audit(t)
 	if len(rep.Findings) == 0 {
 		t.Fatal("no findings")
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/store"
+	"github.com/inspect-dev/inspect/record"
 )
 
 // FanoutMissed: independent research calls in series, fork available.
@@ -165,13 +165,13 @@ func independentSegments(p *Pass, c *graph.Conversation, run []*step) [][]*step 
 			break
 		}
 		switch n.Kind {
-		case store.KindUser, store.KindFinal:
+		case record.KindUser, record.KindFinal:
 			see(n.Text, 0)
-		case store.KindLLM:
+		case record.KindLLM:
 			if n.LLM != nil {
 				see(n.LLM.Content, 0)
 			}
-		case store.KindTool:
+		case record.KindTool:
 			if n.Tool == nil {
 				continue
 			}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/store"
+	"github.com/inspect-dev/inspect/record"
 )
 
 // ForkSequence: a branch depends on a sibling.
@@ -439,7 +439,7 @@ func runBranchFailed(p *Pass) {
 	for _, f := range p.Graph.Forks {
 		for _, b := range f.Branches {
 			branches++
-			if b.Status == store.StatusOK || b.Status == store.StatusRunning {
+			if b.Status == record.StatusOK || b.Status == record.StatusRunning {
 				continue
 			}
 			var price Price

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/store"
+	"github.com/inspect-dev/inspect/record"
 )
 
 // HandoffEarly: A handed off before doing its part, then got it back.
@@ -77,7 +77,7 @@ var DelegationMissedSpecialist = &Rule{
 func handoffsIn(c *graph.Conversation) []int {
 	var out []int
 	for i, n := range c.Nodes {
-		if n.Kind == store.KindHandoff && n.Handoff != nil {
+		if n.Kind == record.KindHandoff && n.Handoff != nil {
 			out = append(out, i)
 		}
 	}
@@ -128,7 +128,7 @@ func runHandoffEarly(p *Pass) {
 			}
 			var later []*graph.Node
 			for _, n := range c.Nodes[back+1:] {
-				if n.Kind == store.KindUser || n.Kind == store.KindHandoff {
+				if n.Kind == record.KindUser || n.Kind == record.KindHandoff {
 					break
 				}
 				if isCall(n) && n.Agent == a {
@@ -257,18 +257,18 @@ func runHandoffForAnswer(p *Pass) {
 			next := len(c.Nodes)
 			for j := i + 1; j < len(c.Nodes); j++ {
 				n := c.Nodes[j]
-				if n.Kind == store.KindUser {
+				if n.Kind == record.KindUser {
 					next = j
 					break
 				}
-				if n.Kind == store.KindHandoff || n.Kind == store.KindFork {
+				if n.Kind == record.KindHandoff || n.Kind == record.KindFork {
 					ok = false
 					break
 				}
 				if isCall(n) {
 					calls++
 				}
-				if n.Agent == b && (n.Kind == store.KindFinal && n.Status == store.StatusOK || n.Kind == store.KindLLM && n.LLM != nil && len(n.LLM.Calls) == 0 && n.Status == store.StatusOK) {
+				if n.Agent == b && (n.Kind == record.KindFinal && n.Status == record.StatusOK || n.Kind == record.KindLLM && n.LLM != nil && len(n.LLM.Calls) == 0 && n.Status == record.StatusOK) {
 					answered = true
 					if answer == nil {
 						answer = n
@@ -282,10 +282,10 @@ func runHandoffForAnswer(p *Pass) {
 			if next < len(c.Nodes) {
 				back := false
 				for _, n := range c.Nodes[next+1:] {
-					if n.Kind == store.KindUser {
+					if n.Kind == record.KindUser {
 						break
 					}
-					if n.Kind == store.KindHandoff && n.Handoff != nil {
+					if n.Kind == record.KindHandoff && n.Handoff != nil {
 						back = n.Handoff.From == b && n.Handoff.To == a
 						break
 					}

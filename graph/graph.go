@@ -11,18 +11,18 @@ import (
 	"sort"
 	"time"
 
-	"github.com/inspect-dev/inspect/store"
+	"github.com/inspect-dev/inspect/record"
 )
 
 // Source is what a run graph loads from; *store.DB satisfies it.
 type Source interface {
-	LoadRun(ctx context.Context, id string) (*store.Run, error)
-	ScanNodes(ctx context.Context, run *store.Run, fn func(*store.Node) error) error
+	LoadRun(ctx context.Context, id string) (*record.Run, error)
+	ScanNodes(ctx context.Context, run *record.Run, fn func(*record.Node) error) error
 }
 
 // Run is a recorded run as a graph.
 type Run struct {
-	*store.Run
+	*record.Run
 
 	// Nodes holds every node in sequence order.
 	Nodes []*Node
@@ -44,7 +44,7 @@ type Run struct {
 
 // Node is one recorded node with its place in the graph.
 type Node struct {
-	*store.Node
+	*record.Node
 	// Conv is the conversation the node belongs to.
 	Conv *Conversation
 	// ForkOf is set on fork and join nodes: the fork they open or close.
@@ -55,7 +55,7 @@ type Node struct {
 func (n *Node) ID() string { return fmt.Sprintf("n%d", n.Seq) }
 
 // Failed reports whether the node ended in a status other than ok.
-func (n *Node) Failed() bool { return n.Status != store.StatusOK && n.Status != store.StatusRunning }
+func (n *Node) Failed() bool { return n.Status != record.StatusOK && n.Status != record.StatusRunning }
 
 // Conversation is one message list: the trunk or one fork branch.
 type Conversation struct {
@@ -107,7 +107,7 @@ type Branch struct {
 	Instructions string
 	// Status is the branch's status from the join, or derived from its
 	// nodes when the join is missing.
-	Status store.Status
+	Status record.Status
 	// Duration is the branch's elapsed time.
 	Duration time.Duration
 	// Answer is its final message or error, as the join holds it.
@@ -125,8 +125,8 @@ func Load(ctx context.Context, src Source, id string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	var nodes []*store.Node
-	if err := src.ScanNodes(ctx, r, func(n *store.Node) error {
+	var nodes []*record.Node
+	if err := src.ScanNodes(ctx, r, func(n *record.Node) error {
 		nodes = append(nodes, n)
 		return nil
 	}); err != nil {
@@ -142,7 +142,7 @@ type convKey struct {
 
 // Build links nodes (in any order) of run r into a graph. Tests build runs
 // in memory with it.
-func Build(r *store.Run, nodes []*store.Node) (*Run, error) {
+func Build(r *record.Run, nodes []*record.Node) (*Run, error) {
 	sort.SliceStable(nodes, func(i, j int) bool { return nodes[i].Seq < nodes[j].Seq })
 	g := &Run{
 		Run:   r,
@@ -186,18 +186,18 @@ func Build(r *store.Run, nodes []*store.Node) (*Run, error) {
 		n.Conv = c
 		c.Nodes = append(c.Nodes, n)
 		switch sn.Kind {
-		case store.KindFork:
+		case record.KindFork:
 			f := &Fork{Node: n, Parent: c}
 			if sn.Fork != nil {
 				f.Context = sn.Fork.Context
 				for _, fb := range sn.Fork.Branches {
-					f.Branches = append(f.Branches, &Branch{Name: fb.Name, Agent: fb.Agent, Instructions: fb.Instructions, Fork: f, Status: store.StatusRunning})
+					f.Branches = append(f.Branches, &Branch{Name: fb.Name, Agent: fb.Agent, Instructions: fb.Instructions, Fork: f, Status: record.StatusRunning})
 				}
 			}
 			n.ForkOf = f
 			forks[sn.Seq] = f
 			g.Forks = append(g.Forks, f)
-		case store.KindJoin:
+		case record.KindJoin:
 			if sn.Join != nil {
 				if f := forks[sn.Join.ForkSeq]; f != nil {
 					f.Join, n.ForkOf = n, f
@@ -209,9 +209,9 @@ func Build(r *store.Run, nodes []*store.Node) (*Run, error) {
 					}
 				}
 			}
-		case store.KindHandoff:
+		case record.KindHandoff:
 			g.Handoffs = append(g.Handoffs, n)
-		case store.KindUser, store.KindLLM, store.KindTool, store.KindFinal:
+		case record.KindUser, record.KindLLM, record.KindTool, record.KindFinal:
 		default:
 			panic(fmt.Sprintf("internal error: unhandled node kind %v", sn.Kind))
 		}
@@ -258,16 +258,16 @@ func branchPath(f *Fork, b *Branch) string {
 // openBranchState derives a branch's status and duration when no join
 // recorded them (the run was killed or is still going). A branch that did not
 // end ran from its fork at least until the run's last recorded moment.
-func openBranchState(r *store.Run, c *Conversation, forked, last time.Time) (store.Status, time.Duration) {
+func openBranchState(r *record.Run, c *Conversation, forked, last time.Time) (record.Status, time.Duration) {
 	open := r.Status
-	if open == store.StatusOK { // a finished run whose fork never joined
-		open = store.StatusError
+	if open == record.StatusOK { // a finished run whose fork never joined
+		open = record.StatusError
 	}
 	if len(c.Nodes) == 0 {
 		return open, last.Sub(forked)
 	}
 	final := c.Nodes[len(c.Nodes)-1]
-	if final.Kind == store.KindFinal && !final.Ended.IsZero() {
+	if final.Kind == record.KindFinal && !final.Ended.IsZero() {
 		return final.Status, final.Ended.Sub(forked)
 	}
 	return open, last.Sub(forked)
@@ -323,7 +323,7 @@ func (c *Conversation) firstAgent() string {
 func (g *Run) LastAgent() string {
 	t := g.Trunk.Nodes
 	for i := len(t) - 1; i >= 0; i-- {
-		if t[i].Kind == store.KindHandoff && t[i].Handoff != nil {
+		if t[i].Kind == record.KindHandoff && t[i].Handoff != nil {
 			return t[i].Handoff.To
 		}
 		if t[i].Agent != "" {
@@ -352,7 +352,7 @@ func (g *Run) Tokens() Tokens {
 func SumTokens(nodes []*Node) Tokens {
 	var t Tokens
 	for _, n := range nodes {
-		if n.Kind != store.KindLLM || n.LLM == nil {
+		if n.Kind != record.KindLLM || n.LLM == nil {
 			continue
 		}
 		t.Calls++
@@ -399,7 +399,7 @@ func (g *Run) ToolCounts() ToolCounts {
 	}
 	for _, n := range g.Nodes {
 		switch n.Kind {
-		case store.KindTool:
+		case record.KindTool:
 			name := ""
 			if n.Tool != nil {
 				name = n.Tool.Name
@@ -419,9 +419,9 @@ func (g *Run) ToolCounts() ToolCounts {
 			default:
 				tc.ResearchBeforeFork++
 			}
-		case store.KindFork:
+		case record.KindFork:
 			counts["fork"]++
-		case store.KindHandoff:
+		case record.KindHandoff:
 			if n.Handoff != nil {
 				counts["transfer_to_"+n.Handoff.To]++
 			}

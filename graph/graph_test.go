@@ -11,11 +11,12 @@ import (
 
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/graph/graphtest"
+	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
 )
 
-func run() *store.Run {
-	return &store.Run{ID: "r1", Started: graphtest.Start, Ended: graphtest.Start.Add(time.Minute), Status: store.StatusOK}
+func run() *record.Run {
+	return &record.Run{ID: "r1", Started: graphtest.Start, Ended: graphtest.Start.Add(time.Minute), Status: record.StatusOK}
 }
 
 func TestBuild_Synthetic(t *testing.T) {
@@ -49,17 +50,17 @@ func TestBuild_Synthetic(t *testing.T) {
 			if b.Slowest() {
 				slowest++
 			}
-			if b.Status == store.StatusError {
+			if b.Status == record.StatusError {
 				failed++
 			}
-			if b.Status == store.StatusRunning {
+			if b.Status == record.StatusRunning {
 				t.Errorf("branch %s still running after its join", b.Name)
 			}
 		}
 		if slowest != 1 {
 			t.Errorf("fork %s has %d slowest branches, want exactly 1", f.Node.ID(), slowest)
 		}
-		if f.Slowest.Status != store.StatusError && f.Slowest.Duration != 2*time.Second {
+		if f.Slowest.Status != record.StatusError && f.Slowest.Duration != 2*time.Second {
 			t.Errorf("slowest of %s = %s %v", f.Node.ID(), f.Slowest.Name, f.Slowest.Duration)
 		}
 	}
@@ -85,7 +86,7 @@ func TestBuild_Synthetic(t *testing.T) {
 func countFailedLLM(g *graph.Run) int {
 	n := 0
 	for _, nd := range g.Nodes {
-		if nd.Kind == store.KindLLM && nd.Status == store.StatusError {
+		if nd.Kind == record.KindLLM && nd.Status == record.StatusError {
 			n++
 		}
 	}
@@ -94,19 +95,19 @@ func countFailedLLM(g *graph.Run) int {
 
 func TestBuild_HandoffAndOpenFork(t *testing.T) {
 	at := func(s int) time.Time { return graphtest.Start.Add(time.Duration(s) * time.Second) }
-	nodes := []*store.Node{
-		{Seq: 1, Kind: store.KindUser, Agent: "intake", Started: at(0), Ended: at(0), Status: store.StatusOK, Text: "refund?"},
-		{Seq: 2, Kind: store.KindLLM, Agent: "intake", Started: at(0), Ended: at(1), Status: store.StatusOK, LLM: &store.LLM{Calls: []string{"transfer_to_billing"}}},
-		{Seq: 3, Kind: store.KindHandoff, Agent: "intake", Started: at(1), Ended: at(1), Status: store.StatusOK, Handoff: &store.Handoff{From: "intake", To: "billing"}},
-		{Seq: 4, Kind: store.KindLLM, Agent: "billing", Started: at(1), Ended: at(2), Status: store.StatusOK, LLM: &store.LLM{Calls: []string{"fork"}}},
-		{Seq: 5, Kind: store.KindFork, Agent: "billing", Started: at(2), Ended: at(2), Status: store.StatusOK,
-			Fork: &store.Fork{Context: "none", Branches: []store.ForkBranch{{Name: "a", Agent: "billing"}, {Name: "b", Agent: "billing"}}}},
-		{Seq: 6, Kind: store.KindLLM, Branch: "a", ForkSeq: 5, Depth: 1, Agent: "billing", Started: at(2), Status: store.StatusInterrupted, LLM: &store.LLM{}},
-		{Seq: 7, Kind: store.KindLLM, Branch: "b", ForkSeq: 5, Depth: 1, Agent: "billing", Started: at(2), Ended: at(4), Status: store.StatusOK, LLM: &store.LLM{}},
-		{Seq: 8, Kind: store.KindFinal, Branch: "b", ForkSeq: 5, Depth: 1, Agent: "billing", Started: at(4), Ended: at(4), Status: store.StatusOK, Text: "done"},
+	nodes := []*record.Node{
+		{Seq: 1, Kind: record.KindUser, Agent: "intake", Started: at(0), Ended: at(0), Status: record.StatusOK, Text: "refund?"},
+		{Seq: 2, Kind: record.KindLLM, Agent: "intake", Started: at(0), Ended: at(1), Status: record.StatusOK, LLM: &record.LLM{Calls: []string{"transfer_to_billing"}}},
+		{Seq: 3, Kind: record.KindHandoff, Agent: "intake", Started: at(1), Ended: at(1), Status: record.StatusOK, Handoff: &record.Handoff{From: "intake", To: "billing"}},
+		{Seq: 4, Kind: record.KindLLM, Agent: "billing", Started: at(1), Ended: at(2), Status: record.StatusOK, LLM: &record.LLM{Calls: []string{"fork"}}},
+		{Seq: 5, Kind: record.KindFork, Agent: "billing", Started: at(2), Ended: at(2), Status: record.StatusOK,
+			Fork: &record.Fork{Context: "none", Branches: []record.ForkBranch{{Name: "a", Agent: "billing"}, {Name: "b", Agent: "billing"}}}},
+		{Seq: 6, Kind: record.KindLLM, Branch: "a", ForkSeq: 5, Depth: 1, Agent: "billing", Started: at(2), Status: record.StatusInterrupted, LLM: &record.LLM{}},
+		{Seq: 7, Kind: record.KindLLM, Branch: "b", ForkSeq: 5, Depth: 1, Agent: "billing", Started: at(2), Ended: at(4), Status: record.StatusOK, LLM: &record.LLM{}},
+		{Seq: 8, Kind: record.KindFinal, Branch: "b", ForkSeq: 5, Depth: 1, Agent: "billing", Started: at(4), Ended: at(4), Status: record.StatusOK, Text: "done"},
 	}
 	r := run()
-	r.Status = store.StatusInterrupted
+	r.Status = record.StatusInterrupted
 	g, err := graph.Build(r, nodes)
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +120,7 @@ func TestBuild_HandoffAndOpenFork(t *testing.T) {
 	}
 	f := g.Forks[0]
 	a, b := f.Branches[0], f.Branches[1]
-	if f.Join != nil || a.Status != store.StatusInterrupted || b.Status != store.StatusOK {
+	if f.Join != nil || a.Status != record.StatusInterrupted || b.Status != record.StatusOK {
 		t.Errorf("open fork: join %v, statuses %s %s; want no join, interrupted, ok", f.Join, a.Status, b.Status)
 	}
 	// The interrupted branch ran at least until the run's last recorded moment.
@@ -130,7 +131,7 @@ func TestBuild_HandoffAndOpenFork(t *testing.T) {
 	if c := empty.Forks[0].Branches[1].Conv; c == nil || len(c.Nodes) != 0 {
 		t.Errorf("a branch that recorded nothing still gets an empty conversation")
 	}
-	if _, err := graph.Build(r, append(nodes, &store.Node{Seq: 6, Kind: store.KindUser})); err == nil {
+	if _, err := graph.Build(r, append(nodes, &record.Node{Seq: 6, Kind: record.KindUser})); err == nil {
 		t.Error("two nodes with one seq were accepted")
 	}
 }
@@ -151,7 +152,7 @@ func TestLoad_MatchesBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := graph.Build(&store.Run{ID: id}, graphtest.Synthetic(120))
+	want, _ := graph.Build(&record.Run{ID: id}, graphtest.Synthetic(120))
 	if len(g.Nodes) != len(want.Nodes) || len(g.Forks) != len(want.Forks) || g.Tokens() != want.Tokens() || g.Elapsed() != want.Nodes[len(want.Nodes)-1].Ended.Sub(graphtest.Start) {
 		t.Errorf("loaded graph differs: %d nodes, %d forks, %+v, elapsed %v", len(g.Nodes), len(g.Forks), g.Tokens(), g.Elapsed())
 	}

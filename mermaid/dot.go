@@ -9,7 +9,7 @@ import (
 	"unicode"
 
 	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/store"
+	"github.com/inspect-dev/inspect/record"
 )
 
 // FprintDOT writes run g as Graphviz DOT to w with the default Config.
@@ -87,19 +87,19 @@ func nodeStyle(it *item) string {
 	style := "rounded,filled"
 	if it.kind == itemNode || it.kind == itemFork {
 		switch it.node.Kind {
-		case store.KindUser:
+		case record.KindUser:
 			fill = "#e3f2fd"
-		case store.KindLLM:
+		case record.KindLLM:
 			fill = "#ffffff"
-		case store.KindTool:
+		case record.KindTool:
 			fill = "#f1f3f4"
-		case store.KindFork:
+		case record.KindFork:
 			shape, style, fill = "invtrapezium", "filled", "#ede7f6"
-		case store.KindJoin:
+		case record.KindJoin:
 			shape, style, fill = "trapezium", "filled", "#ede7f6"
-		case store.KindHandoff:
+		case record.KindHandoff:
 			shape, style, fill = "cds", "filled", "#fff8e1"
-		case store.KindFinal:
+		case record.KindFinal:
 			fill = "#e8f5e9"
 		default:
 			panic(fmt.Sprintf("internal error: unhandled node kind %v", it.node.Kind))
@@ -148,7 +148,7 @@ func printDOT(out io.Writer, v *view, c *Config) error {
 				w.line(indent, fmt.Sprintf("subgraph cluster_b%d {", bv.k))
 				color, fill, pen, style, text := colorBorder, "#f7f9fb", "1", "rounded,filled", "#000000"
 				switch {
-				case bv.b.Status != store.StatusOK && bv.b.Status != store.StatusRunning:
+				case bv.b.Status != record.StatusOK && bv.b.Status != record.StatusRunning:
 					color, fill, pen, text = colorError, "#fff5f5", "2", textError
 				case bv.b.Slowest():
 					color, pen = colorSlowest, "3"

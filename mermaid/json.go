@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/store"
+	"github.com/inspect-dev/inspect/record"
 )
 
 // JSONSchema names the version of the JSON form written by FprintJSON.
@@ -257,7 +257,7 @@ func nodeJSON(v *view, n *graph.Node) NodeJSON {
 		Marked: v.marked[n], Depth: n.Depth, Started: jsonTime(n.Started), Ended: jsonTimePtr(n.Ended),
 		DurationMS: n.Duration().Milliseconds(), Status: string(n.Status), Error: n.Error, Text: n.Text}
 	switch n.Kind {
-	case store.KindLLM:
+	case record.KindLLM:
 		if l := n.LLM; l != nil {
 			j.LLM = &LLMJSON{Model: l.Model, Calls: nonNil(l.Calls), In: l.Usage.In, Out: l.Usage.Out, Content: l.Content}
 			if l.Usage.CachedReported {
@@ -265,29 +265,29 @@ func nodeJSON(v *view, n *graph.Node) NodeJSON {
 				j.LLM.Cached = &c
 			}
 		}
-	case store.KindTool:
+	case record.KindTool:
 		if t := n.Tool; t != nil {
 			j.Tool = &ToolJSON{Name: t.Name, CallID: t.CallID, Args: t.Args, Result: t.Result, Research: t.Research}
 		}
-	case store.KindHandoff:
+	case record.KindHandoff:
 		if h := n.Handoff; h != nil {
 			j.Handoff = &HandoffJSON{From: h.From, To: h.To, Reason: h.Reason}
 		}
-	case store.KindFork:
+	case record.KindFork:
 		if f := n.Fork; f != nil {
 			j.Fork = &ForkPayloadJSON{Context: f.Context, Branches: []ForkBranchJSON{}}
 			for _, b := range f.Branches {
 				j.Fork.Branches = append(j.Fork.Branches, ForkBranchJSON{b.Name, b.Agent, b.Instructions})
 			}
 		}
-	case store.KindJoin:
+	case record.KindJoin:
 		if jn := n.Join; jn != nil {
 			j.Join = &JoinPayloadJSON{Fork: "n" + itoa64(jn.ForkSeq), Branches: []JoinBranchJSON{}}
 			for _, b := range jn.Branches {
 				j.Join.Branches = append(j.Join.Branches, JoinBranchJSON{b.Name, b.Agent, string(b.Status), b.Duration.Milliseconds(), b.Answer})
 			}
 		}
-	case store.KindUser, store.KindFinal:
+	case record.KindUser, record.KindFinal:
 	default:
 		panic("internal error: unhandled node kind " + string(n.Kind))
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/store"
+	"github.com/inspect-dev/inspect/record"
 )
 
 // Label lengths, in runes of the untrusted text before escaping.
@@ -65,20 +65,20 @@ func (l *labeler) label(it *item) string {
 func (l *labeler) node(n *graph.Node) string {
 	var b strings.Builder
 	switch n.Kind {
-	case store.KindUser:
+	case record.KindUser:
 		b.WriteString("user")
 		b.WriteString(l.at(n))
 		b.WriteString(": ")
 		b.WriteString(l.esc(oneLine(n.Text, taskRunes)))
-	case store.KindLLM:
+	case record.KindLLM:
 		b.WriteString("llm")
 		b.WriteString(l.at(n))
 		b.WriteString(" · ")
-		var u store.Usage
+		var u record.Usage
 		switch {
 		case n.Failed():
 			b.WriteString(string(n.Status))
-		case n.Status == store.StatusRunning:
+		case n.Status == record.StatusRunning:
 			b.WriteString("running")
 		case n.LLM != nil && len(n.LLM.Calls) > 0:
 			b.WriteString("calls ")
@@ -90,11 +90,11 @@ func (l *labeler) node(n *graph.Node) string {
 			u = n.LLM.Usage
 		}
 		fmt.Fprintf(&b, " · in %d out %d", u.In, u.Out)
-		if n.Status != store.StatusRunning {
+		if n.Status != record.StatusRunning {
 			b.WriteString(" · ")
 			b.WriteString(graph.FormatDuration(n.Duration()))
 		}
-	case store.KindTool:
+	case record.KindTool:
 		b.WriteString("tool")
 		b.WriteString(l.at(n))
 		if n.Tool != nil {
@@ -106,13 +106,13 @@ func (l *labeler) node(n *graph.Node) string {
 			}
 		}
 		l.status(&b, n)
-	case store.KindHandoff:
+	case record.KindHandoff:
 		b.WriteString("handoff")
 		if h := n.Handoff; h != nil {
 			b.WriteString(" " + l.name(h.From) + " to " + l.name(h.To))
 		}
 		l.status(&b, n)
-	case store.KindFork:
+	case record.KindFork:
 		ctx := "inherit"
 		var names []string
 		if f := n.Fork; f != nil {
@@ -126,7 +126,7 @@ func (l *labeler) node(n *graph.Node) string {
 		b.WriteString("fork")
 		b.WriteString(l.at(n))
 		b.WriteString(" (" + l.name(ctx) + " context) " + l.names(names))
-	case store.KindJoin:
+	case record.KindJoin:
 		b.WriteString("join ")
 		if j := n.Join; j != nil {
 			for i, jb := range j.Branches {
@@ -136,7 +136,7 @@ func (l *labeler) node(n *graph.Node) string {
 				b.WriteString(l.name(jb.Name) + "=" + l.name(string(jb.Status)))
 			}
 		}
-	case store.KindFinal:
+	case record.KindFinal:
 		b.WriteString("final")
 		b.WriteString(l.at(n))
 		if n.Failed() {
@@ -152,7 +152,7 @@ func (l *labeler) node(n *graph.Node) string {
 
 // status appends " · <status>" unless the node is ok.
 func (l *labeler) status(b *strings.Builder, n *graph.Node) {
-	if n.Status != store.StatusOK {
+	if n.Status != record.StatusOK {
 		b.WriteString(" · " + l.name(string(n.Status)))
 	}
 }
@@ -181,7 +181,7 @@ func (l *labeler) fold(it *item) string {
 	tools, llms := 0, 0
 	var at string
 	for _, n := range it.nodes {
-		if n.Kind == store.KindTool {
+		if n.Kind == record.KindTool {
 			tools++
 		} else {
 			llms++
@@ -215,13 +215,13 @@ func (l *labeler) summary(nodes []*graph.Node, prefix string) string {
 	var at string
 	for _, n := range nodes {
 		switch n.Kind {
-		case store.KindTool:
+		case record.KindTool:
 			if n.Tool != nil {
 				counts[n.Tool.Name]++
 			}
-		case store.KindFork:
+		case record.KindFork:
 			forks++
-		case store.KindHandoff:
+		case record.KindHandoff:
 			handoffs++
 		}
 		if at == "" {

@@ -28,7 +28,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/store"
+	"github.com/inspect-dev/inspect/record"
 )
 
 // GitHub's Mermaid limits (Mermaid's defaults), which a collapsed chart stays under.
@@ -295,7 +295,7 @@ func printMermaid(out io.Writer, v *view, c *Config) error {
 				w.line(indent, "subgraph "+bid+`["`+l.branchTitle(bv)+`"]`)
 				body(bv.items, indent+1)
 				w.line(indent, "end")
-				if bv.b.Status != store.StatusOK && bv.b.Status != store.StatusRunning {
+				if bv.b.Status != record.StatusOK && bv.b.Status != record.StatusRunning {
 					errs = append(errs, bid)
 				}
 				if bv.b.Slowest() {

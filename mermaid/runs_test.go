@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/store"
+	"github.com/inspect-dev/inspect/record"
 )
 
 // Test runs built in memory, shaped as docs/recording.md says the runtime
@@ -16,7 +16,7 @@ var t0 = time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC)
 
 // rec builds a node list with sequence numbers and times.
 type rec struct {
-	nodes []*store.Node
+	nodes []*record.Node
 }
 
 // conv is where nodes go: a conversation address and its agent.
@@ -34,7 +34,7 @@ func (r *rec) trunk(agent string) *conv { return &conv{r: r, agent: agent} }
 func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 
 // add records n taking d of the conversation's clock.
-func (c *conv) add(n *store.Node, d time.Duration) *store.Node {
+func (c *conv) add(n *record.Node, d time.Duration) *record.Node {
 	n.Seq = int64(len(c.r.nodes) + 1)
 	n.Branch, n.ForkSeq, n.Depth = c.branch, c.forkSeq, c.depth
 	if n.Agent == "" {
@@ -44,57 +44,57 @@ func (c *conv) add(n *store.Node, d time.Duration) *store.Node {
 	c.at += d
 	n.Ended = t0.Add(c.at)
 	if n.Status == "" {
-		n.Status = store.StatusOK
+		n.Status = record.StatusOK
 	}
 	c.r.nodes = append(c.r.nodes, n)
 	return n
 }
 
-func (c *conv) user(text string) *store.Node {
-	return c.add(&store.Node{Kind: store.KindUser, Text: text}, 0)
+func (c *conv) user(text string) *record.Node {
+	return c.add(&record.Node{Kind: record.KindUser, Text: text}, 0)
 }
 
-func (c *conv) llm(d time.Duration, in, out int64, calls ...string) *store.Node {
-	return c.add(&store.Node{Kind: store.KindLLM, LLM: &store.LLM{Model: "scripted", Calls: calls, Usage: store.Usage{In: in, Out: out}}}, d)
+func (c *conv) llm(d time.Duration, in, out int64, calls ...string) *record.Node {
+	return c.add(&record.Node{Kind: record.KindLLM, LLM: &record.LLM{Model: "scripted", Calls: calls, Usage: record.Usage{In: in, Out: out}}}, d)
 }
 
-func (c *conv) cachedLLM(d time.Duration, in, out, cached int64, calls ...string) *store.Node {
+func (c *conv) cachedLLM(d time.Duration, in, out, cached int64, calls ...string) *record.Node {
 	n := c.llm(d, in, out, calls...)
 	n.LLM.Usage.Cached, n.LLM.Usage.CachedReported = cached, true
 	return n
 }
 
-func (c *conv) tool(name, args, result string) *store.Node {
-	return c.add(&store.Node{Kind: store.KindTool, Tool: &store.Tool{CallID: fmt.Sprintf("call_%d", len(c.r.nodes)+1),
+func (c *conv) tool(name, args, result string) *record.Node {
+	return c.add(&record.Node{Kind: record.KindTool, Tool: &record.Tool{CallID: fmt.Sprintf("call_%d", len(c.r.nodes)+1),
 		Name: name, Args: args, Result: result, Research: name == "read_file" || name == "list_dir"}}, ms(40))
 }
 
-func (c *conv) final(text string) *store.Node {
-	return c.add(&store.Node{Kind: store.KindFinal, Text: text}, 0)
+func (c *conv) final(text string) *record.Node {
+	return c.add(&record.Node{Kind: record.KindFinal, Text: text}, 0)
 }
 
-func (c *conv) fail(err string) *store.Node {
-	return c.add(&store.Node{Kind: store.KindFinal, Status: store.StatusError, Error: err}, 0)
+func (c *conv) fail(err string) *record.Node {
+	return c.add(&record.Node{Kind: record.KindFinal, Status: record.StatusError, Error: err}, 0)
 }
 
-func (c *conv) handoff(to, reason string) *store.Node {
-	n := c.add(&store.Node{Kind: store.KindHandoff, Handoff: &store.Handoff{From: c.agent, To: to, Reason: reason}}, 0)
+func (c *conv) handoff(to, reason string) *record.Node {
+	n := c.add(&record.Node{Kind: record.KindHandoff, Handoff: &record.Handoff{From: c.agent, To: to, Reason: reason}}, 0)
 	c.agent = to
 	return n
 }
 
 // fork records a fork node and returns one conversation per branch (named
 // name or name:agent); call join when they are done.
-func (c *conv) fork(context string, branches ...[2]string) (*store.Node, []*conv) {
-	f := &store.Fork{Context: context}
+func (c *conv) fork(context string, branches ...[2]string) (*record.Node, []*conv) {
+	f := &record.Fork{Context: context}
 	for _, b := range branches {
 		agent := b[1]
 		if agent == "" {
 			agent = c.agent
 		}
-		f.Branches = append(f.Branches, store.ForkBranch{Name: b[0], Agent: agent, Instructions: "Report on " + b[0] + "."})
+		f.Branches = append(f.Branches, record.ForkBranch{Name: b[0], Agent: agent, Instructions: "Report on " + b[0] + "."})
 	}
-	n := c.add(&store.Node{Kind: store.KindFork, Fork: f}, 0)
+	n := c.add(&record.Node{Kind: record.KindFork, Fork: f}, 0)
 	var out []*conv
 	for _, b := range f.Branches {
 		path := b.Name
@@ -108,37 +108,37 @@ func (c *conv) fork(context string, branches ...[2]string) (*store.Node, []*conv
 
 // join closes fork f from its branch conversations; the parent's clock moves
 // to the slowest branch's end.
-func (c *conv) join(f *store.Node, branches []*conv, answers ...string) *store.Node {
-	j := &store.Join{ForkSeq: f.Seq}
+func (c *conv) join(f *record.Node, branches []*conv, answers ...string) *record.Node {
+	j := &record.Join{ForkSeq: f.Seq}
 	start := c.at
 	end := start
 	for i, b := range branches {
-		st := store.StatusOK
+		st := record.StatusOK
 		answer := ""
 		if i < len(answers) {
 			answer = answers[i]
 		}
 		for k := len(c.r.nodes) - 1; k >= 0; k-- {
 			if n := c.r.nodes[k]; n.ForkSeq == f.Seq && n.Branch == b.branch {
-				if n.Status != store.StatusOK {
+				if n.Status != record.StatusOK {
 					st = n.Status
 					answer = n.Error
 				}
 				break
 			}
 		}
-		j.Branches = append(j.Branches, store.JoinBranch{Name: f.Fork.Branches[i].Name, Agent: f.Fork.Branches[i].Agent,
+		j.Branches = append(j.Branches, record.JoinBranch{Name: f.Fork.Branches[i].Name, Agent: f.Fork.Branches[i].Agent,
 			Status: st, Duration: b.at - start, Answer: answer})
 		end = max(end, b.at)
 	}
 	c.at = end
-	return c.add(&store.Node{Kind: store.KindJoin, Join: j}, 0)
+	return c.add(&record.Node{Kind: record.KindJoin, Join: j}, 0)
 }
 
-func build(t testing.TB, r *rec, id string, status store.Status, tasks ...string) *graph.Run {
+func build(t testing.TB, r *rec, id string, status record.Status, tasks ...string) *graph.Run {
 	t.Helper()
-	run := &store.Run{ID: id, Started: t0, Status: status, Tasks: tasks, Project: store.Project{Name: "demo"}, Models: []string{"scripted"}}
-	if status != store.StatusRunning && status != store.StatusInterrupted {
+	run := &record.Run{ID: id, Started: t0, Status: status, Tasks: tasks, Project: record.Project{Name: "demo"}, Models: []string{"scripted"}}
+	if status != record.StatusRunning && status != record.StatusInterrupted {
 		var end time.Time
 		for _, n := range r.nodes {
 			if n.Ended.After(end) {
@@ -178,14 +178,14 @@ func fanoutRun(t testing.TB) *graph.Run {
 	us.cachedLLM(ms(9620), 1900, 150, 512)
 	us.final("US revenue rose 6.3% in Q3.")
 	n := apac.llm(ms(2000), 0, 0)
-	n.Status, n.Error = store.StatusError, "provider error after 3 retries: 503 Service Unavailable"
+	n.Status, n.Error = record.StatusError, "provider error after 3 retries: 503 Service Unavailable"
 	apac.fail("provider error after 3 retries: 503 Service Unavailable")
 	tr.join(f, bs)
 	tr.cachedLLM(ms(1400), 2600, 60, 1400, "transfer_to_billing")
 	tr.handoff("billing", "billing owns the revenue report format")
 	tr.cachedLLM(ms(2200), 2900, 210, 2400)
 	tr.final("US grew fastest (6.3%), then EU (4.1%); APAC data was unavailable.")
-	return build(t, r, "7f3a9c2e41d0", store.StatusOK, task)
+	return build(t, r, "7f3a9c2e41d0", record.StatusOK, task)
 }
 
 // handoffRun is a plain hand-off with no fork and no cached tokens reported.
@@ -199,7 +199,7 @@ func handoffRun(t testing.TB) *graph.Run {
 	tr.tool("lookup_invoice", `{"id":"INV-1042"}`, `{"total": 120}`)
 	tr.llm(ms(700), 700, 80)
 	tr.final("Your invoice INV-1042 was corrected.")
-	return build(t, r, "a1b2c3d4e5f6", store.StatusOK, "My invoice is wrong")
+	return build(t, r, "a1b2c3d4e5f6", record.StatusOK, "My invoice is wrong")
 }
 
 // nestedRun forks inside a branch (inherit then none context).
@@ -226,7 +226,7 @@ func nestedRun(t testing.TB) *graph.Run {
 	tr.join(f, bs)
 	tr.llm(ms(800), 1200, 100)
 	tr.final("Europe mixed, US up.")
-	return build(t, r, "c0ffee000001", store.StatusOK, "Survey the European and US markets")
+	return build(t, r, "c0ffee000001", record.StatusOK, "Survey the European and US markets")
 }
 
 // hostileRun carries names and text that would break or reconfigure a
@@ -252,7 +252,7 @@ func hostileRun(t testing.TB) *graph.Run {
 	tr.handoff("style", "because:#35; classDef x fill:#f00;\nend")
 	tr.llm(ms(100), 10, 5)
 	tr.final("done")
-	return build(t, r, "click", store.StatusOK, task)
+	return build(t, r, "click", record.StatusOK, task)
 }
 
 // interruptedRun died with a fork open: no join, a branch still running.
@@ -265,8 +265,8 @@ func interruptedRun(t testing.TB) *graph.Run {
 	bs[0].llm(ms(800), 200, 30)
 	bs[0].final("a done")
 	n := bs[1].llm(ms(400), 200, 0)
-	n.Status, n.Ended = store.StatusInterrupted, time.Time{}
-	return build(t, r, "dead00000001", store.StatusInterrupted, "Read everything")
+	n.Status, n.Ended = record.StatusInterrupted, time.Time{}
+	return build(t, r, "dead00000001", record.StatusInterrupted, "Read everything")
 }
 
 // repeatedRun reads 30 files one call at a time.
@@ -280,7 +280,7 @@ func repeatedRun(t testing.TB) *graph.Run {
 	}
 	tr.llm(ms(1000), 3000, 300)
 	tr.final("A summary.")
-	return build(t, r, "5e5e5e5e5e5e", store.StatusOK, "Summarize the 30 chapters")
+	return build(t, r, "5e5e5e5e5e5e", record.StatusOK, "Summarize the 30 chapters")
 }
 
 // bigRun has about n nodes: rounds of serial reads, forks of four branches
@@ -323,7 +323,7 @@ func bigRun(t testing.TB, n int) *graph.Run {
 	}
 	tr.llm(ms(100), 800, 10)
 	tr.final("all done")
-	return build(t, r, "b16b16b16b16", store.StatusOK, "A very long job")
+	return build(t, r, "b16b16b16b16", record.StatusOK, "A very long job")
 }
 
 // testRuns are the runs with goldens under testdata/.

@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/store"
+	"github.com/inspect-dev/inspect/record"
 )
 
 // The view is the one walk every output shares: a run's conversations as
@@ -108,7 +108,7 @@ func newView(g *graph.Run) *view {
 	v := &view{g: g, marked: map[*graph.Node]bool{}, branchNo: map[*graph.Branch]int{}}
 	seen := map[string]bool{}
 	for _, n := range g.Nodes {
-		if n.Agent == "" || n.Kind == store.KindUser || seen[n.Agent] {
+		if n.Agent == "" || n.Kind == record.KindUser || seen[n.Agent] {
 			continue
 		}
 		seen[n.Agent] = true
@@ -128,7 +128,7 @@ func (v *view) items(c *graph.Conversation) []*item {
 	out := make([]*item, 0, len(c.Nodes))
 	for _, n := range c.Nodes {
 		it := &item{kind: itemNode, node: n}
-		if n.Kind == store.KindFork && n.ForkOf != nil {
+		if n.Kind == record.KindFork && n.ForkOf != nil {
 			it.kind = itemFork
 			for _, b := range n.ForkOf.Branches {
 				bv := &branchView{b: b, k: v.branchNo[b]}
@@ -221,7 +221,7 @@ func (v *view) fold(items []*item) []*item {
 			if !ok || nm != name {
 				break
 			}
-			if items[j].node.Kind == store.KindTool {
+			if items[j].node.Kind == record.KindTool {
 				tools++
 			}
 			j++
@@ -251,11 +251,11 @@ func repeatable(it *item) (string, bool) {
 	}
 	n := it.node
 	switch n.Kind {
-	case store.KindTool:
+	case record.KindTool:
 		if n.Tool != nil {
 			return n.Tool.Name, true
 		}
-	case store.KindLLM:
+	case record.KindLLM:
 		if n.LLM == nil || len(n.LLM.Calls) == 0 {
 			return "", false
 		}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/runtime/project"
-	"github.com/inspect-dev/inspect/store"
 	openai "github.com/sashabaranov/go-openai"
 	"golang.org/x/sync/errgroup"
 )
@@ -20,7 +20,7 @@ var branchNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 // forkCall is a validated fork call.
 type forkCall struct {
 	context  string
-	branches []store.ForkBranch
+	branches []record.ForkBranch
 }
 
 // parseFork validates a fork call's arguments for the forking agent. The
@@ -87,7 +87,7 @@ func (r *runner) parseFork(a *project.Agent, args string) (*forkCall, string) {
 		} else if !a.Fork.Allows(a.Name) {
 			return nil, fmt.Sprintf("error: branch %q names no agent and %s may not run its own branches; set `agent` to one of: %s", b.Name, a.Name, strings.Join(enum, ", "))
 		}
-		fc.branches = append(fc.branches, store.ForkBranch{Name: b.Name, Agent: agent, Instructions: b.Instructions})
+		fc.branches = append(fc.branches, record.ForkBranch{Name: b.Name, Agent: agent, Instructions: b.Instructions})
 	}
 	return fc, ""
 }
@@ -107,7 +107,7 @@ func (r *runner) fork(ctx context.Context, c *conversation, tc openai.ToolCall, 
 	if problem != "" {
 		return r.invalid(c, tc, problem)
 	}
-	forkNode := &store.Node{Kind: store.KindFork, Fork: &store.Fork{Context: fc.context, Branches: fc.branches}}
+	forkNode := &record.Node{Kind: record.KindFork, Fork: &record.Fork{Context: fc.context, Branches: fc.branches}}
 	r.add(c, forkNode)
 	var names []string
 	for _, b := range fc.branches {
@@ -139,8 +139,8 @@ func (r *runner) fork(ctx context.Context, c *conversation, tc openai.ToolCall, 
 		bc := branches[i]
 		var out outcome
 		if ctx.Err() != nil {
-			out = outcome{status: store.StatusCancelled, err: "cancelled before the branch started"}
-			r.add(bc, &store.Node{Kind: store.KindFinal, Status: out.status, Error: out.err})
+			out = outcome{status: record.StatusCancelled, err: "cancelled before the branch started"}
+			r.add(bc, &record.Node{Kind: record.KindFinal, Status: out.status, Error: out.err})
 		} else {
 			out = r.converse(ctx, bc)
 		}
@@ -171,21 +171,21 @@ func (r *runner) fork(ctx context.Context, c *conversation, tc openai.ToolCall, 
 	} else {
 		joinTime = c.clock.Now()
 	}
-	join := &store.Join{ForkSeq: forkNode.Seq}
+	join := &record.Join{ForkSeq: forkNode.Seq}
 	var text strings.Builder
 	for i, b := range fc.branches {
 		br := results[i]
 		answer := br.out.answer
-		if br.out.status != store.StatusOK {
+		if br.out.status != record.StatusOK {
 			answer = br.out.err
 		}
-		join.Branches = append(join.Branches, store.JoinBranch{Name: b.Name, Agent: b.Agent, Status: br.out.status, Duration: br.dur, Answer: answer})
+		join.Branches = append(join.Branches, record.JoinBranch{Name: b.Name, Agent: b.Agent, Status: br.out.status, Duration: br.dur, Answer: answer})
 		if i > 0 {
 			text.WriteString("\n\n")
 		}
 		fmt.Fprintf(&text, "### %s (%s)\n%s", b.Name, br.out.status, strings.TrimSpace(answer))
 	}
-	r.add(c, &store.Node{Kind: store.KindJoin, Started: joinTime, Ended: joinTime, Join: join})
+	r.add(c, &record.Node{Kind: record.KindJoin, Started: joinTime, Ended: joinTime, Join: join})
 	var st []string
 	for _, jb := range join.Branches {
 		st = append(st, jb.Name+"="+string(jb.Status))

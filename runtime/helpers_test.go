@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/runtime"
 	"github.com/inspect-dev/inspect/store"
 )
@@ -31,7 +32,7 @@ func openDB(t testing.TB) *store.DB {
 func fixture(name string) string { return filepath.Join("..", "fixtures", name) }
 
 // runFixture runs a fixture project with its script in virtual time.
-func runFixture(t testing.TB, dir string, mod func(*runtime.Config)) (*runtime.Result, *store.DB, []*store.Node) {
+func runFixture(t testing.TB, dir string, mod func(*runtime.Config)) (*runtime.Result, *store.DB, []*record.Node) {
 	t.Helper()
 	db := openDB(t)
 	cfg := runtime.Config{Project: dir, Script: filepath.Join(dir, "script.yaml"), DB: db, Now: func() time.Time { return t0 }, RunID: "testrun"}
@@ -45,38 +46,38 @@ func runFixture(t testing.TB, dir string, mod func(*runtime.Config)) (*runtime.R
 	return res, db, nodes(t, db, res.RunID)
 }
 
-func nodes(t testing.TB, db *store.DB, id string) []*store.Node {
+func nodes(t testing.TB, db *store.DB, id string) []*record.Node {
 	t.Helper()
 	ctx := context.Background()
 	run, err := db.LoadRun(ctx, id)
 	if err != nil {
 		t.Fatalf("LoadRun: %v", err)
 	}
-	var out []*store.Node
-	if err := db.ScanNodes(ctx, run, func(n *store.Node) error { out = append(out, n); return nil }); err != nil {
+	var out []*record.Node
+	if err := db.ScanNodes(ctx, run, func(n *record.Node) error { out = append(out, n); return nil }); err != nil {
 		t.Fatalf("ScanNodes: %v", err)
 	}
 	return out
 }
 
 // outline renders nodes one per line, for assertions and failure messages.
-func outline(ns []*store.Node) string {
+func outline(ns []*record.Node) string {
 	var b strings.Builder
 	for _, n := range ns {
 		fmt.Fprintf(&b, "n%d %s [%s] @%s d%d %s", n.Seq, n.Kind, n.Branch, n.Agent, n.Depth, n.Status)
 		switch n.Kind {
-		case store.KindLLM:
+		case record.KindLLM:
 			fmt.Fprintf(&b, " calls=%s", strings.Join(n.LLM.Calls, ","))
-		case store.KindTool:
+		case record.KindTool:
 			fmt.Fprintf(&b, " %s", n.Tool.Name)
-		case store.KindHandoff:
+		case record.KindHandoff:
 			fmt.Fprintf(&b, " %s->%s", n.Handoff.From, n.Handoff.To)
-		case store.KindFork:
+		case record.KindFork:
 			fmt.Fprintf(&b, " %s", n.Fork.Context)
 			for _, br := range n.Fork.Branches {
 				fmt.Fprintf(&b, " %s@%s", br.Name, br.Agent)
 			}
-		case store.KindJoin:
+		case record.KindJoin:
 			for _, br := range n.Join.Branches {
 				fmt.Fprintf(&b, " %s=%s", br.Name, br.Status)
 			}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/runtime/model"
 	"github.com/inspect-dev/inspect/runtime/project"
 	"github.com/inspect-dev/inspect/runtime/tools"
@@ -126,7 +127,7 @@ func (r *runner) usedModels() []string {
 }
 
 // record writes a node; a database failure stops the run.
-func (r *runner) add(c *conversation, n *store.Node) {
+func (r *runner) add(c *conversation, n *record.Node) {
 	r.fill(c, n)
 	if err := r.rec.AddNode(r.rctx, n); err != nil {
 		r.cancel(fmt.Errorf("record: %w", err))
@@ -135,7 +136,7 @@ func (r *runner) add(c *conversation, n *store.Node) {
 	r.nodes.Add(1)
 }
 
-func (r *runner) start(c *conversation, n *store.Node) {
+func (r *runner) start(c *conversation, n *record.Node) {
 	r.fill(c, n)
 	if err := r.rec.StartNode(r.rctx, n); err != nil {
 		r.cancel(fmt.Errorf("record: %w", err))
@@ -144,7 +145,7 @@ func (r *runner) start(c *conversation, n *store.Node) {
 	r.nodes.Add(1)
 }
 
-func (r *runner) finish(n *store.Node) {
+func (r *runner) finish(n *record.Node) {
 	if n.Seq == 0 {
 		return // never started: the database already failed
 	}
@@ -153,7 +154,7 @@ func (r *runner) finish(n *store.Node) {
 	}
 }
 
-func (r *runner) fill(c *conversation, n *store.Node) {
+func (r *runner) fill(c *conversation, n *record.Node) {
 	n.Branch, n.ForkSeq, n.Depth = c.path, c.forkSeq, c.depth
 	if n.Agent == "" {
 		n.Agent = c.agent.Name
@@ -166,7 +167,7 @@ func (r *runner) fill(c *conversation, n *store.Node) {
 // outcome is how a conversation (or a trunk turn) ended.
 type outcome struct {
 	answer string
-	status store.Status
+	status record.Status
 	err    string
 	// script: it failed because of a problem in the script (a
 	// *model.CallError with Script set), not because of a provider.
@@ -175,7 +176,7 @@ type outcome struct {
 
 // turn runs one user turn of the trunk.
 func (r *runner) turn(ctx context.Context, c *conversation, task string) outcome {
-	r.add(c, &store.Node{Kind: store.KindUser, Text: task})
+	r.add(c, &record.Node{Kind: record.KindUser, Text: task})
 	c.msgs = append(c.msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: task})
 	c.steps = 0
 	return r.converse(ctx, c)
@@ -185,10 +186,10 @@ func (r *runner) turn(ctx context.Context, c *conversation, task string) outcome
 // or fails, and records its final node.
 func (r *runner) converse(ctx context.Context, c *conversation) outcome {
 	out := r.loop(ctx, c)
-	if out.status == store.StatusError && ctx.Err() != nil {
-		out.status, out.script = store.StatusCancelled, false
+	if out.status == record.StatusError && ctx.Err() != nil {
+		out.status, out.script = record.StatusCancelled, false
 	}
-	n := &store.Node{Kind: store.KindFinal, Text: out.answer, Status: out.status, Error: out.err}
+	n := &record.Node{Kind: record.KindFinal, Text: out.answer, Status: out.status, Error: out.err}
 	r.add(c, n)
 	return out
 }
@@ -196,10 +197,10 @@ func (r *runner) converse(ctx context.Context, c *conversation) outcome {
 func (r *runner) loop(ctx context.Context, c *conversation) outcome {
 	for {
 		if ctx.Err() != nil {
-			return outcome{status: store.StatusCancelled, err: "cancelled before the conversation finished"}
+			return outcome{status: record.StatusCancelled, err: "cancelled before the conversation finished"}
 		}
 		if c.steps >= r.p.MaxSteps {
-			return outcome{status: store.StatusError, err: fmt.Sprintf("reached maxSteps (%d model calls) without a final answer; raise maxSteps in agents.yaml or narrow the task", r.p.MaxSteps)}
+			return outcome{status: record.StatusExhausted, err: fmt.Sprintf("reached maxSteps (%d model calls) without a final answer; raise maxSteps in agents.yaml or narrow the task", r.p.MaxSteps)}
 		}
 		c.steps++
 		c.calls++
@@ -208,10 +209,10 @@ func (r *runner) loop(ctx context.Context, c *conversation) outcome {
 			return out
 		}
 		if len(msg.ToolCalls) == 0 {
-			return outcome{answer: msg.Content, status: store.StatusOK}
+			return outcome{answer: msg.Content, status: record.StatusOK}
 		}
 		if !r.runCalls(ctx, c, msg) {
-			return outcome{status: store.StatusCancelled, err: "cancelled while running tools"}
+			return outcome{status: record.StatusCancelled, err: "cancelled while running tools"}
 		}
 	}
 }
@@ -222,7 +223,7 @@ func (r *runner) step(ctx context.Context, c *conversation) (openai.ChatCompleti
 	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: c.system})
 	msgs = append(msgs, c.msgs...)
 	body := openai.ChatCompletionRequest{Model: c.agent.Model, Messages: msgs, Tools: c.tools}
-	n := &store.Node{Kind: store.KindLLM, LLM: &store.LLM{Model: c.agent.Model}}
+	n := &record.Node{Kind: record.KindLLM, LLM: &record.LLM{Model: c.agent.Model}}
 	var once sync.Once
 	begin := func(b []byte) {
 		once.Do(func() {
@@ -253,18 +254,18 @@ func (r *runner) step(ctx context.Context, c *conversation) (openai.ChatCompleti
 			script = ce.Script
 		}
 		n.Ended = c.clock.Now()
-		n.Status, n.Error = store.StatusError, err.Error()
+		n.Status, n.Error = record.StatusError, err.Error()
 		if ctx.Err() != nil {
-			n.Status, n.Error, script = store.StatusCancelled, "cancelled while waiting for the model", false
+			n.Status, n.Error, script = record.StatusCancelled, "cancelled while waiting for the model", false
 		}
 		r.finish(n)
 		r.report(c, "fails: "+n.Error)
 		return openai.ChatCompletionMessage{}, outcome{status: n.Status, err: n.Error, script: script}, false
 	}
 	if err := c.clock.Advance(ctx, resp.Latency); err != nil {
-		n.Ended, n.Status, n.Error = c.clock.Now(), store.StatusCancelled, "cancelled while waiting for the model"
+		n.Ended, n.Status, n.Error = c.clock.Now(), record.StatusCancelled, "cancelled while waiting for the model"
 		r.finish(n)
-		return openai.ChatCompletionMessage{}, outcome{status: store.StatusCancelled, err: n.Error}, false
+		return openai.ChatCompletionMessage{}, outcome{status: record.StatusCancelled, err: n.Error}, false
 	}
 	msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: resp.Message.Content}
 	for _, tc := range resp.Message.ToolCalls {
@@ -280,7 +281,7 @@ func (r *runner) step(ctx context.Context, c *conversation) (openai.ChatCompleti
 	for _, tc := range msg.ToolCalls {
 		n.LLM.Calls = append(n.LLM.Calls, tc.Function.Name)
 	}
-	n.LLM.Usage = store.Usage{In: resp.Usage.In, Out: resp.Usage.Out, Cached: resp.Usage.Cached, CachedReported: resp.Usage.CachedReported}
+	n.LLM.Usage = record.Usage{In: resp.Usage.In, Out: resp.Usage.Out, Cached: resp.Usage.Cached, CachedReported: resp.Usage.CachedReported}
 	n.LLM.Response = resp.Body
 	if n.LLM.Response == nil {
 		n.LLM.Response = []byte{}
@@ -337,8 +338,8 @@ func (r *runner) runCalls(ctx context.Context, c *conversation, msg openai.ChatC
 // invalid records a tool node for a call the runtime refused and returns
 // the message the model reads.
 func (r *runner) invalid(c *conversation, tc openai.ToolCall, msg string) string {
-	r.add(c, &store.Node{Kind: store.KindTool, Status: store.StatusError, Error: msg,
-		Tool: &store.Tool{CallID: tc.ID, Name: tc.Function.Name, Args: tc.Function.Arguments, Result: msg}})
+	r.add(c, &record.Node{Kind: record.KindTool, Status: record.StatusError, Error: msg,
+		Tool: &record.Tool{CallID: tc.ID, Name: tc.Function.Name, Args: tc.Function.Arguments, Result: msg}})
 	return msg
 }
 
@@ -356,7 +357,7 @@ func (r *runner) handoff(c *conversation, tc openai.ToolCall, to **project.Agent
 		return r.invalid(c, tc, fmt.Sprintf("error: this response already hands the conversation to %s; only one hand-off per response takes effect", (*to).Name))
 	}
 	*to = target
-	r.add(c, &store.Node{Kind: store.KindHandoff, Handoff: &store.Handoff{From: c.agent.Name, To: target.Name, Reason: a.Reason}})
+	r.add(c, &record.Node{Kind: record.KindHandoff, Handoff: &record.Handoff{From: c.agent.Name, To: target.Name, Reason: a.Reason}})
 	r.report(c, "hands off to "+target.Name)
 	return fmt.Sprintf("Transferred: %s holds the conversation from here and answers next.", target.Name)
 }
@@ -372,7 +373,7 @@ func (r *runner) tool(ctx context.Context, c *conversation, tc openai.ToolCall) 
 	}
 	ct := r.p.CommandTool(name)
 	research := project.IsResearchBuiltin(name) || (ct != nil && ct.ReadOnly)
-	n := &store.Node{Kind: store.KindTool, Tool: &store.Tool{CallID: tc.ID, Name: name, Args: args, Research: research}}
+	n := &record.Node{Kind: record.KindTool, Tool: &record.Tool{CallID: tc.ID, Name: name, Args: args, Research: research}}
 	r.start(c, n)
 	var result string
 	var err error
@@ -387,9 +388,9 @@ func (r *runner) tool(ctx context.Context, c *conversation, tc openai.ToolCall) 
 	n.Ended = c.clock.Now()
 	if err != nil {
 		result = "error: " + err.Error()
-		n.Status, n.Error = store.StatusError, err.Error()
+		n.Status, n.Error = record.StatusError, err.Error()
 		if ctx.Err() != nil {
-			n.Status = store.StatusCancelled
+			n.Status = record.StatusCancelled
 		}
 	}
 	n.Tool.Result = result

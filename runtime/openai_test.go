@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/runtime"
 	"github.com/inspect-dev/inspect/runtime/openaicompat"
 	"github.com/inspect-dev/inspect/store"
@@ -88,7 +89,7 @@ func say(s string) *openai.ChatCompletionMessage {
 	return &openai.ChatCompletionMessage{Role: "assistant", Content: s}
 }
 
-func runHTTP(t *testing.T, srv *httptest.Server, oc openaicompat.Config, task string) (*runtime.Result, *store.DB, []*store.Node) {
+func runHTTP(t *testing.T, srv *httptest.Server, oc openaicompat.Config, task string) (*runtime.Result, *store.DB, []*record.Node) {
 	t.Helper()
 	db := openDB(t)
 	oc.Backoff = time.Millisecond
@@ -111,7 +112,7 @@ func TestOpenAI_RetryAfter429(t *testing.T) {
 		return 200, say("fine")
 	})
 	res, _, ns := runHTTP(t, srv, openaicompat.Config{}, "hello")
-	if res.Status != store.StatusOK || res.Answer != "fine" {
+	if res.Status != record.StatusOK || res.Answer != "fine" {
 		t.Fatalf("Status = %q (%s), answer %q; want ok, fine", res.Status, res.Error, res.Answer)
 	}
 	bodies, _ := cs.snapshot()
@@ -143,10 +144,10 @@ func TestOpenAI_Fork(t *testing.T) {
 		}
 	})
 	res, db, ns := runHTTP(t, srv, openaicompat.Config{Retries: 2}, "split it")
-	if res.Status != store.StatusOK {
+	if res.Status != record.StatusOK {
 		t.Fatalf("Status = %q (%s), want ok\n%s", res.Status, res.Error, outline(ns))
 	}
-	join := first(t, ns, "join", func(n *store.Node) bool { return n.Kind == store.KindJoin })
+	join := first(t, ns, "join", func(n *record.Node) bool { return n.Kind == record.KindJoin })
 	if got := fmt.Sprintf("%s=%s %s=%s", join.Join.Branches[0].Name, join.Join.Branches[0].Status, join.Join.Branches[1].Name, join.Join.Branches[1].Status); got != "good=ok bad=error" {
 		t.Errorf("join = %s, want good=ok bad=error", got)
 	}
@@ -162,7 +163,7 @@ func TestOpenAI_Fork(t *testing.T) {
 	}
 	llms := 0
 	for _, n := range ns {
-		if n.Kind != store.KindLLM {
+		if n.Kind != record.KindLLM {
 			continue
 		}
 		llms++
@@ -203,7 +204,7 @@ func TestOpenAI_Timeout(t *testing.T) {
 	})
 	start := time.Now()
 	res, _, ns := runHTTP(t, srv, openaicompat.Config{Timeout: 100 * time.Millisecond, Retries: 1}, "hello")
-	if res.Status != store.StatusError || !strings.Contains(res.Error, "no response within 100ms") {
+	if res.Status != record.StatusError || !strings.Contains(res.Error, "no response within 100ms") {
 		t.Errorf("Status = %q (%q), want error naming the timeout", res.Status, res.Error)
 	}
 	if bodies, _ := cs.snapshot(); len(bodies) != 2 {
@@ -213,7 +214,7 @@ func TestOpenAI_Timeout(t *testing.T) {
 		t.Errorf("the run took %s; the timeout did not cut the call", el)
 	}
 	llm := first(t, ns, "llm", llmIn(""))
-	if llm.Status != store.StatusError {
+	if llm.Status != record.StatusError {
 		t.Errorf("llm node status %q, want error", llm.Status)
 	}
 }

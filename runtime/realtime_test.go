@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/runtime"
 	"github.com/inspect-dev/inspect/store"
 )
@@ -49,14 +50,14 @@ func TestJoinOrder(t *testing.T) {
 	ns := nodes(t, db, res.RunID)
 	var finals []string
 	for _, n := range ns {
-		if n.Kind == store.KindFinal && n.Branch != "" {
+		if n.Kind == record.KindFinal && n.Branch != "" {
 			finals = append(finals, n.Branch)
 		}
 	}
 	if strings.Join(finals, ",") != "b3,b2,b1" {
 		t.Fatalf("branches finished in order %v, want b3,b2,b1 (the test needs reverse completion)\n%s", finals, outline(ns))
 	}
-	join := first(t, ns, "join", func(n *store.Node) bool { return n.Kind == store.KindJoin })
+	join := first(t, ns, "join", func(n *record.Node) bool { return n.Kind == record.KindJoin })
 	var names []string
 	for _, b := range join.Join.Branches {
 		names = append(names, b.Name)
@@ -86,28 +87,28 @@ func TestCancel(t *testing.T) {
 	if el := time.Since(start); el > 5*time.Second {
 		t.Errorf("the cancelled run took %s", el)
 	}
-	if res.Status != store.StatusCancelled {
+	if res.Status != record.StatusCancelled {
 		t.Errorf("Status = %q, want cancelled", res.Status)
 	}
 	run, err := db.LoadRun(context.Background(), res.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Status != store.StatusCancelled {
+	if run.Status != record.StatusCancelled {
 		t.Errorf("recorded run status = %q, want cancelled", run.Status)
 	}
 	ns := nodes(t, db, res.RunID)
-	join := first(t, ns, "join", func(n *store.Node) bool { return n.Kind == store.KindJoin })
-	if join.Join.Branches[0].Status != store.StatusCancelled || join.Join.Branches[1].Status != store.StatusOK {
+	join := first(t, ns, "join", func(n *record.Node) bool { return n.Kind == record.KindJoin })
+	if join.Join.Branches[0].Status != record.StatusCancelled || join.Join.Branches[1].Status != record.StatusOK {
 		t.Errorf("join = %+v, want b1 cancelled, b2 ok", join.Join.Branches)
 	}
 	for _, n := range ns {
-		if n.Status == store.StatusRunning {
+		if n.Status == record.StatusRunning {
 			t.Errorf("n%d still running", n.Seq)
 		}
 	}
 	trunkFinal := ns[len(ns)-1]
-	if trunkFinal.Kind != store.KindFinal || trunkFinal.Branch != "" || trunkFinal.Status != store.StatusCancelled {
+	if trunkFinal.Kind != record.KindFinal || trunkFinal.Branch != "" || trunkFinal.Status != record.StatusCancelled {
 		t.Errorf("last node = %s [%s] %s, want the trunk's final, cancelled\n%s", trunkFinal.Kind, trunkFinal.Branch, trunkFinal.Status, outline(ns))
 	}
 }
@@ -129,7 +130,7 @@ func BenchmarkRealtimeFanout(b *testing.B) {
 		start := time.Now()
 		res, err := runtime.Run(context.Background(), runtime.Config{Project: filepath.Join("testdata", "http"), Script: script, DB: db, Realtime: true})
 		total += time.Since(start)
-		if err != nil || res.Status != store.StatusOK {
+		if err != nil || res.Status != record.StatusOK {
 			b.Fatalf("Run: %v %+v", err, res)
 		}
 		b.Logf("recorded elapsed %s", res.Elapsed())

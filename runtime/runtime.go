@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/runtime/model"
 	"github.com/inspect-dev/inspect/runtime/openaicompat"
 	"github.com/inspect-dev/inspect/runtime/project"
@@ -80,8 +81,8 @@ func (e *InputError) Unwrap() error { return e.Err }
 // Result is what a recorded run came to.
 type Result struct {
 	RunID  string
-	Status store.Status // ok, error (the trunk failed) or cancelled
-	Error  string       // why the run is not ok
+	Status record.Status // ok, error (the trunk failed) or cancelled
+	Error  string        // why the run is not ok
 	// ScriptError reports that the run ended in error only because of a
 	// problem in the scripted model's script — an unusable reply, a
 	// conversation with no reply left — that Error names by line: an input
@@ -184,11 +185,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Script != "" && isScripted {
 		opts["script"] = cfg.Script
 	}
-	run := &store.Run{
+	run := &record.Run{
 		ID:      cfg.RunID,
 		Started: started,
 		Tasks:   tasks,
-		Project: store.Project{Name: p.Name, Files: p.Files},
+		Project: record.Project{Name: p.Name, Files: p.Files},
 		Options: opts,
 		BaseURL: prov.BaseURL(),
 		Models:  p.Models(),
@@ -227,23 +228,23 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		clock:   r.newClock(started),
 	}
 	r.setAgent(trunk, p.Agents[0])
-	res := &Result{RunID: r.runID, Started: started, Warnings: p.Warnings, Status: store.StatusOK}
+	res := &Result{RunID: r.runID, Started: started, Warnings: p.Warnings, Status: record.StatusOK}
 	for _, task := range tasks {
 		out := r.turn(runCtx, trunk, task)
 		res.Answer = out.answer
-		if out.status != store.StatusOK {
+		if out.status != record.StatusOK {
 			res.Status, res.Error = out.status, out.err
-			res.ScriptError = out.status == store.StatusError && out.script
+			res.ScriptError = out.status == record.StatusError && out.script
 			break
 		}
 	}
 	if cause := context.Cause(runCtx); cause != nil && !errors.Is(cause, context.Canceled) {
 		// a recording failure: the database is the problem, not the run
-		rec.Finish(rctx, store.StatusError, cause.Error(), time.Time{})
+		rec.Finish(rctx, record.StatusError, cause.Error(), time.Time{})
 		return nil, cause
 	}
 	if ctx.Err() != nil {
-		res.Status, res.Error, res.ScriptError = store.StatusCancelled, "cancelled (interrupt)", false
+		res.Status, res.Error, res.ScriptError = record.StatusCancelled, "cancelled (interrupt)", false
 	}
 	res.Ended = trunk.clock.Now()
 	if !virtual {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	goldenfile "github.com/inspect-dev/inspect/internal/golden"
+	"github.com/inspect-dev/inspect/record"
 
 	"github.com/inspect-dev/inspect/runtime"
 	"github.com/inspect-dev/inspect/store"
@@ -19,7 +20,7 @@ import (
 )
 
 // request returns the decoded request body recorded for node n.
-func request(t *testing.T, db *store.DB, n *store.Node) openai.ChatCompletionRequest {
+func request(t *testing.T, db *store.DB, n *record.Node) openai.ChatCompletionRequest {
 	t.Helper()
 	body, err := db.Request(context.Background(), "testrun", n.Seq)
 	if err != nil {
@@ -33,7 +34,7 @@ func request(t *testing.T, db *store.DB, n *store.Node) openai.ChatCompletionReq
 }
 
 // first returns the first node matching the predicate.
-func first(t *testing.T, ns []*store.Node, what string, ok func(*store.Node) bool) *store.Node {
+func first(t *testing.T, ns []*record.Node, what string, ok func(*record.Node) bool) *record.Node {
 	t.Helper()
 	for _, n := range ns {
 		if ok(n) {
@@ -44,8 +45,8 @@ func first(t *testing.T, ns []*store.Node, what string, ok func(*store.Node) boo
 	return nil
 }
 
-func llmIn(branch string) func(*store.Node) bool {
-	return func(n *store.Node) bool { return n.Kind == store.KindLLM && n.Branch == branch }
+func llmIn(branch string) func(*record.Node) bool {
+	return func(n *record.Node) bool { return n.Kind == record.KindLLM && n.Branch == branch }
 }
 
 func toolNames(req openai.ChatCompletionRequest) []string {
@@ -66,7 +67,7 @@ func TestFixtures(t *testing.T) {
 	for _, name := range runtimeFixtures {
 		t.Run(name, func(t *testing.T) {
 			res, _, ns := runFixture(t, fixture(name), nil)
-			if res.Status != store.StatusOK {
+			if res.Status != record.StatusOK {
 				t.Errorf("Status = %q (%s), want ok", res.Status, res.Error)
 			}
 			golden(t, filepath.Join("fixtures", name+".txt"), []byte(outline(ns)))
@@ -74,14 +75,14 @@ func TestFixtures(t *testing.T) {
 			finals, forks, joins := map[string]bool{}, 0, 0
 			for _, n := range ns {
 				switch n.Kind {
-				case store.KindFinal:
+				case record.KindFinal:
 					finals[n.Branch] = true
-				case store.KindFork:
+				case record.KindFork:
 					forks++
-				case store.KindJoin:
+				case record.KindJoin:
 					joins++
 				}
-				if n.Status == store.StatusRunning {
+				if n.Status == record.StatusRunning {
 					t.Errorf("n%d is still running after the run", n.Seq)
 				}
 			}
@@ -110,7 +111,7 @@ func TestBranchMessages(t *testing.T) {
 			script := filepath.Join(t.TempDir(), "script.yaml")
 			os.WriteFile(script, bytes.ReplaceAll(tmpl, []byte("CONTEXT"), []byte(mode)), 0o644)
 			res, db, ns := runFixture(t, dir, func(c *runtime.Config) { c.Script = script })
-			if res.Status != store.StatusOK {
+			if res.Status != record.StatusOK {
 				t.Fatalf("Status = %q (%s)\n%s", res.Status, res.Error, outline(ns))
 			}
 			for _, br := range []string{"x", "y"} {
@@ -176,12 +177,12 @@ func TestBranchMessages(t *testing.T) {
 // traffic included, under its own system prompt and tools only.
 func TestHandoff(t *testing.T) {
 	res, db, ns := runFixture(t, fixture("handoff-chain"), nil)
-	if res.Status != store.StatusOK {
+	if res.Status != record.StatusOK {
 		t.Fatalf("Status = %q: %s", res.Status, res.Error)
 	}
-	var llms []*store.Node
+	var llms []*record.Node
 	for _, n := range ns {
-		if n.Kind == store.KindLLM {
+		if n.Kind == record.KindLLM {
 			llms = append(llms, n)
 		}
 	}
@@ -225,9 +226,9 @@ func TestHandoff(t *testing.T) {
 		t.Errorf("refunds does not see billing's read_file result: %q", refunds.Messages[5].Content)
 	}
 	// hand-off nodes follow their llm node, with from, to and reason
-	var hs []*store.Node
+	var hs []*record.Node
 	for _, n := range ns {
-		if n.Kind == store.KindHandoff {
+		if n.Kind == record.KindHandoff {
 			hs = append(hs, n)
 		}
 	}
@@ -238,7 +239,7 @@ func TestHandoff(t *testing.T) {
 	// the second user turn is answered by refunds, who still holds the trunk
 	users := 0
 	for _, n := range ns {
-		if n.Kind == store.KindUser {
+		if n.Kind == record.KindUser {
 			users++
 			if users == 2 && n.Agent != "refunds" {
 				t.Errorf("second user turn recorded at agent %q, want refunds", n.Agent)
@@ -254,7 +255,7 @@ func TestHandoff(t *testing.T) {
 // instructions are both withdrawn, and a fork call there is refused.
 func TestDepthCap(t *testing.T) {
 	res, db, ns := runFixture(t, fixture("nested-fork-depth-cap"), nil)
-	if res.Status != store.StatusOK {
+	if res.Status != record.StatusOK {
 		t.Fatalf("Status = %q: %s", res.Status, res.Error)
 	}
 	forkText := "# Forking"
@@ -271,14 +272,14 @@ func TestDepthCap(t *testing.T) {
 			t.Errorf("%q: depth %d, fork tool %v, fork instructions %v; want depth %d and %v", c.branch, n.Depth, hasTool, hasText, c.depth, c.canFork)
 		}
 	}
-	refused := first(t, ns, "refused fork", func(n *store.Node) bool {
-		return n.Kind == store.KindTool && n.Tool.Name == "fork" && n.Branch == "docs/guide"
+	refused := first(t, ns, "refused fork", func(n *record.Node) bool {
+		return n.Kind == record.KindTool && n.Tool.Name == "fork" && n.Branch == "docs/guide"
 	})
-	if refused.Status != store.StatusError || !strings.Contains(refused.Tool.Result, "maxForkDepth is 2") {
+	if refused.Status != record.StatusError || !strings.Contains(refused.Tool.Result, "maxForkDepth is 2") {
 		t.Errorf("fork at the cap: status %q result %q, want an error naming maxForkDepth", refused.Status, refused.Tool.Result)
 	}
 	for _, n := range ns {
-		if n.Kind == store.KindFork && n.Depth >= 2 {
+		if n.Kind == record.KindFork && n.Depth >= 2 {
 			t.Errorf("a fork node was recorded at depth %d", n.Depth)
 		}
 	}
@@ -288,7 +289,7 @@ func TestDepthCap(t *testing.T) {
 // result saying what was wrong, and the run goes on.
 func TestInvalidCalls(t *testing.T) {
 	res, db, ns := runFixture(t, filepath.Join("testdata", "invalid"), nil)
-	if res.Status != store.StatusOK || res.Answer != "done" {
+	if res.Status != record.StatusOK || res.Answer != "done" {
 		t.Fatalf("Status = %q (%s), answer %q; want ok, done\n%s", res.Status, res.Error, res.Answer, outline(ns))
 	}
 	want := []struct {
@@ -303,9 +304,9 @@ func TestInvalidCalls(t *testing.T) {
 		{"fork", "", "not a JSON object"},
 		{"fork", "b", "maxForkDepth is 1"},
 	}
-	var got []*store.Node
+	var got []*record.Node
 	for _, n := range ns {
-		if n.Kind == store.KindTool {
+		if n.Kind == record.KindTool {
 			got = append(got, n)
 		}
 	}
@@ -314,14 +315,14 @@ func TestInvalidCalls(t *testing.T) {
 	}
 	for i, w := range want {
 		n := got[i]
-		if n.Tool.Name != w.name || n.Branch != w.branch || n.Status != store.StatusError || !strings.Contains(n.Tool.Result, w.says) {
+		if n.Tool.Name != w.name || n.Branch != w.branch || n.Status != record.StatusError || !strings.Contains(n.Tool.Result, w.says) {
 			t.Errorf("tool node %d = %s [%s] %s %q; want %s [%s] error containing %q", i, n.Tool.Name, n.Branch, n.Status, n.Tool.Result, w.name, w.branch, w.says)
 		}
 	}
 	// the model read each refusal: the request after it holds it as a tool result
 	llms := 0
 	for _, n := range ns {
-		if n.Kind != store.KindLLM || n.Branch != "" {
+		if n.Kind != record.KindLLM || n.Branch != "" {
 			continue
 		}
 		llms++
@@ -336,7 +337,7 @@ func TestInvalidCalls(t *testing.T) {
 	}
 	forks := 0
 	for _, n := range ns {
-		if n.Kind == store.KindFork {
+		if n.Kind == record.KindFork {
 			forks++
 		}
 	}
@@ -354,14 +355,14 @@ func TestScriptError(t *testing.T) {
 	tests := []struct {
 		name        string
 		script      string
-		status      store.Status
+		status      record.Status
 		scriptError bool
 	}{
-		{"ok", fork + "    - say: done\n  notes:\n    - say: pass\n", store.StatusOK, false},
-		{"broken branch", fork + "    - say: done\n  notes:\n    - sya: pass\n", store.StatusOK, false},
-		{"unusable trunk reply", fork + "    - say: done\n      latency: soon\n  notes:\n    - say: pass\n", store.StatusError, true},
-		{"trunk out of replies", fork + "  notes:\n    - say: pass\n", store.StatusError, true},
-		{"provider failure", fork + "    - error: 503\n  notes:\n    - say: pass\n", store.StatusError, false},
+		{"ok", fork + "    - say: done\n  notes:\n    - say: pass\n", record.StatusOK, false},
+		{"broken branch", fork + "    - say: done\n  notes:\n    - sya: pass\n", record.StatusOK, false},
+		{"unusable trunk reply", fork + "    - say: done\n      latency: soon\n  notes:\n    - say: pass\n", record.StatusError, true},
+		{"trunk out of replies", fork + "  notes:\n    - say: pass\n", record.StatusError, true},
+		{"provider failure", fork + "    - error: 503\n  notes:\n    - say: pass\n", record.StatusError, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -389,11 +390,11 @@ func TestCacheSiblings(t *testing.T) {
 	for _, name := range []string{"fanout-compact", "inherit-same-agent", "nested-fork-depth-cap"} {
 		t.Run(name, func(t *testing.T) {
 			_, _, ns := runFixture(t, fixture(name), nil)
-			first := map[int64][]*store.Node{} // fork seq -> first llm node of each branch
+			first := map[int64][]*record.Node{} // fork seq -> first llm node of each branch
 			seen := map[string]bool{}
 			for _, n := range ns {
 				key := fmt.Sprintf("%d/%s", n.ForkSeq, n.Branch)
-				if n.Kind != store.KindLLM || n.ForkSeq == 0 || seen[key] {
+				if n.Kind != record.KindLLM || n.ForkSeq == 0 || seen[key] {
 					continue
 				}
 				seen[key] = true
@@ -419,4 +420,34 @@ func TestCacheSiblings(t *testing.T) {
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	goldenfile.Check(t, name, got, *update)
+}
+
+// maxSteps ends a conversation exhausted (a budget, not a failure of the
+// model call): the branch's join row, its final node and — on the trunk —
+// the run read exhausted, and the run is recorded with source inspect.
+func TestMaxSteps_Exhausted(t *testing.T) {
+	const script = "task: t\nconversations:\n  trunk:\n    - calls:\n        - fork:\n            context: none\n            branches:\n              - {name: notes, agent: checker, instructions: check}\n" +
+		"    - calls: [{read_file: {path: a.md}}]\n    - calls: [{read_file: {path: b.md}}]\n    - say: never\n" +
+		"  notes:\n    - calls: [{read_file: {path: a.md}}]\n    - calls: [{read_file: {path: b.md}}]\n    - say: never\n"
+	path := filepath.Join(t.TempDir(), "script.yaml")
+	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, db, ns := runFixture(t, fixture("failing-branch"), func(c *runtime.Config) { c.Script, c.MaxSteps = path, 2 })
+	if res.Status != record.StatusExhausted || !strings.Contains(res.Error, "maxSteps (2") {
+		t.Errorf("run: %q %q, want exhausted naming maxSteps\n%s", res.Status, res.Error, outline(ns))
+	}
+	var join *record.JoinBranch
+	for _, n := range ns {
+		if n.Kind == record.KindJoin {
+			join = &n.Join.Branches[0]
+		}
+	}
+	if join == nil || join.Status != record.StatusExhausted {
+		t.Errorf("join row = %+v, want the branch exhausted", join)
+	}
+	run, err := db.LoadRun(context.Background(), res.RunID)
+	if err != nil || run.Status != record.StatusExhausted || run.Source.Format != record.SourceInspect {
+		t.Errorf("stored run = %+v, %v: want exhausted, source inspect", run, err)
+	}
 }

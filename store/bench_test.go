@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/inspect-dev/inspect/record"
 )
 
 // benchResult is the payload both benchmarks write: a tool node with a
@@ -20,7 +22,7 @@ func BenchmarkRecordNode(b *testing.B) {
 	rec := newRun(b, db)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		n := &Node{Kind: KindTool, Agent: "analyst", Started: t0, Tool: &Tool{CallID: "call_1", Name: "read_file", Args: `{"path":"regions/eu.md"}`, Research: true}}
+		n := &record.Node{Kind: record.KindTool, Agent: "analyst", Started: t0, Tool: &record.Tool{CallID: "call_1", Name: "read_file", Args: `{"path":"regions/eu.md"}`, Research: true}}
 		if err := rec.StartNode(ctx, n); err != nil {
 			b.Fatal(err)
 		}
@@ -38,7 +40,7 @@ func BenchmarkAddNode(b *testing.B) {
 	rec := newRun(b, db)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		n := &Node{Kind: KindTool, Agent: "analyst", Started: t0, Ended: t0, Tool: &Tool{CallID: "call_1", Name: "read_file", Args: `{"path":"regions/eu.md"}`, Result: benchResult, Research: true}}
+		n := &record.Node{Kind: record.KindTool, Agent: "analyst", Started: t0, Ended: t0, Tool: &record.Tool{CallID: "call_1", Name: "read_file", Args: `{"path":"regions/eu.md"}`, Result: benchResult, Research: true}}
 		if err := rec.AddNode(ctx, n); err != nil {
 			b.Fatal(err)
 		}

@@ -202,7 +202,19 @@ func (db *DB) migrate(ctx context.Context, version int, name string) error {
 	if err != nil {
 		return err
 	}
-	tx, err := db.w.BeginTx(ctx, nil)
+	// A migration that rebuilds a table runs with foreign keys off (SQLite
+	// would cascade the DROP of the old table), on one pinned connection,
+	// and checks every key before it commits.
+	conn, err := db.w.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", name, err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "PRAGMA foreign_keys = OFF"); err != nil {
+		return fmt.Errorf("migrate %s: %w", name, err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA foreign_keys = ON")
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("migrate %s: %w", name, err)
 	}
@@ -216,6 +228,13 @@ func (db *DB) migrate(ctx context.Context, version int, name string) error {
 	}
 	if _, err := tx.ExecContext(ctx, string(body)); err != nil {
 		return fmt.Errorf("migrate %s: %w", name, err)
+	}
+	var broken int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM pragma_foreign_key_check").Scan(&broken); err != nil {
+		return fmt.Errorf("migrate %s: %w", name, err)
+	}
+	if broken > 0 {
+		return fmt.Errorf("migrate %s: %d rows would break a foreign key; the file was left as it was", name, broken)
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d; PRAGMA application_id = %d", version, appID)); err != nil {
 		return fmt.Errorf("migrate %s: %w", name, err)

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/inspect-dev/inspect/record"
 )
 
 // The crash and reader tests run this test binary again as a child process:
@@ -38,7 +40,7 @@ func childWriter(path string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	rec, err := db.CreateRun(ctx, &Run{Tasks: []string{"crash me"}})
+	rec, err := db.CreateRun(ctx, &record.Run{Tasks: []string{"crash me"}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -46,7 +48,7 @@ func childWriter(path string) int {
 	fmt.Printf("run %s\n", rec.RunID())
 	reqs, _ := conversation(200)
 	for i := 0; ; i++ {
-		n := &Node{Kind: KindLLM, Agent: "a", LLM: &LLM{Model: "m", Request: reqs[i%len(reqs)]}}
+		n := &record.Node{Kind: record.KindLLM, Agent: "a", LLM: &record.LLM{Model: "m", Request: reqs[i%len(reqs)]}}
 		if err := rec.StartNode(ctx, n); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -59,7 +61,7 @@ func childWriter(path string) int {
 		}
 		fmt.Printf("done %d\n", n.Seq)
 		// Leave the next node open for a moment, so the kill often lands on one.
-		open := &Node{Kind: KindTool, Agent: "a", Tool: &Tool{Name: "read_file", Args: `{}`}}
+		open := &record.Node{Kind: record.KindTool, Agent: "a", Tool: &record.Tool{Name: "read_file", Args: `{}`}}
 		if err := rec.StartNode(ctx, open); err != nil {
 			return 1
 		}
@@ -87,7 +89,7 @@ func childReader(path, run string) int {
 			return 1
 		}
 		count := 0
-		if err := db.ScanNodes(ctx, r, func(*Node) error { count++; return nil }); err != nil {
+		if err := db.ScanNodes(ctx, r, func(*record.Node) error { count++; return nil }); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
@@ -152,20 +154,20 @@ func TestKill9_LosesNoFinishedNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Status != StatusInterrupted {
+	if run.Status != record.StatusInterrupted {
 		t.Errorf("run status = %s, want interrupted", run.Status)
 	}
-	status := map[int64]Status{}
-	if err := db.ScanNodes(ctx, run, func(n *Node) error { status[n.Seq] = n.Status; return nil }); err != nil {
+	status := map[int64]record.Status{}
+	if err := db.ScanNodes(ctx, run, func(n *record.Node) error { status[n.Seq] = n.Status; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	for _, seq := range done {
-		if status[seq] != StatusOK {
+		if status[seq] != record.StatusOK {
 			t.Fatalf("finished node n%d reads %q after the kill, want ok", seq, status[seq])
 		}
 	}
 	for seq, s := range status {
-		if s == StatusRunning {
+		if s == record.StatusRunning {
 			t.Errorf("n%d still reads running in an interrupted run", seq)
 		}
 	}
@@ -187,7 +189,7 @@ func TestSecondProcessReadsWhileRunWrites(t *testing.T) {
 	ctx := context.Background()
 	db, path := openTemp(t)
 	rec := newRun(t, db)
-	if err := rec.AddNode(ctx, &Node{Kind: KindUser, Text: "go"}); err != nil {
+	if err := rec.AddNode(ctx, &record.Node{Kind: record.KindUser, Text: "go"}); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -214,7 +216,7 @@ func TestSecondProcessReadsWhileRunWrites(t *testing.T) {
 					return
 				default:
 				}
-				n := &Node{Kind: KindTool, Agent: "a", Tool: &Tool{Name: "read_file", Args: fmt.Sprintf(`{"w":%d,"i":%d}`, w, i)}}
+				n := &record.Node{Kind: record.KindTool, Agent: "a", Tool: &record.Tool{Name: "read_file", Args: fmt.Sprintf(`{"w":%d,"i":%d}`, w, i)}}
 				if err := rec.StartNode(ctx, n); err != nil {
 					t.Error(err)
 					return

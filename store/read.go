@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/inspect-dev/inspect/record"
 )
 
 // RunSummary is one line of `inspect runs`.
@@ -21,7 +23,7 @@ type RunSummary struct {
 	// LastEnd is the latest end time of its nodes, the elapsed time of a run
 	// that has no end (running, or interrupted by a dead writer).
 	LastEnd   time.Time
-	Status    Status
+	Status    record.Status
 	Tasks     []string
 	Project   string
 	Agents    []string // in order of first appearance
@@ -29,6 +31,7 @@ type RunSummary struct {
 	TokensOut int64
 	LLMCalls  int64
 	Nodes     int64
+	Source    string // the source format: inspect, or an importer's
 }
 
 // Elapsed is Ended-Started, or, while the run has no end (running or
@@ -51,7 +54,7 @@ func (db *DB) Runs(ctx context.Context, limit int) ([]RunSummary, error) {
 	// One pass over each listed run's nodes for the sums, one for the
 	// agents in order of first appearance.
 	q := `WITH r AS (SELECT * FROM runs ORDER BY started_ns DESC, id LIMIT ?)
-		SELECT r.id, r.started_ns, r.ended_ns, r.status, r.tasks, r.project, r.writer_host, r.writer_pid, r.writer_tag,
+		SELECT r.id, r.started_ns, r.ended_ns, r.status, r.tasks, r.project, r.writer_host, r.writer_pid, r.writer_tag, r.source_format,
 			coalesce(sum(CASE WHEN n.kind='llm' THEN n.tokens_in END), 0),
 			coalesce(sum(CASE WHEN n.kind='llm' THEN n.tokens_out END), 0),
 			count(CASE WHEN n.kind='llm' THEN 1 END),
@@ -75,7 +78,7 @@ func (db *DB) Runs(ctx context.Context, limit int) ([]RunSummary, error) {
 		var pid int
 		var agents sql.NullString
 		var lastEnd sql.NullInt64
-		if err := rows.Scan(&s.ID, &started, &ended, &s.Status, &tasks, &s.Project, &host, &pid, &tag,
+		if err := rows.Scan(&s.ID, &started, &ended, &s.Status, &tasks, &s.Project, &host, &pid, &tag, &s.Source,
 			&s.TokensIn, &s.TokensOut, &s.LLMCalls, &s.Nodes, &agents, &lastEnd); err != nil {
 			return nil, err
 		}
@@ -90,8 +93,8 @@ func (db *DB) Runs(ctx context.Context, limit int) ([]RunSummary, error) {
 		if agents.Valid && agents.String != "" {
 			s.Agents = strings.Split(agents.String, "\n")
 		}
-		if s.Status == StatusRunning && writerGone(host, pid, tag) {
-			s.Status = StatusInterrupted
+		if s.Status == record.StatusRunning && writerGone(host, pid, tag) {
+			s.Status = record.StatusInterrupted
 		}
 		out = append(out, s)
 	}
@@ -152,6 +155,10 @@ func (db *DB) ResolveRun(ctx context.Context, ref string) (string, error) {
 		}
 		matches = append(matches, id)
 	}
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return "", fmt.Errorf("resolve run %q: %w", ref, err)
+	}
 	rows.Close()
 	switch len(matches) {
 	case 0:
@@ -183,15 +190,16 @@ func (db *DB) recentIDs(ctx context.Context, n int) ([]string, error) {
 
 // LoadRun reads one run with its project snapshot. A run still marked
 // running whose writer process is gone reads as interrupted.
-func (db *DB) LoadRun(ctx context.Context, id string) (*Run, error) {
-	var r Run
+func (db *DB) LoadRun(ctx context.Context, id string) (*record.Run, error) {
+	var r record.Run
 	var started int64
 	var ended sql.NullInt64
 	var tasks, opts, models, host, tag string
 	var pid int
 	err := db.r.QueryRowContext(ctx, `SELECT id, started_ns, ended_ns, status, error, tasks, project, options, base_url, models,
-		writer_host, writer_pid, writer_tag FROM runs WHERE id=?`, id).
-		Scan(&r.ID, &started, &ended, &r.Status, &r.Error, &tasks, &r.Project.Name, &opts, &r.BaseURL, &models, &host, &pid, &tag)
+		writer_host, writer_pid, writer_tag, source_format, source_version, source_id, source_path FROM runs WHERE id=?`, id).
+		Scan(&r.ID, &started, &ended, &r.Status, &r.Error, &tasks, &r.Project.Name, &opts, &r.BaseURL, &models, &host, &pid, &tag,
+			&r.Source.Format, &r.Source.Version, &r.Source.ID, &r.Source.Path)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &NotFoundError{Ref: id}
 	}
@@ -211,8 +219,8 @@ func (db *DB) LoadRun(ctx context.Context, id string) (*Run, error) {
 	if err := json.Unmarshal([]byte(models), &r.Models); err != nil {
 		return nil, fmt.Errorf("load run %s: models: %w", id, err)
 	}
-	if r.Status == StatusRunning && writerGone(host, pid, tag) {
-		r.Status = StatusInterrupted
+	if r.Status == record.StatusRunning && writerGone(host, pid, tag) {
+		r.Status = record.StatusInterrupted
 		if r.Error == "" {
 			r.Error = "the process recording this run stopped before the run ended"
 		}
@@ -223,7 +231,7 @@ func (db *DB) LoadRun(ctx context.Context, id string) (*Run, error) {
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var f File
+		var f record.File
 		if err := rows.Scan(&f.Path, &f.SHA256, &f.Content); err != nil {
 			return nil, err
 		}
@@ -236,7 +244,7 @@ func (db *DB) LoadRun(ctx context.Context, id string) (*Run, error) {
 // or response bodies (DB.Request and DB.Response load those). The Node passed
 // to fn is fresh for each call; fn may keep it. If the run reads interrupted,
 // its open nodes read interrupted too.
-func (db *DB) ScanNodes(ctx context.Context, run *Run, fn func(*Node) error) error {
+func (db *DB) ScanNodes(ctx context.Context, run *record.Run, fn func(*record.Node) error) error {
 	rows, err := db.r.QueryContext(ctx, nodeSelect+` WHERE run_id=? ORDER BY seq`, run.ID)
 	if err != nil {
 		return fmt.Errorf("load nodes of %s: %w", run.ID, err)
@@ -255,54 +263,64 @@ func (db *DB) ScanNodes(ctx context.Context, run *Run, fn func(*Node) error) err
 }
 
 const nodeSelect = `SELECT seq, kind, branch, fork_seq, agent, depth, started_ns, ended_ns, status, error,
-	name, calls, call_id, tokens_in, tokens_out, tokens_cached, research, args, text, data FROM nodes`
+	name, calls, call_id, tokens_in, tokens_out, tokens_cached, tokens_cache_write, tokens_reasoning, fidelity, research, args, text, data FROM nodes`
 
 // scanNode reads one row of nodeSelect.
-func scanNode(rows *sql.Rows, run *Run) (*Node, error) {
-	n := new(Node)
+func scanNode(rows *sql.Rows, run *record.Run) (*record.Node, error) {
+	n := new(record.Node)
 	var started int64
-	var ended, cached sql.NullInt64
+	var ended sql.NullInt64
+	var u usageCols
 	var name, calls, callID, args, data string
 	var in, out int64
 	var research int
 	if err := rows.Scan(&n.Seq, &n.Kind, &n.Branch, &n.ForkSeq, &n.Agent, &n.Depth, &started, &ended, &n.Status, &n.Error,
-		&name, &calls, &callID, &in, &out, &cached, &research, &args, &n.Text, &data); err != nil {
+		&name, &calls, &callID, &in, &out, &u.cached, &u.cacheWrite, &u.reasoning, &u.fidelity, &research, &args, &n.Text, &data); err != nil {
 		return nil, err
 	}
 	n.Started = time.Unix(0, started)
 	if ended.Valid {
 		n.Ended = time.Unix(0, ended.Int64)
 	}
-	if n.Status == StatusRunning && run.Status == StatusInterrupted {
-		n.Status = StatusInterrupted
+	if n.Status == record.StatusRunning && run.Status == record.StatusInterrupted {
+		n.Status = record.StatusInterrupted
 	}
-	if err := decodeNode(n, name, calls, callID, args, data, in, out, cached, research); err != nil {
+	if err := decodeNode(n, name, calls, callID, args, data, in, out, u, research); err != nil {
 		return nil, fmt.Errorf("n%d: %w", n.Seq, err)
 	}
 	return n, nil
 }
 
-func decodeNode(n *Node, name, calls, callID, args, data string, in, out int64, cached sql.NullInt64, research int) error {
+// usageCols are the nullable usage columns of an llm node and its fidelity.
+type usageCols struct {
+	cached, cacheWrite, reasoning sql.NullInt64
+	fidelity                      string
+}
+
+func decodeNode(n *record.Node, name, calls, callID, args, data string, in, out int64, u usageCols, research int) error {
 	switch n.Kind {
-	case KindUser, KindFinal:
-	case KindLLM:
-		l := &LLM{Model: name, Content: n.Text, Usage: Usage{In: in, Out: out, Cached: cached.Int64, CachedReported: cached.Valid}}
+	case record.KindUser, record.KindFinal:
+	case record.KindLLM:
+		l := &record.LLM{Model: name, Content: n.Text, Fidelity: record.Fidelity(u.fidelity), Usage: record.Usage{In: in, Out: out,
+			Cached: u.cached.Int64, CachedReported: u.cached.Valid,
+			CacheWrite: u.cacheWrite.Int64, CacheWriteReported: u.cacheWrite.Valid,
+			Reasoning: u.reasoning.Int64, ReasoningReported: u.reasoning.Valid}}
 		if calls != "" {
 			l.Calls = strings.Split(calls, " ")
 		}
 		n.Text = ""
 		n.LLM = l
-	case KindTool:
-		n.Tool = &Tool{Name: name, CallID: callID, Args: args, Result: n.Text, Research: research != 0}
+	case record.KindTool:
+		n.Tool = &record.Tool{Name: name, CallID: callID, Args: args, Result: n.Text, Research: research != 0}
 		n.Text = ""
-	case KindHandoff:
-		n.Handoff = new(Handoff)
+	case record.KindHandoff:
+		n.Handoff = new(record.Handoff)
 		return unmarshalData(data, n.Handoff)
-	case KindFork:
-		n.Fork = new(Fork)
+	case record.KindFork:
+		n.Fork = new(record.Fork)
 		return unmarshalData(data, n.Fork)
-	case KindJoin:
-		n.Join = new(Join)
+	case record.KindJoin:
+		n.Join = new(record.Join)
 		return unmarshalData(data, n.Join)
 	default:
 		return fmt.Errorf("unknown node kind %q (written by a newer inspect?)", n.Kind)
@@ -318,8 +336,8 @@ func unmarshalData(data string, v any) error {
 }
 
 // Node loads one node of run by sequence number (without request/response bodies).
-func (db *DB) Node(ctx context.Context, run *Run, seq int64) (*Node, error) {
-	var found *Node
+func (db *DB) Node(ctx context.Context, run *record.Run, seq int64) (*record.Node, error) {
+	var found *record.Node
 	rows, err := db.r.QueryContext(ctx, nodeSelect+` WHERE run_id=? AND seq=?`, run.ID, seq)
 	if err != nil {
 		return nil, err

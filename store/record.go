@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/inspect-dev/inspect/record"
 )
 
 // writeStmts are the prepared statements of the hot recording path, prepared
@@ -34,18 +36,18 @@ func (s *writeStmts) close() {
 }
 
 const nodeColumns = `run_id, seq, kind, branch, fork_seq, agent, depth, started_ns, ended_ns, status, error,
-	name, calls, call_id, tokens_in, tokens_out, tokens_cached, research, args, text, data`
+	name, calls, call_id, tokens_in, tokens_out, tokens_cached, tokens_cache_write, tokens_reasoning, fidelity, research, args, text, data`
 
 func (db *DB) prepare(ctx context.Context) error {
 	db.stmts.once.Do(func() {
 		s := &db.stmts
 		s.insertNode, s.err = db.w.PrepareContext(ctx, `INSERT INTO nodes (`+nodeColumns+`)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
 		if s.err != nil {
 			return
 		}
 		s.finishNode, s.err = db.w.PrepareContext(ctx, `UPDATE nodes SET ended_ns=?, status=?, error=?,
-			name=?, calls=?, call_id=?, tokens_in=?, tokens_out=?, tokens_cached=?, research=?, args=?, text=?, data=?
+			name=?, calls=?, call_id=?, tokens_in=?, tokens_out=?, tokens_cached=?, tokens_cache_write=?, tokens_reasoning=?, fidelity=?, research=?, args=?, text=?, data=?
 			WHERE run_id=? AND seq=?`)
 	})
 	return db.stmts.err
@@ -78,7 +80,7 @@ type Recorder struct {
 // CreateRun inserts r with status running, together with its project
 // snapshot, and returns the Recorder that writes its nodes. An empty r.ID is
 // filled with NewRunID; a zero r.Started with db.Now().
-func (db *DB) CreateRun(ctx context.Context, r *Run) (*Recorder, error) {
+func (db *DB) CreateRun(ctx context.Context, r *record.Run) (*Recorder, error) {
 	if err := db.prepare(ctx); err != nil {
 		return nil, err
 	}
@@ -88,7 +90,7 @@ func (db *DB) CreateRun(ctx context.Context, r *Run) (*Recorder, error) {
 	if r.Started.IsZero() {
 		r.Started = db.Now()
 	}
-	r.Status = StatusRunning
+	r.Status = record.StatusRunning
 	tasks, _ := json.Marshal(nonNil(r.Tasks))
 	opts := []byte("{}")
 	if len(r.Options) > 0 {
@@ -107,9 +109,14 @@ func (db *DB) CreateRun(ctx context.Context, r *Run) (*Recorder, error) {
 		return nil, fmt.Errorf("create run: %w", err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO runs (id, started_ns, status, tasks, project, options, base_url, models, writer_host, writer_pid, writer_tag)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
-		r.ID, r.Started.UnixNano(), string(r.Status), string(tasks), r.Project.Name, string(opts), redactURL(r.BaseURL), string(modelsJSON), host, pid, tag); err != nil {
+	if r.Source.Format == "" {
+		r.Source.Format = record.SourceInspect
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO runs (id, started_ns, status, tasks, project, options, base_url, models, writer_host, writer_pid, writer_tag,
+		source_format, source_version, source_id, source_path)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		r.ID, r.Started.UnixNano(), string(r.Status), string(tasks), r.Project.Name, string(opts), redactURL(r.BaseURL), string(modelsJSON), host, pid, tag,
+		r.Source.Format, r.Source.Version, r.Source.ID, redactURL(r.Source.Path)); err != nil {
 		return nil, fmt.Errorf("create run: %w", err)
 	}
 	for i := range r.Project.Files {
@@ -149,26 +156,26 @@ func (rec *Recorder) SetModels(ctx context.Context, models []string) error {
 // StartNode assigns n.Seq and inserts n as an open node (status running
 // unless set). For an llm node with a Request, the request body is stored in
 // the same transaction, so an in-flight call can already be inspected.
-func (rec *Recorder) StartNode(ctx context.Context, n *Node) error {
+func (rec *Recorder) StartNode(ctx context.Context, n *record.Node) error {
 	if n.Status == "" {
-		n.Status = StatusRunning
+		n.Status = record.StatusRunning
 	}
 	return rec.insert(ctx, n)
 }
 
 // AddNode records a node that is already complete (Ended set; status ok
 // unless set) in one transaction.
-func (rec *Recorder) AddNode(ctx context.Context, n *Node) error {
+func (rec *Recorder) AddNode(ctx context.Context, n *record.Node) error {
 	if n.Ended.IsZero() {
 		n.Ended = n.Started
 	}
-	if n.Status == "" || n.Status == StatusRunning {
-		n.Status = StatusOK
+	if n.Status == "" || n.Status == record.StatusRunning {
+		n.Status = record.StatusOK
 	}
 	return rec.insert(ctx, n)
 }
 
-func (rec *Recorder) insert(ctx context.Context, n *Node) error {
+func (rec *Recorder) insert(ctx context.Context, n *record.Node) error {
 	if n.Seq == 0 {
 		n.Seq = rec.seq.Add(1)
 	}
@@ -180,8 +187,8 @@ func (rec *Recorder) insert(ctx context.Context, n *Node) error {
 		return err
 	}
 	args := []any{rec.run, n.Seq, string(n.Kind), n.Branch, n.ForkSeq, n.Agent, n.Depth, n.Started.UnixNano(), endedNS(n),
-		string(n.Status), n.Error, row.name, row.calls, row.callID, row.in, row.out, row.cached, row.research, row.args, row.text, row.data}
-	if n.Kind != KindLLM || n.LLM == nil || n.LLM.Request == nil {
+		string(n.Status), n.Error, row.name, row.calls, row.callID, row.in, row.out, row.cached, row.cacheWrite, row.reasoning, row.fidelity, row.research, row.args, row.text, row.data}
+	if n.Kind != record.KindLLM || n.LLM == nil || n.LLM.Request == nil {
 		// One statement commits on its own: no BEGIN/COMMIT round trips.
 		if _, err := rec.db.stmts.insertNode.ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("record n%d: %w", n.Seq, err)
@@ -217,19 +224,19 @@ func (rec *Recorder) insert(ctx context.Context, n *Node) error {
 // FinishNode closes an open node: its end time (db.Now() when zero), status
 // (ok when still running) and the kind's fields as they are now. From this
 // call on the node survives a crash.
-func (rec *Recorder) FinishNode(ctx context.Context, n *Node) error {
+func (rec *Recorder) FinishNode(ctx context.Context, n *record.Node) error {
 	if n.Ended.IsZero() {
 		n.Ended = rec.db.Now()
 	}
-	if n.Status == "" || n.Status == StatusRunning {
-		n.Status = StatusOK
+	if n.Status == "" || n.Status == record.StatusRunning {
+		n.Status = record.StatusOK
 	}
 	row, err := encodeNode(n)
 	if err != nil {
 		return err
 	}
 	st := rec.db.stmts.finishNode
-	if n.Kind == KindLLM && n.LLM != nil && n.LLM.Response != nil {
+	if n.Kind == record.KindLLM && n.LLM != nil && n.LLM.Response != nil {
 		tx, err := rec.db.w.BeginTx(ctx, nil)
 		if err != nil {
 			return fmt.Errorf("finish n%d: %w", n.Seq, err)
@@ -247,9 +254,9 @@ func (rec *Recorder) FinishNode(ctx context.Context, n *Node) error {
 	return execFinish(ctx, st, rec.run, n, row)
 }
 
-func execFinish(ctx context.Context, st *sql.Stmt, run string, n *Node, row nodeRow) error {
+func execFinish(ctx context.Context, st *sql.Stmt, run string, n *record.Node, row nodeRow) error {
 	res, err := st.ExecContext(ctx, n.Ended.UnixNano(), string(n.Status), n.Error,
-		row.name, row.calls, row.callID, row.in, row.out, row.cached, row.research, row.args, row.text, row.data, run, n.Seq)
+		row.name, row.calls, row.callID, row.in, row.out, row.cached, row.cacheWrite, row.reasoning, row.fidelity, row.research, row.args, row.text, row.data, run, n.Seq)
 	if err != nil {
 		return fmt.Errorf("finish n%d: %w", n.Seq, err)
 	}
@@ -261,7 +268,7 @@ func execFinish(ctx context.Context, st *sql.Stmt, run string, n *Node, row node
 
 // Finish closes the run with its final status; nodes still open take that
 // status too (a cancelled run's in-flight calls read cancelled).
-func (rec *Recorder) Finish(ctx context.Context, status Status, errMsg string, ended time.Time) error {
+func (rec *Recorder) Finish(ctx context.Context, status record.Status, errMsg string, ended time.Time) error {
 	if ended.IsZero() {
 		ended = rec.db.Now()
 	}
@@ -284,39 +291,43 @@ func (rec *Recorder) Finish(ctx context.Context, status Status, errMsg string, e
 // nodeRow is a node's kind-specific fields in column form.
 type nodeRow struct {
 	name, calls, callID, args, text, data string
+	fidelity                              string
 	in, out                               int64
-	cached                                sql.NullInt64
+	cached, cacheWrite, reasoning         sql.NullInt64
 	research                              int
 }
 
-func encodeNode(n *Node) (nodeRow, error) {
+func encodeNode(n *record.Node) (nodeRow, error) {
 	var row nodeRow
 	row.text = n.Text
 	switch n.Kind {
-	case KindUser, KindFinal:
-	case KindLLM:
+	case record.KindUser, record.KindFinal:
+	case record.KindLLM:
 		if l := n.LLM; l != nil {
 			row.name = l.Model
 			row.calls = strings.Join(l.Calls, " ")
 			row.in, row.out = l.Usage.In, l.Usage.Out
 			row.cached = sql.NullInt64{Int64: l.Usage.Cached, Valid: l.Usage.CachedReported}
+			row.cacheWrite = sql.NullInt64{Int64: l.Usage.CacheWrite, Valid: l.Usage.CacheWriteReported}
+			row.reasoning = sql.NullInt64{Int64: l.Usage.Reasoning, Valid: l.Usage.ReasoningReported}
+			row.fidelity = string(l.Fidelity)
 			row.text = l.Content
 		}
-	case KindTool:
+	case record.KindTool:
 		if t := n.Tool; t != nil {
 			row.name, row.callID, row.args, row.text = t.Name, t.CallID, t.Args, t.Result
 			if t.Research {
 				row.research = 1
 			}
 		}
-	case KindHandoff, KindFork, KindJoin:
+	case record.KindHandoff, record.KindFork, record.KindJoin:
 		var payload any
 		switch {
-		case n.Kind == KindHandoff && n.Handoff != nil:
+		case n.Kind == record.KindHandoff && n.Handoff != nil:
 			payload = n.Handoff
-		case n.Kind == KindFork && n.Fork != nil:
+		case n.Kind == record.KindFork && n.Fork != nil:
 			payload = n.Fork
-		case n.Kind == KindJoin && n.Join != nil:
+		case n.Kind == record.KindJoin && n.Join != nil:
 			payload = n.Join
 		}
 		if payload != nil {
@@ -332,7 +343,7 @@ func encodeNode(n *Node) (nodeRow, error) {
 	return row, nil
 }
 
-func endedNS(n *Node) any {
+func endedNS(n *record.Node) any {
 	if n.Ended.IsZero() {
 		return nil
 	}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/inspect-dev/inspect/record"
 )
 
 var t0 = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
@@ -30,13 +32,14 @@ func openTemp(t testing.TB) (*DB, string) {
 
 func newRun(t testing.TB, db *DB) *Recorder {
 	t.Helper()
-	rec, err := db.CreateRun(context.Background(), &Run{
+	rec, err := db.CreateRun(context.Background(), &record.Run{
 		Started: t0,
 		Tasks:   []string{"Compare Q3 revenue"},
-		Project: Project{Name: "demo", Files: []File{{Path: "agents.yaml", Content: "agents: []\n"}, {Path: "agents/analyst.md", Content: "You analyse.\n"}}},
+		Project: record.Project{Name: "demo", Files: []record.File{{Path: "agents.yaml", Content: "agents: []\n"}, {Path: "agents/analyst.md", Content: "You analyse.\n"}}},
 		Options: map[string]any{"maxForkDepth": 2},
 		BaseURL: "https://user:secret@api.example.com/v1",
 		Models:  []string{"m2", "m1"},
+		Source:  record.Source{Format: "claude-code", Version: "2.1.3", ID: "3f2c", Path: "https://u:pw@example.com/s.jsonl"},
 	})
 	if err != nil {
 		t.Fatalf("CreateRun: %v", err)
@@ -45,22 +48,25 @@ func newRun(t testing.TB, db *DB) *Recorder {
 }
 
 // everyKind returns one finished node of each kind, fully populated.
-func everyKind() []*Node {
+func everyKind() []*record.Node {
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	return []*Node{
-		{Kind: KindUser, Agent: "analyst", Started: at(0), Ended: at(0), Text: "Compare Q3 revenue"},
-		{Kind: KindLLM, Agent: "analyst", Started: at(0), Ended: at(1), LLM: &LLM{Model: "m1", Calls: []string{"read_file", "fork"},
-			Usage: Usage{In: 1210, Out: 31, Cached: 1000, CachedReported: true}, Content: "let me look",
+	return []*record.Node{
+		{Kind: record.KindUser, Agent: "analyst", Started: at(0), Ended: at(0), Text: "Compare Q3 revenue"},
+		{Kind: record.KindLLM, Agent: "analyst", Started: at(0), Ended: at(1), LLM: &record.LLM{Model: "m1", Calls: []string{"read_file", "fork"},
+			Usage: record.Usage{In: 1210, Out: 31, Cached: 1000, CachedReported: true}, Content: "let me look",
 			Request:  []byte(`{"model":"m1","messages":[{"role":"system","content":"s"},{"role":"user","content":"q"}],"tools":[]}`),
 			Response: []byte(`{"id":"x","choices":[]}`)}},
-		{Kind: KindTool, Agent: "analyst", Started: at(1), Ended: at(2), Tool: &Tool{CallID: "c1", Name: "read_file", Args: `{"path":"a.md"}`, Result: "hello", Research: true}},
-		{Kind: KindFork, Agent: "analyst", Started: at(2), Ended: at(2), Fork: &Fork{Context: "compact", Branches: []ForkBranch{{Name: "eu", Agent: "researcher", Instructions: "EU total"}}}},
-		{Kind: KindLLM, Branch: "eu", ForkSeq: 4, Depth: 1, Agent: "researcher", Started: at(2), Ended: at(5), Status: StatusError, Error: "provider returned 500",
-			LLM: &LLM{Model: "m2", Usage: Usage{In: 10, Out: 0}}},
-		{Kind: KindFinal, Branch: "eu", ForkSeq: 4, Depth: 1, Agent: "researcher", Started: at(5), Ended: at(5), Status: StatusError, Error: "provider returned 500"},
-		{Kind: KindJoin, Agent: "analyst", Started: at(5), Ended: at(5), Join: &Join{ForkSeq: 4, Branches: []JoinBranch{{Name: "eu", Agent: "researcher", Status: StatusError, Duration: 3 * time.Second, Answer: "provider returned 500"}}}},
-		{Kind: KindHandoff, Agent: "analyst", Started: at(6), Ended: at(6), Handoff: &Handoff{From: "analyst", To: "billing", Reason: "invoice question"}},
-		{Kind: KindFinal, Agent: "billing", Started: at(7), Ended: at(7), Text: "EU 4.2M"},
+		{Kind: record.KindTool, Agent: "analyst", Started: at(1), Ended: at(2), Tool: &record.Tool{CallID: "c1", Name: "read_file", Args: `{"path":"a.md"}`, Result: "hello", Research: true}},
+		{Kind: record.KindFork, Agent: "analyst", Started: at(2), Ended: at(2), Fork: &record.Fork{Context: "compact", Branches: []record.ForkBranch{{Name: "eu", Agent: "researcher", Instructions: "EU total"}}}},
+		{Kind: record.KindLLM, Branch: "eu", ForkSeq: 4, Depth: 1, Agent: "researcher", Started: at(2), Ended: at(5), Status: record.StatusError, Error: "provider returned 500",
+			LLM: &record.LLM{Model: "m2", Usage: record.Usage{In: 10, Out: 0}}},
+		{Kind: record.KindLLM, Branch: "eu", ForkSeq: 4, Depth: 1, Agent: "researcher", Started: at(5), Ended: at(5), Status: record.StatusExhausted,
+			LLM: &record.LLM{Model: "m2", Fidelity: record.FidelityReconstructed, Usage: record.Usage{In: 40, Out: 9, Cached: 0, CachedReported: true,
+				CacheWrite: 30, CacheWriteReported: true, Reasoning: 5, ReasoningReported: true}}},
+		{Kind: record.KindFinal, Branch: "eu", ForkSeq: 4, Depth: 1, Agent: "researcher", Started: at(5), Ended: at(5), Status: record.StatusError, Error: "provider returned 500"},
+		{Kind: record.KindJoin, Agent: "analyst", Started: at(5), Ended: at(5), Join: &record.Join{ForkSeq: 4, Branches: []record.JoinBranch{{Name: "eu", Agent: "researcher", Status: record.StatusError, Duration: 3 * time.Second, Answer: "provider returned 500"}}}},
+		{Kind: record.KindHandoff, Agent: "analyst", Started: at(6), Ended: at(6), Handoff: &record.Handoff{From: "analyst", To: "billing", Reason: "invoice question"}},
+		{Kind: record.KindFinal, Agent: "billing", Started: at(7), Ended: at(7), Text: "EU 4.2M"},
 	}
 }
 
@@ -86,18 +92,21 @@ func TestRoundTrip_EveryKind(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := rec.Finish(ctx, StatusOK, "", t0.Add(8*time.Second)); err != nil {
+	if err := rec.Finish(ctx, record.StatusOK, "", t0.Add(8*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	run, err := db.LoadRun(ctx, rec.RunID())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Status != StatusOK || !run.Ended.Equal(t0.Add(8*time.Second)) || run.Tasks[0] != "Compare Q3 revenue" {
+	if run.Status != record.StatusOK || !run.Ended.Equal(t0.Add(8*time.Second)) || run.Tasks[0] != "Compare Q3 revenue" {
 		t.Errorf("run = %+v", run)
 	}
 	if run.BaseURL != "https://api.example.com/v1" {
 		t.Errorf("BaseURL = %q, want credentials removed", run.BaseURL)
+	}
+	if run.Source != (record.Source{Format: "claude-code", Version: "2.1.3", ID: "3f2c", Path: "https://example.com/s.jsonl"}) {
+		t.Errorf("Source = %+v, want it kept with credentials removed", run.Source)
 	}
 	if !reflect.DeepEqual(run.Models, []string{"m1", "m2"}) {
 		t.Errorf("Models = %v", run.Models)
@@ -105,8 +114,8 @@ func TestRoundTrip_EveryKind(t *testing.T) {
 	if f := run.Project.File("agents/analyst.md"); f == nil || f.Content != "You analyse.\n" || len(f.SHA256) != 64 {
 		t.Errorf("project file = %+v", f)
 	}
-	var got []*Node
-	if err := db.ScanNodes(ctx, run, func(n *Node) error { got = append(got, n); return nil }); err != nil {
+	var got []*record.Node
+	if err := db.ScanNodes(ctx, run, func(n *record.Node) error { got = append(got, n); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != len(want) {
@@ -126,7 +135,7 @@ func TestRoundTrip_EveryKind(t *testing.T) {
 		g.Started, g.Ended = g.Started.UTC(), g.Ended.UTC()
 		w.Started, w.Ended = w.Started.UTC(), w.Ended.UTC()
 		if w.Status == "" {
-			w.Status = StatusOK
+			w.Status = record.StatusOK
 		}
 		gj, _ := json.Marshal(g)
 		wj, _ := json.Marshal(&w)
@@ -154,7 +163,7 @@ func TestStartNode_VisibleWhileOpen(t *testing.T) {
 	ctx := context.Background()
 	db, _ := openTemp(t)
 	rec := newRun(t, db)
-	n := &Node{Kind: KindLLM, Agent: "a", Started: t0, LLM: &LLM{Model: "m", Request: []byte(`{"messages":[{"role":"user","content":"x"}]}`)}}
+	n := &record.Node{Kind: record.KindLLM, Agent: "a", Started: t0, LLM: &record.LLM{Model: "m", Request: []byte(`{"messages":[{"role":"user","content":"x"}]}`)}}
 	if err := rec.StartNode(ctx, n); err != nil {
 		t.Fatal(err)
 	}
@@ -163,20 +172,20 @@ func TestStartNode_VisibleWhileOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != StatusRunning || !got.Ended.IsZero() {
+	if got.Status != record.StatusRunning || !got.Ended.IsZero() {
 		t.Errorf("open node: Status = %q, Ended = %v; want running, zero", got.Status, got.Ended)
 	}
 	if _, err := db.Request(ctx, run.ID, n.Seq); err != nil {
 		t.Errorf("request of an open call: %v", err)
 	}
-	if err := rec.FinishNode(ctx, &Node{Seq: 99, Kind: KindTool, Tool: &Tool{}}); err == nil || !strings.Contains(err.Error(), "never started") {
+	if err := rec.FinishNode(ctx, &record.Node{Seq: 99, Kind: record.KindTool, Tool: &record.Tool{}}); err == nil || !strings.Contains(err.Error(), "never started") {
 		t.Errorf("finishing an unknown node: err = %v", err)
 	}
-	if err := rec.Finish(ctx, StatusCancelled, "interrupted by the user", time.Time{}); err != nil {
+	if err := rec.Finish(ctx, record.StatusCancelled, "interrupted by the user", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = db.Node(ctx, run, n.Seq)
-	if got.Status != StatusCancelled {
+	if got.Status != record.StatusCancelled {
 		t.Errorf("open node after a cancelled run: Status = %q, want cancelled", got.Status)
 	}
 }
@@ -218,17 +227,17 @@ func TestRequests_500Steps_RebuildAndLinearStorage(t *testing.T) {
 	transcript := len(reqs[len(reqs)-1])
 	for i, body := range reqs {
 		transcript += len(resps[i])
-		n := &Node{Kind: KindLLM, Agent: "analyst", Started: t0.Add(time.Duration(i) * time.Second), LLM: &LLM{Model: "gpt-4.1-mini", Request: body}}
+		n := &record.Node{Kind: record.KindLLM, Agent: "analyst", Started: t0.Add(time.Duration(i) * time.Second), LLM: &record.LLM{Model: "gpt-4.1-mini", Request: body}}
 		if err := rec.StartNode(ctx, n); err != nil {
 			t.Fatal(err)
 		}
 		n.LLM.Calls = []string{"read_file"}
 		n.LLM.Response = resps[i]
-		n.LLM.Usage = Usage{In: int64(len(body) / 4), Out: 21}
+		n.LLM.Usage = record.Usage{In: int64(len(body) / 4), Out: 21}
 		if err := rec.FinishNode(ctx, n); err != nil {
 			t.Fatal(err)
 		}
-		tool := &Node{Kind: KindTool, Agent: "analyst", Started: n.Ended, Tool: &Tool{CallID: fmt.Sprintf("call_%d", i), Name: "read_file",
+		tool := &record.Node{Kind: record.KindTool, Agent: "analyst", Started: n.Ended, Tool: &record.Tool{CallID: fmt.Sprintf("call_%d", i), Name: "read_file",
 			Args: fmt.Sprintf(`{"path":"regions/r%d.md"}`, i), Result: fmt.Sprintf("Region %d: revenue %d.%dM, up %d%% on Q2; the largest account renewed early.", i, i%9, i%7, i%13), Research: true}}
 		if err := rec.AddNode(ctx, tool); err != nil {
 			t.Fatal(err)
@@ -263,7 +272,7 @@ func TestRequest_DamagedIsRefused(t *testing.T) {
 	db, _ := openTemp(t)
 	rec := newRun(t, db)
 	body := []byte(`{"model":"m","messages":[{"role":"user","content":"hello"}],"tools":[]}`)
-	if err := rec.AddNode(ctx, &Node{Kind: KindLLM, Started: t0, LLM: &LLM{Request: body}}); err != nil {
+	if err := rec.AddNode(ctx, &record.Node{Kind: record.KindLLM, Started: t0, LLM: &record.LLM{Request: body}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.w.ExecContext(ctx, `UPDATE chain SET data = CAST('{"role":"user","content":"HELLO"}' AS BLOB) WHERE data = CAST('{"role":"user","content":"hello"}' AS BLOB)`); err != nil {
@@ -314,8 +323,8 @@ func TestConcurrentWriters(t *testing.T) {
 		go func(w int) {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
-				n := &Node{Kind: KindLLM, Branch: fmt.Sprintf("b%d", w), Agent: "a", Started: t0,
-					LLM: &LLM{Model: "m", Request: []byte(fmt.Sprintf(`{"messages":[{"role":"system","content":"shared"},{"role":"user","content":"w%d i%d"}]}`, w, i))}}
+				n := &record.Node{Kind: record.KindLLM, Branch: fmt.Sprintf("b%d", w), Agent: "a", Started: t0,
+					LLM: &record.LLM{Model: "m", Request: []byte(fmt.Sprintf(`{"messages":[{"role":"system","content":"shared"},{"role":"user","content":"w%d i%d"}]}`, w, i))}}
 				if err := rec.StartNode(ctx, n); err != nil {
 					errs <- err
 					return
@@ -334,12 +343,12 @@ func TestConcurrentWriters(t *testing.T) {
 	}
 	run, _ := db.LoadRun(ctx, rec.RunID())
 	seen := map[int64]bool{}
-	if err := db.ScanNodes(ctx, run, func(n *Node) error {
+	if err := db.ScanNodes(ctx, run, func(n *record.Node) error {
 		if seen[n.Seq] {
 			return fmt.Errorf("seq n%d twice", n.Seq)
 		}
 		seen[n.Seq] = true
-		if n.Status != StatusOK {
+		if n.Status != record.StatusOK {
 			return fmt.Errorf("n%d status %s", n.Seq, n.Status)
 		}
 		return nil
@@ -420,9 +429,17 @@ func TestOpen_MigratesPreviousVersion(t *testing.T) {
 	if v, _ := old.Version(ctx); v != SchemaVersion()-1 {
 		t.Fatalf("old file at v%d, want v%d", v, SchemaVersion()-1)
 	}
-	rec := newRun(t, old)
-	if err := rec.AddNode(ctx, &Node{Kind: KindUser, Started: t0, Text: "kept"}); err != nil {
-		t.Fatal(err)
+	// Rows as the previous schema holds them, written with its own SQL (this
+	// build's recorder writes the current schema).
+	for _, q := range []string{
+		`INSERT INTO runs (id, started_ns, status, tasks) VALUES ('oldrun', 1, 'ok', '["go"]')`,
+		`INSERT INTO project_files (run_id, path, sha256, content) VALUES ('oldrun', 'agents.yaml', '', 'agents: []')`,
+		`INSERT INTO nodes (run_id, seq, kind, started_ns, ended_ns, status, text) VALUES ('oldrun', 1, 'user', 1, 2, 'ok', 'kept')`,
+		`INSERT INTO nodes (run_id, seq, kind, started_ns, ended_ns, status, name, tokens_in, tokens_out, tokens_cached) VALUES ('oldrun', 2, 'llm', 2, 3, 'ok', 'm', 10, 2, 4)`,
+	} {
+		if _, err := old.w.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
 	}
 	old.Close()
 
@@ -434,13 +451,23 @@ func TestOpen_MigratesPreviousVersion(t *testing.T) {
 	if v, _ := db.Version(ctx); v != SchemaVersion() {
 		t.Errorf("after Open: v%d, want v%d", v, SchemaVersion())
 	}
-	run, err := db.LoadRun(ctx, rec.RunID())
+	run, err := db.LoadRun(ctx, "oldrun")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if run.Source.Format != record.SourceInspect || len(run.Project.Files) != 1 || run.Tasks[0] != "go" {
+		t.Errorf("run after migration = %+v, want source inspect, its snapshot and task kept", run)
 	}
 	n, err := db.Node(ctx, run, 1)
 	if err != nil || n.Text != "kept" {
 		t.Errorf("node after migration = %+v, %v", n, err)
+	}
+	llm, err := db.Node(ctx, run, 2)
+	if err != nil || llm.LLM.Usage != (record.Usage{In: 10, Out: 2, Cached: 4, CachedReported: true}) || !llm.LLM.Exact() {
+		t.Errorf("llm node after migration = %+v, %v: usage kept, nothing new reported, request exact", llm.LLM, err)
+	}
+	if _, err := db.w.ExecContext(ctx, `UPDATE runs SET status='exhausted' WHERE id='oldrun'`); err != nil {
+		t.Errorf("status exhausted refused after migration: %v", err)
 	}
 	if err := db.AddAsk(ctx, &Ask{RunID: run.ID, NodeSeq: 1, Mode: "question", Question: "why?"}); err != nil {
 		t.Errorf("the migrated table is missing: %v", err)
@@ -454,7 +481,7 @@ func TestResolveRun(t *testing.T) {
 		t.Errorf("latest of empty db: err = %v", err)
 	}
 	for i, id := range []string{"abc111", "abc222", "def333"} {
-		if _, err := db.CreateRun(ctx, &Run{ID: id, Started: t0.Add(time.Duration(i) * time.Minute)}); err != nil {
+		if _, err := db.CreateRun(ctx, &record.Run{ID: id, Started: t0.Add(time.Duration(i) * time.Minute)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -485,20 +512,20 @@ func TestRuns_Summary(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rec.Finish(ctx, StatusOK, "", t0.Add(8*time.Second))
+	rec.Finish(ctx, record.StatusOK, "", t0.Add(8*time.Second))
 	runs, err := db.Runs(ctx, 0)
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("Runs = %v, %v", runs, err)
 	}
 	r := runs[0]
-	if r.TokensIn != 1220 || r.TokensOut != 31 || r.LLMCalls != 2 || r.Nodes != 9 || r.Elapsed() != 8*time.Second {
+	if r.TokensIn != 1260 || r.TokensOut != 40 || r.LLMCalls != 3 || r.Nodes != 10 || r.Elapsed() != 8*time.Second {
 		t.Errorf("summary = %+v", r)
 	}
 	if !reflect.DeepEqual(r.Agents, []string{"analyst", "researcher", "billing"}) {
 		t.Errorf("Agents = %v", r.Agents)
 	}
 	// A newer run without nodes comes first, with zero sums; limit keeps the newest.
-	if _, err := db.CreateRun(ctx, &Run{ID: "newer", Started: t0.Add(time.Hour)}); err != nil {
+	if _, err := db.CreateRun(ctx, &record.Run{ID: "newer", Started: t0.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	runs, err = db.Runs(ctx, 1)

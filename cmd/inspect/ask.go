@@ -17,6 +17,7 @@ import (
 
 	"github.com/inspect-dev/inspect/ask"
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
 )
 
@@ -209,7 +210,7 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 	if n == nil {
 		return unknownNode(g, seq)
 	}
-	if n.Kind != store.KindLLM {
+	if n.Kind != record.KindLLM {
 		return notLLMNode(g, n)
 	}
 	plan, err := buildAskPlan(ctx, db, g, n, opts)
@@ -289,7 +290,7 @@ func buildAskPlan(ctx context.Context, db *store.DB, g *graph.Run, n *graph.Node
 		}
 		if len(resp) == 0 {
 			why := "it has no recorded response"
-			if n.Status != store.StatusOK {
+			if n.Status != record.StatusOK {
 				why = fmt.Sprintf("it ended %s (%s) without a response", n.Status, n.Error)
 			}
 			return nil, Usagef("n%d cannot be questioned: %s; try `inspect ask n%d --replay` to send its request again", n.Seq, why, n.Seq)
@@ -348,7 +349,7 @@ func promptBody(g *graph.Run, n *graph.Node, req *ask.Request, file string) ([]b
 
 // askBaseURL is --base-url, else OPENAI_BASE_URL, else the run's recorded
 // provider when it is an HTTP one, else the OpenAI API.
-func askBaseURL(opts *AskOptions, r *store.Run) string {
+func askBaseURL(opts *AskOptions, r *record.Run) string {
 	if opts.BaseURL != "" {
 		return strings.TrimRight(opts.BaseURL, "/")
 	}
@@ -507,14 +508,14 @@ func notLLMNode(g *graph.Run, n *graph.Node) error {
 	var made *graph.Node
 	if n.Conv != nil {
 		for _, c := range n.Conv.Nodes {
-			if c.Kind != store.KindLLM {
+			if c.Kind != record.KindLLM {
 				continue
 			}
-			if n.Kind == store.KindUser && c.Seq > n.Seq {
+			if n.Kind == record.KindUser && c.Seq > n.Seq {
 				made = c
 				break
 			}
-			if n.Kind != store.KindUser && c.Seq < n.Seq {
+			if n.Kind != record.KindUser && c.Seq < n.Seq {
 				made = c
 			}
 		}
@@ -522,18 +523,18 @@ func notLLMNode(g *graph.Run, n *graph.Node) error {
 	if made != nil {
 		verb := "made it"
 		switch n.Kind {
-		case store.KindUser:
+		case record.KindUser:
 			verb = "answered it first"
-		case store.KindJoin:
+		case record.KindJoin:
 			verb = "called the fork it joins"
-		case store.KindFinal:
+		case record.KindFinal:
 			verb = "wrote it"
 		}
 		fmt.Fprintf(&b, "; the model call that %s is n%d: try `inspect ask n%d`", verb, made.Seq, made.Seq)
 	}
 	var llms []*graph.Node
 	for _, c := range g.Nodes {
-		if c.Kind == store.KindLLM {
+		if c.Kind == record.KindLLM {
 			llms = append(llms, c)
 		}
 	}
@@ -555,23 +556,23 @@ func notLLMNode(g *graph.Run, n *graph.Node) error {
 // askNodeSummary names what a node holds, for error messages.
 func askNodeSummary(n *graph.Node) string {
 	switch n.Kind {
-	case store.KindTool:
+	case record.KindTool:
 		return n.Tool.Name
-	case store.KindHandoff:
+	case record.KindHandoff:
 		return n.Handoff.From + " to " + n.Handoff.To
-	case store.KindFork:
+	case record.KindFork:
 		var names []string
 		for _, b := range n.Fork.Branches {
 			names = append(names, b.Name)
 		}
 		return fmt.Sprintf("%d branches: %s", len(names), strings.Join(names, ", "))
-	case store.KindJoin:
+	case record.KindJoin:
 		return fmt.Sprintf("joins the fork n%d", n.Join.ForkSeq)
-	case store.KindUser:
+	case record.KindUser:
 		return "a user turn"
-	case store.KindFinal:
+	case record.KindFinal:
 		return "a conversation's final message"
-	case store.KindLLM:
+	case record.KindLLM:
 		return ask.ChoiceOf(n.LLM.Calls)
 	default:
 		panic(fmt.Sprintf("internal error: unhandled node kind %v", n.Kind))

@@ -17,6 +17,7 @@ import (
 
 	"github.com/inspect-dev/inspect/ask"
 	"github.com/inspect-dev/inspect/ask/asktest"
+	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/runtime"
 	"github.com/inspect-dev/inspect/store"
 )
@@ -68,9 +69,9 @@ func askRecordRun(t *testing.T, f *Factory) string {
 		t.Fatal(err)
 	}
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	rec, err := db.CreateRun(ctx, &store.Run{Started: t0, Tasks: []string{"Compare Q3 revenue across EU, US and APAC"},
+	rec, err := db.CreateRun(ctx, &record.Run{Started: t0, Tasks: []string{"Compare Q3 revenue across EU, US and APAC"},
 		BaseURL: "https://user:" + askTestKey + "@api.example.invalid/v1",
-		Project: store.Project{Name: "demo", Files: []store.File{
+		Project: record.Project{Name: "demo", Files: []record.File{
 			{Path: "agents.yaml", Content: askYAML},
 			{Path: "agents/analyst.md", Content: askRole},
 			{Path: "agents/fork-instructions.md", Content: askForks},
@@ -82,47 +83,47 @@ func askRecordRun(t *testing.T, f *Factory) string {
 	task := "Compare Q3 revenue across EU, US and APAC"
 	msgs := []openai.ChatCompletionMessage{{Role: "system", Content: askSystem()}, {Role: "user", Content: task}}
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	add := func(n *store.Node) {
+	add := func(n *record.Node) {
 		t.Helper()
 		if err := rec.AddNode(ctx, n); err != nil {
 			t.Fatal(err)
 		}
 	}
-	llm := func(start int, reply openai.ChatCompletionMessage, fail string) *store.Node {
+	llm := func(start int, reply openai.ChatCompletionMessage, fail string) *record.Node {
 		t.Helper()
 		body, _ := json.Marshal(openai.ChatCompletionRequest{Model: "gpt-4.1-mini", Messages: msgs, Tools: askTools()})
-		n := &store.Node{Kind: store.KindLLM, Agent: "analyst", Started: at(start), LLM: &store.LLM{Model: "gpt-4.1-mini", Request: body}}
+		n := &record.Node{Kind: record.KindLLM, Agent: "analyst", Started: at(start), LLM: &record.LLM{Model: "gpt-4.1-mini", Request: body}}
 		if err := rec.StartNode(ctx, n); err != nil {
 			t.Fatal(err)
 		}
 		n.Ended = at(start + 1)
 		if fail != "" {
-			n.Status, n.Error = store.StatusError, fail
+			n.Status, n.Error = record.StatusError, fail
 		} else {
 			n.LLM.Response = askCompletion(reply)
 			n.LLM.Content = reply.Content
 			for _, tc := range reply.ToolCalls {
 				n.LLM.Calls = append(n.LLM.Calls, tc.Function.Name)
 			}
-			n.LLM.Usage = store.Usage{In: 400, Out: 40}
+			n.LLM.Usage = record.Usage{In: 400, Out: 40}
 		}
 		if err := rec.FinishNode(ctx, n); err != nil {
 			t.Fatal(err)
 		}
 		return n
 	}
-	add(&store.Node{Kind: store.KindUser, Agent: "analyst", Started: at(0), Text: task})
+	add(&record.Node{Kind: record.KindUser, Agent: "analyst", Started: at(0), Text: task})
 	read := openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{ID: "call_1", Type: "function", Function: openai.FunctionCall{Name: "read_file", Arguments: `{"path":"regions/index.md"}`}}}}
 	llm(0, read, "")
-	add(&store.Node{Kind: store.KindTool, Agent: "analyst", Started: at(1), Tool: &store.Tool{CallID: "call_1", Name: "read_file", Args: `{"path":"regions/index.md"}`, Result: "eu, us, apac", Research: true}})
+	add(&record.Node{Kind: record.KindTool, Agent: "analyst", Started: at(1), Tool: &record.Tool{CallID: "call_1", Name: "read_file", Args: `{"path":"regions/index.md"}`, Result: "eu, us, apac", Research: true}})
 	msgs = append(msgs, read, openai.ChatCompletionMessage{Role: "tool", ToolCallID: "call_1", Content: "eu, us, apac"})
 	forkArgs := `{"context":"compact","branches":[{"name":"eu","instructions":"EU total"},{"name":"us","instructions":"US total"}]}`
 	fork := openai.ChatCompletionMessage{Role: "assistant", Content: "Forking per region.", ToolCalls: []openai.ToolCall{{ID: "call_2", Type: "function", Function: openai.FunctionCall{Name: "fork", Arguments: forkArgs}}}}
 	llm(2, fork, "")
-	add(&store.Node{Kind: store.KindFork, Agent: "analyst", Started: at(3), Fork: &store.Fork{Context: "compact", Branches: []store.ForkBranch{{Name: "eu", Agent: "analyst", Instructions: "EU total"}, {Name: "us", Agent: "analyst", Instructions: "US total"}}}})
+	add(&record.Node{Kind: record.KindFork, Agent: "analyst", Started: at(3), Fork: &record.Fork{Context: "compact", Branches: []record.ForkBranch{{Name: "eu", Agent: "analyst", Instructions: "EU total"}, {Name: "us", Agent: "analyst", Instructions: "US total"}}}})
 	msgs = append(msgs, fork, openai.ChatCompletionMessage{Role: "tool", ToolCallID: "call_2", Content: "### eu (ok)\n4.2M\n### us (ok)\n6.1M"})
 	llm(4, openai.ChatCompletionMessage{}, "provider error 500 after 3 attempts")
-	if err := rec.Finish(ctx, store.StatusError, "the trunk failed", at(6)); err != nil {
+	if err := rec.Finish(ctx, record.StatusError, "the trunk failed", at(6)); err != nil {
 		t.Fatal(err)
 	}
 	return rec.RunID()
@@ -526,11 +527,11 @@ func TestAsk_Fixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	var forkCall, branchCall int64
-	if err := db.ScanNodes(ctx, &store.Run{ID: res.RunID}, func(n *store.Node) error {
-		if forkCall == 0 && n.Kind == store.KindLLM && len(n.LLM.Calls) > 0 && n.LLM.Calls[0] == "fork" {
+	if err := db.ScanNodes(ctx, &record.Run{ID: res.RunID}, func(n *record.Node) error {
+		if forkCall == 0 && n.Kind == record.KindLLM && len(n.LLM.Calls) > 0 && n.LLM.Calls[0] == "fork" {
 			forkCall = n.Seq
 		}
-		if branchCall == 0 && n.Kind == store.KindLLM && n.Agent == "researcher" {
+		if branchCall == 0 && n.Kind == record.KindLLM && n.Agent == "researcher" {
 			branchCall = n.Seq
 		}
 		return nil

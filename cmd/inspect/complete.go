@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/inspect-dev/inspect/record"
 	"github.com/spf13/cobra"
-
-	"github.com/inspect-dev/inspect/store"
 )
 
 // Shell completion of run and node references (DESIGN §11). Completion
@@ -57,14 +56,14 @@ func completeNodes(f *Factory, ref string, llmOnly bool) []string {
 	}
 	var out []string
 	for _, n := range g.Nodes {
-		if llmOnly && n.Kind != store.KindLLM {
+		if llmOnly && n.Kind != record.KindLLM {
 			continue
 		}
 		desc := string(n.Kind)
 		if n.Agent != "" {
 			desc += " @" + n.Agent
 		}
-		if n.Kind == store.KindLLM && n.LLM != nil {
+		if n.Kind == record.KindLLM && n.LLM != nil {
 			if len(n.LLM.Calls) > 0 {
 				desc += " calls " + strings.Join(n.LLM.Calls, ", ")
 			} else {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/runtime/runtimetest"
 
 	"github.com/inspect-dev/inspect/graph"
@@ -87,15 +88,15 @@ func TestRun_Kill9MidRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Status != store.StatusInterrupted {
+	if g.Status != record.StatusInterrupted {
 		t.Errorf("run status = %s, want interrupted", g.Status)
 	}
 	okCalls := 0
 	for _, n := range g.Nodes {
-		if n.Kind == store.KindLLM && n.Status == store.StatusOK {
+		if n.Kind == record.KindLLM && n.Status == record.StatusOK {
 			okCalls++
 		}
-		if n.Status == store.StatusRunning {
+		if n.Status == record.StatusRunning {
 			t.Errorf("%s reads running in an interrupted run", n.ID())
 		}
 	}

@@ -11,9 +11,9 @@ import (
 
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/mermaid"
+	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/runtime"
 	"github.com/inspect-dev/inspect/runtime/examples"
-	"github.com/inspect-dev/inspect/store"
 )
 
 // DemoOptions are the inputs of `inspect demo`.
@@ -123,7 +123,7 @@ func showDemoResult(ctx context.Context, f *Factory, runID string) (string, erro
 	}
 	for _, ref := range rep.Findings[0].Nodes {
 		if seq, err := ParseNodeRef(ref); err == nil {
-			if n := g.Node(seq); n != nil && n.Kind == store.KindLLM {
+			if n := g.Node(seq); n != nil && n.Kind == record.KindLLM {
 				return ref, nil
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
 )
 
@@ -32,7 +33,7 @@ func TestDemoRun(t *testing.T) {
 	}
 	defer db.Close()
 	runs, _ := db.Runs(context.Background(), 0)
-	if len(runs) != 1 || runs[0].Status != store.StatusOK {
+	if len(runs) != 1 || runs[0].Status != record.StatusOK {
 		t.Errorf("runs = %+v, want the demo run, ok", runs)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/mermaid"
+	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
 )
 
@@ -28,12 +29,12 @@ func recordBigRun(tb testing.TB, path string, n int) string {
 	}
 	defer db.Close()
 	t := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	rec, err := db.CreateRun(ctx, &store.Run{ID: "big", Started: t, Tasks: []string{"a long job"}})
+	rec, err := db.CreateRun(ctx, &record.Run{ID: "big", Started: t, Tasks: []string{"a long job"}})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	count := 0
-	add := func(node *store.Node) *store.Node {
+	add := func(node *record.Node) *record.Node {
 		node.Started, node.Ended = t, t.Add(100*time.Millisecond)
 		t = node.Ended
 		if err := rec.AddNode(ctx, node); err != nil {
@@ -43,14 +44,14 @@ func recordBigRun(tb testing.TB, path string, n int) string {
 		return node
 	}
 	llm := func(branch string, fork int64, depth int, agent string, calls ...string) {
-		add(&store.Node{Kind: store.KindLLM, Branch: branch, ForkSeq: fork, Depth: depth, Agent: agent,
-			LLM: &store.LLM{Model: "m", Calls: calls, Usage: store.Usage{In: 1000, Out: 20}}})
+		add(&record.Node{Kind: record.KindLLM, Branch: branch, ForkSeq: fork, Depth: depth, Agent: agent,
+			LLM: &record.LLM{Model: "m", Calls: calls, Usage: record.Usage{In: 1000, Out: 20}}})
 	}
 	tool := func(branch string, fork int64, depth int, agent, name, args string) {
-		add(&store.Node{Kind: store.KindTool, Branch: branch, ForkSeq: fork, Depth: depth, Agent: agent,
-			Tool: &store.Tool{Name: name, Args: args, Result: "some text the tool returned", Research: true}})
+		add(&record.Node{Kind: record.KindTool, Branch: branch, ForkSeq: fork, Depth: depth, Agent: agent,
+			Tool: &record.Tool{Name: name, Args: args, Result: "some text the tool returned", Research: true}})
 	}
-	add(&store.Node{Kind: store.KindUser, Agent: "analyst", Text: "a long job"})
+	add(&record.Node{Kind: record.KindUser, Agent: "analyst", Text: "a long job"})
 	agent := "analyst"
 	for round := 0; count < n; round++ {
 		for i := 0; i < 6; i++ {
@@ -59,33 +60,33 @@ func recordBigRun(tb testing.TB, path string, n int) string {
 		}
 		llm("", 0, 0, agent, "fork")
 		names := []string{"a", "b", "c", "d"}
-		f := &store.Fork{Context: "compact"}
+		f := &record.Fork{Context: "compact"}
 		for _, b := range names {
-			f.Branches = append(f.Branches, store.ForkBranch{Name: b, Agent: "researcher", Instructions: "do " + b})
+			f.Branches = append(f.Branches, record.ForkBranch{Name: b, Agent: "researcher", Instructions: "do " + b})
 		}
-		fork := add(&store.Node{Kind: store.KindFork, Agent: agent, Fork: f})
-		j := &store.Join{ForkSeq: fork.Seq}
+		fork := add(&record.Node{Kind: record.KindFork, Agent: agent, Fork: f})
+		j := &record.Join{ForkSeq: fork.Seq}
 		for k, b := range names {
 			for i := 0; i < 3+k; i++ {
 				llm(b, fork.Seq, 1, "researcher", "list_dir")
 				tool(b, fork.Seq, 1, "researcher", "list_dir", fmt.Sprintf(`{"path":"d%d"}`, i))
 			}
 			llm(b, fork.Seq, 1, "researcher")
-			add(&store.Node{Kind: store.KindFinal, Branch: b, ForkSeq: fork.Seq, Depth: 1, Agent: "researcher", Text: "done"})
-			j.Branches = append(j.Branches, store.JoinBranch{Name: b, Agent: "researcher", Status: store.StatusOK, Duration: time.Second, Answer: "done"})
+			add(&record.Node{Kind: record.KindFinal, Branch: b, ForkSeq: fork.Seq, Depth: 1, Agent: "researcher", Text: "done"})
+			j.Branches = append(j.Branches, record.JoinBranch{Name: b, Agent: "researcher", Status: record.StatusOK, Duration: time.Second, Answer: "done"})
 		}
-		add(&store.Node{Kind: store.KindJoin, Agent: agent, Join: j})
+		add(&record.Node{Kind: record.KindJoin, Agent: agent, Join: j})
 		to := "billing"
 		if agent == "billing" {
 			to = "analyst"
 		}
 		llm("", 0, 0, agent, "transfer_to_"+to)
-		add(&store.Node{Kind: store.KindHandoff, Agent: agent, Handoff: &store.Handoff{From: agent, To: to, Reason: "next"}})
+		add(&record.Node{Kind: record.KindHandoff, Agent: agent, Handoff: &record.Handoff{From: agent, To: to, Reason: "next"}})
 		agent = to
 	}
 	llm("", 0, 0, agent)
-	add(&store.Node{Kind: store.KindFinal, Agent: agent, Text: "all done"})
-	if err := rec.Finish(ctx, store.StatusOK, "", t); err != nil {
+	add(&record.Node{Kind: record.KindFinal, Agent: agent, Text: "all done"})
+	if err := rec.Finish(ctx, record.StatusOK, "", t); err != nil {
 		tb.Fatal(err)
 	}
 	return "big"

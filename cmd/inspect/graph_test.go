@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/runtime/runtimetest"
 
 	"github.com/inspect-dev/inspect/graph"
@@ -147,27 +148,27 @@ func TestShowRun(t *testing.T) {
 	g := recordFixture(t, f, "fanout-compact")
 	ctx := context.Background()
 	db, _ := f.Store(ctx)
-	byKind := map[store.Kind]*graph.Node{}
+	byKind := map[record.Kind]*graph.Node{}
 	for _, n := range g.Nodes {
 		if byKind[n.Kind] == nil {
 			byKind[n.Kind] = n
 		}
 	}
-	if err := db.AddAsk(ctx, &store.Ask{RunID: g.ID, NodeSeq: byKind[store.KindLLM].Seq, Mode: "question",
+	if err := db.AddAsk(ctx, &store.Ask{RunID: g.ID, NodeSeq: byKind[record.KindLLM].Seq, Mode: "question",
 		Question: "Why read first?", Answer: "To learn the regions.", Model: "m"}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		kind store.Kind
+		kind record.Kind
 		want []string
 	}{
-		{store.KindLLM, []string{"· llm · trunk · ok", "## Request (", "- tools offered: ", "1. system", "## Response", "- usage: in ",
+		{record.KindLLM, []string{"· llm · trunk · ok", "## Request (", "- tools offered: ", "1. system", "## Response", "- usage: in ",
 			"## Asks (1)", "**Q:** Why read first?", "To learn the regions."}},
-		{store.KindTool, []string{"· tool ·", "### Arguments", "### Result"}},
-		{store.KindFork, []string{"· fork ·", "- context: compact", "### Branch "}},
-		{store.KindJoin, []string{"· join ·", "- closes fork: n"}},
-		{store.KindUser, []string{"· user ·", "### Message"}},
-		{store.KindFinal, []string{"· final ·", "### Answer"}},
+		{record.KindTool, []string{"· tool ·", "### Arguments", "### Result"}},
+		{record.KindFork, []string{"· fork ·", "- context: compact", "### Branch "}},
+		{record.KindJoin, []string{"· join ·", "- closes fork: n"}},
+		{record.KindUser, []string{"· user ·", "### Message"}},
+		{record.KindFinal, []string{"· final ·", "### Answer"}},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {
@@ -187,7 +188,7 @@ func TestShowRun(t *testing.T) {
 		})
 	}
 	t.Run("request rebuilt", func(t *testing.T) {
-		n := byKind[store.KindLLM]
+		n := byKind[record.KindLLM]
 		db, err := f.Store(ctx) // run closed the earlier handle
 		if err != nil {
 			t.Fatal(err)

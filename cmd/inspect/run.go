@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/runtime"
 	"github.com/inspect-dev/inspect/runtime/openaicompat"
 	"github.com/inspect-dev/inspect/runtime/project"
@@ -147,12 +148,12 @@ func reportRun(ios *IOStreams, res *runtime.Result, dbPath string, answer bool) 
 	fmt.Fprintf(ios.ErrOut, "next: inspect graph%s %s · inspect audit%s %s · inspect ask%s %s n<seq> \"why?\"\n",
 		db, res.RunID, db, res.RunID, db, res.RunID)
 	switch res.Status {
-	case store.StatusOK:
+	case record.StatusOK:
 		return nil
-	case store.StatusCancelled:
+	case record.StatusCancelled:
 		return fmt.Errorf("run %s was cancelled; what finished is recorded: %w", res.RunID, context.Canceled)
 	}
-	err := fmt.Errorf("run %s ended in error: %s", res.RunID, res.Error)
+	err := fmt.Errorf("run %s ended in %s: %s", res.RunID, res.Status, res.Error)
 	if res.ScriptError {
 		// the script is input: fixing the line it names fixes the run
 		return &UsageError{Err: err}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
 )
 
@@ -82,7 +83,7 @@ func TestRunRun(t *testing.T) {
 	}
 	defer db.Close()
 	runs, err := db.Runs(context.Background(), 0)
-	if err != nil || len(runs) != 1 || runs[0].Status != store.StatusOK {
+	if err != nil || len(runs) != 1 || runs[0].Status != record.StatusOK {
 		t.Errorf("runs = %+v, %v; want one ok run", runs, err)
 	}
 }
@@ -197,7 +198,7 @@ func TestRunRun_ScriptProblem(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			if runs, err := db.Runs(context.Background(), 0); err != nil || len(runs) != 1 || runs[0].Status != store.StatusError {
+			if runs, err := db.Runs(context.Background(), 0); err != nil || len(runs) != 1 || runs[0].Status != record.StatusError {
 				t.Errorf("runs = %+v, %v; want the failed run recorded", runs, err)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
 )
 
@@ -63,6 +64,7 @@ type runJSON struct {
 	Nodes     int64    `json:"nodes"`
 	Tasks     []string `json:"tasks"`
 	Project   string   `json:"project"`
+	Source    string   `json:"source"`
 }
 
 func runsRun(cmd *cobra.Command, opts *RunsOptions) error {
@@ -87,7 +89,7 @@ func runsRun(cmd *cobra.Command, opts *RunsOptions) error {
 		for _, r := range runs {
 			j := runJSON{ID: r.ID, Status: string(r.Status), Started: r.Started.UTC().Format(time.RFC3339Nano),
 				ElapsedMS: r.Elapsed().Milliseconds(), Agents: nonNil(r.Agents), TokensIn: r.TokensIn, TokensOut: r.TokensOut,
-				LLMCalls: r.LLMCalls, Nodes: r.Nodes, Tasks: nonNil(r.Tasks), Project: r.Project}
+				LLMCalls: r.LLMCalls, Nodes: r.Nodes, Tasks: nonNil(r.Tasks), Project: r.Project, Source: r.Source}
 			if !r.Ended.IsZero() {
 				e := r.Ended.UTC().Format(time.RFC3339Nano)
 				j.Ended = &e
@@ -106,7 +108,7 @@ func runsRun(cmd *cobra.Command, opts *RunsOptions) error {
 	fmt.Fprintln(tw, "ID\tSTARTED\tSTATUS\tAGENTS\tELAPSED\tTOKENS IN/OUT\tTASK")
 	for _, r := range runs {
 		elapsed := "-"
-		if r.Status != store.StatusRunning {
+		if r.Status != record.StatusRunning {
 			elapsed = graph.FormatDuration(r.Elapsed())
 		}
 		task := ""

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/graph/graphtest"
-	"github.com/inspect-dev/inspect/store"
+	"github.com/inspect-dev/inspect/record"
 )
 
 // testFactory returns a Factory on buffers (no TTY), an empty environment
@@ -44,11 +44,11 @@ func seedRuns(t *testing.T, f *Factory) (older, newer string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := db.CreateRun(ctx, &store.Run{ID: "fff000aaa111", Started: graphtest.Start.Add(time.Hour), Tasks: []string{"second"}})
+	rec, err := db.CreateRun(ctx, &record.Run{ID: "fff000aaa111", Started: graphtest.Start.Add(time.Hour), Tasks: []string{"second"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rec.AddNode(ctx, &store.Node{Kind: store.KindUser, Agent: "solo", Started: graphtest.Start.Add(time.Hour), Text: "second"}); err != nil {
+	if err := rec.AddNode(ctx, &record.Node{Kind: record.KindUser, Agent: "solo", Started: graphtest.Start.Add(time.Hour), Text: "second"}); err != nil {
 		t.Fatal(err)
 	}
 	return older, rec.RunID()

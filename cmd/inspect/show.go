@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
 )
 
@@ -110,30 +111,30 @@ func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, g *graph.R
 	w.WriteString("\n")
 
 	switch n.Kind {
-	case store.KindUser:
+	case record.KindUser:
 		section(w, "Message", n.Text)
-	case store.KindFinal:
+	case record.KindFinal:
 		if n.Failed() {
 			section(w, "Error", n.Error)
 		} else {
 			section(w, "Answer", n.Text)
 		}
-	case store.KindLLM:
+	case record.KindLLM:
 		if err := writeLLM(ctx, w, db, g, n); err != nil {
 			return err
 		}
-	case store.KindTool:
+	case record.KindTool:
 		if t := n.Tool; t != nil {
 			fmt.Fprintf(w, "- tool: %s\n- call id: %s\n- research: %v\n\n", t.Name, t.CallID, t.Research)
 			code(w, "Arguments", prettyJSON(t.Args))
 			code(w, "Result", t.Result)
 		}
-	case store.KindHandoff:
+	case record.KindHandoff:
 		if h := n.Handoff; h != nil {
 			fmt.Fprintf(w, "- from: %s\n- to: %s\n\n", h.From, h.To)
 			section(w, "Reason", h.Reason)
 		}
-	case store.KindFork:
+	case record.KindFork:
 		if f := n.Fork; f != nil {
 			fmt.Fprintf(w, "- context: %s\n", f.Context)
 			if n.ForkOf != nil && n.ForkOf.Join != nil {
@@ -144,7 +145,7 @@ func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, g *graph.R
 				section(w, fmt.Sprintf("Branch %s (agent %s)", b.Name, b.Agent), b.Instructions)
 			}
 		}
-	case store.KindJoin:
+	case record.KindJoin:
 		if j := n.Join; j != nil {
 			fmt.Fprintf(w, "- closes fork: n%d\n\n", j.ForkSeq)
 			for _, b := range j.Branches {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inspect-dev/inspect/store"
+	"github.com/inspect-dev/inspect/record"
 )
 
 // Defaults for the run options of agents.yaml.
@@ -58,7 +58,7 @@ type Project struct {
 
 	// Files is the snapshot of agents.yaml and every prompt file read, sorted
 	// by path; it is stored with each run.
-	Files []store.File
+	Files []record.File
 
 	// Warnings are the problems that do not stop the project from running.
 	Warnings []Diagnostic
@@ -222,6 +222,6 @@ func (e *LoadError) Error() string {
 	return b.String()
 }
 
-func storeFile(path, sum, content string) store.File {
-	return store.File{Path: path, SHA256: sum, Content: content}
+func storeFile(path, sum, content string) record.File {
+	return record.File{Path: path, SHA256: sum, Content: content}
 }

@@ -1,4 +1,7 @@
-package store
+// Package record is the vocabulary every inspect package speaks: a run, its
+// nodes, their kinds, statuses, payloads, usage and where the run came from.
+// It imports nothing of ours and knows no SQL; the store persists it.
+package record
 
 import (
 	"time"
@@ -30,9 +33,21 @@ const (
 	StatusRunning     Status = "running"
 	StatusOK          Status = "ok"
 	StatusError       Status = "error"
+	StatusExhausted   Status = "exhausted" // a step or token budget ended it before a final answer
 	StatusCancelled   Status = "cancelled"
 	StatusInterrupted Status = "interrupted"
 )
+
+// Statuses lists every status in a fixed order.
+var Statuses = []Status{StatusRunning, StatusOK, StatusError, StatusExhausted, StatusCancelled, StatusInterrupted}
+
+// Failed reports whether s is a failure of the work itself (error or
+// exhausted), as opposed to the user or the process stopping it.
+func (s Status) Failed() bool { return s == StatusError || s == StatusExhausted }
+
+// Stopped reports whether s means the work was stopped from outside
+// (cancelled by the user, or interrupted by the process dying).
+func (s Status) Stopped() bool { return s == StatusCancelled || s == StatusInterrupted }
 
 // Run is one recorded run: its identity, state and the snapshot of the project
 // it ran, so nothing downstream ever needs the project folder.
@@ -47,7 +62,36 @@ type Run struct {
 	Options map[string]any // run options (maxForkDepth, maxSteps, realtime, script, ...)
 	BaseURL string         // the provider's base URL; never a key
 	Models  []string       // the models the run used, sorted
+	Source  Source         // where the run came from; Format "inspect" for our runtime
 }
+
+// SourceInspect is the source format of runs our own runtime recorded.
+const SourceInspect = "inspect"
+
+// Source says where a run came from: our runtime, or another tool's files
+// read by an importer.
+type Source struct {
+	Format  string // "inspect", or the importer's format name ("otlp", "claude-code", ...)
+	Version string // the version of the tool that made the source, when it says
+	ID      string // the source's own id (trace id, session id); re-imports update the run with it
+	Path    string // where it was read from (a file, a folder, an endpoint); empty for our runtime
+}
+
+// IsInspect reports whether the run was recorded by our own runtime (an
+// empty Format, as older files have, counts as ours).
+func (s Source) IsInspect() bool { return s.Format == "" || s.Format == SourceInspect }
+
+// Fidelity says how faithfully a stored request shows what the model saw.
+type Fidelity string
+
+// The fidelities. Exact is the byte-for-byte body sent (our runtime);
+// Reconstructed is what an importer rebuilt from the source: the messages
+// visible to the model, with the system prompt and tools when the source
+// recorded them.
+const (
+	FidelityExact         Fidelity = "exact"
+	FidelityReconstructed Fidelity = "reconstructed"
+)
 
 // Project is the snapshot of a project stored with its run.
 type Project struct {
@@ -116,14 +160,25 @@ type LLM struct {
 	// equivalent), written at FinishNode; not filled by ScanNodes (DB.Response).
 	Response []byte
 	Content  string // the assistant's text content, if any
+	// Fidelity of Request; empty reads as exact (our runtime's requests).
+	Fidelity Fidelity
 }
 
-// Usage is the token usage of one model call.
+// Exact reports whether Request is the exact body that was sent.
+func (l *LLM) Exact() bool { return l.Fidelity == "" || l.Fidelity == FidelityExact }
+
+// Usage is the token usage of one model call, normalised: In counts every
+// input token, cache reads and cache writes included (sources that report
+// them apart, as Anthropic's do, are added up by their importer).
 type Usage struct {
-	In             int64
-	Out            int64
-	Cached         int64 // cached input tokens; meaningful only when CachedReported
-	CachedReported bool  // the provider (or the scripted cache simulation) reported Cached
+	In                 int64
+	Out                int64
+	Cached             int64 // cache reads; meaningful only when CachedReported
+	CachedReported     bool  // the provider (or the scripted cache simulation) reported Cached
+	CacheWrite         int64 // cache creation tokens; meaningful only when CacheWriteReported
+	CacheWriteReported bool
+	Reasoning          int64 // reasoning tokens (part of Out); meaningful only when ReasoningReported
+	ReasoningReported  bool
 }
 
 // Tool is the payload of a tool node.
