@@ -17,6 +17,31 @@ import (
 
 var branchNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
+// branchNameProblem says what is wrong with a branch name, or "" when it
+// is fine. "trunk" names the run's root conversation (in progress lines and
+// in a script's conversations), so no branch may take it.
+func branchNameProblem(name string) string {
+	if name == "trunk" {
+		return "is reserved: trunk is the run's root conversation"
+	}
+	if branchNameRE.MatchString(name) {
+		return ""
+	}
+	for i, r := range name {
+		switch {
+		case r == '/':
+			return "holds /, which separates the levels of a branch path"
+		case r == ' ' || r == '\t' || r == '\n':
+			return "holds a space"
+		case i == 0 && (r == '.' || r == '-' || r == '_'):
+			return fmt.Sprintf("starts with %q", r)
+		case !(r < 128 && (r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')):
+			return fmt.Sprintf("holds %q", r)
+		}
+	}
+	return "is not a valid name"
+}
+
 // forkCall is a validated fork call.
 type forkCall struct {
 	context  string
@@ -70,8 +95,8 @@ func (r *runner) parseFork(a *project.Agent, args string) (*forkCall, string) {
 		switch {
 		case b.Name == "":
 			return nil, fmt.Sprintf("error: branch %d has no name; give each branch a short unique name", i+1)
-		case !branchNameRE.MatchString(b.Name):
-			return nil, fmt.Sprintf("error: branch name %q may hold only letters, digits, -, _ and . (no / or spaces)", b.Name)
+		case branchNameProblem(b.Name) != "":
+			return nil, fmt.Sprintf("error: branch name %q %s; give each branch a short name of letters, digits, -, _ and . that starts with a letter or digit (e.g. eu)", b.Name, branchNameProblem(b.Name))
 		case seen[b.Name]:
 			return nil, fmt.Sprintf("error: two branches are named %q; names must be unique within one fork", b.Name)
 		case strings.TrimSpace(b.Instructions) == "":

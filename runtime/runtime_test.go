@@ -451,3 +451,48 @@ func TestMaxSteps_Exhausted(t *testing.T) {
 		t.Errorf("stored run = %+v, %v: want exhausted, source inspect", run, err)
 	}
 }
+
+// A fork branch may not be named "trunk" (it named the root conversation,
+// so the branch took the trunk's script replies and failed with a false
+// "no entry trunk"), and a refused name is told what is wrong with it — not
+// that ".." may hold only characters it holds (issue 12, item 13).
+func TestFork_BranchNames(t *testing.T) {
+	tests := []struct{ name, says string }{
+		{"trunk", `branch name "trunk" is reserved: trunk is the run's root conversation`},
+		{"..", `branch name ".." starts with '.'`},
+		{"eu/fr", `branch name "eu/fr" holds /`},
+		{"north america", `branch name "north america" holds a space`},
+		{"ü", `branch name "ü" holds 'ü'`},
+	}
+	var script strings.Builder
+	script.WriteString("task: t\nconversations:\n  trunk:\n")
+	for _, tt := range tests {
+		fmt.Fprintf(&script, "    - calls: [{fork: {context: none, branches: [{name: %q, agent: helper, instructions: x}]}}]\n", tt.name)
+	}
+	script.WriteString("    - say: done\n")
+	path := filepath.Join(t.TempDir(), "script.yaml")
+	if err := os.WriteFile(path, []byte(script.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, _, ns := runFixture(t, filepath.Join("testdata", "invalid"), func(c *runtime.Config) { c.Script = path })
+	if res.Status != record.StatusOK {
+		t.Fatalf("run %s: %s\n%s", res.Status, res.Error, outline(ns))
+	}
+	var results []string
+	for _, n := range ns {
+		if n.Kind == record.KindTool {
+			results = append(results, n.Tool.Result)
+		}
+		if n.Kind == record.KindFork {
+			t.Errorf("a fork node was recorded for a refused name: %s", outline([]*record.Node{n}))
+		}
+	}
+	if len(results) != len(tests) {
+		t.Fatalf("%d refusals, want %d\n%s", len(results), len(tests), outline(ns))
+	}
+	for i, tt := range tests {
+		if !strings.Contains(results[i], tt.says) {
+			t.Errorf("branch %q: result %q, want it to say %q", tt.name, results[i], tt.says)
+		}
+	}
+}

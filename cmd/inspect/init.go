@@ -25,7 +25,9 @@ func NewCmdInit(f *Factory, runF func(*InitOptions) error) *cobra.Command {
 (an analyst that can fork researchers and hand off to a writer), their role
 files, house rules, the runtime's fork-instructions.md, a workspace with
 three regional reports, and a script.yaml so it runs without an API key.
-Existing files are never overwritten.`,
+The script runs two turns: a fan-out (one researcher branch per region) and
+a routing hand-off to the writer. Its audit is clean; ` + "`inspect demo`" + ` is
+where the topology mistakes are shown. Existing files are never overwritten.`,
 		Example: `  inspect init ./myproject
   inspect run ./myproject --script ./myproject/script.yaml`,
 		Args: rangeArgs(1, 1),

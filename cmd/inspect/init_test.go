@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,6 +38,22 @@ func TestInitRun(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "workspace", "brief.md")); err != nil || !strings.Contains(string(b), "6.1M") {
 		t.Errorf("the writer's brief.md = %q, %v", b, err)
+	}
+
+	// and it shows good topology: its own audit finds nothing, even at
+	// --fail-on warning (issue 12, item 15: it used to give
+	// handoff.for-answer; the demo is where mistakes are shown)
+	db := f.DBPath
+	f, out, errOut = testFactory(t)
+	f.DBPath = db
+	if code := run(context.Background(), f, []string{"audit", "--format", "json", "--fail-on", "warning"}); code != ExitOK {
+		t.Errorf("audit of the init project: exit %d, want 0\n%s%s", code, out, errOut)
+	}
+	var rep struct {
+		Findings []struct{ Rule string } `json:"findings"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || len(rep.Findings) != 0 {
+		t.Errorf("audit of the init project = %+v (%v), want no findings", rep.Findings, err)
 	}
 
 	// never overwrites

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -37,6 +38,8 @@ type loader struct {
 	diags []Diagnostic
 	files map[string]string // snapshot: slash path -> content
 	refs  []*agentRefs
+	// wsLine is the line of `workspace:`, 0 when the default is used.
+	wsLine int
 }
 
 func (l *loader) errorf(line int, key, code, format string, args ...any) {
@@ -142,11 +145,12 @@ func (l *loader) parse(raw []byte) {
 		return
 	}
 	var agentsNode *yaml.Node
+	wsLine := 0
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		switch k.Value {
 		case "model":
-			l.p.Model = l.str(v, k.Value)
+			l.p.Model = l.modelName(v, k.Value)
 		case "maxForkDepth":
 			l.p.MaxForkDepth = l.nonNegInt(v, k.Value)
 		case "maxSteps":
@@ -157,6 +161,7 @@ func (l *loader) parse(raw []byte) {
 			}
 		case "workspace":
 			l.p.Workspace = l.str(v, k.Value)
+			wsLine = v.Line
 		case "agents":
 			agentsNode = v
 		case "tools":
@@ -176,6 +181,7 @@ func (l *loader) parse(raw []byte) {
 		ws = abs
 	}
 	l.p.Workspace = ws
+	l.wsLine = wsLine
 	if agentsNode == nil || (agentsNode.Kind == yaml.SequenceNode && len(agentsNode.Content) == 0) {
 		line := root.Line
 		if agentsNode != nil {
@@ -199,6 +205,21 @@ func (l *loader) str(v *yaml.Node, key string) string {
 		return ""
 	}
 	return v.Value
+}
+
+// modelName reads a model name: a string, not a number or a boolean that
+// YAML would turn into one (model: 42 sends "42" to a provider that has no
+// such model).
+func (l *loader) modelName(v *yaml.Node, key string) string {
+	s := l.str(v, key)
+	if v.Kind == yaml.ScalarNode && v.ShortTag() != "!!str" && v.ShortTag() != "!!null" {
+		l.errorf(v.Line, key, "model.name", "%s must be a model name such as gpt-4.1-mini, not %s; quote it (%s: \"%s\") if your server really calls a model that", key, v.Value, key, v.Value)
+		return ""
+	}
+	if v.Kind == yaml.ScalarNode && strings.TrimSpace(s) == "" {
+		l.errorf(v.Line, key, "model.name", "%s is empty; give a model name such as gpt-4.1-mini, or remove the key for the default", key)
+	}
+	return s
 }
 
 func (l *loader) nonNegInt(v *yaml.Node, key string) int {
@@ -264,7 +285,7 @@ func (l *loader) parseAgent(i int, n *yaml.Node) {
 			a.Description = strings.TrimSpace(l.str(v, kk))
 			r.descLine = v.Line
 		case "model":
-			a.Model = l.str(v, kk)
+			a.Model = l.modelName(v, kk)
 		case "prompt":
 			a.PromptPath = l.str(v, kk)
 			r.promptLine, r.promptGiven = v.Line, true
@@ -356,6 +377,7 @@ func (l *loader) parseTools(v *yaml.Node) {
 			continue
 		}
 		t := &CommandTool{Line: n.Line, Timeout: DefaultToolTimeout}
+		cmdLine := n.Line
 		for j := 0; j+1 < len(n.Content); j += 2 {
 			k, c := n.Content[j], n.Content[j+1]
 			kk := key + "." + k.Value
@@ -371,6 +393,7 @@ func (l *loader) parseTools(v *yaml.Node) {
 				}
 				t.ReadOnly = b
 			case "command":
+				cmdLine = c.Line
 				switch c.Kind {
 				case yaml.ScalarNode:
 					t.Command = strings.Fields(c.Value)
@@ -411,10 +434,38 @@ func (l *loader) parseTools(v *yaml.Node) {
 			l.errorf(n.Line, key+".command", "tool.command", "tool %q has no command; add `command: [./tools/x.sh]`", t.Name)
 			continue
 		}
+		l.checkProgram(t, cmdLine, key+".command")
 		if t.Parameters == nil {
 			t.Parameters = map[string]any{"type": "object", "properties": map[string]any{}}
 		}
 		l.p.Tools = append(l.p.Tools, t)
+	}
+}
+
+// checkProgram checks that a command tool's program can be started: a path
+// (./tools/x.sh, relative to the project folder, or absolute) must be an
+// executable file; a bare name not found on PATH is a warning, since the
+// machine that runs the project may have it.
+func (l *loader) checkProgram(t *CommandTool, line int, key string) {
+	prog := t.Command[0]
+	if !strings.ContainsRune(prog, '/') {
+		if _, err := exec.LookPath(prog); err != nil {
+			l.warnf(line, key, "tool.command", "tool %q runs %q, which is not on PATH here; every call of it will fail on this machine", t.Name, prog)
+		}
+		return
+	}
+	full := prog
+	if !filepath.IsAbs(full) {
+		full = filepath.Join(l.dir, filepath.FromSlash(prog))
+	}
+	fi, err := os.Stat(full)
+	switch {
+	case err != nil:
+		l.errorf(line, key, "tool.command", "tool %q runs %s, which does not exist; a command's path is relative to the project folder (%s)", t.Name, prog, full)
+	case fi.IsDir():
+		l.errorf(line, key, "tool.command", "tool %q runs %s, which is a folder; give the program's path", t.Name, prog)
+	case fi.Mode().Perm()&0o111 == 0:
+		l.errorf(line, key, "tool.command", "tool %q runs %s, which is not executable; run chmod +x %s", t.Name, prog, full)
 	}
 }
 
@@ -493,6 +544,17 @@ func (l *loader) check() {
 			l.warnf(a.Line, r.key+".description", "agent.no-description",
 				"agent %q has no description; transfer_to_%s and the fork agent list describe it with a generic sentence. Write it as a routing condition (when should another agent hand it the conversation?)", a.Name, a.Name)
 		}
+		l.checkDuplicates(a.Tools, r.tools, r.key+".tools", "tool.duplicate", func(name string, first int) string {
+			return fmt.Sprintf("agent %q lists tool %q twice (first at line %d); the request would offer two functions of that name, which providers refuse: remove one", a.Name, name, first)
+		})
+		l.checkDuplicates(a.Handoffs, r.handoffs, r.key+".handoffs", "handoff.duplicate", func(name string, first int) string {
+			return fmt.Sprintf("agent %q lists hand-off %q twice (first at line %d); the request would offer transfer_to_%s twice, which providers refuse: remove one", a.Name, name, first, name)
+		})
+		if a.Fork != nil {
+			l.checkDuplicates(a.Fork.Agents, r.forkAgents, r.key+".fork.agents", "fork.duplicate", func(name string, first int) string {
+				return fmt.Sprintf("agent %q lists %q twice among its fork agents (first at line %d); remove one", a.Name, name, first)
+			})
+		}
 		for i, t := range a.Tools {
 			if !isBuiltin(t) && p.CommandTool(t) == nil {
 				hint := "the built-ins are " + strings.Join(BuiltinTools, ", ")
@@ -524,7 +586,46 @@ func (l *loader) check() {
 			}
 		}
 	}
+	l.checkWorkspace()
 	l.checkOneWay()
+}
+
+// checkDuplicates reports every name of list that repeats an earlier one.
+func (l *loader) checkDuplicates(list []string, lines []int, key, code string, msg func(name string, firstLine int) string) {
+	first := map[string]int{}
+	for i, name := range list {
+		if line, dup := first[name]; dup {
+			l.errorf(lines[i], fmt.Sprintf("%s[%d]", key, i), code, "%s", msg(name, line))
+			continue
+		}
+		first[name] = lines[i]
+	}
+}
+
+// checkWorkspace refuses a workspace folder that is not there: a
+// `workspace:` that names none, or the default workspace/ when an agent
+// uses a built-in tool (every call of it would fail).
+func (l *loader) checkWorkspace() {
+	fi, err := os.Stat(l.p.Workspace)
+	if err == nil && fi.IsDir() {
+		return
+	}
+	what := "does not exist"
+	if err == nil {
+		what = "is not a folder"
+	}
+	if l.wsLine > 0 {
+		l.errorf(l.wsLine, "workspace", "workspace.missing", "the workspace folder %s %s; create it, or fix `workspace:` (a path relative to the project folder)", l.p.Workspace, what)
+		return
+	}
+	for _, r := range l.refs {
+		for i, t := range r.a.Tools {
+			if isBuiltin(t) {
+				l.errorf(r.tools[i], fmt.Sprintf("%s.tools[%d]", r.key, i), "workspace.missing", "agent %q uses %s, but the workspace folder %s %s; create it (the built-in tools see only it), or set `workspace:`", r.a.Name, t, l.p.Workspace, what)
+				return
+			}
+		}
+	}
 }
 
 // checkOneWay warns about each hand-off edge that lies on no cycle: once the

@@ -42,13 +42,22 @@ func TestLoad_Errors(t *testing.T) {
 		{"fork.uninstructed", "agents:\n  - name: a\n    description: A.\n    fork: true\n", true, "fork.uninstructed", 4, "agents[0].fork"},
 		{"unknown tool", "agents:\n  - name: a\n    description: A.\n    tools: [read_file, grep]\n", false, "tool.unknown", 4, "agents[0].tools[1]"},
 		{"duplicate agent", "agents:\n  - name: a\n    description: A.\n  - name: a\n    description: B.\n", false, "agent.duplicate", 4, "agents[1].name"},
-		{"missing role file", "agents:\n  - name: a\n    description: A.\n  - name: b\n    description: B.\n", false, "agent.prompt", 4, "agents[1].name"},
+		{"missing role file", "agents:\n  - name: a\n    description: A.\n  - name: c\n    description: C.\n", false, "agent.prompt", 4, "agents[1].name"},
 		{"no agents", "model: x\n", false, "agents.empty", 1, "agents"},
 		{"bad yaml", "agents:\n  - name: a\n\t  tools: []\n", false, "yaml.syntax", 2, ""}, // the line the YAML parser reports
+		// issue 12 item 13: each of these was accepted and failed later
+		{"duplicate tool", "agents:\n  - name: a\n    description: A.\n    tools: [read_file, read_file]\n", false, "tool.duplicate", 4, "agents[0].tools[1]"},
+		{"duplicate handoff", "agents:\n  - name: a\n    description: A.\n    handoffs:\n      - b\n      - b\n  - name: b\n    description: B.\n    handoffs: [a]\n", false, "handoff.duplicate", 6, "agents[0].handoffs[1]"},
+		{"duplicate fork agent", "agents:\n  - name: a\n    description: A.\n    fork: {agents: [a, a]}\n", false, "fork.duplicate", 4, "agents[0].fork.agents[1]"},
+		{"model a number", "model: 42\nagents:\n  - name: a\n    description: A.\n", false, "model.name", 1, "model"},
+		{"agent model a number", "agents:\n  - name: a\n    description: A.\n    model: 4.1\n", false, "model.name", 4, "agents[0].model"},
+		{"workspace missing", "workspace: data\nagents:\n  - name: a\n    description: A.\n", false, "workspace.missing", 1, "workspace"},
+		{"default workspace missing", "agents:\n  - name: a\n    description: A.\n    tools: [list_dir]\n", false, "workspace.missing", 4, "agents[0].tools[0]"},
+		{"command missing", "agents:\n  - name: a\n    description: A.\n    tools: [s]\ntools:\n  - name: s\n    description: S.\n    command: [./tools/none.sh]\n", false, "tool.command", 8, "tools[0].command"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := writeProject(t, tt.yaml, []string{"a"}, tt.noFork)
+			dir := writeProject(t, tt.yaml, []string{"a", "b"}, tt.noFork)
 			_, err := Load(dir)
 			var le *LoadError
 			if !errors.As(err, &le) {
@@ -170,6 +179,9 @@ tools:
 `
 	dir := writeProject(t, yaml, []string{"lead"}, false)
 	os.WriteFile(filepath.Join(dir, "agents", "fork-budget-instructions.md"), []byte("Budget rules."), 0o644)
+	os.MkdirAll(filepath.Join(dir, "workspace"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "tools"), 0o755)
+	os.WriteFile(filepath.Join(dir, "tools", "search.sh"), []byte("#!/bin/sh\n"), 0o755)
 	p, err := Load(dir)
 	if err != nil {
 		t.Fatalf("Load: %v", err)

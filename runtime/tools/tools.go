@@ -321,6 +321,11 @@ func RunCommand(ctx context.Context, dir string, t *project.CommandTool, args st
 	if !json.Valid([]byte(args)) {
 		return "", errorf("the arguments are not valid JSON; send a JSON object matching the tool's parameters")
 	}
+	// The program is looked up from inside dir (cmd.Dir), so both must be
+	// absolute: a relative dir would be applied twice (tp/tp/tools/x.sh).
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
 	ctx, cancel := context.WithTimeout(ctx, t.Timeout)
 	defer cancel()
 	prog := t.Command[0]

@@ -121,3 +121,28 @@ func TestRunCommand(t *testing.T) {
 		t.Errorf("bad JSON: err = %v", err)
 	}
 }
+
+// A relative project folder (inspect run tp, ./tp, deep/x/tp) still finds
+// the tool's program and runs it in the project folder: the program path
+// was once joined with the folder and then run from inside it, so
+// tp/tools/echo.sh was looked for as tp/tp/tools/echo.sh.
+func TestRunCommand_RelativeProjectFolder(t *testing.T) {
+	base := t.TempDir()
+	for _, rel := range []string{"tp", "./tp", "deep/x/tp"} {
+		t.Run(rel, func(t *testing.T) {
+			dir := filepath.Join(base, filepath.FromSlash(rel))
+			os.MkdirAll(filepath.Join(dir, "tools"), 0o755)
+			if err := os.WriteFile(filepath.Join(dir, "tools", "pwd.sh"), []byte("#!/bin/sh\ncat >/dev/null\npwd\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Chdir(base)
+			tool := &project.CommandTool{Name: "where", Command: []string{"./tools/pwd.sh"}, Timeout: 10 * time.Second}
+			out, err := RunCommand(context.Background(), rel, tool, `{}`)
+			want, _ := filepath.EvalSymlinks(dir)
+			got, _ := filepath.EvalSymlinks(strings.TrimSpace(out))
+			if err != nil || got != want {
+				t.Errorf("RunCommand(%q) = %q, %v; want it run in %s", rel, out, err, want)
+			}
+		})
+	}
+}
