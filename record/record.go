@@ -4,6 +4,7 @@
 package record
 
 import (
+	"fmt"
 	"time"
 )
 
@@ -179,6 +180,40 @@ type Usage struct {
 	CacheWriteReported bool
 	Reasoning          int64 // reasoning tokens (part of Out); meaningful only when ReasoningReported
 	ReasoningReported  bool
+}
+
+// MaxTokens bounds every token count of one model call. No model takes or
+// gives a trillion tokens in one call, so a count outside [0, MaxTokens] is
+// impossible: a script giving one is refused, a provider's is clamped and
+// flagged, a stored one reads clamped. Sums of clamped counts over any
+// realistic number of calls cannot overflow an int64.
+const MaxTokens int64 = 1 << 40
+
+// ClampTokens returns n within [0, MaxTokens] and whether it had to move.
+func ClampTokens(n int64) (int64, bool) {
+	switch {
+	case n < 0:
+		return 0, true
+	case n > MaxTokens:
+		return MaxTokens, true
+	}
+	return n, false
+}
+
+// Clamp bounds every count of u with ClampTokens and names the counts
+// that were out of range ("in=-5"), for the flag a provider's usage gets.
+func (u *Usage) Clamp() []string {
+	var bad []string
+	for _, f := range []struct {
+		name string
+		n    *int64
+	}{{"in", &u.In}, {"out", &u.Out}, {"cached", &u.Cached}, {"cache_write", &u.CacheWrite}, {"reasoning", &u.Reasoning}} {
+		if v, moved := ClampTokens(*f.n); moved {
+			bad = append(bad, fmt.Sprintf("%s=%d", f.name, *f.n))
+			*f.n = v
+		}
+	}
+	return bad
 }
 
 // Tool is the payload of a tool node.

@@ -46,7 +46,16 @@ type DB struct {
 	r *sql.DB // readers
 
 	stmts writeStmts
+
+	// FileVersion is the schema version of the file as found. A reader
+	// (OpenReadOnly) of an older file reads an upgraded temporary copy and
+	// leaves the file at this version.
+	FileVersion int
+	cleanup     func() error // removes a reader's temporary copy
 }
+
+// nowFunc is the default DB.Now.
+var nowFunc = time.Now
 
 // SchemaError is returned when a file cannot be used as an inspect database:
 // it is not SQLite, is another program's database, or is newer than this build.
@@ -78,9 +87,11 @@ func migrations() []string {
 	return names
 }
 
-// Open opens (creating if needed) the database at path and migrates it to
-// the current schema. A file that is not an inspect database, or one written
-// by a newer inspect, is refused with a *SchemaError.
+// Open opens (creating if needed) the database at path for writing and
+// migrates it to the current schema: the writers' open (inspect run, demo,
+// migrate). Readers use OpenReadOnly. A file that is not an inspect
+// database, one written by a newer inspect, or one holding schema objects
+// inspect did not create is refused with a *SchemaError.
 func Open(ctx context.Context, path string) (*DB, error) {
 	return open(ctx, path, SchemaVersion())
 }
@@ -153,29 +164,11 @@ func (db *DB) init(ctx context.Context, target int) error {
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("%s: could not switch to WAL journal mode (got %q); is the file on a network share?", db.Path, mode)
 	}
-	var version, app int
-	if err := db.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return db.wrapOpenErr(err)
-	}
-	if err := db.w.QueryRowContext(ctx, "PRAGMA application_id").Scan(&app); err != nil {
-		return db.wrapOpenErr(err)
-	}
-	if app != appID {
-		var tables int
-		if err := db.w.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&tables); err != nil {
-			return db.wrapOpenErr(err)
-		}
-		if tables > 0 || version != 0 {
-			return &SchemaError{Path: db.Path, Reason: "a SQLite database of another program, not of inspect",
-				Advice: "point --db (or INSPECT_DB) at an inspect runs database, or at a new file name"}
-		}
+	version, err := db.check(ctx, db.w)
+	if err != nil {
+		return err
 	}
 	names := migrations()
-	if version > len(names) {
-		return &SchemaError{Path: db.Path,
-			Reason: fmt.Sprintf("written by a newer inspect (schema v%d; this build knows up to v%d)", version, len(names)),
-			Advice: "upgrade inspect to read it, or use another --db file"}
-	}
 	for i := version; i < target && i < len(names); i++ {
 		if err := db.migrate(ctx, i+1, names[i]); err != nil {
 			return err
@@ -197,7 +190,8 @@ func (db *DB) wrapOpenErr(err error) error {
 }
 
 // migrate applies one migration file in its own transaction and records the version.
-func (db *DB) migrate(ctx context.Context, version int, name string) error {
+func (db *DB) migrate(ctx context.Context, version int, name string) (err error) {
+	defer db.full(&err)
 	body, err := migrationFS.ReadFile("migrations/" + name)
 	if err != nil {
 		return err
@@ -270,5 +264,13 @@ func (db *DB) IntegrityCheck(ctx context.Context) (string, error) {
 // Close closes both pools.
 func (db *DB) Close() error {
 	db.stmts.close()
-	return errors.Join(db.w.Close(), db.r.Close())
+	var errs []error
+	if db.w != nil {
+		errs = append(errs, db.w.Close())
+	}
+	errs = append(errs, db.r.Close())
+	if db.cleanup != nil {
+		errs = append(errs, db.cleanup())
+	}
+	return errors.Join(errs...)
 }

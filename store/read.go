@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -52,11 +53,13 @@ func (db *DB) Runs(ctx context.Context, limit int) ([]RunSummary, error) {
 		limit = -1 // SQLite: no limit
 	}
 	// One pass over each listed run's nodes for the sums, one for the
-	// agents in order of first appearance.
+	// agents in order of first appearance. Counts are clamped as every
+	// reader clamps them and summed with total() (a float), so impossible
+	// numbers in a crafted file cannot overflow the sum.
 	q := `WITH r AS (SELECT * FROM runs ORDER BY started_ns DESC, id LIMIT ?)
 		SELECT r.id, r.started_ns, r.ended_ns, r.status, r.tasks, r.project, r.writer_host, r.writer_pid, r.writer_tag, r.source_format,
-			coalesce(sum(CASE WHEN n.kind='llm' THEN n.tokens_in END), 0),
-			coalesce(sum(CASE WHEN n.kind='llm' THEN n.tokens_out END), 0),
+			total(CASE WHEN n.kind='llm' THEN min(max(n.tokens_in, 0), ?) END),
+			total(CASE WHEN n.kind='llm' THEN min(max(n.tokens_out, 0), ?) END),
 			count(CASE WHEN n.kind='llm' THEN 1 END),
 			count(n.id),
 			(SELECT group_concat(agent, char(10)) FROM (SELECT agent, min(seq) s FROM nodes WHERE run_id=r.id AND agent<>'' GROUP BY agent ORDER BY s)),
@@ -64,7 +67,7 @@ func (db *DB) Runs(ctx context.Context, limit int) ([]RunSummary, error) {
 		FROM r LEFT JOIN nodes n ON n.run_id = r.id
 		GROUP BY r.id
 		ORDER BY r.started_ns DESC, r.id`
-	rows, err := db.r.QueryContext(ctx, q, limit)
+	rows, err := db.r.QueryContext(ctx, q, limit, record.MaxTokens, record.MaxTokens)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
@@ -78,10 +81,12 @@ func (db *DB) Runs(ctx context.Context, limit int) ([]RunSummary, error) {
 		var pid int
 		var agents sql.NullString
 		var lastEnd sql.NullInt64
+		var tin, tout float64
 		if err := rows.Scan(&s.ID, &started, &ended, &s.Status, &tasks, &s.Project, &host, &pid, &tag, &s.Source,
-			&s.TokensIn, &s.TokensOut, &s.LLMCalls, &s.Nodes, &agents, &lastEnd); err != nil {
+			&tin, &tout, &s.LLMCalls, &s.Nodes, &agents, &lastEnd); err != nil {
 			return nil, err
 		}
+		s.TokensIn, s.TokensOut = sumTokens(tin), sumTokens(tout)
 		if lastEnd.Valid {
 			s.LastEnd = time.Unix(0, lastEnd.Int64)
 		}
@@ -99,6 +104,15 @@ func (db *DB) Runs(ctx context.Context, limit int) ([]RunSummary, error) {
 		out = append(out, s)
 	}
 	return out, rows.Err()
+}
+
+// sumTokens converts a total() of clamped counts back to an int64, capped
+// at the largest one.
+func sumTokens(f float64) int64 {
+	if f >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(f)
 }
 
 // NotFoundError is returned when a run reference matches no run.
@@ -305,6 +319,7 @@ func decodeNode(n *record.Node, name, calls, callID, args, data string, in, out 
 			Cached: u.cached.Int64, CachedReported: u.cached.Valid,
 			CacheWrite: u.cacheWrite.Int64, CacheWriteReported: u.cacheWrite.Valid,
 			Reasoning: u.reasoning.Int64, ReasoningReported: u.reasoning.Valid}}
+		l.Usage.Clamp() // a crafted file's impossible numbers read within bounds
 		if calls != "" {
 			l.Calls = strings.Split(calls, " ")
 		}
@@ -394,7 +409,11 @@ type Ask struct {
 }
 
 // AddAsk stores an ask with its run. The base URL is stored without credentials.
-func (db *DB) AddAsk(ctx context.Context, a *Ask) error {
+func (db *DB) AddAsk(ctx context.Context, a *Ask) (err error) {
+	defer db.full(&err)
+	if err := db.writable(); err != nil {
+		return err
+	}
 	if a.Created.IsZero() {
 		a.Created = db.Now()
 	}

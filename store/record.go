@@ -80,7 +80,11 @@ type Recorder struct {
 // CreateRun inserts r with status running, together with its project
 // snapshot, and returns the Recorder that writes its nodes. An empty r.ID is
 // filled with NewRunID; a zero r.Started with db.Now().
-func (db *DB) CreateRun(ctx context.Context, r *record.Run) (*Recorder, error) {
+func (db *DB) CreateRun(ctx context.Context, r *record.Run) (_ *Recorder, err error) {
+	defer db.full(&err)
+	if err := db.writable(); err != nil {
+		return nil, err
+	}
 	if err := db.prepare(ctx); err != nil {
 		return nil, err
 	}
@@ -138,7 +142,8 @@ func (db *DB) CreateRun(ctx context.Context, r *record.Run) (*Recorder, error) {
 func (rec *Recorder) RunID() string { return rec.run }
 
 // SetModels records the models the run used (sorted, deduplicated).
-func (rec *Recorder) SetModels(ctx context.Context, models []string) error {
+func (rec *Recorder) SetModels(ctx context.Context, models []string) (err error) {
+	defer rec.db.full(&err)
 	set := map[string]bool{}
 	var out []string
 	for _, m := range models {
@@ -149,7 +154,7 @@ func (rec *Recorder) SetModels(ctx context.Context, models []string) error {
 	}
 	sort.Strings(out)
 	b, _ := json.Marshal(nonNil(out))
-	_, err := rec.db.w.ExecContext(ctx, `UPDATE runs SET models=? WHERE id=?`, string(b), rec.run)
+	_, err = rec.db.w.ExecContext(ctx, `UPDATE runs SET models=? WHERE id=?`, string(b), rec.run)
 	return err
 }
 
@@ -175,7 +180,8 @@ func (rec *Recorder) AddNode(ctx context.Context, n *record.Node) error {
 	return rec.insert(ctx, n)
 }
 
-func (rec *Recorder) insert(ctx context.Context, n *record.Node) error {
+func (rec *Recorder) insert(ctx context.Context, n *record.Node) (err error) {
+	defer rec.db.full(&err)
 	if n.Seq == 0 {
 		n.Seq = rec.seq.Add(1)
 	}
@@ -224,7 +230,8 @@ func (rec *Recorder) insert(ctx context.Context, n *record.Node) error {
 // FinishNode closes an open node: its end time (db.Now() when zero), status
 // (ok when still running) and the kind's fields as they are now. From this
 // call on the node survives a crash.
-func (rec *Recorder) FinishNode(ctx context.Context, n *record.Node) error {
+func (rec *Recorder) FinishNode(ctx context.Context, n *record.Node) (err error) {
+	defer rec.db.full(&err)
 	if n.Ended.IsZero() {
 		n.Ended = rec.db.Now()
 	}
@@ -268,7 +275,8 @@ func execFinish(ctx context.Context, st *sql.Stmt, run string, n *record.Node, r
 
 // Finish closes the run with its final status; nodes still open take that
 // status too (a cancelled run's in-flight calls read cancelled).
-func (rec *Recorder) Finish(ctx context.Context, status record.Status, errMsg string, ended time.Time) error {
+func (rec *Recorder) Finish(ctx context.Context, status record.Status, errMsg string, ended time.Time) (err error) {
+	defer rec.db.full(&err)
 	if ended.IsZero() {
 		ended = rec.db.Now()
 	}

@@ -204,12 +204,16 @@ func (db *DB) Request(ctx context.Context, run string, seq int64) ([]byte, error
 	}
 	out = append(out, hb...)
 	if last != 0 {
-		rows, err := db.r.QueryContext(ctx, `WITH RECURSIVE c(id, prev, data, k) AS (
-				SELECT id, prev, data, 0 FROM chain WHERE id = ?
+		// The walk is bounded by the recorded size: a damaged chain that
+		// loops (prev pointing back) stops there, and the hash check below
+		// says the file is damaged, instead of recursing for ever.
+		rows, err := db.r.QueryContext(ctx, `WITH RECURSIVE c(id, prev, data, k, n) AS (
+				SELECT id, prev, data, 0, length(data) FROM chain WHERE id = ?
 				UNION ALL
-				SELECT chain.id, chain.prev, chain.data, c.k + 1 FROM chain JOIN c ON chain.id = c.prev
+				SELECT chain.id, chain.prev, chain.data, c.k + 1, c.n + length(chain.data) FROM chain JOIN c ON chain.id = c.prev
+				WHERE c.n <= ?
 			)
-			SELECT data FROM c ORDER BY k DESC`, last)
+			SELECT data FROM c ORDER BY k DESC`, last, size)
 		if err != nil {
 			return nil, fmt.Errorf("load request of n%d: %w", seq, err)
 		}

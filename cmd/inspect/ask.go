@@ -259,7 +259,11 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 	a.RunID, a.NodeSeq, a.BaseURL = g.ID, n.Seq, base
 	a.Answer = client.Scrub(a.Answer)
 	a.Question = client.Scrub(a.Question)
-	if err := db.AddAsk(ctx, a); err != nil {
+	wdb, err := opts.F.StoreAt(ctx, refPath(opts.F, opts.RunRef))
+	if err != nil {
+		return fmt.Errorf("store the ask with run %s: %w", g.ID, err)
+	}
+	if err := wdb.AddAsk(ctx, a); err != nil {
 		return err
 	}
 	return nil

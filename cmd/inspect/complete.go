@@ -23,7 +23,7 @@ func completeRuns(f *Factory, toComplete string) []string {
 	if dbExists(f.DBPath) != nil {
 		return out
 	}
-	db, err := f.Store(context.Background())
+	db, err := f.ReadStore(context.Background(), f.DBPath)
 	if err != nil {
 		return out
 	}

@@ -34,17 +34,23 @@ func ParseRunRef(s string) RunRef {
 	return RunRef{Run: s}
 }
 
-// openRun resolves a run reference and returns its database and run id.
+// refPath is the database file a run reference names, else --db's.
+func refPath(f *Factory, ref string) string {
+	if r := ParseRunRef(ref); r.DB != "" {
+		return r.DB
+	}
+	return f.DBPath
+}
+
+// openRun resolves a run reference and returns its database, opened
+// read-only, and run id.
 func openRun(ctx context.Context, f *Factory, ref string) (*store.DB, string, error) {
 	r := ParseRunRef(ref)
-	path := f.DBPath
-	if r.DB != "" {
-		path = r.DB
-	}
+	path := refPath(f, ref)
 	if err := dbExists(path); err != nil {
 		return nil, "", err
 	}
-	db, err := f.StoreAt(ctx, path)
+	db, err := f.ReadStore(ctx, path)
 	if err != nil {
 		return nil, "", err
 	}
@@ -145,4 +151,20 @@ func rangeArgs(lo, hi int) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// shellQuote returns s as one shell word, quoted only when it needs to be,
+// so a printed command can be pasted as it is.
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_./:@%+=,-", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -37,23 +37,48 @@ func NewFactory(io *IOStreams, getenv func(string) string) *Factory {
 	return &Factory{IO: io, DBPath: path, Getenv: getenv, dbs: map[string]*store.DB{}}
 }
 
-// Store opens the database named by --db / INSPECT_DB (once).
+// Store opens the database named by --db / INSPECT_DB for writing (once):
+// the commands that record (run, demo).
 func (f *Factory) Store(ctx context.Context) (*store.DB, error) {
 	return f.StoreAt(ctx, f.DBPath)
 }
 
-// StoreAt opens the database at path (once per path).
+// StoreAt opens the database at path for writing (once per path),
+// creating and migrating it.
 func (f *Factory) StoreAt(ctx context.Context, path string) (*store.DB, error) {
+	return f.openDB(ctx, path, false)
+}
+
+// ReadStore opens the existing database at path read-only (once per
+// path): every command that only reads. An older schema is read through an
+// upgraded copy, with a note saying how to upgrade the file itself.
+func (f *Factory) ReadStore(ctx context.Context, path string) (*store.DB, error) {
+	return f.openDB(ctx, path, true)
+}
+
+func (f *Factory) openDB(ctx context.Context, path string, readOnly bool) (*store.DB, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if db, ok := f.dbs[path]; ok {
+	key := "rw:" + path
+	if readOnly {
+		key = "ro:" + path
+	}
+	if db, ok := f.dbs[key]; ok {
 		return db, nil
 	}
-	db, err := store.Open(ctx, path)
+	open := store.Open
+	if readOnly {
+		open = store.OpenReadOnly
+	}
+	db, err := open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	f.dbs[path] = db
+	if readOnly && db.FileVersion < store.SchemaVersion() {
+		fmt.Fprintf(f.IO.ErrOut, "note: %s has schema v%d (this inspect writes v%d); it was read through an upgraded temporary copy and left unchanged; `inspect migrate %s` upgrades it in place\n",
+			path, db.FileVersion, store.SchemaVersion(), shellQuote(path))
+	}
+	f.dbs[key] = db
 	return db, nil
 }
 
@@ -113,6 +138,7 @@ var commands = []func(*Factory) *cobra.Command{
 	func(f *Factory) *cobra.Command { return NewCmdAudit(f, nil) },
 	func(f *Factory) *cobra.Command { return NewCmdAsk(f, nil) },
 	func(f *Factory) *cobra.Command { return NewCmdDiff(f, nil) },
+	func(f *Factory) *cobra.Command { return NewCmdMigrate(f, nil) },
 }
 
 // Main runs inspect with args and returns the exit code.

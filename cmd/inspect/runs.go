@@ -76,7 +76,7 @@ func runsRun(cmd *cobra.Command, opts *RunsOptions) error {
 	var runs []store.RunSummary
 	path := opts.F.DBPath
 	if dbExists(path) == nil { // a missing file lists no runs, and is not created
-		db, err := opts.F.Store(ctx)
+		db, err := opts.F.ReadStore(ctx, path)
 		if err != nil {
 			return err
 		}
