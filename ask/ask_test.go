@@ -20,6 +20,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/inspect-dev/inspect/ask/asktest"
+	"github.com/inspect-dev/inspect/chat"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -39,13 +40,13 @@ func readTestdata(t *testing.T, name string) []byte {
 	return b
 }
 
-func loadCall(t *testing.T, name string) (*Request, *Reply) {
+func loadCall(t *testing.T, name string) (*Request, *chat.Response) {
 	t.Helper()
 	req, err := ParseRequest(readTestdata(t, name+"_request.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := ParseReply(readTestdata(t, name+"_response.json"))
+	rep, err := chat.ReadResponse(readTestdata(t, name+"_response.json"), chat.OpenAIChat)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,24 +115,24 @@ func TestQuestion(t *testing.T) {
 				t.Errorf("tool_choice=%q stream=%v stream_options=%s, want none, true, include_usage", got.ToolChoice, got.Stream, got.StreamOptions)
 			}
 			added := got.Messages[req.Messages():]
-			if want := 1 + len(rec.ToolCalls) + 1; len(added) != want {
+			if want := 1 + len(rec.Message.Calls) + 1; len(added) != want {
 				t.Fatalf("appended %d messages, want %d", len(added), want)
 			}
 			asst := added[0]
-			if asst.Role != "assistant" || len(asst.ToolCalls) != len(rec.ToolCalls) {
+			if asst.Role != "assistant" || len(asst.ToolCalls) != len(rec.Message.Calls) {
 				t.Fatalf("first appended message = %+v, want the recorded assistant turn", asst)
 			}
 			for i, tc := range asst.ToolCalls {
-				if tc.ID != rec.ToolCalls[i].ID || tc.Function.Name != rec.ToolCalls[i].Function.Name || tc.Function.Arguments != rec.ToolCalls[i].Function.Arguments {
-					t.Errorf("tool_calls[%d] = %+v, want the recorded %+v", i, tc, rec.ToolCalls[i])
+				if rc := rec.Message.Calls[i]; tc.ID != rc.ID || tc.Function.Name != rc.Name || tc.Function.Arguments != rc.Arguments {
+					t.Errorf("tool_calls[%d] = %+v, want the recorded %+v", i, tc, rc)
 				}
 				res := added[1+i]
 				if res.Role != "tool" || res.ToolCallID != tc.ID || res.Content != NotRun {
 					t.Errorf("message after the assistant turn #%d = %+v, want a tool result for %s saying it was not run", i, res, tc.ID)
 				}
 			}
-			if rec.Content != "" && asst.Content != rec.Content {
-				t.Errorf("assistant content = %v, want %q", asst.Content, rec.Content)
+			if rec.Message.Text != "" && asst.Content != rec.Message.Text {
+				t.Errorf("assistant content = %v, want %q", asst.Content, rec.Message.Text)
 			}
 			last := added[len(added)-1]
 			if last.Role != "user" || last.Content != q {
@@ -143,7 +144,7 @@ func TestQuestion(t *testing.T) {
 
 func TestQuestion_ToolCallWithoutID(t *testing.T) {
 	req, _ := loadCall(t, "fork")
-	rec := &Reply{ToolCalls: []openai.ToolCall{{Type: "function", Function: openai.FunctionCall{Name: "read_file", Arguments: `{"path":"a"}`}}, {Type: "function", Function: openai.FunctionCall{Name: "read_file", Arguments: `{"path":"b"}`}}}}
+	rec := &chat.Response{Message: chat.Message{Calls: []chat.Call{{Name: "read_file", Arguments: `{"path":"a"}`}, {Name: "read_file", Arguments: `{"path":"b"}`}}}}
 	body, err := Question(req, rec, "why?")
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +162,7 @@ func TestDefaultQuestion(t *testing.T) {
 			t.Errorf("DefaultQuestion() = %q, want it to contain %q", q, want)
 		}
 	}
-	q = DefaultQuestion(req, &Reply{Content: "EU is larger."})
+	q = DefaultQuestion(req, &chat.Response{Message: chat.Message{Text: "EU is larger."}})
 	if want := "Why did you answer directly at that point instead of calling one of your tools (read_file, list_dir, transfer_to_billing, fork)?"; !strings.Contains(q, want) {
 		t.Errorf("DefaultQuestion(answer) = %q, want it to contain %q", q, want)
 	}
@@ -271,21 +272,6 @@ func TestChoiceOf(t *testing.T) {
 	}
 }
 
-func TestParseReply_Stream(t *testing.T) {
-	stream := "data: {\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hi \"}}]}\n\n" +
-		"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"there\",\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"fork\",\"arguments\":\"{\\\"a\\\"\"}}]}}]}\n\n" +
-		"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\":1}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n" +
-		"data: [DONE]\n\n"
-	r, err := ParseReply([]byte(stream))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Content != "Hi there" || r.Model != "m" || r.FinishReason != "tool_calls" || len(r.ToolCalls) != 1 ||
-		r.ToolCalls[0].ID != "c1" || r.ToolCalls[0].Function.Name != "fork" || r.ToolCalls[0].Function.Arguments != `{"a":1}` {
-		t.Errorf("ParseReply(stream) = %+v", r)
-	}
-}
-
 func TestRolePath(t *testing.T) {
 	yml := []byte("model: gpt-4.1-mini\nagents:\n  - name: analyst\n    tools: [read_file]\n  - name: billing\n    prompt: ./prompts/billing.md\n")
 	tests := []struct {
@@ -329,10 +315,10 @@ func TestClient_Send(t *testing.T) {
 			t.Fatal(err)
 		}
 		srv.Verify(t)
-		if r.Content != "Because the regions are independent." || len(deltas) < 2 || strings.Join(deltas, "") != r.Content {
-			t.Errorf("reply %q from deltas %q: want the streamed text in several pieces", r.Content, deltas)
+		if r.Message.Text != "Because the regions are independent." || len(deltas) < 2 || strings.Join(deltas, "") != r.Message.Text {
+			t.Errorf("reply %q from deltas %q: want the streamed text in several pieces", r.Message.Text, deltas)
 		}
-		if r.Usage == nil || r.Usage.PromptTokensDetails.CachedTokens != 768 {
+		if r.Usage == nil || !r.Usage.CachedReported || r.Usage.Cached != 768 {
 			t.Errorf("usage = %+v, want the stream's usage", r.Usage)
 		}
 		got := srv.Requests()
@@ -351,8 +337,8 @@ func TestClient_Send(t *testing.T) {
 			t.Fatal(err)
 		}
 		srv.Verify(t)
-		if r.Choice() != "calls fork" {
-			t.Errorf("Choice() = %q, want calls fork", r.Choice())
+		if Choice(r) != "calls fork" {
+			t.Errorf("Choice() = %q, want calls fork", Choice(r))
 		}
 	})
 	t.Run("ErrUnauthorized", func(t *testing.T) {
@@ -383,7 +369,7 @@ func TestClient_Send(t *testing.T) {
 			asktest.Error(http.StatusInternalServerError, "server_error", "oops"),
 			asktest.Answer(asktest.Reply{Content: "ok"})))
 		r, err := newTestClient(srv).Send(context.Background(), body, nil)
-		if err != nil || r.Content != "ok" {
+		if err != nil || r.Message.Text != "ok" {
 			t.Fatalf("Send = %v, %v; want ok after two retries", r, err)
 		}
 		if n := len(srv.Requests()); n != 3 {
@@ -471,7 +457,7 @@ func TestReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Verify(t)
-	d := TallySamples(ChoiceOf(rec.Calls()), samples)
+	d := TallySamples(Choice(rec), samples)
 	if got, want := d.String(), "calls fork 4/5 · calls read_file 1/5 (recorded: calls fork)"; got != want {
 		t.Errorf("distribution = %q, want %q", got, want)
 	}

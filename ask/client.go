@@ -3,7 +3,6 @@ package ask
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/inspect-dev/inspect/chat"
 )
 
 // DefaultBaseURL is the OpenAI API, used when neither a flag, the
@@ -180,7 +181,7 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 // response passes its whole text once. 429s, 5xx answers, timeouts and
 // network errors are retried up to c.Retries times, but never after part of
 // the answer reached onDelta.
-func (c *Client) Send(ctx context.Context, body []byte, onDelta func(string)) (*Reply, error) {
+func (c *Client) Send(ctx context.Context, body []byte, onDelta func(string)) (*chat.Response, error) {
 	model := modelOf(body)
 	delivered := false
 	deliver := onDelta
@@ -210,7 +211,7 @@ func (c *Client) Send(ctx context.Context, body []byte, onDelta func(string)) (*
 
 // send makes one attempt. retry says whether the failure may be retried,
 // wait how long the server asked us to wait.
-func (c *Client) send(ctx context.Context, body []byte, model string, attempt int, onDelta func(string)) (reply *Reply, retry bool, wait time.Duration, err error) {
+func (c *Client) send(ctx context.Context, body []byte, model string, attempt int, onDelta func(string)) (reply *chat.Response, retry bool, wait time.Duration, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var timedOut atomic.Value // string: what we were waiting for
@@ -272,14 +273,9 @@ func (c *Client) send(ctx context.Context, body []byte, model string, attempt in
 			return nil, true, 0, readErr(err)
 		}
 		apiErr := &APIError{StatusCode: resp.StatusCode, Model: model, Endpoint: c.Endpoint(), Attempts: attempt}
-		var er openai.ErrorResponse
-		if json.Unmarshal(data, &er) == nil && er.Error != nil {
-			apiErr.Message, apiErr.Type = er.Error.Message, er.Error.Type
-			if s, ok := er.Error.Code.(string); ok {
-				apiErr.Code = s
-			} else if er.Error.Code != nil {
-				apiErr.Code = fmt.Sprint(er.Error.Code)
-			}
+		var eb *chat.ErrorBody
+		if _, err := chat.ReadResponse(data, chat.OpenAIChat); errors.As(err, &eb) {
+			apiErr.Message, apiErr.Type, apiErr.Code = eb.Message, eb.Type, eb.Code
 		} else {
 			apiErr.Message = strings.TrimSpace(string(data))
 			if len(apiErr.Message) > 300 {
@@ -293,10 +289,10 @@ func (c *Client) send(ctx context.Context, body []byte, model string, attempt in
 
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if ct == "text/event-stream" {
-		reply, err := readStream(r, onDelta)
+		reply, err := chat.ReadStream(r, onDelta)
 		if err != nil {
-			var se *streamError
-			return nil, !errors.As(err, &se), 0, readErr(fmt.Errorf("read stream: %w", err))
+			var se *chat.StreamError
+			return nil, !errors.As(err, &se), 0, readErr(err)
 		}
 		return reply, false, 0, nil
 	}
@@ -304,12 +300,12 @@ func (c *Client) send(ctx context.Context, body []byte, model string, attempt in
 	if err != nil {
 		return nil, true, 0, readErr(fmt.Errorf("read response: %w", err))
 	}
-	reply, err = ParseReply(data)
+	reply, err = chat.ReadResponse(data, chat.OpenAIChat)
 	if err != nil {
 		return nil, false, 0, err
 	}
-	if onDelta != nil && reply.Content != "" {
-		onDelta(reply.Content)
+	if onDelta != nil && reply.Message.Text != "" {
+		onDelta(reply.Message.Text)
 	}
 	return reply, false, 0, nil
 }
@@ -353,11 +349,10 @@ func retryAfter(h string) time.Duration {
 }
 
 func modelOf(body []byte) string {
-	var m struct {
-		Model string `json:"model"`
+	if r, err := chat.ReadRequest(body, chat.OpenAIChat); err == nil {
+		return r.Model
 	}
-	_ = json.Unmarshal(body, &m)
-	return m.Model
+	return ""
 }
 
 // idleReader calls reset after every read.

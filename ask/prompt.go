@@ -103,14 +103,24 @@ func ReplacePrompt(req *Request, oldText, newText string) ([]byte, *PromptChange
 		return nil, nil, fmt.Errorf("the role-file text to replace is empty")
 	}
 	for i, s := range req.msgs {
+		m := &req.Read.Messages[i]
+		if !isSystem(m.Role) || m.Parts != nil {
+			continue // content parts: not written by our runtime
+		}
 		raw := req.Body[s.start:s.end]
-		m, err := decodeMessage(raw)
-		if err != nil || !isSystem(m.Role) {
+		o, err := parseObject(raw)
+		if err != nil {
 			continue
 		}
+		f, ok := o.get("content")
+		if !ok {
+			continue
+		}
+		// The content string's own bytes, to splice its replacement into.
+		orig := raw[f.val.start:f.val.end]
 		var content string
-		if json.Unmarshal(m.Content, &content) != nil {
-			continue // content parts: not written by our runtime
+		if json.Unmarshal(orig, &content) != nil {
+			continue
 		}
 		change := &PromptChange{Message: i, Role: m.Role, Old: oldText, New: newText}
 		if !strings.Contains(content, oldText) {
@@ -121,15 +131,10 @@ func ReplacePrompt(req *Request, oldText, newText string) ([]byte, *PromptChange
 		}
 		change.Occurrences = strings.Count(content, change.Old)
 		replaced := strings.ReplaceAll(content, change.Old, change.New)
-		enc, err := encodeLike(replaced, m.Content)
+		enc, err := encodeLike(replaced, orig)
 		if err != nil {
 			return nil, nil, err
 		}
-		o, err := parseObject(raw)
-		if err != nil {
-			return nil, nil, err
-		}
-		f, _ := o.get("content")
 		msg := splice(raw, f.val, enc)
 		return splice(req.Body, s, msg), change, nil
 	}

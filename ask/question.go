@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/inspect-dev/inspect/chat"
 )
 
 // NotRun is the content of the tool result Question sends for each
@@ -42,27 +44,28 @@ type wireFunction struct {
 //
 // A recorded tool call without an id gets "call_<i>" (its index), so every
 // tool message can name the call it answers.
-func Question(req *Request, recorded *Reply, question string) ([]byte, error) {
+func Question(req *Request, recorded *chat.Response, question string) ([]byte, error) {
 	if recorded == nil {
 		return nil, errors.New("no recorded response to ask about")
 	}
 	if strings.TrimSpace(question) == "" {
 		return nil, errors.New("empty question")
 	}
-	msgs := make([]wireMessage, 0, len(recorded.ToolCalls)+2)
+	rm := &recorded.Message
+	msgs := make([]wireMessage, 0, len(rm.Calls)+2)
 	asst := wireMessage{Role: "assistant"}
-	if recorded.Content != "" || len(recorded.ToolCalls) == 0 {
-		c := recorded.Content
+	if rm.Text != "" || len(rm.Calls) == 0 {
+		c := rm.Text
 		asst.Content = &c
 	}
 	var results []wireMessage
-	for i, tc := range recorded.ToolCalls {
+	for i, tc := range rm.Calls {
 		id := tc.ID
 		if id == "" {
 			id = fmt.Sprintf("call_%d", i)
 		}
 		asst.ToolCalls = append(asst.ToolCalls, wireToolCall{ID: id, Type: "function",
-			Function: wireFunction{Name: tc.Function.Name, Arguments: tc.Function.Arguments}})
+			Function: wireFunction{Name: tc.Name, Arguments: tc.Arguments}})
 		notRun := NotRun
 		results = append(results, wireMessage{Role: "tool", ToolCallID: id, Content: &notRun})
 	}
@@ -103,9 +106,9 @@ func Question(req *Request, recorded *Reply, question string) ([]byte, error) {
 // DefaultQuestion is the question asked when none is given: why the model
 // chose the calls it made (naming them, and a fork's branches), or why it
 // answered directly although it had tools.
-func DefaultQuestion(req *Request, recorded *Reply) string {
+func DefaultQuestion(req *Request, recorded *chat.Response) string {
 	const preface = "I am reviewing your previous response, not asking you to continue the task. "
-	if recorded == nil || len(recorded.ToolCalls) == 0 {
+	if recorded == nil || len(recorded.Message.Calls) == 0 {
 		tools := "a tool"
 		if names := req.Tools(); len(names) > 0 {
 			tools = "one of your tools (" + strings.Join(names, ", ") + ")"
@@ -115,8 +118,8 @@ func DefaultQuestion(req *Request, recorded *Reply) string {
 			"for you to call a tool, fork the work or hand it off instead?"
 	}
 	var calls []string
-	for _, tc := range recorded.ToolCalls {
-		calls = append(calls, describeCall(tc.Function.Name, tc.Function.Arguments))
+	for _, tc := range recorded.Message.Calls {
+		calls = append(calls, describeCall(tc.Name, tc.Arguments))
 	}
 	what := strings.Join(calls, ", then ")
 	if len(calls) > 1 {

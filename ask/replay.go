@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/inspect-dev/inspect/chat"
 )
 
 // DefaultParallel bounds how many replay samples are in flight at once.
@@ -14,7 +16,7 @@ const DefaultParallel = 4
 
 // Sample is the outcome of one replayed request: a reply or an error.
 type Sample struct {
-	Reply *Reply
+	Reply *chat.Response
 	Err   error
 }
 
@@ -79,7 +81,7 @@ func TallySamples(recorded string, samples []Sample) Distribution {
 			}
 			continue
 		}
-		c := s.Reply.Choice()
+		c := Choice(s.Reply)
 		if i, ok := idx[c]; ok {
 			d.Choices[i].Count++
 			continue

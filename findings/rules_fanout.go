@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inspect-dev/inspect/chat"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
 )
@@ -296,11 +297,7 @@ func findCause(cs []Cause, check string) *Cause {
 func (p *Pass) forkCauses(n *graph.Node, agent string, depth int) ([]Cause, bool) {
 	a := p.Project.Agent(agent)
 	configured := a != nil && a.Fork != nil && depth < p.Project.MaxForkDepth
-	body, err := p.Request(n.Seq)
-	var view *RequestView
-	if err == nil {
-		view, err = ParseRequest(body)
-	}
+	req, err := p.readRequest(n.Seq)
 	if err != nil {
 		detail := fmt.Sprintf("request of %s not readable (%v); from agents.yaml: ", n.ID(), err)
 		if configured {
@@ -314,7 +311,7 @@ func (p *Pass) forkCauses(n *graph.Node, agent string, depth int) ([]Cause, bool
 		}, configured
 	}
 	var causes []Cause
-	offered := view.HasTool("fork")
+	offered := req.Tool("fork") != nil
 	switch {
 	case offered:
 		causes = append(causes, Cause{Check: causeForkInTools, Result: "yes", Detail: fmt.Sprintf("%s offered fork; the model chose not to call it", n.ID())})
@@ -323,13 +320,13 @@ func (p *Pass) forkCauses(n *graph.Node, agent string, depth int) ([]Cause, bool
 	default:
 		causes = append(causes, Cause{Check: causeForkInTools, Result: "no", Detail: fmt.Sprintf("%s had no fork tool: %s has no fork: in agents.yaml", n.ID(), agent)})
 	}
-	causes = append(causes, p.forkInstructionsCause(n, view, offered))
+	causes = append(causes, p.forkInstructionsCause(n, req, offered))
 	return causes, offered
 }
 
 // forkInstructionsCause checks whether fork-instructions.md reached the
 // system prompt of the request.
-func (p *Pass) forkInstructionsCause(n *graph.Node, view *RequestView, offered bool) Cause {
+func (p *Pass) forkInstructionsCause(n *graph.Node, req *chat.Request, offered bool) Cause {
 	fi := p.Project.Files.File(ForkInstructionsFile)
 	if fi == nil || strings.TrimSpace(fi.Content) == "" {
 		d := "the project has no " + ForkInstructionsFile
@@ -338,7 +335,7 @@ func (p *Pass) forkInstructionsCause(n *graph.Node, view *RequestView, offered b
 		}
 		return Cause{Check: causeForkInstructions, Result: "no", Detail: d}
 	}
-	if strings.Contains(view.System, strings.TrimSpace(fi.Content)) {
+	if strings.Contains(req.System, strings.TrimSpace(fi.Content)) {
 		return Cause{Check: causeForkInstructions, Result: "yes", Detail: fmt.Sprintf("%s's system prompt held %s", n.ID(), ForkInstructionsFile)}
 	}
 	d := fmt.Sprintf("%s's system prompt lacked %s", n.ID(), ForkInstructionsFile)

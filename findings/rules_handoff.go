@@ -412,33 +412,30 @@ func (p *Pass) specialistCauses(n *graph.Node, agent, s string, viaHandoff, viaF
 	if n == nil {
 		return []Cause{{Check: "specialist offered", Result: "unknown", Detail: "no model call found before the first call"}}
 	}
-	body, err := p.Request(n.Seq)
-	var view *RequestView
-	if err == nil {
-		view, err = ParseRequest(body)
-	}
+	req, err := p.readRequest(n.Seq)
 	if err != nil {
 		return []Cause{{Check: "specialist offered", Result: "unknown", Detail: fmt.Sprintf("request of %s not readable (%v)", n.ID(), err)}}
 	}
 	var out []Cause
 	if viaHandoff {
 		t := "transfer_to_" + s
-		if view.HasTool(t) {
+		if req.Tool(t) != nil {
 			out = append(out, Cause{Check: "transfer tool offered", Result: "yes", Detail: fmt.Sprintf("%s offered %s; the model did the work itself", n.ID(), t)})
 		} else {
 			out = append(out, Cause{Check: "transfer tool offered", Result: "no", Detail: fmt.Sprintf("%s had no %s", n.ID(), t)})
 		}
 	}
 	if viaFork {
+		enum := forkAgents(req)
 		switch {
-		case !view.HasTool("fork"):
+		case req.Tool("fork") == nil:
 			out = append(out, Cause{Check: "specialist in fork agent enum", Result: "no", Detail: fmt.Sprintf("%s had no fork tool (depth cap?)", n.ID())})
-		case view.ForkAgents == nil || contains(view.ForkAgents, s):
+		case enum == nil || contains(enum, s):
 			out = append(out, Cause{Check: "specialist in fork agent enum", Result: "yes", Detail: fmt.Sprintf("%s's fork tool let a branch run %s", n.ID(), s)})
 		default:
-			out = append(out, Cause{Check: "specialist in fork agent enum", Result: "no", Detail: fmt.Sprintf("%s's fork enum was [%s]", n.ID(), strings.Join(view.ForkAgents, ", "))})
+			out = append(out, Cause{Check: "specialist in fork agent enum", Result: "no", Detail: fmt.Sprintf("%s's fork enum was [%s]", n.ID(), strings.Join(enum, ", "))})
 		}
-		out = append(out, p.forkInstructionsCause(n, view, view.HasTool("fork")))
+		out = append(out, p.forkInstructionsCause(n, req, req.Tool("fork") != nil))
 	}
 	return out
 }

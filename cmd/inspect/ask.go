@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inspect-dev/inspect/ask"
+	"github.com/inspect-dev/inspect/chat"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
@@ -299,7 +300,7 @@ func buildAskPlan(ctx context.Context, db *store.DB, g *graph.Run, n *graph.Node
 			}
 			return nil, Usagef("n%d cannot be questioned: %s; try `inspect ask n%d --replay` to send its request again", n.Seq, why, n.Seq)
 		}
-		rec, err := ask.ParseReply(resp)
+		rec, err := chat.ReadResponse(resp, chat.OpenAIChat)
 		if err != nil {
 			return nil, fmt.Errorf("n%d: recorded response: %w", n.Seq, err)
 		}
@@ -439,12 +440,12 @@ func askQuestionRun(ctx context.Context, opts *AskOptions, client *ask.Client, p
 	}
 	if u := reply.Usage; u != nil {
 		cached := ""
-		if u.PromptTokensDetails != nil {
-			cached = fmt.Sprintf(" (%s cached)", askThousands(u.PromptTokensDetails.CachedTokens))
+		if u.CachedReported {
+			cached = fmt.Sprintf(" (%s cached)", askThousands(u.Cached))
 		}
-		fmt.Fprintf(s.ErrOut, "%s · %s tokens in%s · %s out\n", model, askThousands(u.PromptTokens), cached, askThousands(u.CompletionTokens))
+		fmt.Fprintf(s.ErrOut, "%s · %s tokens in%s · %s out\n", model, askThousands(u.In), cached, askThousands(u.Out))
 	}
-	return &store.Ask{Mode: string(askQuestion), Question: plan.question, Answer: reply.Content, Model: model}, nil
+	return &store.Ask{Mode: string(askQuestion), Question: plan.question, Answer: reply.Message.Text, Model: model}, nil
 }
 
 // askReplayRun replays the plan's body and prints the distribution.
@@ -592,7 +593,7 @@ func askModelOf(body []byte) string {
 }
 
 // askThousands prints n with thousands separators: 12,345.
-func askThousands(n int) string {
+func askThousands(n int64) string {
 	s := fmt.Sprint(n)
 	if n < 0 {
 		return "-" + askThousands(-n)

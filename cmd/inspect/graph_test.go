@@ -198,14 +198,16 @@ func TestShowRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		var req struct {
-			Messages []chatMessage `json:"messages"`
+			Messages []struct {
+				Content string `json:"content"`
+			} `json:"messages"`
 		}
 		if err := json.Unmarshal(body, &req); err != nil || len(req.Messages) == 0 {
 			t.Fatalf("request: %v", err)
 		}
 		out.Reset()
 		run(ctx, f, []string{"show", n.ID()})
-		if first := req.Messages[0].text(); !strings.Contains(out.String(), strings.TrimSpace(first)) {
+		if first := req.Messages[0].Content; !strings.Contains(out.String(), strings.TrimSpace(first)) {
 			t.Errorf("show does not print the first message in full")
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/glamour"
 	"github.com/spf13/cobra"
 
+	"github.com/inspect-dev/inspect/chat"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
@@ -199,82 +200,36 @@ func writeLLM(ctx context.Context, w *strings.Builder, db *store.DB, g *graph.Ru
 	return nil
 }
 
-// chatMessage is one message of an OpenAI-compatible chat request or response.
-type chatMessage struct {
-	Role       string          `json:"role"`
-	Name       string          `json:"name"`
-	Content    json.RawMessage `json:"content"`
-	ToolCallID string          `json:"tool_call_id"`
-	ToolCalls  []struct {
-		ID       string `json:"id"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
-}
-
-// text returns the message's content: a string, or its text parts joined.
-func (m *chatMessage) text() string {
-	if len(m.Content) == 0 || string(m.Content) == "null" {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(m.Content, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(m.Content, &parts) == nil {
-		var texts []string
-		for _, p := range parts {
-			texts = append(texts, p.Text)
-		}
-		return strings.Join(texts, "\n")
-	}
-	return string(m.Content)
-}
-
-func writeMessage(w *strings.Builder, title string, m *chatMessage) {
-	if t := m.text(); t != "" || len(m.ToolCalls) == 0 {
-		section(w, title, t)
+func writeMessage(w *strings.Builder, title string, m *chat.Message) {
+	if m.Text != "" || len(m.Calls) == 0 {
+		section(w, title, m.Text)
 	} else {
 		fmt.Fprintf(w, "### %s\n\n", title)
 	}
-	for _, tc := range m.ToolCalls {
-		code(w, fmt.Sprintf("calls %s (%s)", tc.Function.Name, tc.ID), prettyJSON(tc.Function.Arguments))
+	for _, c := range m.Calls {
+		code(w, fmt.Sprintf("calls %s (%s)", c.Name, c.ID), prettyJSON(c.Arguments))
 	}
 }
 
-// writeRequest writes a request's messages and offered tools; a body that
-// is not a chat request is printed as it is.
+// writeRequest writes a request's messages and offered tools, read through
+// chat (any OpenAI-compatible body, and the other formats chat reads); a
+// body chat cannot read is printed as it is.
 func writeRequest(w *strings.Builder, body []byte) {
-	var req struct {
-		Model    string        `json:"model"`
-		Messages []chatMessage `json:"messages"`
-		Tools    []struct {
-			Function struct {
-				Name string `json:"name"`
-			} `json:"function"`
-		} `json:"tools"`
-		ToolChoice json.RawMessage `json:"tool_choice"`
-	}
 	if len(body) == 0 {
 		w.WriteString("## Request\n\n(not recorded)\n\n")
 		return
 	}
-	if err := json.Unmarshal(body, &req); err != nil || req.Messages == nil {
+	req, err := chat.ReadRequest(body, "")
+	if err != nil {
 		code(w, fmt.Sprintf("Request (%d bytes)", len(body)), prettyJSON(string(body)))
 		return
 	}
-	fmt.Fprintf(w, "## Request (%d messages, %d bytes)\n\n", len(req.Messages), len(body))
-	var tools []string
-	for _, t := range req.Tools {
-		tools = append(tools, t.Function.Name)
+	format := ""
+	if req.Format != chat.OpenAIChat {
+		format = ", " + string(req.Format)
 	}
-	if len(tools) > 0 {
+	fmt.Fprintf(w, "## Request (%d messages, %d bytes%s)\n\n", len(req.Messages), len(body), format)
+	if tools := req.ToolNames(); len(tools) > 0 {
 		fmt.Fprintf(w, "- tools offered: %s\n", strings.Join(tools, ", "))
 	} else {
 		w.WriteString("- tools offered: none\n")
@@ -283,38 +238,40 @@ func writeRequest(w *strings.Builder, body []byte) {
 		fmt.Fprintf(w, "- tool_choice: %s\n", req.ToolChoice)
 	}
 	w.WriteString("\n")
-	for i, m := range req.Messages {
+	if req.Format != chat.OpenAIChat && req.System != "" {
+		// Chat Completions carries its system prompt as messages; the
+		// other formats beside them.
+		section(w, "system", req.System)
+	}
+	for i := range req.Messages {
+		m := &req.Messages[i]
 		title := fmt.Sprintf("%d. %s", i+1, m.Role)
-		if m.ToolCallID != "" {
-			title += " (result of " + m.ToolCallID + ")"
+		if m.CallID != "" {
+			title += " (result of " + m.CallID + ")"
 		}
-		writeMessage(w, title, &m)
+		writeMessage(w, title, m)
 	}
 }
 
 // writeResponse writes the response's message and usage.
 func writeResponse(w *strings.Builder, body []byte, n *graph.Node) {
-	var resp struct {
-		Choices []struct {
-			Message      chatMessage `json:"message"`
-			FinishReason string      `json:"finish_reason"`
-		} `json:"choices"`
-		Usage json.RawMessage `json:"usage"`
-	}
-	switch {
-	case len(body) == 0 && n.LLM != nil && n.LLM.Content != "":
-		section(w, "Response", n.LLM.Content)
-	case len(body) == 0:
-		w.WriteString("## Response\n\n(none recorded)\n\n")
-	case json.Unmarshal(body, &resp) != nil || len(resp.Choices) == 0:
-		code(w, "Response", prettyJSON(string(body)))
-	default:
-		c := resp.Choices[0]
-		fmt.Fprintf(w, "## Response (finish_reason %s)\n\n", c.FinishReason)
-		writeMessage(w, "assistant", &c.Message)
-		if len(resp.Usage) > 0 {
-			code(w, "Usage", prettyJSON(string(resp.Usage)))
+	if len(body) == 0 {
+		if n.LLM != nil && n.LLM.Content != "" {
+			section(w, "Response", n.LLM.Content)
+		} else {
+			w.WriteString("## Response\n\n(none recorded)\n\n")
 		}
+		return
+	}
+	resp, err := chat.ReadResponse(body, "")
+	if err != nil {
+		code(w, "Response", prettyJSON(string(body)))
+		return
+	}
+	fmt.Fprintf(w, "## Response (finish_reason %s)\n\n", resp.FinishReason)
+	writeMessage(w, "assistant", &resp.Message)
+	if len(resp.UsageJSON) > 0 {
+		code(w, "Usage", prettyJSON(string(resp.UsageJSON)))
 	}
 }
 
