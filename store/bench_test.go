@@ -3,9 +3,12 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/inspect-dev/inspect/record"
 )
@@ -79,5 +82,135 @@ func BenchmarkBareInsertCommit(b *testing.B) {
 		if err := tx.Commit(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkRecordLLM records a model-call node the way the runtime does
+// (StartNode with the request, FinishNode with the response: two commits)
+// in a conversation of 6 KB and of 1 MB of history, each call adding an
+// assistant message and a tool result; next to it, in the same iteration,
+// the floor: a bare prepared INSERT + COMMIT of the bytes the call adds
+// (its new messages and its response). DESIGN §12: ≤ 2×. Reports both and
+// the ratio:
+//
+//	go test ./store -run '^$' -bench RecordLLM -benchtime 400x
+func BenchmarkRecordLLM(b *testing.B) {
+	for _, size := range []struct {
+		name    string
+		history int
+	}{{"6KB", 6 << 10}, {"1MB", 1 << 20}} {
+		b.Run(size.name, func(b *testing.B) {
+			ctx := context.Background()
+			db, _ := openTemp(b)
+			rec := newRun(b, db)
+			bare := openBare(b)
+			tools := `[{"type":"function","function":{"name":"read_file","description":"Read a file of the workspace.","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}}]`
+			msgs := []string{`{"role":"system","content":"You are the analyst. Read the regional reports and answer."}`}
+			for total := 0; total < size.history; {
+				m := fmt.Sprintf(`{"role":"tool","tool_call_id":"call_h%d","content":"Region %d: revenue %d.%dM, up %d%% on Q2; the largest account renewed early."}`, len(msgs), len(msgs), len(msgs)%9, len(msgs)%7, len(msgs)%13)
+				msgs = append(msgs, m)
+				total += len(m) + 1
+			}
+			history := len(msgs)
+			// Bodies are built in two buffers in turn (the recorder keeps the
+			// previous one), so the benchmark itself allocates little.
+			var bufs [2][]byte
+			body := func(i int) []byte {
+				b := append(bufs[i%2][:0], `{"model":"gpt-4.1-mini","messages":[`...)
+				for k, m := range msgs {
+					if k > 0 {
+						b = append(b, ',')
+					}
+					b = append(b, m...)
+				}
+				b = append(append(b, `],"tools":`...), tools...)
+				bufs[i%2] = append(b, '}')
+				return bufs[i%2]
+			}
+			conv, steps := -1, 8 // the first iteration starts conversation 0, untimed
+			var recNS, bareNS []time.Duration
+			for i := 0; b.Loop(); i++ {
+				if steps == 8 { // keep the history near its size: a new conversation of the same history
+					msgs, conv, steps = msgs[:history], conv+1, 0
+					n := &record.Node{Kind: record.KindLLM, Branch: fmt.Sprintf("c%d", conv), ForkSeq: 1, Started: t0, LLM: &record.LLM{Model: "m", Request: body(i + 1)}}
+					if err := rec.AddNode(ctx, n); err != nil {
+						b.Fatal(err)
+					}
+				}
+				steps++
+				call := fmt.Sprintf(`{"role":"assistant","tool_calls":[{"id":"call_%d","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"regions/r%d.md\"}"}}]}`, i, i)
+				result := fmt.Sprintf(`{"role":"tool","tool_call_id":"call_%d","content":"Region %d: revenue %d.%dM, up %d%% on Q2; the largest account renewed early."}`, i, i, i%9, i%7, i%13)
+				msgs = append(msgs, call, result)
+				req := body(i)
+				resp := []byte(fmt.Sprintf(`{"id":"chatcmpl-%d","object":"chat.completion","model":"gpt-4.1-mini","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_%d","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"regions/r%d.md\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":%d,"completion_tokens":21}}`, i, i+1, i+1, len(req)/4))
+				added := append([]byte(","+call+","+result), resp...)
+
+				t1 := time.Now()
+				n := &record.Node{Kind: record.KindLLM, Branch: fmt.Sprintf("c%d", conv), ForkSeq: 1, Agent: "analyst", Started: t0, LLM: &record.LLM{Model: "gpt-4.1-mini", Request: req}}
+				if err := rec.StartNode(ctx, n); err != nil {
+					b.Fatal(err)
+				}
+				n.LLM.Calls, n.LLM.Response, n.LLM.Usage = []string{"read_file"}, resp, record.Usage{In: int64(len(req) / 4), Out: 21}
+				if err := rec.FinishNode(ctx, n); err != nil {
+					b.Fatal(err)
+				}
+				t2 := time.Now()
+				bare.insert(b, i, added)
+				recNS = append(recNS, t2.Sub(t1))
+				bareNS = append(bareNS, time.Since(t2))
+			}
+			// Medians: a loaded machine's stalls hit single calls, not the typical one.
+			r, f := median(recNS), median(bareNS)
+			b.ReportMetric(float64(r.Nanoseconds()), "record-ns/op")
+			b.ReportMetric(float64(f.Nanoseconds()), "bare-ns/op")
+			b.ReportMetric(float64(r)/float64(f), "ratio")
+		})
+	}
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// bareDB is the floor of the recording benchmarks: one table, one prepared
+// INSERT, its own transaction, on a connection with the store's settings
+// (WAL, synchronous=NORMAL).
+type bareDB struct {
+	db *sql.DB
+	st *sql.Stmt
+}
+
+func openBare(b *testing.B) *bareDB {
+	b.Helper()
+	path := filepath.Join(b.TempDir(), "bare.db")
+	db, err := sql.Open("sqlite3", "file:"+path+"?_journal_mode=WAL&_busy_timeout=10000&_synchronous=NORMAL&_txlock=immediate")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(`CREATE TABLE added (id INTEGER PRIMARY KEY, seq INTEGER, data BLOB)`); err != nil {
+		b.Fatal(err)
+	}
+	st, err := db.Prepare(`INSERT INTO added (seq, data) VALUES (?,?)`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	return &bareDB{db: db, st: st}
+}
+
+func (d *bareDB) insert(b *testing.B, seq int, data []byte) {
+	tx, err := d.db.Begin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := tx.Stmt(d.st).Exec(seq, data); err != nil {
+		b.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		b.Fatal(err)
 	}
 }

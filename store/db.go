@@ -10,6 +10,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"embed"
 	"errors"
@@ -20,6 +21,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
@@ -108,14 +110,15 @@ func open(ctx context.Context, path string, version int) (*DB, error) {
 	}
 	base := "file:" + (&url.URL{Path: path}).EscapedPath() +
 		"?_journal_mode=WAL&_busy_timeout=10000&_foreign_keys=on&_synchronous=NORMAL"
-	w, err := sql.Open("sqlite3", base+"&_txlock=immediate")
+	registerDriver()
+	w, err := sql.Open(driverName, base+"&_txlock=immediate")
 	if err != nil {
 		return nil, err
 	}
 	w.SetMaxOpenConns(1) // one writer per process: goroutines queue here instead of on SQLITE_BUSY
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
-	r, err := sql.Open("sqlite3", base+"&mode=rw")
+	r, err := sql.Open(driverName, base+"&mode=rw")
 	if err != nil {
 		w.Close()
 		return nil, err
@@ -127,6 +130,23 @@ func open(ctx context.Context, path string, version int) (*DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// driverName is mattn/go-sqlite3 with the SQL functions the migrations use:
+// inspect_sha256(blob) returns the SHA-256 of its argument.
+const driverName = "sqlite3-inspect"
+
+var registerOnce sync.Once
+
+func registerDriver() {
+	registerOnce.Do(func() {
+		sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+			return c.RegisterFunc("inspect_sha256", func(b []byte) []byte {
+				sum := sha256.Sum256(b)
+				return sum[:]
+			}, true)
+		}})
+	})
 }
 
 // checkHeader refuses an existing non-empty file that is not SQLite, before

@@ -288,8 +288,11 @@ func TestRuns_ImpossibleNumbers(t *testing.T) {
 	db, path := openTemp(t)
 	recordOne(t, db)
 	db.Close()
+	// Without written totals (as a run interrupted before a writer repaired
+	// it), so Runs sums the crafted nodes.
 	craft(t, path,
-		`UPDATE nodes SET tokens_in = 9223372036854775807, tokens_out = -5 WHERE kind = 'llm'`)
+		`UPDATE nodes SET tokens_in = 9223372036854775807, tokens_out = -5 WHERE kind = 'llm'`,
+		`UPDATE runs SET totals_nodes = NULL, totals_llm = NULL, totals_in = NULL, totals_out = NULL, totals_agents = NULL, totals_last_end = NULL`)
 	ro, err := OpenReadOnly(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)

@@ -52,22 +52,21 @@ func (db *DB) Runs(ctx context.Context, limit int) ([]RunSummary, error) {
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
-	// One pass over each listed run's nodes for the sums, one for the
-	// agents in order of first appearance. Counts are clamped as every
-	// reader clamps them and summed with total() (a float), so impossible
-	// numbers in a crafted file cannot overflow the sum.
-	q := `WITH r AS (SELECT * FROM runs ORDER BY started_ns DESC, id LIMIT ?)
-		SELECT r.id, r.started_ns, r.ended_ns, r.status, r.tasks, r.project, r.writer_host, r.writer_pid, r.writer_tag, r.source_format,
-			total(CASE WHEN n.kind='llm' THEN min(max(n.tokens_in, 0), ?) END),
-			total(CASE WHEN n.kind='llm' THEN min(max(n.tokens_out, 0), ?) END),
-			count(CASE WHEN n.kind='llm' THEN 1 END),
-			count(n.id),
-			(SELECT group_concat(agent, char(10)) FROM (SELECT agent, min(seq) s FROM nodes WHERE run_id=r.id AND agent<>'' GROUP BY agent ORDER BY s)),
-			max(n.ended_ns)
-		FROM r LEFT JOIN nodes n ON n.run_id = r.id
-		GROUP BY r.id
-		ORDER BY r.started_ns DESC, r.id`
-	rows, err := db.r.QueryContext(ctx, q, limit, record.MaxTokens, record.MaxTokens)
+	// A finished run's totals were written with it (DESIGN §12: listing
+	// costs runs, not nodes); a run still running, or interrupted before a
+	// writer repaired it, sums its nodes. Counts are clamped as every reader
+	// clamps them and summed with total() (a float), so impossible numbers
+	// in a crafted file cannot overflow the sum.
+	q := `SELECT r.id, r.started_ns, r.ended_ns, r.status, r.tasks, r.project, r.writer_host, r.writer_pid, r.writer_tag, r.source_format,
+			coalesce(max(r.totals_in, 0), (SELECT total(min(max(tokens_in, 0), ?2)) FROM nodes WHERE run_id = r.id AND kind = 'llm')),
+			coalesce(max(r.totals_out, 0), (SELECT total(min(max(tokens_out, 0), ?2)) FROM nodes WHERE run_id = r.id AND kind = 'llm')),
+			coalesce(r.totals_llm, (SELECT count(*) FROM nodes WHERE run_id = r.id AND kind = 'llm')),
+			coalesce(r.totals_nodes, (SELECT count(*) FROM nodes WHERE run_id = r.id)),
+			coalesce(r.totals_agents, (SELECT group_concat(agent, char(10)) FROM (SELECT agent, min(seq) s FROM nodes WHERE run_id = r.id AND agent <> '' GROUP BY agent ORDER BY s))),
+			CASE WHEN r.totals_nodes IS NULL THEN (SELECT max(ended_ns) FROM nodes WHERE run_id = r.id) ELSE r.totals_last_end END
+		FROM runs r
+		ORDER BY r.started_ns DESC, r.id LIMIT ?1`
+	rows, err := db.r.QueryContext(ctx, q, limit, record.MaxTokens)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
@@ -239,7 +238,7 @@ func (db *DB) LoadRun(ctx context.Context, id string) (*record.Run, error) {
 			r.Error = "the process recording this run stopped before the run ended"
 		}
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT path, sha256, content FROM project_files WHERE run_id=? ORDER BY path`, id)
+	rows, err := db.r.QueryContext(ctx, `SELECT p.path, p.sha256, b.data FROM project_files p JOIN blobs b ON b.id = p.blob WHERE p.run_id=? ORDER BY p.path`, id)
 	if err != nil {
 		return nil, fmt.Errorf("load run %s: %w", id, err)
 	}

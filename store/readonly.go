@@ -161,7 +161,8 @@ func expectedObjects(ctx context.Context, version int) (map[string]object, error
 	if version == 0 {
 		return map[string]object{}, nil
 	}
-	mem, err := sql.Open("sqlite3", ":memory:")
+	registerDriver() // the migrations call inspect_sha256
+	mem, err := sql.Open(driverName, ":memory:")
 	if err != nil {
 		return nil, err
 	}

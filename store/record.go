@@ -21,14 +21,20 @@ import (
 // writeStmts are the prepared statements of the hot recording path, prepared
 // once on the single writer connection.
 type writeStmts struct {
-	once       sync.Once
-	err        error
-	insertNode *sql.Stmt
-	finishNode *sql.Stmt
+	once          sync.Once
+	err           error
+	insertNode    *sql.Stmt
+	finishNode    *sql.Stmt
+	selectBlob    *sql.Stmt
+	insertBlob    *sql.Stmt
+	selectLink    *sql.Stmt
+	insertLink    *sql.Stmt
+	insertRequest *sql.Stmt
+	setResponse   *sql.Stmt
 }
 
 func (s *writeStmts) close() {
-	for _, st := range []*sql.Stmt{s.insertNode, s.finishNode} {
+	for _, st := range []*sql.Stmt{s.insertNode, s.finishNode, s.selectBlob, s.insertBlob, s.selectLink, s.insertLink, s.insertRequest, s.setResponse} {
 		if st != nil {
 			st.Close()
 		}
@@ -41,14 +47,26 @@ const nodeColumns = `run_id, seq, kind, branch, fork_seq, agent, depth, started_
 func (db *DB) prepare(ctx context.Context) error {
 	db.stmts.once.Do(func() {
 		s := &db.stmts
-		s.insertNode, s.err = db.w.PrepareContext(ctx, `INSERT INTO nodes (`+nodeColumns+`)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
-		if s.err != nil {
-			return
+		for _, p := range []struct {
+			st  **sql.Stmt
+			sql string
+		}{
+			{&s.insertNode, `INSERT INTO nodes (` + nodeColumns + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`},
+			{&s.finishNode, `UPDATE nodes SET ended_ns=?, status=?, error=?,
+				name=?, calls=?, call_id=?, tokens_in=?, tokens_out=?, tokens_cached=?, tokens_cache_write=?, tokens_reasoning=?, fidelity=?, research=?, args=?, text=?, data=?
+				WHERE run_id=? AND seq=?`},
+			{&s.selectBlob, `SELECT id FROM blobs WHERE hash=?`},
+			{&s.insertBlob, `INSERT INTO blobs (hash, data) VALUES (?,?)`},
+			{&s.selectLink, `SELECT id FROM chain WHERE prev=? AND hkey=? AND data=?`},
+			{&s.insertLink, `INSERT INTO chain (prev, hkey, data) SELECT ?1, ?2, ?3
+				WHERE NOT EXISTS (SELECT 1 FROM chain WHERE prev=?1 AND hkey=?2 AND data=?3)`},
+			{&s.insertRequest, `INSERT INTO requests (node_id, head, system, last, tail, size, sha256, response) VALUES (?,?,?,?,?,?,?,?)`},
+			{&s.setResponse, `UPDATE requests SET response=? WHERE node_id=(SELECT id FROM nodes WHERE run_id=? AND seq=?)`},
+		} {
+			if *p.st, s.err = db.w.PrepareContext(ctx, p.sql); s.err != nil {
+				return
+			}
 		}
-		s.finishNode, s.err = db.w.PrepareContext(ctx, `UPDATE nodes SET ended_ns=?, status=?, error=?,
-			name=?, calls=?, call_id=?, tokens_in=?, tokens_out=?, tokens_cached=?, tokens_cache_write=?, tokens_reasoning=?, fidelity=?, research=?, args=?, text=?, data=?
-			WHERE run_id=? AND seq=?`)
 	})
 	return db.stmts.err
 }
@@ -73,8 +91,9 @@ type Recorder struct {
 	seq atomic.Int64
 
 	mu    sync.Mutex
-	blobs map[[32]byte]int64 // committed blob ids by hash
-	links map[link]int64     // committed chain ids by (prev, hash)
+	blobs map[[32]byte]int64     // committed blob ids by hash
+	links map[link]int64         // committed chain ids by (prev, hash)
+	convs map[convKey]*convState // each open conversation's last stored request
 }
 
 // CreateRun inserts r with status running, together with its project
@@ -123,19 +142,29 @@ func (db *DB) CreateRun(ctx context.Context, r *record.Run) (_ *Recorder, err er
 		r.Source.Format, r.Source.Version, r.Source.ID, redactURL(r.Source.Path)); err != nil {
 		return nil, fmt.Errorf("create run: %w", err)
 	}
+	rec := &Recorder{db: db, run: r.ID, blobs: map[[32]byte]int64{}, links: map[link]int64{}, convs: map[convKey]*convState{}}
+	w := &requestWriter{ctx: ctx, tx: tx, rec: rec, p: &pendingIDs{blobs: map[[32]byte]int64{}, links: map[link]int64{}}}
 	for i := range r.Project.Files {
 		f := &r.Project.Files[i]
 		sum := sha256.Sum256([]byte(f.Content))
 		f.SHA256 = hex.EncodeToString(sum[:])
-		if _, err := tx.ExecContext(ctx, `INSERT INTO project_files (run_id, path, sha256, content) VALUES (?,?,?,?)`,
-			r.ID, f.Path, f.SHA256, f.Content); err != nil {
+		blob, err := w.blob([]byte(f.Content)) // identical snapshots share their blobs
+		if err != nil {
 			return nil, fmt.Errorf("store project file %s: %w", f.Path, err)
 		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO project_files (run_id, path, sha256, blob) VALUES (?,?,?,?)`,
+			r.ID, f.Path, f.SHA256, blob); err != nil {
+			return nil, fmt.Errorf("store project file %s: %w", f.Path, err)
+		}
+	}
+	if err := repairTotals(ctx, tx); err != nil {
+		return nil, fmt.Errorf("create run: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("create run: %w", err)
 	}
-	return &Recorder{db: db, run: r.ID, blobs: map[[32]byte]int64{}, links: map[link]int64{}}, nil
+	rec.remember(w.p)
+	return rec, nil
 }
 
 // RunID is the id of the run being recorded.
@@ -194,6 +223,9 @@ func (rec *Recorder) insert(ctx context.Context, n *record.Node) (err error) {
 	}
 	args := []any{rec.run, n.Seq, string(n.Kind), n.Branch, n.ForkSeq, n.Agent, n.Depth, n.Started.UnixNano(), endedNS(n),
 		string(n.Status), n.Error, row.name, row.calls, row.callID, row.in, row.out, row.cached, row.cacheWrite, row.reasoning, row.fidelity, row.research, row.args, row.text, row.data}
+	if n.Kind == record.KindFinal {
+		rec.forget(convKey{n.ForkSeq, n.Branch})
+	}
 	if n.Kind != record.KindLLM || n.LLM == nil || n.LLM.Request == nil {
 		// One statement commits on its own: no BEGIN/COMMIT round trips.
 		if _, err := rec.db.stmts.insertNode.ExecContext(ctx, args...); err != nil {
@@ -211,14 +243,13 @@ func (rec *Recorder) insert(ctx context.Context, n *record.Node) (err error) {
 		return fmt.Errorf("record n%d: %w", n.Seq, err)
 	}
 	id, _ := res.LastInsertId()
-	pending, err := rec.storeRequest(ctx, tx, id, n.LLM.Request)
+	var response []byte
+	if !n.Ended.IsZero() {
+		response = n.LLM.Response
+	}
+	pending, err := rec.storeRequest(ctx, tx, id, convKey{n.ForkSeq, n.Branch}, n.LLM.Request, response)
 	if err != nil {
 		return fmt.Errorf("record request of n%d: %w", n.Seq, err)
-	}
-	if n.LLM.Response != nil && !n.Ended.IsZero() {
-		if _, err := tx.ExecContext(ctx, `UPDATE requests SET response=? WHERE node_id=?`, n.LLM.Response, id); err != nil {
-			return fmt.Errorf("record response of n%d: %w", n.Seq, err)
-		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("record n%d: %w", n.Seq, err)
@@ -252,8 +283,7 @@ func (rec *Recorder) FinishNode(ctx context.Context, n *record.Node) (err error)
 		if err := execFinish(ctx, tx.StmtContext(ctx, st), rec.run, n, row); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE requests SET response=?
-			WHERE node_id=(SELECT id FROM nodes WHERE run_id=? AND seq=?)`, n.LLM.Response, rec.run, n.Seq); err != nil {
+		if _, err := tx.StmtContext(ctx, rec.db.stmts.setResponse).ExecContext(ctx, n.LLM.Response, rec.run, n.Seq); err != nil {
 			return fmt.Errorf("finish n%d: %w", n.Seq, err)
 		}
 		return tx.Commit()
@@ -291,6 +321,9 @@ func (rec *Recorder) Finish(ctx context.Context, status record.Status, errMsg st
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE nodes SET status=?, ended_ns=? WHERE run_id=? AND status='running'`,
 		string(status), ended.UnixNano(), rec.run); err != nil {
+		return fmt.Errorf("finish run: %w", err)
+	}
+	if err := writeTotals(ctx, tx, rec.run); err != nil {
 		return fmt.Errorf("finish run: %w", err)
 	}
 	return tx.Commit()
@@ -401,4 +434,55 @@ func processTag(pid int) string {
 		}
 	}
 	return ""
+}
+
+// totalsSQL sums one run's nodes into its totals columns.
+const totalsSQL = `UPDATE runs SET
+	totals_nodes = (SELECT count(*) FROM nodes WHERE run_id = runs.id),
+	totals_llm = (SELECT count(*) FROM nodes WHERE run_id = runs.id AND kind = 'llm'),
+	totals_in = (SELECT total(min(max(tokens_in, 0), 1099511627776)) FROM nodes WHERE run_id = runs.id AND kind = 'llm'),
+	totals_out = (SELECT total(min(max(tokens_out, 0), 1099511627776)) FROM nodes WHERE run_id = runs.id AND kind = 'llm'),
+	totals_agents = coalesce((SELECT group_concat(agent, char(10)) FROM
+		(SELECT agent, min(seq) s FROM nodes WHERE run_id = runs.id AND agent <> '' GROUP BY agent ORDER BY s)), ''),
+	totals_last_end = (SELECT max(ended_ns) FROM nodes WHERE run_id = runs.id)
+	WHERE id = ?`
+
+// writeTotals writes the per-run totals `inspect runs` lists (one pass over
+// the run's nodes, once, when the run finishes).
+func writeTotals(ctx context.Context, tx *sql.Tx, run string) error {
+	_, err := tx.ExecContext(ctx, totalsSQL, run)
+	return err
+}
+
+// repairTotals writes the totals of runs whose writer died before finishing
+// them (interrupted runs), so that listing runs stays a read of runs.
+func repairTotals(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, writer_host, writer_pid, writer_tag FROM runs WHERE status = 'running' AND totals_nodes IS NULL`)
+	if err != nil {
+		return err
+	}
+	var dead []string
+	for rows.Next() {
+		var id, host, tag string
+		var pid int
+		if err := rows.Scan(&id, &host, &pid, &tag); err != nil {
+			rows.Close()
+			return err
+		}
+		if writerGone(host, pid, tag) {
+			dead = append(dead, id)
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, id := range dead {
+		if err := writeTotals(ctx, tx, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }

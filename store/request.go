@@ -5,66 +5,161 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
-// A request body is stored as head || m0 || ,m1 || ,m2 ... || tail, where
-// the m are the elements of its top-level "messages" array (each with the
-// separator before it) and head/tail are the bytes around them. Heads and
-// tails (model, tools, options) are content-addressed blobs; the messages
-// form a chain whose links are shared by every request that repeats the same
-// prefix: a conversation of N steps stores each message once and N small
-// request rows, not N² messages.
+// A request body is stored as head || system || m1 || ,m2 ... || tail,
+// where the m are the elements of its top-level "messages" array (each with
+// the separator before it) and head/tail are the bytes around them. Heads,
+// tails (model, tools, options) and a leading system message are
+// content-addressed blobs; the other messages form a chain whose links are
+// shared by every request that repeats the same prefix: a conversation of N
+// steps stores each message once and N small request rows, not N² messages,
+// and conversations of different agents (different system prompts) share
+// the messages they have in common. A body without a leading system message
+// keeps its first message in the chain (system = 0).
+//
+// Recording costs what a call adds: the recorder remembers, per
+// conversation, the previous request's bytes up to its last message, the
+// ids that store them and the SHA-256 state after them; a request that
+// starts with those bytes only splits, hashes and stores what follows.
 
 // splitRequest cuts body into head, message pieces and tail. A body that is
 // not a JSON object with a non-empty "messages" array comes back as one head.
 func splitRequest(body []byte) (head []byte, msgs [][]byte, tail []byte) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	i := skipSpace(body, 0)
+	if i >= len(body) || body[i] != '{' {
 		return body, nil, nil
 	}
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
+	i++
+	for {
+		i = skipSpace(body, i)
+		if i >= len(body) || body[i] != '"' {
 			return body, nil, nil
 		}
-		if key != "messages" {
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
+		keyEnd, ok := skipValue(body, i)
+		if !ok {
+			return body, nil, nil
+		}
+		key := body[i:keyEnd]
+		i = skipSpace(body, keyEnd)
+		if i >= len(body) || body[i] != ':' {
+			return body, nil, nil
+		}
+		i = skipSpace(body, i+1)
+		if string(key) == `"messages"` && i < len(body) && body[i] == '[' {
+			first := skipSpace(body, i+1)
+			pieces, end, ok := scanElements(body, first, true)
+			if !ok || len(pieces) == 0 {
 				return body, nil, nil
 			}
-			continue
+			return body[:first], pieces, body[end:]
 		}
-		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		if i, ok = skipValue(body, i); !ok {
 			return body, nil, nil
 		}
-		var ends []int
-		var first int
-		for dec.More() {
-			var raw json.RawMessage
-			if err := dec.Decode(&raw); err != nil {
-				return body, nil, nil
-			}
-			end := int(dec.InputOffset())
-			if len(ends) == 0 {
-				first = end - len(raw)
-			}
-			ends = append(ends, end)
-		}
-		if len(ends) == 0 {
+		i = skipSpace(body, i)
+		if i >= len(body) || body[i] != ',' {
 			return body, nil, nil
 		}
-		start := first
-		for _, end := range ends {
-			msgs = append(msgs, body[start:end])
-			start = end
-		}
-		return body[:first], msgs, body[start:]
+		i++
 	}
-	return body, nil, nil
+}
+
+// scanElements cuts the array elements that start at i (first: i is the
+// first element, else each is preceded by its comma) into pieces, each with
+// the separator and space before it, up to the closing bracket; end is the
+// offset of the space or bracket after the last piece.
+func scanElements(body []byte, i int, first bool) (pieces [][]byte, end int, ok bool) {
+	for {
+		j := skipSpace(body, i)
+		if j >= len(body) {
+			return nil, 0, false
+		}
+		if body[j] == ']' {
+			return pieces, i, true
+		}
+		if !first || len(pieces) > 0 {
+			if body[j] != ',' {
+				return nil, 0, false
+			}
+			j = skipSpace(body, j+1)
+		}
+		e, ok := skipValue(body, j)
+		if !ok {
+			return nil, 0, false
+		}
+		pieces = append(pieces, body[i:e])
+		i = e
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the offset after the JSON value that starts at i. It
+// checks structure (strings, nesting), not every detail of the grammar: the
+// pieces it cuts always join back to the body, whatever the body is.
+func skipValue(b []byte, i int) (int, bool) {
+	if i >= len(b) {
+		return 0, false
+	}
+	switch b[i] {
+	case '"':
+		for j := i + 1; j < len(b); j++ {
+			switch b[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1, true
+			}
+		}
+		return 0, false
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				e, ok := skipValue(b, j)
+				if !ok {
+					return 0, false
+				}
+				j = e - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, true
+				}
+			}
+		}
+		return 0, false
+	default:
+		j := i
+		for j < len(b) && !strings.ContainsRune(" \n\r\t,]}:", rune(b[j])) {
+			j++
+		}
+		return j, j > i
+	}
+}
+
+// isSystem reports whether msg (a message piece, no separator) is a message
+// of role system.
+func isSystem(msg []byte) bool {
+	var m struct {
+		Role string `json:"role"`
+	}
+	return json.Unmarshal(msg, &m) == nil && m.Role == "system"
 }
 
 // pendingIDs are ids written in a transaction not yet committed; they enter
@@ -72,6 +167,8 @@ func splitRequest(body []byte) (head []byte, msgs [][]byte, tail []byte) {
 type pendingIDs struct {
 	blobs map[[32]byte]int64
 	links map[link]int64
+	conv  *convKey
+	state *convState
 }
 
 // link identifies a chain entry: the entry before it and its bytes' hash.
@@ -79,6 +176,27 @@ type link struct {
 	prev int64
 	hash [32]byte
 }
+
+// convKey names one conversation of a run: its fork and branch path.
+type convKey struct {
+	fork   int64
+	branch string
+}
+
+// convState is what the recorder remembers of a conversation's last
+// stored request.
+type convState struct {
+	prefix       []byte // the request up to the end of its last message
+	head, system int64  // blob ids (system 0: none)
+	last         int64  // chain id of the last message
+	tail         []byte
+	tailID       int64
+	hash         []byte // SHA-256 state after prefix (encoding.BinaryMarshaler)
+}
+
+// maxConvs bounds the conversations the recorder remembers; a forgotten one
+// is split in full on its next call and remembered again.
+const maxConvs = 1024
 
 func (rec *Recorder) remember(p *pendingIDs) {
 	if p == nil {
@@ -96,6 +214,25 @@ func (rec *Recorder) remember(p *pendingIDs) {
 	for k, v := range p.links {
 		rec.links[k] = v
 	}
+	if p.conv != nil && p.state != nil {
+		if len(rec.convs) >= maxConvs {
+			clear(rec.convs)
+		}
+		rec.convs[*p.conv] = p.state
+	}
+}
+
+// forget drops what the recorder remembers of a conversation that ended.
+func (rec *Recorder) forget(k convKey) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	delete(rec.convs, k)
+}
+
+func (rec *Recorder) conv(k convKey) *convState {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return rec.convs[k]
 }
 
 func (rec *Recorder) cached(h [32]byte) (int64, bool) {
@@ -112,72 +249,166 @@ func (rec *Recorder) cachedLink(k link) (int64, bool) {
 	return id, ok
 }
 
-func (rec *Recorder) storeRequest(ctx context.Context, tx *sql.Tx, nodeID int64, body []byte) (*pendingIDs, error) {
-	p := &pendingIDs{blobs: map[[32]byte]int64{}, links: map[link]int64{}}
-	blob := func(data []byte) (int64, error) {
-		h := sha256.Sum256(data)
-		if id, ok := rec.cached(h); ok {
-			return id, nil
-		}
-		if id, ok := p.blobs[h]; ok {
-			return id, nil
-		}
-		var id int64
-		err := tx.QueryRowContext(ctx, `SELECT id FROM blobs WHERE hash=?`, h[:]).Scan(&id)
-		if errors.Is(err, sql.ErrNoRows) {
-			var res sql.Result
-			if res, err = tx.ExecContext(ctx, `INSERT INTO blobs (hash, data) VALUES (?,?)`, h[:], data); err == nil {
-				id, err = res.LastInsertId()
-			}
-		}
-		if err != nil {
-			return 0, err
-		}
-		p.blobs[h] = id
+// requestWriter stores the parts of one request inside tx.
+type requestWriter struct {
+	ctx context.Context
+	tx  *sql.Tx
+	rec *Recorder
+	p   *pendingIDs
+}
+
+func (w *requestWriter) blob(data []byte) (int64, error) {
+	if data == nil {
+		data = []byte{} // an empty part, not NULL
+	}
+	h := sha256.Sum256(data)
+	if id, ok := w.rec.cached(h); ok {
 		return id, nil
 	}
-	head, msgs, tail := splitRequest(body)
-	headID, err := blob(head)
+	if id, ok := w.p.blobs[h]; ok {
+		return id, nil
+	}
+	s := &w.rec.db.stmts
+	var id int64
+	err := w.tx.StmtContext(w.ctx, s.selectBlob).QueryRowContext(w.ctx, h[:]).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		var res sql.Result
+		if res, err = w.tx.StmtContext(w.ctx, s.insertBlob).ExecContext(w.ctx, h[:], data); err == nil {
+			id, err = res.LastInsertId()
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	w.p.blobs[h] = id
+	return id, nil
+}
+
+// link stores message m after chain entry prev (or finds it) and returns its id.
+func (w *requestWriter) link(prev int64, m []byte) (int64, error) {
+	h := sha256.Sum256(m)
+	hkey := int64(binary.BigEndian.Uint64(h[:8]))
+	k := link{prev, h}
+	if id, ok := w.rec.cachedLink(k); ok {
+		return id, nil
+	}
+	if id, ok := w.p.links[k]; ok {
+		return id, nil
+	}
+	// Insert unless present (one statement for the usual new message),
+	// else look the existing link up.
+	s := &w.rec.db.stmts
+	res, err := w.tx.StmtContext(w.ctx, s.insertLink).ExecContext(w.ctx, prev, hkey, m)
+	if err != nil {
+		return 0, err
+	}
+	var id int64
+	if k, _ := res.RowsAffected(); k == 1 {
+		id, err = res.LastInsertId()
+	} else {
+		err = w.tx.StmtContext(w.ctx, s.selectLink).QueryRowContext(w.ctx, prev, hkey, m).Scan(&id)
+	}
+	if err != nil {
+		return 0, err
+	}
+	w.p.links[k] = id
+	return id, nil
+}
+
+// storeRequest stores body as the request of node nodeID (with response,
+// nil while the call is open) of conversation k.
+func (rec *Recorder) storeRequest(ctx context.Context, tx *sql.Tx, nodeID int64, k convKey, body, response []byte) (*pendingIDs, error) {
+	w := &requestWriter{ctx: ctx, tx: tx, rec: rec, p: &pendingIDs{blobs: map[[32]byte]int64{}, links: map[link]int64{}}}
+	st, err := rec.extend(w, k, body)
 	if err != nil {
 		return nil, err
 	}
-	tailID, err := blob(tail)
-	if err != nil {
+	if st == nil {
+		if st, err = rec.split(w, body); err != nil {
+			return nil, err
+		}
+	}
+	h := sha256.New()
+	if err := h.(encoding.BinaryUnmarshaler).UnmarshalBinary(st.hash); err != nil {
+		return nil, fmt.Errorf("internal error: hash state: %w", err)
+	}
+	h.Write(body[len(st.prefix):])
+	sum := h.Sum(nil)
+	if _, err := tx.StmtContext(ctx, rec.db.stmts.insertRequest).ExecContext(ctx,
+		nodeID, st.head, st.system, st.last, st.tailID, len(body), sum, response); err != nil {
 		return nil, err
 	}
-	var last int64
-	for _, m := range msgs {
-		h := sha256.Sum256(m)
-		hkey := int64(binary.BigEndian.Uint64(h[:8]))
-		k := link{last, h}
-		if id, ok := rec.cachedLink(k); ok {
-			last = id
-			continue
-		}
-		if id, ok := p.links[k]; ok {
-			last = id
-			continue
-		}
-		var id int64
-		err = tx.QueryRowContext(ctx, `SELECT id FROM chain WHERE prev=? AND hkey=? AND data=?`, last, hkey, m).Scan(&id)
-		if errors.Is(err, sql.ErrNoRows) {
-			var res sql.Result
-			if res, err = tx.ExecContext(ctx, `INSERT INTO chain (prev, hkey, data) VALUES (?,?,?)`, last, hkey, m); err == nil {
-				id, err = res.LastInsertId()
-			}
-		}
+	if st.last != 0 || st.system != 0 {
+		w.p.conv, w.p.state = &k, st
+	}
+	return w.p, nil
+}
+
+// extend stores body as the previous request of conversation k plus what
+// follows it, when body starts with that request's messages; nil when it
+// does not (or nothing is remembered).
+func (rec *Recorder) extend(w *requestWriter, k convKey, body []byte) (*convState, error) {
+	prev := rec.conv(k)
+	if prev == nil || len(body) <= len(prev.prefix) || !bytes.Equal(body[:len(prev.prefix)], prev.prefix) {
+		return nil, nil
+	}
+	added, end, ok := scanElements(body, len(prev.prefix), false)
+	if !ok {
+		return nil, nil
+	}
+	st := &convState{prefix: body[:end], head: prev.head, system: prev.system, last: prev.last, tail: body[end:]}
+	for _, m := range added {
+		id, err := w.link(st.last, m)
 		if err != nil {
 			return nil, err
 		}
-		p.links[k] = id
-		last = id
+		st.last = id
 	}
-	sum := sha256.Sum256(body)
-	if _, err := tx.ExecContext(ctx, `INSERT INTO requests (node_id, head, last, tail, size, sha256) VALUES (?,?,?,?,?,?)`,
-		nodeID, headID, last, tailID, len(body), sum[:]); err != nil {
+	if bytes.Equal(st.tail, prev.tail) {
+		st.tailID = prev.tailID
+	} else {
+		id, err := w.blob(st.tail)
+		if err != nil {
+			return nil, err
+		}
+		st.tailID = id
+	}
+	h := sha256.New()
+	if err := h.(encoding.BinaryUnmarshaler).UnmarshalBinary(prev.hash); err != nil {
+		return nil, fmt.Errorf("internal error: hash state: %w", err)
+	}
+	h.Write(body[len(prev.prefix):end])
+	var err error
+	st.hash, err = h.(encoding.BinaryMarshaler).MarshalBinary()
+	return st, err
+}
+
+// split stores body from scratch: head, system message, chain, tail.
+func (rec *Recorder) split(w *requestWriter, body []byte) (*convState, error) {
+	head, msgs, tail := splitRequest(body)
+	st := &convState{prefix: body[:len(body)-len(tail)], tail: tail}
+	var err error
+	if st.head, err = w.blob(head); err != nil {
 		return nil, err
 	}
-	return p, nil
+	if st.tailID, err = w.blob(tail); err != nil {
+		return nil, err
+	}
+	if len(msgs) > 0 && isSystem(msgs[0]) {
+		if st.system, err = w.blob(msgs[0]); err != nil {
+			return nil, err
+		}
+		msgs = msgs[1:]
+	}
+	for _, m := range msgs {
+		if st.last, err = w.link(st.last, m); err != nil {
+			return nil, err
+		}
+	}
+	h := sha256.New()
+	h.Write(st.prefix)
+	st.hash, err = h.(encoding.BinaryMarshaler).MarshalBinary()
+	return st, err
 }
 
 // ErrNoRequest is returned by Request for a node that has no stored request.
@@ -186,11 +417,11 @@ var ErrNoRequest = errors.New("no recorded request")
 // Request rebuilds the exact request body of llm node seq of run, and checks
 // it against the stored SHA-256.
 func (db *DB) Request(ctx context.Context, run string, seq int64) ([]byte, error) {
-	var nodeID, head, last, tail, size int64
+	var nodeID, head, system, last, tail, size int64
 	var sum []byte
-	err := db.r.QueryRowContext(ctx, `SELECT r.node_id, r.head, r.last, r.tail, r.size, r.sha256
+	err := db.r.QueryRowContext(ctx, `SELECT r.node_id, r.head, r.system, r.last, r.tail, r.size, r.sha256
 		FROM requests r JOIN nodes n ON n.id = r.node_id WHERE n.run_id=? AND n.seq=?`, run, seq).
-		Scan(&nodeID, &head, &last, &tail, &size, &sum)
+		Scan(&nodeID, &head, &system, &last, &tail, &size, &sum)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("n%d: %w", seq, ErrNoRequest)
 	}
@@ -203,6 +434,13 @@ func (db *DB) Request(ctx context.Context, run string, seq int64) ([]byte, error
 		return nil, fmt.Errorf("load request of n%d: %w", seq, err)
 	}
 	out = append(out, hb...)
+	if system != 0 {
+		var sb []byte
+		if err := db.r.QueryRowContext(ctx, `SELECT data FROM blobs WHERE id=?`, system).Scan(&sb); err != nil {
+			return nil, fmt.Errorf("load request of n%d: %w", seq, err)
+		}
+		out = append(out, sb...)
+	}
 	if last != 0 {
 		// The walk is bounded by the recorded size: a damaged chain that
 		// loops (prev pointing back) stops there, and the hash check below

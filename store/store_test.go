@@ -359,7 +359,8 @@ func TestConcurrentWriters(t *testing.T) {
 		t.Errorf("%d nodes recorded, want %d", len(seen), writers*each)
 	}
 	var shared int
-	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM chain WHERE data = CAST('{"role":"system","content":"shared"}' AS BLOB)`).Scan(&shared); err != nil || shared != 1 {
+	if err := db.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM blobs WHERE data = CAST('{"role":"system","content":"shared"}' AS BLOB))
+		+ (SELECT count(*) FROM chain WHERE data = CAST('{"role":"system","content":"shared"}' AS BLOB))`).Scan(&shared); err != nil || shared != 1 {
 		t.Errorf("shared system message stored %d times (err %v), want once", shared, err)
 	}
 }
@@ -457,6 +458,14 @@ func TestOpen_MigratesPreviousVersion(t *testing.T) {
 	}
 	if run.Source.Format != record.SourceInspect || len(run.Project.Files) != 1 || run.Tasks[0] != "go" {
 		t.Errorf("run after migration = %+v, want source inspect, its snapshot and task kept", run)
+	}
+	if f := run.Project.Files; len(f) != 1 || f[0].Path != "agents.yaml" || f[0].Content != "agents: []" {
+		t.Errorf("project files after migration = %+v, want agents.yaml with its content", f)
+	}
+	var totalNodes, totalLLM, totalIn int64
+	if err := db.r.QueryRowContext(ctx, `SELECT totals_nodes, totals_llm, totals_in FROM runs WHERE id='oldrun'`).Scan(&totalNodes, &totalLLM, &totalIn); err != nil ||
+		totalNodes != 2 || totalLLM != 1 || totalIn != 10 {
+		t.Errorf("totals after migration = %d nodes, %d llm, %d in (%v); want 2, 1, 10 written for the finished run", totalNodes, totalLLM, totalIn, err)
 	}
 	n, err := db.Node(ctx, run, 1)
 	if err != nil || n.Text != "kept" {
