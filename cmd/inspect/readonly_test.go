@@ -15,7 +15,10 @@ import (
 
 // writeV1File writes a schema-v1 database at path holding the fanout-compact
 // fixture's run as inspect v1 stored it: the v1 schema from the first
-// migration, and the v1 columns of every row of a real recording.
+// migration, and the v1 columns of every row of a real recording. Later
+// schemas keep project files and system prompts as blobs, so those rows are
+// written back in v1's form: file contents inline, each request body whole
+// as its head (a v1 reader rebuilds head || chain || tail).
 func writeV1File(t *testing.T, path string) {
 	t.Helper()
 	cur := filepath.Join(t.TempDir(), "current.db")
@@ -31,20 +34,73 @@ func writeV1File(t *testing.T, path string) {
 	defer db.Close()
 	db.SetMaxOpenConns(1)
 	cols := map[string]string{
-		"runs":          "id, started_ns, ended_ns, status, error, tasks, project, options, base_url, models, writer_host, writer_pid, writer_tag",
-		"project_files": "run_id, path, sha256, content",
+		"runs": "id, started_ns, ended_ns, status, error, tasks, project, options, base_url, models, writer_host, writer_pid, writer_tag",
 		"nodes": "id, run_id, seq, kind, branch, fork_seq, agent, depth, started_ns, ended_ns, status, error, name, calls, call_id, " +
 			"tokens_in, tokens_out, tokens_cached, research, args, text, data",
-		"blobs":    "id, hash, data",
-		"chain":    "id, prev, hkey, data",
-		"requests": "node_id, head, last, tail, size, sha256, response",
 	}
 	stmts := []string{string(schema), "ATTACH DATABASE '" + cur + "' AS cur"}
-	for _, table := range []string{"runs", "project_files", "nodes", "blobs", "chain", "requests"} {
+	for _, table := range []string{"runs", "nodes"} {
 		stmts = append(stmts, "INSERT INTO main."+table+" ("+cols[table]+") SELECT "+cols[table]+" FROM cur."+table)
 	}
-	stmts = append(stmts, "DETACH DATABASE cur", "PRAGMA user_version = 1", "PRAGMA application_id = 1768846192")
+	stmts = append(stmts, `INSERT INTO main.project_files (run_id, path, sha256, content)
+		SELECT p.run_id, p.path, p.sha256, CAST(b.data AS TEXT) FROM cur.project_files p JOIN cur.blobs b ON b.id = p.blob`)
 	for _, q := range stmts {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("build the v1 file: %v", err)
+		}
+	}
+	// Each request whole, rebuilt by this build's reader.
+	ctx := context.Background()
+	src, err := store.OpenReadOnly(ctx, cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	rows, err := db.Query(`SELECT n.id, n.run_id, n.seq FROM cur.requests r JOIN cur.nodes n ON n.id = r.node_id ORDER BY n.id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type req struct {
+		id, seq int64
+		run     string
+	}
+	var reqs []req
+	for rows.Next() {
+		var r req
+		if err := rows.Scan(&r.id, &r.run, &r.seq); err != nil {
+			t.Fatal(err)
+		}
+		reqs = append(reqs, r)
+	}
+	rows.Close()
+	empty := sha256.Sum256(nil)
+	if _, err := db.Exec(`INSERT INTO main.blobs (id, hash, data) VALUES (1, ?, x'')`, empty[:]); err != nil {
+		t.Fatalf("build the v1 file: %v", err)
+	}
+	for _, r := range reqs {
+		body, err := src.Request(ctx, r.run, r.seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := src.Response(ctx, r.run, r.seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(body)
+		res, err := db.Exec(`INSERT INTO main.blobs (hash, data) VALUES (?, ?) ON CONFLICT (hash) DO UPDATE SET hash = excluded.hash`, sum[:], body)
+		if err != nil {
+			t.Fatalf("build the v1 file: %v", err)
+		}
+		var head int64
+		if err := db.QueryRow(`SELECT id FROM main.blobs WHERE hash = ?`, sum[:]).Scan(&head); err != nil {
+			t.Fatalf("build the v1 file: %v (%v)", err, res)
+		}
+		if _, err := db.Exec(`INSERT INTO main.requests (node_id, head, last, tail, size, sha256, response) VALUES (?, ?, 0, 1, ?, ?, ?)`,
+			r.id, head, len(body), sum[:], resp); err != nil {
+			t.Fatalf("build the v1 file: %v", err)
+		}
+	}
+	for _, q := range []string{"DETACH DATABASE cur", "PRAGMA user_version = 1", "PRAGMA application_id = 1768846192"} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("build the v1 file: %v", err)
 		}
