@@ -37,6 +37,9 @@ type Run struct {
 	Handoffs []*Node
 	// Agents lists the agents that owned a node, in order of first appearance.
 	Agents []string
+	// ReadAt is when the run was read (set by the caller; zero = unknown).
+	// A run still running has been going on until then.
+	ReadAt time.Time
 
 	bySeq map[int64]*Node
 	first map[string]*Node
@@ -283,8 +286,9 @@ func (g *Run) FirstOwned(agent string) *Node { return g.first[agent] }
 // Mermaid marks @agent).
 func (g *Run) IsFirstOwned(n *Node) bool { return n.Agent != "" && g.first[n.Agent] == n }
 
-// Elapsed is the run's wall time: ended − started, or the last node's end
-// while the run is open.
+// Elapsed is the run's wall time: ended − started; while the run is open,
+// up to its last node's end, or — for a run still running — up to ReadAt
+// when that is later (the run is live: its elapsed time grows).
 func (g *Run) Elapsed() time.Duration {
 	if !g.Ended.IsZero() {
 		return g.Ended.Sub(g.Started)
@@ -294,6 +298,9 @@ func (g *Run) Elapsed() time.Duration {
 		if n.Ended.After(last) {
 			last = n.Ended
 		}
+	}
+	if g.Status == record.StatusRunning && g.ReadAt.After(last) {
+		last = g.ReadAt
 	}
 	if last.IsZero() {
 		return 0

@@ -35,6 +35,7 @@ type runner struct {
 	progress    *lockedWriter
 
 	nodes, llmCalls atomic.Int64
+	firstLLM        atomic.Int64 // seq of the first llm node
 	modelsMu        sync.Mutex
 	models          map[string]bool
 }
@@ -172,6 +173,9 @@ type outcome struct {
 	// script: it failed because of a problem in the script (a
 	// *model.CallError with Script set), not because of a provider.
 	script bool
+	// httpStatus is the HTTP status of the model call that failed it, when
+	// there was one.
+	httpStatus int
 }
 
 // turn runs one user turn of the trunk.
@@ -229,6 +233,7 @@ func (r *runner) step(ctx context.Context, c *conversation) (openai.ChatCompleti
 		once.Do(func() {
 			n.LLM.Request = append([]byte(nil), b...)
 			r.start(c, n)
+			r.firstLLM.CompareAndSwap(0, n.Seq)
 		})
 	}
 	req := &model.Request{
@@ -248,10 +253,10 @@ func (r *runner) step(ctx context.Context, c *conversation) (openai.ChatCompleti
 	}
 	if err != nil {
 		var ce *model.CallError
-		script := false
+		script, status := false, 0
 		if errors.As(err, &ce) {
 			c.clock.Advance(context.WithoutCancel(ctx), ce.Latency)
-			script = ce.Script
+			script, status = ce.Script, ce.Status
 		}
 		n.Ended = c.clock.Now()
 		n.Status, n.Error = record.StatusError, err.Error()
@@ -260,7 +265,7 @@ func (r *runner) step(ctx context.Context, c *conversation) (openai.ChatCompleti
 		}
 		r.finish(n)
 		r.report(c, "fails: "+n.Error)
-		return openai.ChatCompletionMessage{}, outcome{status: n.Status, err: n.Error, script: script}, false
+		return openai.ChatCompletionMessage{}, outcome{status: n.Status, err: n.Error, script: script, httpStatus: status}, false
 	}
 	if err := c.clock.Advance(ctx, resp.Latency); err != nil {
 		n.Ended, n.Status, n.Error = c.clock.Now(), record.StatusCancelled, "cancelled while waiting for the model"

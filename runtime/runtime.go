@@ -42,6 +42,10 @@ type Config struct {
 	Tasks []string
 	// DB receives the run.
 	DB *store.DB
+	// OpenDB opens the database when DB is nil. Run calls it only once the
+	// project, the script, the model and the tasks have been checked, so a
+	// run refused for its input leaves no new database file behind.
+	OpenDB func(context.Context) (*store.DB, error)
 	// Now is the clock (nil = time.Now). In virtual time it only gives the
 	// run's start; every node time is that start plus virtual time.
 	Now func() time.Time
@@ -88,11 +92,18 @@ type Result struct {
 	// conversation with no reply left — that Error names by line: an input
 	// the user fixes, not a failure of the provider or of inspect.
 	ScriptError bool
+	// ModelStatus is the HTTP status of the model call that failed the
+	// trunk (401 a refused key, 404 a model the provider does not serve), 0
+	// when no such call failed it.
+	ModelStatus int
 	Answer      string // the trunk's last final message
 	Started     time.Time
 	Ended       time.Time
 	// Nodes counts the recorded nodes; LLMCalls the model calls among them.
 	Nodes, LLMCalls int
+	// FirstLLM is the seq of the run's first model call (0 when none was
+	// recorded): the node a "why?" is first asked of.
+	FirstLLM int64
 	// Warnings are the project's load warnings (it ran anyway).
 	Warnings []project.Diagnostic
 }
@@ -113,8 +124,8 @@ func Check(dir string) (*project.Project, error) {
 // back as a Result with that status. Cancelling ctx cancels the run: it is
 // recorded as cancelled.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
-	if cfg.DB == nil {
-		return nil, errors.New("runtime.Run: Config.DB is nil")
+	if cfg.DB == nil && cfg.OpenDB == nil {
+		return nil, errors.New("runtime.Run: Config.DB and Config.OpenDB are nil")
 	}
 	if cfg.Project == "" {
 		return nil, errors.New("runtime.Run: Config.Project is empty")
@@ -195,7 +206,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		Models:  p.Models(),
 	}
 	rctx := context.WithoutCancel(ctx)
-	rec, err := cfg.DB.CreateRun(rctx, run)
+	db := cfg.DB
+	if db == nil {
+		if db, err = cfg.OpenDB(ctx); err != nil {
+			return nil, err
+		}
+	}
+	rec, err := db.CreateRun(rctx, run)
 	if err != nil {
 		return nil, fmt.Errorf("record run: %w", err)
 	}
@@ -235,6 +252,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if out.status != record.StatusOK {
 			res.Status, res.Error = out.status, out.err
 			res.ScriptError = out.status == record.StatusError && out.script
+			res.ModelStatus = out.httpStatus
 			break
 		}
 	}
@@ -244,7 +262,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, cause
 	}
 	if ctx.Err() != nil {
-		res.Status, res.Error, res.ScriptError = record.StatusCancelled, "cancelled (interrupt)", false
+		res.Status, res.Error, res.ScriptError, res.ModelStatus = record.StatusCancelled, "cancelled (interrupt)", false, 0
 	}
 	res.Ended = trunk.clock.Now()
 	if !virtual {
@@ -256,7 +274,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := rec.Finish(rctx, res.Status, res.Error, res.Ended); err != nil {
 		return nil, fmt.Errorf("record run: %w", err)
 	}
-	res.Nodes, res.LLMCalls = int(r.nodes.Load()), int(r.llmCalls.Load())
+	res.Nodes, res.LLMCalls, res.FirstLLM = int(r.nodes.Load()), int(r.llmCalls.Load()), r.firstLLM.Load()
 	return res, nil
 }
 

@@ -117,12 +117,12 @@ the run (default latest), the words after it are the question.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Replay, "replay", false, "send the recorded request unchanged and show the distribution of choices")
-	cmd.Flags().IntVar(&opts.Samples, "samples", 0, fmt.Sprintf("how many times to replay (default %d; with --replay or --prompt)", askDefaultSamples))
-	cmd.Flags().StringVar(&opts.Prompt, "prompt", "", "replay with the agent's role-file text replaced by this file")
+	cmd.Flags().IntVar(&opts.Samples, "samples", 0, fmt.Sprintf("replay `N` times (default %d; with --replay or --prompt)", askDefaultSamples))
+	cmd.Flags().StringVar(&opts.Prompt, "prompt", "", "replay with the agent's role-file text replaced by the text of `FILE`")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the request that would be sent; no key, no network")
-	cmd.Flags().StringVar(&opts.Model, "model", "", "send to this model instead of the recorded one")
-	cmd.Flags().StringVar(&opts.BaseURL, "base-url", "", "provider base URL (default $OPENAI_BASE_URL, else the run's, else https://api.openai.com/v1)")
-	cmd.Flags().DurationVar(&opts.Timeout, "timeout", ask.DefaultHeaderTimeout, "how long to wait for the provider to start answering (each attempt)")
+	cmd.Flags().StringVar(&opts.Model, "model", "", "send to `MODEL` instead of the recorded one")
+	cmd.Flags().StringVar(&opts.BaseURL, "base-url", "", "provider base `URL` (default $OPENAI_BASE_URL, else the run's, else https://api.openai.com/v1)")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", ask.DefaultHeaderTimeout, "how long to wait for the provider to start answering, a `DURATION` such as 30s or 2m (each attempt)")
 	return cmd
 }
 
@@ -231,11 +231,16 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 		if plan.change != nil {
 			printPromptChange(s.ErrOut, plan)
 		}
+		// The bytes exactly, so they hash to the recorded body; a newline
+		// only for a terminal's prompt.
 		if _, err := s.Out.Write(plan.body); err != nil {
 			return err
 		}
-		_, err := fmt.Fprintln(s.Out)
-		return err
+		if s.OutTTY {
+			_, err := fmt.Fprintln(s.Out)
+			return err
+		}
+		return nil
 	}
 	key := opts.F.Getenv("OPENAI_API_KEY")
 	if key == "" {
@@ -423,8 +428,8 @@ func askQuestionRun(ctx context.Context, opts *AskOptions, client *ask.Client, p
 		write(string)
 		close() error
 	}
-	if s.Styled() {
-		out = newMarkdownStream(s.Out, s.Width, opts.F.Getenv("GLAMOUR_STYLE"))
+	if style, ok := s.markdownStyle(opts.F.Getenv("GLAMOUR_STYLE")); ok {
+		out = newMarkdownStream(s.Out, s.Width, style)
 	} else {
 		out = &plainStream{w: s.Out}
 	}
@@ -640,9 +645,6 @@ type markdownStream struct {
 }
 
 func newMarkdownStream(w io.Writer, width int, style string) *markdownStream {
-	if style == "" {
-		style = "auto"
-	}
 	m := &markdownStream{w: w}
 	m.r, m.err = glamour.NewTermRenderer(glamour.WithStylePath(style), glamour.WithWordWrap(width))
 	return m

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -417,6 +418,29 @@ func TestAskRun_DryRun(t *testing.T) {
 	defer db.Close()
 	if asks, _ := db.Asks(context.Background(), id, 0); len(asks) != 0 {
 		t.Errorf("a dry run stored %d asks, want 0", len(asks))
+	}
+}
+
+// --replay --dry-run prints the recorded request byte for byte: its
+// SHA-256 is the recorded body's, so `| sha256sum` proves what would be
+// sent (issue 12, item 14: a trailing newline was added).
+func TestAskRun_DryRunBytes(t *testing.T) {
+	f, out, errOut := testFactoryEnv(t, map[string]string{})
+	id := askRecordRun(t, f)
+	if code := askRunCLI(f, "ask", "n4", "--replay", "--dry-run"); code != ExitOK {
+		t.Fatalf("exit %d; stderr: %s", code, errOut)
+	}
+	db, err := store.Open(context.Background(), f.DBPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rec, err := db.Request(context.Background(), id, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := sha256.Sum256(out.Bytes()), sha256.Sum256(rec); got != want {
+		t.Errorf("dry-run stdout (%d bytes) does not hash to the recorded body (%d bytes); ends %q", out.Len(), len(rec), out.Bytes()[max(0, out.Len()-5):])
 	}
 }
 

@@ -61,8 +61,8 @@ func NewCmdAudit(f *Factory, runF func(*AuditOptions) error) *cobra.Command {
 			return auditRun(cmd, opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Format, "format", "text", "output format: "+strings.Join(auditFormats, ", "))
-	cmd.Flags().StringVar(&opts.FailOn, "fail-on", "", "exit 1 when a finding is at least this severity: warning or error")
+	cmd.Flags().StringVar(&opts.Format, "format", "text", "output `FORMAT`: "+strings.Join(auditFormats, ", ")+" (--explain: text or json)")
+	cmd.Flags().StringVar(&opts.FailOn, "fail-on", "", "exit 1 when a finding is at least this `SEVERITY`: warning or error")
 	cmd.Flags().BoolVar(&opts.Rules, "rules", false, "list the rules with their docs and exit")
 	cmd.Flags().StringVar(&opts.Explain, "explain", "", "print the documentation of rule `ID` and exit")
 	cmd.Flags().StringArrayVar(&opts.Set, "set", nil, "set a threshold, `NAME=VALUE` (repeatable; see the list above)")
@@ -127,6 +127,15 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 		}
 		failOn = s
 	}
+	o := findings.DefaultOptions()
+	for _, kv := range opts.Set {
+		if err := o.Set(kv); err != nil {
+			return Usagef("--set %s: %v", kv, err)
+		}
+	}
+	if err := o.Validate(); err != nil {
+		return Usagef("--set: %v", err)
+	}
 	if opts.Explain != "" {
 		r := findings.Lookup(findings.All, opts.Explain)
 		if r == nil {
@@ -136,23 +145,24 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 			}
 			return Usagef("no rule %q; the rules are: %s", opts.Explain, strings.Join(ids, ", "))
 		}
-		_, err := fmt.Fprint(io.Out, r.Explain())
-		return err
+		switch opts.Format {
+		case "json":
+			return findings.WriteExplainJSON(io.Out, r, o)
+		case "text", "markdown":
+			return findings.WriteExplain(io.Out, r, o)
+		}
+		return Usagef("--explain prints text or json, not --format %s", opts.Format)
 	}
 	if opts.Rules {
-		if opts.Format == "markdown" {
+		switch opts.Format {
+		case "markdown":
 			return findings.WriteRulesMarkdown(io.Out, findings.All)
+		case "json":
+			return findings.WriteRulesJSON(io.Out, findings.All, o)
+		case "text":
+			return findings.WriteRulesText(io.Out, findings.All)
 		}
-		return findings.WriteRulesText(io.Out, findings.All)
-	}
-	o := findings.DefaultOptions()
-	for _, kv := range opts.Set {
-		if err := o.Set(kv); err != nil {
-			return Usagef("--set %s: %v", kv, err)
-		}
-	}
-	if err := o.Validate(); err != nil {
-		return Usagef("--set: %v", err)
+		return Usagef("--rules prints text, markdown or json, not --format %s", opts.Format)
 	}
 
 	ctx := cmd.Context()
@@ -167,8 +177,8 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 	}
 	switch opts.Format {
 	case "text":
-		if io.Styled() {
-			err = writeGlamour(io, rep, opts.F.Getenv("GLAMOUR_STYLE"))
+		if style, ok := io.markdownStyle(opts.F.Getenv("GLAMOUR_STYLE")); ok {
+			err = writeGlamour(io, rep, style)
 		} else {
 			err = findings.WriteText(io.Out, rep)
 		}
@@ -192,15 +202,12 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 	return nil
 }
 
-// writeGlamour renders the markdown report for a terminal, in the glamour
-// style GLAMOUR_STYLE names ("auto" when unset).
+// writeGlamour renders the markdown report for a terminal in a glamour
+// style (IOStreams.markdownStyle), wrapped to the terminal's width.
 func writeGlamour(io *IOStreams, rep *findings.Report, style string) error {
 	var md bytes.Buffer
 	if err := findings.WriteMarkdown(&md, rep); err != nil {
 		return err
-	}
-	if style == "" {
-		style = "auto"
 	}
 	r, err := glamour.NewTermRenderer(glamour.WithStylePath(style), glamour.WithWordWrap(io.Width))
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/inspect-dev/inspect/runtime/runtimetest"
 
@@ -181,5 +182,53 @@ func TestAuditHelp_NoDesignReference(t *testing.T) {
 	f, _, _ := testFactory(t)
 	if long := NewCmdAudit(f, nil).Long; strings.Contains(long, "DESIGN") {
 		t.Errorf("inspect audit --help refers to the design document:\n%s", long)
+	}
+}
+
+// With NO_COLOR on a terminal the report has no colour but is still wrapped
+// to the terminal's width (issue 12, item 14: it came out as unwrapped
+// plain text).
+func TestAuditRun_NoColorTerminal(t *testing.T) {
+	f, out, _ := auditTestFactory(t, "audit-fork-uneven")
+	f.IO.OutTTY, f.IO.NoColor, f.IO.Width = true, true, 60
+	if code := run(context.Background(), f, []string{"audit"}); code != ExitOK {
+		t.Fatalf("exit code %d", code)
+	}
+	if strings.Contains(out.String(), "\x1b") || !strings.Contains(out.String(), "fork.uneven") {
+		t.Errorf("NO_COLOR output has escape codes or lacks the finding:\n%q", out.String())
+	}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if w := utf8.RuneCountInString(strings.TrimRight(l, " ")); w > 60 {
+			t.Errorf("a line of %d characters on a 60-column terminal: %q", w, l)
+		}
+	}
+}
+
+// --explain ID --format json prints the rule's documentation as JSON, with
+// the thresholds in force (--set), and --rules --format json every rule's
+// (issue 12, item 14: --explain printed text whatever --format said).
+func TestAuditRun_ExplainJSON(t *testing.T) {
+	f, out, errOut := testFactory(t)
+	if code := run(context.Background(), f, []string{"audit", "--explain", "fork.uneven", "--format", "json", "--set", "uneven-ratio=3"}); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc findings.RuleJSON
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("--explain --format json is not JSON: %v\n%s", err, out)
+	}
+	if doc.ID != "fork.uneven" || doc.Detects == "" || len(doc.Thresholds) != 2 || doc.Thresholds[0] != (findings.Threshold{Name: "uneven-ratio", Value: "3", Default: "2", Doc: doc.Thresholds[0].Doc}) {
+		t.Errorf("explain JSON = %+v", doc)
+	}
+	out.Reset()
+	if code := run(context.Background(), f, []string{"audit", "--rules", "--format", "json"}); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var all []findings.RuleJSON
+	if err := json.Unmarshal(out.Bytes(), &all); err != nil || len(all) != len(findings.All) {
+		t.Errorf("--rules --format json: %d rules (%v), want %d", len(all), err, len(findings.All))
+	}
+	out.Reset()
+	if code := run(context.Background(), f, []string{"audit", "--explain", "fork.uneven"}); code != ExitOK || !strings.Contains(out.String(), "uneven-min-gap = 5s") {
+		t.Errorf("--explain text: exit %d, lacks the thresholds in force:\n%s", code, out)
 	}
 }

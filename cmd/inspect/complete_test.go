@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Every command, cobra's own help and completion included, shows examples
@@ -78,4 +79,26 @@ func TestCompletion(t *testing.T) {
 	if _, err := os.Stat(missing); err == nil {
 		t.Errorf("completion created %s", missing)
 	}
+}
+
+// Every flag that takes a value names it in our words (--task TEXT, --db
+// FILE), never by its Go type as cobra would (--task stringArray, --limit
+// int): issue 12, item 14.
+func TestFlags_NameTheirValue(t *testing.T) {
+	f, _, _ := testFactory(t)
+	jargon := map[string]bool{"string": true, "stringArray": true, "strings": true, "int": true, "int64": true,
+		"uint": true, "float": true, "float64": true, "duration": true, "stringSlice": true}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		check := func(fl *pflag.Flag) {
+			if name, _ := pflag.UnquoteUsage(fl); jargon[name] {
+				t.Errorf("%s --%s shows its value as %q; name it in the usage with backquotes (e.g. `FILE`)", c.CommandPath(), fl.Name, name)
+			}
+		}
+		c.LocalFlags().VisitAll(check)
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(NewCmdRoot(f))
 }

@@ -47,7 +47,7 @@ them (a missed fan-out), and its fork is uneven (one branch takes far longer).`,
 			return demoRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.Realtime, "realtime", false, "really wait the scripted latencies (about 20 seconds)")
+	cmd.Flags().BoolVar(&opts.Realtime, "realtime", false, "really wait the scripted latencies (about 25 seconds)")
 	return cmd
 }
 
@@ -62,15 +62,11 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	if _, err := examples.Write(examples.Demo(), dir); err != nil {
 		return err
 	}
-	db, err := opts.F.Store(ctx)
-	if err != nil {
-		return err
-	}
 	fmt.Fprintln(ios.ErrOut, "running the demo project (scripted model)")
 	res, err := runtime.Run(ctx, runtime.Config{
 		Project:  dir,
 		Script:   filepath.Join(dir, "script.yaml"),
-		DB:       db,
+		OpenDB:   opts.F.Store,
 		Now:      opts.Now,
 		RunID:    opts.RunID,
 		Realtime: opts.Realtime,
@@ -84,12 +80,12 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := reportRun(ios, res, opts.F.DBPath, false); err != nil {
+	if err := reportRun(ios, res, opts.F.DBPath, false, 0, true); err != nil {
 		return err
 	}
-	if node != "" {
-		fmt.Fprintf(ios.ErrOut, "try:  inspect ask%s %s --dry-run   # the exact request behind finding 1; drop --dry-run (with OPENAI_API_KEY set) to ask the model why\n",
-			dbFlag(opts.F.DBPath), node)
+	if node != 0 {
+		fmt.Fprintf(ios.ErrOut, "try:  %s   # the exact request behind finding 1; drop --dry-run (with OPENAI_API_KEY set) to ask the model why\n",
+			hint(opts.F.DBPath, "ask", res.RunID, fmt.Sprintf("n%d", node), "--dry-run"))
 	}
 	return nil
 }
@@ -97,36 +93,36 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 // showDemoResult prints the demo run's Mermaid graph and its audit on
 // stdout, as `inspect graph` and `inspect audit` would, and returns the
 // first llm node among the first finding's evidence (the call worth asking
-// about), or "".
-func showDemoResult(ctx context.Context, f *Factory, runID string) (string, error) {
+// about), or 0.
+func showDemoResult(ctx context.Context, f *Factory, runID string) (int64, error) {
 	db, g, err := loadGraph(ctx, f, runID)
 	if err != nil {
-		return "", err
+		return 0, err
 	}
 	out := f.IO.Out
 	if err := mermaid.Fprint(out, g); err != nil {
-		return "", err
+		return 0, err
 	}
 	fmt.Fprintln(out)
 	cfg := &findings.Config{Options: findings.DefaultOptions(), Requests: func(seq int64) ([]byte, error) { return db.Request(ctx, g.ID, seq) }}
 	rep, err := cfg.Audit(g)
 	if err != nil {
-		return "", err
+		return 0, err
 	}
-	if f.IO.Styled() {
-		err = writeGlamour(f.IO, rep, f.Getenv("GLAMOUR_STYLE"))
+	if style, ok := f.IO.markdownStyle(f.Getenv("GLAMOUR_STYLE")); ok {
+		err = writeGlamour(f.IO, rep, style)
 	} else {
 		err = findings.WriteText(out, rep)
 	}
 	if err != nil || len(rep.Findings) == 0 {
-		return "", err
+		return 0, err
 	}
 	for _, ref := range rep.Findings[0].Nodes {
 		if seq, err := ParseNodeRef(ref); err == nil {
 			if n := g.Node(seq); n != nil && n.Kind == record.KindLLM {
-				return ref, nil
+				return seq, nil
 			}
 		}
 	}
-	return "", nil
+	return 0, nil
 }

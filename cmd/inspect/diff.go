@@ -79,9 +79,9 @@ unknown run or database file; 3 a database is unreadable.`,
 			return diffRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Format, "format", "markdown", "output format: "+strings.Join(diffFormats, ", "))
+	cmd.Flags().StringVar(&opts.Format, "format", "markdown", "output `FORMAT`: "+strings.Join(diffFormats, ", "))
 	cmd.Flags().StringArrayVar(&opts.MaxIncrease, "max-increase", nil, "exit 1 when a total grows more than `KEY=VALUE` allows; comma-separated, repeatable (tokens=10%,elapsed=20%)")
-	cmd.Flags().StringVar(&opts.FailOn, "fail-on", "", "exit 1 when a new finding is at least this severity: warning or error")
+	cmd.Flags().StringVar(&opts.FailOn, "fail-on", "", "exit 1 when a new finding is at least this `SEVERITY`: warning or error")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(diffFormats, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"warning", "error"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd

@@ -69,15 +69,20 @@ func explain(err error) string {
 	var notFound *store.NotFoundError
 	var ambiguous *store.AmbiguousError
 	var missing *missingDBError
+	var in *inDBError
+	path := ""
+	if errors.As(err, &in) {
+		path = in.Path
+	}
 	switch {
 	case errors.As(err, &missing):
 		return missing.Error()
 	case errors.Is(err, store.ErrNoRuns):
-		return "no runs recorded yet; try `inspect demo`, or `inspect run PROJECT --task ...`"
+		return "no runs recorded yet; try `" + hint(path, "demo") + "`, or `inspect run PROJECT --task ...`"
 	case errors.As(err, &notFound):
-		return notFound.Error() + "; try `inspect runs`"
+		return notFound.Error() + "; try `" + hint(path, "runs") + "`"
 	case errors.As(err, &ambiguous):
-		return ambiguous.Error() + "; try `inspect runs`"
+		return ambiguous.Error() + "; try `" + hint(path, "runs") + "`"
 	}
 	return err.Error()
 }

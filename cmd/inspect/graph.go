@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/goccy/go-graphviz"
 	"github.com/spf13/cobra"
@@ -24,6 +28,8 @@ type GraphOptions struct {
 	Format string // one of graphFormats
 	Output string // -o FILE; "" = stdout
 	Full   bool   // draw every node, no collapsing
+
+	FormatSet bool // --format was given (else -o's extension may choose it)
 }
 
 // NewCmdGraph builds `inspect graph`. runF replaces the action in tests.
@@ -46,11 +52,14 @@ into a gap; a %% line says what was collapsed. --full draws every node.
 --format dot prints Graphviz DOT (branches as clusters); svg and png render
 that DOT with Graphviz and need -o FILE or a redirected stdout. --format json
 prints the whole graph (never collapsed) in the schema of docs/graph-json.md.
+Without --format, the extension of -o FILE chooses it (.mmd, .dot, .svg,
+.png, .json; any other is Mermaid); a --format that disagrees with the
+extension is refused.
 
 Open one node in full with: inspect show n<seq>.`,
 		Example: `  inspect graph                          # Mermaid of the latest run
   inspect graph 7f3a > run.mmd
-  inspect graph --format png -o run.png
+  inspect graph -o run.png                 # the extension chooses the format
   inspect graph --format svg > run.svg
   inspect graph --format json | jq '.forks[].slowest'
   inspect graph --full base.db:latest`,
@@ -61,14 +70,15 @@ Open one node in full with: inspect show n<seq>.`,
 			if len(args) == 1 {
 				opts.RunRef = args[0]
 			}
+			opts.FormatSet = cmd.Flags().Changed("format")
 			if runF != nil {
 				return runF(opts)
 			}
 			return graphRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Format, "format", "f", "mermaid", "output format: "+strings.Join(graphFormats, ", "))
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "write to FILE instead of stdout")
+	cmd.Flags().StringVarP(&opts.Format, "format", "f", "mermaid", "output `FORMAT`: "+strings.Join(graphFormats, ", "))
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "write to `FILE` instead of stdout; its extension (.mmd, .dot, .svg, .png, .json) chooses the format when --format is not given")
 	cmd.Flags().BoolVar(&opts.Full, "full", false, "draw every node: no collapsing (the chart may exceed GitHub's limits)")
 	_ = cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return graphFormats, cobra.ShellCompDirectiveNoFileComp
@@ -76,7 +86,27 @@ Open one node in full with: inspect show n<seq>.`,
 	return cmd
 }
 
+// graphExts maps an -o file's extension to the format it holds.
+var graphExts = map[string]string{
+	".mmd": "mermaid", ".mermaid": "mermaid", ".dot": "dot", ".gv": "dot",
+	".svg": "svg", ".png": "png", ".json": "json",
+}
+
+// validate checks the options. Without --format (FormatSet false), -o FILE's extension chooses the format (run.png is a PNG);
+// with it, an extension that names another format is refused rather than
+// writing Mermaid text into run.png.
 func (o *GraphOptions) validate() error {
+	if ext := strings.ToLower(filepath.Ext(o.Output)); o.Output != "" && o.Output != "-" {
+		if f, ok := graphExts[ext]; ok && f != o.Format {
+			if o.FormatSet {
+				return Usagef("-o %s holds %s but --format is %s; drop --format (the extension chooses it), or name the file for the format (run%s)", o.Output, f, o.Format, formatExt(o.Format))
+			}
+			o.Format = f
+		}
+		if err := outputDir(o.Output); err != nil {
+			return err
+		}
+	}
 	known := false
 	for _, f := range graphFormats {
 		known = known || f == o.Format
@@ -86,6 +116,31 @@ func (o *GraphOptions) validate() error {
 	}
 	if (o.Format == "svg" || o.Format == "png") && o.Output == "" && o.F.IO.OutTTY {
 		return Usagef("--format %s writes an image: give -o FILE or redirect stdout (inspect graph --format %s -o run.%s)", o.Format, o.Format, o.Format)
+	}
+	return nil
+}
+
+// formatExt is the usual extension of a graph format.
+func formatExt(format string) string {
+	if format == "mermaid" {
+		return ".mmd"
+	}
+	return "." + format
+}
+
+// outputDir refuses an -o path whose folder is not there (an input error,
+// exit 2) before anything is rendered.
+func outputDir(path string) error {
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return Usagef("-o %s: there is no folder %s; create it or write elsewhere", path, dir)
+	case !fi.IsDir():
+		return Usagef("-o %s: %s is not a folder", path, dir)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return Usagef("-o %s is a folder; give a file name (e.g. %s)", path, filepath.Join(path, "run.mmd"))
 	}
 	return nil
 }
@@ -152,6 +207,10 @@ func writeOutput(f *Factory, path string, b []byte) error {
 		return err
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENOTDIR) {
+			// a path the user can fix: input, not a failure of inspect
+			return Usagef("cannot write -o %s (%v); give a path in a folder you can write to", path, errors.Unwrap(err))
+		}
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

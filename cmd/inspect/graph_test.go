@@ -45,8 +45,8 @@ func TestNewCmdGraph(t *testing.T) {
 		{"defaults", nil, GraphOptions{RunRef: "latest", Format: "mermaid"}},
 		{"run", []string{"7f3a"}, GraphOptions{RunRef: "7f3a", Format: "mermaid"}},
 		{"flags", []string{"base.db:latest", "--format", "png", "-o", "x.png", "--full"},
-			GraphOptions{RunRef: "base.db:latest", Format: "png", Output: "x.png", Full: true}},
-		{"short format", []string{"-f", "json"}, GraphOptions{RunRef: "latest", Format: "json"}},
+			GraphOptions{RunRef: "base.db:latest", Format: "png", Output: "x.png", Full: true, FormatSet: true}},
+		{"short format", []string{"-f", "json"}, GraphOptions{RunRef: "latest", Format: "json", FormatSet: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,6 +114,18 @@ func TestGraphRun(t *testing.T) {
 			t.Errorf("%s output does not start like one: %q", tt.format, b[:min(len(b), 40)])
 		}
 	}
+
+	// Without --format, -o's extension chooses it: out.png is a PNG, not
+	// Mermaid text in a file called out.png (issue 12, item 14).
+	for _, tt := range []struct{ file, magic string }{{"out.png", "\x89PNG\r\n"}, {"out.svg", "<svg"}, {"out.dot", "digraph run {"}, {"out.json", `"schema"`}, {"out.mmd", "flowchart TD"}, {"out.txt", "flowchart TD"}} {
+		path := filepath.Join(dir, tt.file)
+		if code := run(context.Background(), f, []string{"graph", "-o", path}); code != ExitOK {
+			t.Fatalf("graph -o %s: exit %d: %s", tt.file, code, errOut)
+		}
+		if b, _ := os.ReadFile(path); !bytes.Contains(b[:min(len(b), 400)], []byte(tt.magic)) {
+			t.Errorf("graph -o %s wrote %q, want it to hold %q", tt.file, b[:min(len(b), 40)], tt.magic)
+		}
+	}
 }
 
 func TestGraphRun_Errors(t *testing.T) {
@@ -127,6 +139,10 @@ func TestGraphRun_Errors(t *testing.T) {
 		{"image to a terminal", []string{"graph", "--format", "png"}, true, "give -o FILE or redirect stdout"},
 		{"unknown run", []string{"graph", "nope"}, false, `no run matches "nope"`},
 		{"too many args", []string{"graph", "a", "b"}, false, "takes 0 to 1 arguments"},
+		// a bad output path is input (exit 2), and nothing is rendered for it
+		{"no such folder", []string{"graph", "-o", "/nonexistent/x"}, false, "-o /nonexistent/x: there is no folder /nonexistent"},
+		{"output is a folder", []string{"graph", "-o", os.TempDir()}, false, "is a folder; give a file name"},
+		{"extension against --format", []string{"graph", "-o", "out.png", "--format", "dot"}, false, "-o out.png holds png but --format is dot"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -53,6 +53,15 @@ func initRun(opts *InitOptions) error {
 		fmt.Fprintf(out, "  %s\n", p)
 	}
 	script := filepath.Join(opts.Dir, "script.yaml")
-	fmt.Fprintf(out, "\nnext:\n  inspect run %s --check\n  inspect run %s --script %s\n  inspect graph && inspect audit\n", opts.Dir, opts.Dir, script)
+	db := opts.F.DBPath
+	fmt.Fprintln(out)
+	for _, h := range []string{
+		hint("", "run", opts.Dir, "--check"),
+		hint(db, "run", opts.Dir, "--script", script),
+		hint(db, "graph"),
+		hint(db, "audit"),
+	} {
+		fmt.Fprintf(out, "next: %s\n", h)
+	}
 	return nil
 }

@@ -53,3 +53,20 @@ var isTerminal = term.IsTerminal
 
 // Styled reports whether output may use glamour and colour.
 func (s *IOStreams) Styled() bool { return s.OutTTY && !s.NoColor }
+
+// markdownStyle is the glamour style Markdown output (audit, show, ask's
+// answer) is rendered in, and whether it is rendered at all: on a terminal
+// it is wrapped to Width — in the style GLAMOUR_STYLE names ("auto" when
+// unset), or without colour (glamour's notty style) when NO_COLOR is set;
+// to a pipe or a file it is not rendered.
+func (s *IOStreams) markdownStyle(glamourStyle string) (string, bool) {
+	switch {
+	case !s.OutTTY:
+		return "", false
+	case s.NoColor:
+		return "notty", true
+	case glamourStyle != "":
+		return glamourStyle, true
+	}
+	return "auto", true
+}

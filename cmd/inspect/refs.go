@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -56,10 +57,20 @@ func openRun(ctx context.Context, f *Factory, ref string) (*store.DB, string, er
 	}
 	id, err := db.ResolveRun(ctx, r.Run)
 	if err != nil {
-		return nil, "", err
+		return nil, "", &inDBError{Path: path, Err: err}
 	}
 	return db, id, nil
 }
+
+// inDBError is an error about a run reference in the database at Path, so
+// the hint that follows it (`inspect runs --db …`) lists the same file.
+type inDBError struct {
+	Path string
+	Err  error
+}
+
+func (e *inDBError) Error() string { return e.Err.Error() }
+func (e *inDBError) Unwrap() error { return e.Err }
 
 // missingDBError is a run reference into a database file that does not
 // exist. It reads as "no runs" (exit 2) and names the file, and the file is
@@ -91,6 +102,7 @@ func loadGraph(ctx context.Context, f *Factory, ref string) (*store.DB, *graph.R
 	if err != nil {
 		return nil, nil, err
 	}
+	g.ReadAt = time.Now() // a running run's elapsed time is live
 	return db, g, nil
 }
 

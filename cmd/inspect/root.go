@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -114,8 +115,10 @@ a node reference is n<seq> as the graph shows it.`,
   inspect runs --json`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		Version:       version(),
 	}
-	root.PersistentFlags().StringVar(&f.DBPath, "db", f.DBPath, "runs database file (env INSPECT_DB)")
+	root.SetVersionTemplate("inspect {{.Version}}\n")
+	root.PersistentFlags().StringVar(&f.DBPath, "db", f.DBPath, "runs database `FILE` (env INSPECT_DB)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return &flagError{err: err}
 	})
@@ -170,7 +173,40 @@ func run(ctx context.Context, f *Factory, args []string) int {
 		err = &flagError{err: err}
 	}
 	if errors.As(err, &fe) && cmd != nil {
-		fmt.Fprintf(f.IO.ErrOut, "\n%s", cmd.UsageString())
+		// the error and where the usage is, not the whole usage
+		fmt.Fprintf(f.IO.ErrOut, "try: %s --help\n", cmd.CommandPath())
 	}
 	return exitCode(err)
+}
+
+// version is the module version inspect was built as (a tagged
+// `go install …@v1.2.3`), else "devel" with the commit it was built from
+// when the build recorded one.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	v := info.Main.Version
+	if v == "" || v == "(devel)" {
+		v = "devel"
+	}
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = ", modified"
+			}
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev != "" && !strings.Contains(v, rev) {
+		v += " (commit " + rev + dirty + ")"
+	}
+	return v + " " + info.GoVersion
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"time"
 
@@ -15,7 +16,6 @@ import (
 	"github.com/inspect-dev/inspect/runtime"
 	"github.com/inspect-dev/inspect/runtime/openaicompat"
 	"github.com/inspect-dev/inspect/runtime/project"
-	"github.com/inspect-dev/inspect/store"
 )
 
 // RunOptions are the inputs of `inspect run`.
@@ -75,8 +75,8 @@ scripted error: reply) or was cancelled, or the database is unusable.`,
 			return runRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringArrayVar(&opts.Tasks, "task", nil, "a user turn (repeat for several turns; default: the script's task)")
-	cmd.Flags().StringVar(&opts.Script, "script", "", "answer with the scripted model from this script.yaml")
+	cmd.Flags().StringArrayVar(&opts.Tasks, "task", nil, "a user turn, `TEXT` (repeat for several turns; default: the script's task)")
+	cmd.Flags().StringVar(&opts.Script, "script", "", "answer with the scripted model from `FILE` (a script.yaml)")
 	cmd.Flags().BoolVar(&opts.Realtime, "realtime", false, "scripted model: really wait each latency and run branches concurrently")
 	cmd.Flags().BoolVar(&opts.Check, "check", false, "print the project's load errors and warnings without running it")
 	return cmd
@@ -97,10 +97,6 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if opts.Realtime && opts.Script == "" {
 		return Usagef("--realtime only applies to the scripted model; add --script S.yaml")
 	}
-	db, err := opts.F.Store(ctx)
-	if err != nil {
-		return err
-	}
 	base := opts.F.Getenv("OPENAI_BASE_URL")
 	if base == "" {
 		base = openaicompat.DefaultBaseURL
@@ -117,7 +113,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		Project:  opts.Project,
 		Script:   opts.Script,
 		Tasks:    opts.Tasks,
-		DB:       db,
+		OpenDB:   opts.F.Store, // only once the input is known to be runnable: a refused run leaves no database
 		Now:      opts.Now,
 		RunID:    opts.RunID,
 		Realtime: opts.Realtime,
@@ -127,14 +123,18 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return projectError(err)
 	}
-	return reportRun(ios, res, opts.F.DBPath, true)
+	return reportRun(ios, res, opts.F.DBPath, true, res.FirstLLM, opts.Script != "")
 }
 
 // reportRun prints a finished run: its answer on stdout (when answer is
-// set), the summary and next steps on stderr. A run that did not end ok is
-// an error: a *UsageError (exit 2) when a problem in the script alone
-// failed it, since the user fixes that by editing the script.
-func reportRun(ios *IOStreams, res *runtime.Result, dbPath string, answer bool) error {
+// set), the summary and next steps on stderr, one pasteable command a line:
+// graph, audit, and ask of node askSeq (none when 0; --dry-run for a
+// scripted run, whose model is not one to ask).
+// A run that did not end ok is an error: a *UsageError (exit 2) when the
+// input alone failed it — a problem in the script, a key the provider
+// refused, a model it does not serve — since the user fixes that by
+// editing the script, the key or agents.yaml.
+func reportRun(ios *IOStreams, res *runtime.Result, dbPath string, answer bool, askSeq int64, scripted bool) error {
 	if answer && res.Answer != "" {
 		fmt.Fprintln(ios.Out, res.Answer)
 	}
@@ -144,9 +144,15 @@ func reportRun(ios *IOStreams, res *runtime.Result, dbPath string, answer bool) 
 	}
 	fmt.Fprintf(ios.ErrOut, "\nrun %s · %s · %s · %d %s · %d nodes\n",
 		res.RunID, res.Status, graph.FormatDuration(res.Elapsed()), res.LLMCalls, calls, res.Nodes)
-	db := dbFlag(dbPath)
-	fmt.Fprintf(ios.ErrOut, "next: inspect graph%s %s · inspect audit%s %s · inspect ask%s %s n<seq> \"why?\"\n",
-		db, res.RunID, db, res.RunID, db, res.RunID)
+	fmt.Fprintf(ios.ErrOut, "next: %s\n", hint(dbPath, "graph", res.RunID))
+	fmt.Fprintf(ios.ErrOut, "next: %s\n", hint(dbPath, "audit", res.RunID))
+	if askSeq > 0 {
+		ask := []string{res.RunID, fmt.Sprintf("n%d", askSeq)}
+		if scripted {
+			ask = append(ask, "--dry-run")
+		}
+		fmt.Fprintf(ios.ErrOut, "next: %s\n", hint(dbPath, "ask", ask...))
+	}
 	switch res.Status {
 	case record.StatusOK:
 		return nil
@@ -154,19 +160,16 @@ func reportRun(ios *IOStreams, res *runtime.Result, dbPath string, answer bool) 
 		return fmt.Errorf("run %s was cancelled; what finished is recorded: %w", res.RunID, context.Canceled)
 	}
 	err := fmt.Errorf("run %s ended in %s: %s", res.RunID, res.Status, res.Error)
-	if res.ScriptError {
+	switch {
+	case res.ScriptError:
 		// the script is input: fixing the line it names fixes the run
 		return &UsageError{Err: err}
+	case res.ModelStatus == http.StatusUnauthorized || res.ModelStatus == http.StatusForbidden:
+		return Usagef("%v: the provider refused the key in OPENAI_API_KEY; check it belongs to this provider (or set OPENAI_BASE_URL to the provider it belongs to)", err)
+	case res.ModelStatus == http.StatusNotFound:
+		return Usagef("%v: the provider does not serve a model this project names; fix `model:` in agents.yaml (or point OPENAI_BASE_URL at a provider that serves it)", err)
 	}
 	return err
-}
-
-// dbFlag is " --db PATH" for next-step hints, or "" for the default database.
-func dbFlag(dbPath string) string {
-	if dbPath == "" || dbPath == store.DefaultPath {
-		return ""
-	}
-	return " --db " + dbPath
 }
 
 // projectError maps the runtime's input errors to usage errors (exit 2).

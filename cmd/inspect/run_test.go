@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inspect-dev/inspect/ask/asktest"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
 )
@@ -71,7 +73,7 @@ func TestRunRun(t *testing.T) {
 		"trunk          analyst      step 2   forks eu, us, apac (compact context)",
 		"trunk          analyst      step 2   joins eu=ok, us=ok, apac=ok",
 		" · ok · 7.3s · 9 model calls · 20 nodes",
-		"next: inspect graph --db ",
+		"next: inspect graph ",
 	} {
 		if !strings.Contains(e, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, e)
@@ -115,6 +117,12 @@ func TestRunRun_Errors(t *testing.T) {
 			code := run(context.Background(), f, tt.args)
 			if code != tt.code || !strings.Contains(out.String(), tt.out) || !strings.Contains(errOut.String(), tt.err) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d, stdout containing %q, stderr containing %q", code, out, errOut, tt.code, tt.out, tt.err)
+			}
+			// a run refused for its input records nothing, and leaves no
+			// empty database behind (issue 12, item 14: `run` without a key
+			// created one)
+			if _, err := os.Stat(f.DBPath); tt.code != ExitOK && !os.IsNotExist(err) {
+				t.Errorf("a refused run left a database at %s (%v)", f.DBPath, err)
 			}
 		})
 	}
@@ -200,6 +208,40 @@ func TestRunRun_ScriptProblem(t *testing.T) {
 			defer db.Close()
 			if runs, err := db.Runs(context.Background(), 0); err != nil || len(runs) != 1 || runs[0].Status != record.StatusError {
 				t.Errorf("runs = %+v, %v; want the failed run recorded", runs, err)
+			}
+		})
+	}
+}
+
+// A key the provider refuses is an input error for `run` as for `ask`
+// (exit 2, DESIGN §11), and so is a model it does not serve; the run is
+// still recorded (issue 12, item 12: run exited 3 on a 401).
+func TestRunRun_RefusedByProvider(t *testing.T) {
+	fixture := filepath.Join("..", "..", "fixtures", "handoff-chain")
+	tests := []struct {
+		name, key, want string
+		stub            asktest.Responder
+	}{
+		{"401", "sk-wrong", "the provider refused the key in OPENAI_API_KEY", nil},
+		{"404", "sk-right", "does not serve a model this project names; fix `model:` in agents.yaml",
+			asktest.Error(http.StatusNotFound, "model_not_found", "The model `gpt-4.1-mini` does not exist or you do not have access to it.")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := asktest.New(t, "sk-right")
+			if tt.stub != nil {
+				srv.Register("refuse", nil, tt.stub)
+			}
+			f, _, errOut := testFactoryEnv(t, map[string]string{"OPENAI_API_KEY": tt.key, "OPENAI_BASE_URL": srv.URL})
+			code := run(context.Background(), f, []string{"run", fixture, "--task", "hi"})
+			if code != ExitUsage || !strings.Contains(errOut.String(), tt.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errOut, tt.want)
+			}
+			if n := len(srv.Requests()); n != 1 {
+				t.Errorf("%d requests, want 1 (a refusal is not retried)", n)
+			}
+			if strings.Contains(errOut.String(), tt.key) {
+				t.Error("the key was printed")
 			}
 		})
 	}

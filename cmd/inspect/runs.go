@@ -45,7 +45,7 @@ elapsed_ms, agents, tokens_in, tokens_out, llm_calls, nodes, tasks, project.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON for scripts")
-	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "show at most this many runs (0 = all)")
+	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "show at most `N` runs (0 = all)")
 	return cmd
 }
 
@@ -84,11 +84,12 @@ func runsRun(cmd *cobra.Command, opts *RunsOptions) error {
 			return err
 		}
 	}
+	now := time.Now()
 	if opts.JSON {
 		list := make([]runJSON, 0, len(runs))
 		for _, r := range runs {
 			j := runJSON{ID: r.ID, Status: string(r.Status), Started: r.Started.UTC().Format(time.RFC3339Nano),
-				ElapsedMS: r.Elapsed().Milliseconds(), Agents: nonNil(r.Agents), TokensIn: r.TokensIn, TokensOut: r.TokensOut,
+				ElapsedMS: liveElapsed(&r, now).Milliseconds(), Agents: nonNil(r.Agents), TokensIn: r.TokensIn, TokensOut: r.TokensOut,
 				LLMCalls: r.LLMCalls, Nodes: r.Nodes, Tasks: nonNil(r.Tasks), Project: r.Project, Source: r.Source}
 			if !r.Ended.IsZero() {
 				e := r.Ended.UTC().Format(time.RFC3339Nano)
@@ -107,10 +108,7 @@ func runsRun(cmd *cobra.Command, opts *RunsOptions) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTARTED\tSTATUS\tAGENTS\tELAPSED\tTOKENS IN/OUT\tTASK")
 	for _, r := range runs {
-		elapsed := "-"
-		if r.Status != record.StatusRunning {
-			elapsed = graph.FormatDuration(r.Elapsed())
-		}
+		elapsed := graph.FormatDuration(liveElapsed(&r, now))
 		task := ""
 		if len(r.Tasks) > 0 {
 			task = truncate(r.Tasks[0], 40)
@@ -119,6 +117,16 @@ func runsRun(cmd *cobra.Command, opts *RunsOptions) error {
 			r.Status, strings.Join(r.Agents, ","), elapsed, r.TokensIn, r.TokensOut, task)
 	}
 	return tw.Flush()
+}
+
+// liveElapsed is a run's elapsed time; for a run still running, up to now
+// (it is live), as `inspect graph` counts it.
+func liveElapsed(r *store.RunSummary, now time.Time) time.Duration {
+	e := r.Elapsed()
+	if r.Status == record.StatusRunning && now.Sub(r.Started) > e {
+		e = now.Sub(r.Started)
+	}
+	return e
 }
 
 func nonNil(s []string) []string {

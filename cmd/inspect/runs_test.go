@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -233,5 +234,57 @@ func TestParseRunRef(t *testing.T) {
 		if got := ParseRunRef(tt.in); got != tt.want {
 			t.Errorf("ParseRunRef(%q) = %+v, want %+v", tt.in, got, tt.want)
 		}
+	}
+}
+
+// A run still being recorded shows how long it has been going on, in
+// `runs` (table and JSON) and in the graph's header — not "-", nor the
+// time of its last finished node (issue 12, item 14).
+func TestRunsRun_LiveElapsed(t *testing.T) {
+	f, out, errOut := testFactory(t)
+	ctx := context.Background()
+	db, err := f.Store(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now().Add(-2 * time.Hour)
+	rec, err := db.CreateRun(ctx, &record.Run{ID: "aaa000bbb111", Started: started, Tasks: []string{"long"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the writer is this process, alive: the run reads running
+	if err := rec.AddNode(ctx, &record.Node{Kind: record.KindUser, Agent: "solo", Started: started, Text: "long"}); err != nil {
+		t.Fatal(err)
+	}
+	if code := run(ctx, f, []string{"runs"}); code != ExitOK {
+		t.Fatalf("runs: exit %d: %s", code, errOut)
+	}
+	if !regexp.MustCompile(`aaa000bbb111 .* running .* 1[23]\dm\d\ds `).MatchString(out.String()) {
+		t.Errorf("runs lists the running run without its live elapsed time (about 120m):\n%s", out)
+	}
+	out.Reset()
+	if code := run(ctx, f, []string{"runs", "--json"}); code != ExitOK {
+		t.Fatalf("runs --json: exit %d: %s", code, errOut)
+	}
+	var list []struct {
+		ElapsedMS int64 `json:"elapsed_ms"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &list); err != nil || len(list) != 1 || list[0].ElapsedMS < (2*time.Hour).Milliseconds() {
+		t.Errorf("runs --json elapsed_ms = %+v (%v), want at least two hours", list, err)
+	}
+	out.Reset()
+	if code := run(ctx, f, []string{"graph"}); code != ExitOK {
+		t.Fatalf("graph: exit %d: %s", code, errOut)
+	}
+	if !regexp.MustCompile(`(?m)^%% run aaa000bbb111 · running · 1[23]\dm\d\ds `).MatchString(out.String()) {
+		t.Errorf("graph header lacks the live elapsed time:\n%s", out)
+	}
+}
+
+// inspect --version says which build this is (DESIGN §11).
+func TestRoot_Version(t *testing.T) {
+	f, out, errOut := testFactory(t)
+	if code := run(context.Background(), f, []string{"--version"}); code != ExitOK || !regexp.MustCompile(`^inspect \S+.* go1\.\d+`).MatchString(out.String()) {
+		t.Errorf("--version: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

@@ -47,6 +47,9 @@ func TestMain(m *testing.M) {
 //	cpfixture NAME            copies the repository's fixtures/NAME to $WORK/NAME
 //	exitcode N PROG [ARGS...] runs PROG and wants exit code N exactly (0, 1, 2
 //	                          or 3, DESIGN §11), and no Go stack trace on stderr
+//	pastehints [N]            pastes every `next:` and `try:` line the last
+//	                          command printed into sh, as a user would, and
+//	                          wants each to exit 0; with N, wants N lines
 //
 // Run one script with `go test ./cmd/inspect -run TestScripts/errors`; add
 // -testwork to keep its $WORK.
@@ -76,7 +79,8 @@ func TestScripts(t *testing.T) {
 				}
 				ts.Check(runtimetest.CopyDir(filepath.Join(fixtures, args[0]), ts.MkAbs(args[0])))
 			},
-			"exitcode": cmdExitCode,
+			"exitcode":   cmdExitCode,
+			"pastehints": cmdPasteHints,
 		},
 	})
 }
@@ -114,5 +118,39 @@ func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if goStackTrace.MatchString(ts.ReadFile("stderr")) {
 		ts.Fatalf("%s printed a Go stack trace", args[1])
+	}
+}
+
+// hintLine is a `next:` or `try:` line: what follows is a command line.
+var hintLine = regexp.MustCompile(`(?m)^(?:next|try):\s+(inspect .*)$`)
+
+// cmdPasteHints is the script command `pastehints [N]`: DESIGN §11 says
+// every next:/try: line a command prints can be pasted as it is, so each
+// one of the last command's output is run by a real shell (quotes, spaces
+// and all) in the script's folder and environment, and must succeed.
+func cmdPasteHints(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) > 1 {
+		ts.Fatalf("usage: pastehints [N]")
+	}
+	var lines []string
+	for _, m := range hintLine.FindAllStringSubmatch(ts.ReadFile("stdout")+ts.ReadFile("stderr"), -1) {
+		lines = append(lines, m[1])
+	}
+	if len(args) == 1 {
+		if n, err := strconv.Atoi(args[0]); err != nil || n != len(lines) {
+			ts.Fatalf("%d hint lines, want %s: %q", len(lines), args[0], lines)
+		}
+	}
+	if len(lines) == 0 {
+		ts.Fatalf("the last command printed no next: or try: line")
+	}
+	for _, l := range lines {
+		ts.Logf("paste: %s", l)
+		if err := ts.Exec("sh", "-c", l); err != nil {
+			ts.Fatalf("pasted %q: %v\n%s", l, err, ts.ReadFile("stderr"))
+		}
+		if goStackTrace.MatchString(ts.ReadFile("stderr")) {
+			ts.Fatalf("pasted %q: a Go stack trace", l)
+		}
 	}
 }

@@ -79,8 +79,8 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 		return err
 	}
 	out := md.String()
-	if opts.F.IO.Styled() {
-		r, err := glamour.NewTermRenderer(glamour.WithAutoStyle(), glamour.WithWordWrap(opts.F.IO.Width))
+	if style, ok := opts.F.IO.markdownStyle(opts.F.Getenv("GLAMOUR_STYLE")); ok {
+		r, err := glamour.NewTermRenderer(glamour.WithStylePath(style), glamour.WithWordWrap(opts.F.IO.Width))
 		if err == nil {
 			if s, err := r.Render(out); err == nil {
 				out = s
