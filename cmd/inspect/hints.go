@@ -12,7 +12,7 @@ import (
 // and every argument a shell would split or expand is quoted.
 
 // inspectLine is the command line "inspect ARGS…", each argument quoted
-// for a POSIX shell when it needs it.
+// for a POSIX shell when it needs it (shellQuote).
 func inspectLine(args ...string) string {
 	var b strings.Builder
 	b.WriteString("inspect")
@@ -21,27 +21,6 @@ func inspectLine(args ...string) string {
 		b.WriteString(shellQuote(a))
 	}
 	return b.String()
-}
-
-// shellQuote returns s as one shell word: unchanged when every byte is one
-// no POSIX shell treats specially, else in single quotes (a quote inside
-// becomes '\”).
-func shellQuote(s string) string {
-	if s == "" {
-		return "''"
-	}
-	safe := true
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("@%+=:,./_-", c) >= 0) {
-			safe = false
-			break
-		}
-	}
-	if safe {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // dbArgs is ["--db", path] for a database other than the default, so a
