@@ -18,6 +18,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/inspect-dev/inspect/chat"
+	"github.com/inspect-dev/inspect/internal/secret"
 )
 
 // DefaultBaseURL is the OpenAI API, used when neither a flag, the
@@ -51,7 +52,8 @@ type Client struct {
 	// IdleTimeout bounds the silence between two reads of the response.
 	IdleTimeout time.Duration
 
-	key string
+	key    string
+	redact *secret.Redactor // the key and the base URL's password
 }
 
 // NewClient returns a Client for the provider at baseURL (DefaultBaseURL
@@ -71,6 +73,7 @@ func NewClient(key, baseURL string) *Client {
 		HeaderTimeout: DefaultHeaderTimeout,
 		IdleTimeout:   DefaultIdleTimeout,
 		key:           key,
+		redact:        secret.New(key, secret.Password(baseURL)),
 	}
 }
 
@@ -185,12 +188,19 @@ func (c *Client) Send(ctx context.Context, body []byte, onDelta func(string)) (*
 	model := modelOf(body)
 	delivered := false
 	deliver := onDelta
+	var stream *secret.Stream
 	if onDelta != nil {
-		deliver = func(s string) { delivered = true; onDelta(s) }
+		// Text reaches onDelta redacted, even a key split across events.
+		stream = c.redact.Stream(onDelta)
+		deliver = func(s string) { delivered = true; stream.Write(s) }
 	}
 	for attempt := 1; ; attempt++ {
 		reply, retry, wait, err := c.send(ctx, body, model, attempt, deliver)
+		if stream != nil && (err == nil || !retry || delivered) {
+			stream.Close()
+		}
 		if err == nil {
+			reply.Message.Text = c.Scrub(reply.Message.Text)
 			return reply, nil
 		}
 		if !retry || delivered || attempt > c.Retries || ctx.Err() != nil {
@@ -310,30 +320,13 @@ func (c *Client) send(ctx context.Context, body []byte, model string, attempt in
 	return reply, false, 0, nil
 }
 
-// scrub removes the key from an error's text, whatever the server echoed.
-func (c *Client) scrub(err error) error {
-	if c.key == "" || !strings.Contains(err.Error(), c.key) {
-		return err
-	}
-	return &scrubbed{msg: strings.ReplaceAll(err.Error(), c.key, "[key]"), err: err}
-}
+// scrub redacts an error's text, whatever the server echoed.
+func (c *Client) scrub(err error) error { return c.redact.Error(err) }
 
-type scrubbed struct {
-	msg string
-	err error
-}
-
-func (e *scrubbed) Error() string { return e.msg }
-func (e *scrubbed) Unwrap() error { return e.err }
-
-// Scrub removes the key from s; callers use it on text they store or
-// print that came back from the provider.
-func (c *Client) Scrub(s string) string {
-	if c.key == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, c.key, "[key]")
-}
+// Scrub replaces the key, header values and URL passwords in s with
+// [redacted] (the redactor the runtime's provider uses too); callers use it
+// on text they store or print that came back from the provider.
+func (c *Client) Scrub(s string) string { return c.redact.String(s) }
 
 func retryAfter(h string) time.Duration {
 	if h == "" {

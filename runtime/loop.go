@@ -287,6 +287,10 @@ func (r *runner) step(ctx context.Context, c *conversation) (openai.ChatCompleti
 		n.LLM.Calls = append(n.LLM.Calls, tc.Function.Name)
 	}
 	n.LLM.Usage = record.Usage{In: resp.Usage.In, Out: resp.Usage.Out, Cached: resp.Usage.Cached, CachedReported: resp.Usage.CachedReported}
+	if bad := n.LLM.Usage.Clamp(); len(bad) > 0 {
+		// a provider's impossible numbers are recorded within bounds, and say so
+		n.Error = fmt.Sprintf("the provider reported impossible usage (%s); recorded within 0..%d", strings.Join(bad, ", "), record.MaxTokens)
+	}
 	n.LLM.Response = resp.Body
 	if n.LLM.Response == nil {
 		n.LLM.Response = []byte{}
@@ -391,9 +395,16 @@ func (r *runner) tool(ctx context.Context, c *conversation, tc openai.ToolCall) 
 		err = aerr
 	}
 	n.Ended = c.clock.Now()
+	// One cap for every tool's result and error text (DESIGN §11, Bounds).
+	limit := tools.DefaultMaxResult
+	if ct != nil && ct.MaxResult > 0 {
+		limit = ct.MaxResult
+	}
+	result = tools.Truncate(result, int64(len(result)), limit)
 	if err != nil {
-		result = "error: " + err.Error()
-		n.Status, n.Error = record.StatusError, err.Error()
+		msg := tools.Truncate(err.Error(), int64(len(err.Error())), limit)
+		result = "error: " + msg
+		n.Status, n.Error = record.StatusError, msg
 		if ctx.Err() != nil {
 			n.Status = record.StatusCancelled
 		}

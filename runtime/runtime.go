@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inspect-dev/inspect/internal/secret"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/runtime/model"
 	"github.com/inspect-dev/inspect/runtime/openaicompat"
@@ -176,7 +177,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		if oc.BaseURL != "" {
 			if u, err := url.Parse(oc.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return nil, &InputError{Err: fmt.Errorf("OPENAI_BASE_URL %q is not an http(s) URL; set it to the server's API root, e.g. http://localhost:11434/v1", oc.BaseURL)}
+				return nil, &InputError{Err: fmt.Errorf("OPENAI_BASE_URL %q is not an http(s) URL; set it to the server's API root, e.g. http://localhost:11434/v1", secret.URL(oc.BaseURL))}
 			}
 		}
 		prov = openaicompat.New(oc)

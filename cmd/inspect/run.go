@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/internal/secret"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/runtime"
 	"github.com/inspect-dev/inspect/runtime/openaicompat"
@@ -101,7 +102,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if base == "" {
 		base = openaicompat.DefaultBaseURL
 	}
-	mode := "OpenAI-compatible model at " + base
+	mode := "OpenAI-compatible model at " + secret.URL(base)
 	if opts.Script != "" {
 		mode = "scripted model, virtual time"
 		if opts.Realtime {

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inspect-dev/inspect/internal/secret"
 	"github.com/inspect-dev/inspect/runtime/model"
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -50,6 +51,7 @@ func FromEnv(getenv func(string) string) Config {
 type Provider struct {
 	cfg    Config
 	client *openai.Client
+	redact *secret.Redactor
 }
 
 // New returns a provider for cfg.
@@ -74,17 +76,31 @@ func New(cfg Config) *Provider {
 	if base == nil {
 		base = http.DefaultTransport
 	}
+	// The boundary of DESIGN §11: every response body is redacted as it
+	// arrives, before go-openai reads it, so neither the stored response,
+	// nor the message sent back to the model, nor an error holds the key.
+	red := secret.New(cfg.APIKey, secret.Password(cfg.BaseURL))
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = cfg.BaseURL
-	oc.HTTPClient = &http.Client{Transport: &capture{base: base}}
-	return &Provider{cfg: cfg, client: openai.NewClientWithConfig(oc)}
+	oc.HTTPClient = &http.Client{Transport: &capture{base: base, redact: red}}
+	return &Provider{cfg: cfg, client: openai.NewClientWithConfig(oc), redact: red}
 }
 
 // BaseURL is the endpoint the provider talks to.
 func (p *Provider) BaseURL() string { return p.cfg.BaseURL }
 
-// Complete sends req, retrying what is worth retrying.
+// Complete sends req, retrying what is worth retrying. Every error it
+// returns is redacted (the key, header values, the base URL's password).
 func (p *Provider) Complete(ctx context.Context, req *model.Request) (*model.Response, error) {
+	resp, err := p.complete(ctx, req)
+	var ce *model.CallError
+	if errors.As(err, &ce) {
+		ce.Reason = p.redact.String(ce.Reason)
+	}
+	return resp, err
+}
+
+func (p *Provider) complete(ctx context.Context, req *model.Request) (*model.Response, error) {
 	wire := &wireCall{sent: req.Sent}
 	ctx = context.WithValue(ctx, wireKey{}, wire)
 	var last error
@@ -175,7 +191,10 @@ func (w *wireCall) response() []byte {
 // capture is the round tripper go-openai sends through: it hands the exact
 // request body to the call's Sent hook (first attempt) and keeps the
 // response body.
-type capture struct{ base http.RoundTripper }
+type capture struct {
+	base   http.RoundTripper
+	redact *secret.Redactor
+}
 
 func (c *capture) RoundTrip(r *http.Request) (*http.Response, error) {
 	w, _ := r.Context().Value(wireKey{}).(*wireCall)
@@ -192,14 +211,18 @@ func (c *capture) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := c.base.RoundTrip(r)
-	if err != nil || w == nil {
-		return resp, err
+	if err != nil {
+		return nil, c.redact.Error(err)
+	}
+	if w == nil {
+		return resp, nil
 	}
 	rb, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		return nil, err
+		return nil, c.redact.Error(err)
 	}
+	rb = c.redact.Bytes(rb)
 	resp.Body = io.NopCloser(bytes.NewReader(rb))
 	w.mu.Lock()
 	w.resp = rb

@@ -413,8 +413,17 @@ func (l *loader) parseTools(v *yaml.Node) {
 				} else {
 					t.Timeout = d
 				}
+			case "maxResult":
+				n, err := parseSize(c.Value)
+				if err != nil || c.Kind != yaml.ScalarNode {
+					l.errorf(c.Line, kk, "yaml.shape", "maxResult must be a size in bytes such as 65536, 64KiB or 1MiB, not %q", c.Value)
+				} else {
+					t.MaxResult = n
+				}
+			case "env":
+				t.Env, _ = l.strList(c, kk)
 			default:
-				l.warnf(k.Line, kk, "key.unknown", "unknown tool key %q is ignored; the keys are name, description, readOnly, command, parameters, timeout", k.Value)
+				l.warnf(k.Line, kk, "key.unknown", "unknown tool key %q is ignored; the keys are name, description, readOnly, command, parameters, timeout, maxResult, env", k.Value)
 			}
 		}
 		switch {
@@ -666,4 +675,29 @@ func (l *loader) checkOneWay() {
 			}
 		}
 	}
+}
+
+// maxToolResult is the largest maxResult a tool may set: a result is held
+// in memory, stored and sent to the model.
+const maxToolResult = 64 << 20
+
+// parseSize reads a byte count: 65536, 64KiB, 64KB, 1MiB, 1MB (KB and MB
+// are taken as KiB and MiB), between 1 byte and 64 MiB.
+func parseSize(s string) (int, error) {
+	t := strings.TrimSpace(s)
+	mult := 1
+	for _, u := range []struct {
+		suffix string
+		mult   int
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"K", 1 << 10}, {"M", 1 << 20}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.Atoi(t)
+	if err != nil || n <= 0 || n > maxToolResult/mult {
+		return 0, fmt.Errorf("not a size between 1 byte and 64MiB: %q", s)
+	}
+	return n * mult, nil
 }

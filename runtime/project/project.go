@@ -108,7 +108,13 @@ type CommandTool struct {
 	Command     []string // argv; a relative program path is resolved against the project folder
 	Parameters  map[string]any
 	Timeout     time.Duration
-	Line        int
+	// MaxResult caps the bytes of its result kept and sent to the model
+	// (maxResult:; 0 = the default, 256 KiB); the rest is cut with a note.
+	MaxResult int
+	// Env names secret-looking environment variables (*_KEY, *_TOKEN,
+	// *_SECRET, *PASSWORD*) the tool may see (env:); others are removed.
+	Env  []string
+	Line int
 }
 
 // Agent returns the agent called name, or nil.

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/inspect-dev/inspect/record"
 )
 
 // TrunkKey is the script key of the trunk conversation.
@@ -24,6 +26,9 @@ const TrunkKey = "trunk"
 
 // DefaultLatency is the model time of a reply that gives none.
 const DefaultLatency = time.Second
+
+// MaxLatency is the longest latency or tool_latency a reply may give.
+const MaxLatency = 24 * time.Hour
 
 // Script is a parsed script.yaml.
 type Script struct {
@@ -165,6 +170,10 @@ func parseReply(file string, n *yaml.Node) *Reply {
 				r.Problem = fmt.Sprintf("%s %q is not a duration such as 1.5s", k.Value, v.Value)
 				continue
 			}
+			if d > MaxLatency {
+				r.Problem = fmt.Sprintf("%s %s is longer than %s; no model call takes that long (it would overflow the virtual clock)", k.Value, v.Value, MaxLatency)
+				continue
+			}
 			if k.Value == "latency" {
 				r.Latency = d
 			} else {
@@ -183,6 +192,14 @@ func parseReply(file string, n *yaml.Node) *Reply {
 			for j := 0; j+1 < len(v.Content); j += 2 {
 				if key := v.Content[j].Value; key != "in" && key != "out" && key != "cached" {
 					r.Problem = fmt.Sprintf("unknown usage key %q; the keys are in, out, cached", key)
+				}
+			}
+			for _, c := range []struct {
+				key string
+				n   *int64
+			}{{"in", u.In}, {"out", u.Out}, {"cached", u.Cached}} {
+				if c.n != nil && (*c.n < 0 || *c.n > record.MaxTokens) {
+					r.Problem = fmt.Sprintf("usage %s: %d is impossible; token counts are between 0 and %d", c.key, *c.n, record.MaxTokens)
 				}
 			}
 			r.Usage = &ReplyUsage{In: u.In, Out: u.Out, Cached: u.Cached}
@@ -229,6 +246,9 @@ var bareNumber = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
 func parseDuration(s string) (time.Duration, error) {
 	if bareNumber.MatchString(s) {
 		f, _ := strconv.ParseFloat(s, 64)
+		if f > MaxLatency.Seconds() {
+			return MaxLatency + 1, nil // refused by the caller, without overflowing
+		}
 		return time.Duration(f * float64(time.Second)), nil
 	}
 	d, err := time.ParseDuration(s)

@@ -18,8 +18,10 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"slices"
 	"strings"
-	"time"
+	"syscall"
+	"unicode/utf8"
 
 	"github.com/inspect-dev/inspect/runtime/project"
 )
@@ -61,7 +63,7 @@ func (w *Workspace) Call(ctx context.Context, name, args string) (string, error)
 		if err := decode(args, &a); err != nil {
 			return "", err
 		}
-		return listDir(root, a.Path)
+		return listDir(ctx, root, a.Path)
 	case project.ToolFindFiles:
 		var a struct {
 			Pattern string `json:"pattern"`
@@ -70,7 +72,7 @@ func (w *Workspace) Call(ctx context.Context, name, args string) (string, error)
 		if err := decode(args, &a); err != nil {
 			return "", err
 		}
-		return findFiles(root, a.Pattern, a.Path)
+		return findFiles(ctx, root, a.Pattern, a.Path)
 	case project.ToolReadFile:
 		var a struct {
 			Path      string `json:"path"`
@@ -80,7 +82,7 @@ func (w *Workspace) Call(ctx context.Context, name, args string) (string, error)
 		if err := decode(args, &a); err != nil {
 			return "", err
 		}
-		return readFile(root, a.Path, a.StartLine, a.EndLine)
+		return readFile(ctx, root, a.Path, a.StartLine, a.EndLine)
 	case project.ToolWriteFile:
 		var a struct {
 			Path    string  `json:"path"`
@@ -92,7 +94,7 @@ func (w *Workspace) Call(ctx context.Context, name, args string) (string, error)
 		if a.Content == nil {
 			return "", errorf("write_file needs `content`")
 		}
-		return writeFile(root, a.Path, *a.Content)
+		return writeFile(ctx, root, a.Path, *a.Content)
 	}
 	return "", errorf("%q is not a built-in tool", name)
 }
@@ -147,16 +149,19 @@ func wrap(p string, err error) error {
 	return errorf("%q: %v", p, err)
 }
 
-func listDir(root *os.Root, p string) (string, error) {
+func listDir(ctx context.Context, root *os.Root, p string) (string, error) {
 	c, err := clean(p, true)
 	if err != nil {
 		return "", err
 	}
-	f, err := root.Open(c)
+	f, err := openChecked(root, p, c, os.O_RDONLY, 0, true)
 	if err != nil {
-		return "", wrap(p, err)
+		return "", err
 	}
 	defer f.Close()
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
 	entries, err := f.ReadDir(-1)
 	if err != nil {
 		return "", wrap(p, err)
@@ -187,7 +192,7 @@ func listDir(root *os.Root, p string) (string, error) {
 	return b.String(), nil
 }
 
-func findFiles(root *os.Root, pattern, p string) (string, error) {
+func findFiles(ctx context.Context, root *os.Root, pattern, p string) (string, error) {
 	if pattern == "" {
 		return "", errorf("find_files needs `pattern`: a plain substring of the path, such as \"eu\" or \".md\" (no globs)")
 	}
@@ -202,6 +207,9 @@ func findFiles(root *os.Root, pattern, p string) (string, error) {
 	var out []string
 	more := 0
 	err = fs.WalkDir(root.FS(), c, func(fp string, d fs.DirEntry, err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
 		if err != nil {
 			return nil // unreadable entries are skipped
 		}
@@ -216,6 +224,9 @@ func findFiles(root *os.Root, pattern, p string) (string, error) {
 		return nil
 	})
 	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
 		return "", wrap(p, err)
 	}
 	if len(out) == 0 {
@@ -228,31 +239,25 @@ func findFiles(root *os.Root, pattern, p string) (string, error) {
 	return s, nil
 }
 
-func readFile(root *os.Root, p string, start, end int) (string, error) {
+func readFile(ctx context.Context, root *os.Root, p string, start, end int) (string, error) {
 	c, err := clean(p, false)
 	if err != nil {
 		return "", err
 	}
-	info, err := root.Stat(c)
-	if err != nil {
-		return "", wrap(p, err)
-	}
-	if info.IsDir() {
-		return "", errorf("%q is a folder; use list_dir", p)
-	}
 	if start < 0 || end < 0 || (end > 0 && start > end) {
 		return "", errorf("line range %d–%d is not valid; lines count from 1 and start_line ≤ end_line", start, end)
 	}
-	f, err := root.Open(c)
+	f, err := openChecked(root, p, c, os.O_RDONLY, 0, false)
 	if err != nil {
-		return "", wrap(p, err)
+		return "", err
 	}
 	defer f.Close()
+	r := &ctxReader{ctx: ctx, r: f}
 	if start == 0 && end == 0 {
 		var b bytes.Buffer
-		n, err := b.ReadFrom(io.LimitReader(f, maxRead+1))
+		n, err := b.ReadFrom(io.LimitReader(r, maxRead+1))
 		if err != nil {
-			return "", wrap(p, err)
+			return "", readErr(ctx, p, err)
 		}
 		if n > maxRead {
 			return b.String()[:maxRead] + fmt.Sprintf("\n… truncated at %d bytes; read the rest with start_line/end_line", maxRead), nil
@@ -262,32 +267,127 @@ func readFile(root *os.Root, p string, start, end int) (string, error) {
 	if start == 0 {
 		start = 1
 	}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), maxRead)
+	// Lines of any length: ReadSlice hands a long line over in pieces, so
+	// a line past the buffer neither stops the count nor fills memory.
+	br := bufio.NewReaderSize(r, 64<<10)
 	var b strings.Builder
-	line := 0
-	for sc.Scan() {
-		line++
-		if line < start {
+	line, cut := 0, false
+	for {
+		piece, err := br.ReadSlice('\n')
+		if len(piece) > 0 {
+			if line+1 >= start && (end == 0 || line+1 <= end) && !cut {
+				if room := maxRead - b.Len(); len(piece) > room {
+					b.Write(piece[:room])
+					cut = true
+				} else {
+					b.Write(piece)
+				}
+			}
+			if piece[len(piece)-1] == '\n' {
+				line++
+			}
+		}
+		if cut {
+			break // nothing more will be kept
+		}
+		if err == bufio.ErrBufferFull {
 			continue
 		}
-		if end > 0 && line > end {
+		if err == io.EOF {
+			if len(piece) > 0 && piece[len(piece)-1] != '\n' {
+				line++ // a last line without a newline
+				if line >= start && (end == 0 || line <= end) && !cut {
+					b.WriteByte('\n')
+				}
+			}
 			break
 		}
-		b.WriteString(sc.Text())
-		b.WriteByte('\n')
-		if b.Len() > maxRead {
-			b.WriteString("… truncated; ask for a smaller range\n")
+		if err != nil {
+			return "", readErr(ctx, p, err)
+		}
+		if end > 0 && line >= end {
 			break
 		}
 	}
 	if line < start {
 		return "", errorf("%q has %d lines; start_line %d is past the end", p, line, start)
 	}
+	if cut {
+		if !strings.HasSuffix(b.String(), "\n") {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "… truncated at %d bytes; ask for a smaller range\n", maxRead)
+	}
 	return b.String(), nil
 }
 
-func writeFile(root *os.Root, p, content string) (string, error) {
+// openChecked opens c without blocking (a FIFO would wait for a writer
+// for ever) and refuses what is not a regular file — or, with dir, a
+// folder: FIFOs, sockets and devices are never read or written.
+func openChecked(root *os.Root, p, c string, flag int, perm os.FileMode, dir bool) (*os.File, error) {
+	f, err := root.OpenFile(c, flag|syscall.O_NONBLOCK, perm)
+	if err != nil {
+		if errors.Is(err, syscall.ENXIO) {
+			return nil, errorf("%q is not a regular file (a FIFO or a device); tools only read and write regular files", p)
+		}
+		return nil, wrap(p, err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, wrap(p, err)
+	}
+	switch {
+	case dir && info.IsDir(), !dir && info.Mode().IsRegular():
+		return f, nil
+	case !dir && info.IsDir():
+		f.Close()
+		return nil, errorf("%q is a folder; use list_dir", p)
+	case dir && info.Mode().IsRegular():
+		f.Close()
+		return nil, errorf("%q is a file, not a folder; use read_file", p)
+	}
+	f.Close()
+	return nil, errorf("%q is not a regular file or folder (%s); tools only read and write regular files", p, kindOf(info.Mode()))
+}
+
+// kindOf names a file mode that is neither a regular file nor a folder.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
+}
+
+// ctxReader stops reading when ctx is done, so a huge file honours Ctrl-C.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+func readErr(ctx context.Context, p string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return wrap(p, err)
+}
+
+func writeFile(ctx context.Context, root *os.Root, p, content string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
 	c, err := clean(p, false)
 	if err != nil {
 		return "", err
@@ -297,8 +397,12 @@ func writeFile(root *os.Root, p, content string) (string, error) {
 			return "", wrap(p, err)
 		}
 	}
-	f, err := root.OpenFile(c, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := openChecked(root, p, c, os.O_WRONLY|os.O_CREATE, 0o644, false)
 	if err != nil {
+		return "", err
+	}
+	if err := f.Truncate(0); err != nil {
+		f.Close()
 		return "", wrap(p, err)
 	}
 	if _, err := f.WriteString(content); err != nil {
@@ -313,7 +417,13 @@ func writeFile(root *os.Root, p, content string) (string, error) {
 
 // RunCommand runs command tool t in the project folder dir: args go to stdin
 // as JSON, stdout is the result. A non-zero exit, a timeout or unusable
-// arguments are an *Error. OPENAI_API_KEY is removed from its environment.
+// arguments are an *Error. The program runs in its own process group, which
+// is killed when it exits, times out or ctx is cancelled, so a background
+// grandchild cannot outlive the call. Its environment is this process's
+// without the variables whose names mark secrets (SecretEnv), unless t.Env
+// names them. Stdout and stderr are read bounded: past t.MaxResult bytes
+// (DefaultMaxResult when 0) they are counted, not kept, and the result says
+// how much was cut.
 func RunCommand(ctx context.Context, dir string, t *project.CommandTool, args string) (string, error) {
 	if strings.TrimSpace(args) == "" {
 		args = "{}"
@@ -326,6 +436,10 @@ func RunCommand(ctx context.Context, dir string, t *project.CommandTool, args st
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
+	limit := t.MaxResult
+	if limit <= 0 {
+		limit = DefaultMaxResult
+	}
 	ctx, cancel := context.WithTimeout(ctx, t.Timeout)
 	defer cancel()
 	prog := t.Command[0]
@@ -334,36 +448,190 @@ func RunCommand(ctx context.Context, dir string, t *project.CommandTool, args st
 	}
 	cmd := exec.CommandContext(ctx, prog, t.Command[1:]...)
 	cmd.Dir = dir
-	cmd.Stdin = strings.NewReader(args)
-	cmd.WaitDelay = time.Second
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "OPENAI_API_KEY=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
+	cmd.Env = Environ(os.Environ(), t.Env)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return killGroup(cmd) }
+
+	// Our own pipes (files, not writers): Wait then returns when the
+	// program exits, whoever still holds them, and we kill the group.
+	stdin, err := newInput(args)
+	if err != nil {
+		return "", errorf("%s could not run: %v", t.Name, err)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	defer stdin.close()
+	stdout, err := newOutput(limit)
+	if err != nil {
+		return "", errorf("%s could not run: %v", t.Name, err)
+	}
+	stderr, err := newOutput(limit)
+	if err != nil {
+		stdout.abort()
+		return "", errorf("%s could not run: %v", t.Name, err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin.child, stdout.child, stderr.child
+	err = cmd.Start()
+	stdin.started()
+	stdout.started()
+	stderr.started()
+	if err != nil {
+		stdout.wait()
+		stderr.wait()
+		return "", errorf("%s could not run: %v", t.Name, err)
+	}
+	err = cmd.Wait()
+	killGroup(cmd) // grandchildren go with it
+	out, errText := stdout.wait(), stderr.wait()
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
 		return "", errorf("%s timed out after %s", t.Name, t.Timeout)
+	case ctx.Err() != nil:
+		return "", ctx.Err()
 	case err != nil:
 		var ee *exec.ExitError
-		msg := strings.TrimSpace(stderr.String())
-		if len(msg) > 2000 {
-			msg = msg[:2000] + "…"
-		}
+		msg := strings.TrimSpace(errText)
 		if errors.As(err, &ee) {
 			if msg == "" {
-				msg = strings.TrimSpace(stdout.String())
+				msg = strings.TrimSpace(out)
 			}
-			return "", errorf("%s exited with status %d: %s", t.Name, ee.ExitCode(), msg)
+			return "", errorf("%s exited with status %d: %s", t.Name, ee.ExitCode(), Truncate(msg, int64(len(msg)), maxErrorText))
 		}
 		return "", errorf("%s could not run: %v", t.Name, err)
 	}
-	out := stdout.String()
 	if out == "" {
 		out = "(no output)"
 	}
 	return out, nil
+}
+
+// DefaultMaxResult caps a tool result, built-in or command, unless a
+// command tool sets maxResult in agents.yaml. The error text of a failed
+// command is capped at maxErrorText.
+const (
+	DefaultMaxResult = 256 << 10
+	maxErrorText     = 2000
+)
+
+// Truncate cuts s to at most max bytes (at a UTF-8 boundary) and says how
+// much was cut; total is the full size when more was seen than s holds.
+// Anything within max comes back unchanged.
+func Truncate(s string, total int64, max int) string {
+	if total < int64(len(s)) {
+		total = int64(len(s))
+	}
+	if total <= int64(max) {
+		return s
+	}
+	keep := s
+	if len(keep) > max {
+		n := max
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		keep = s[:n]
+	}
+	return fmt.Sprintf("%s\n… [truncated: %d of %d bytes cut; the first %d kept. Ask for less, or raise maxResult for this tool in agents.yaml]", keep, total-int64(len(keep)), total, len(keep))
+}
+
+// SecretEnv reports whether an environment variable's name marks a secret:
+// *_KEY, *_TOKEN, *_SECRET or anything with PASSWORD (any case).
+func SecretEnv(name string) bool {
+	n := strings.ToUpper(name)
+	return strings.HasSuffix(n, "_KEY") || strings.HasSuffix(n, "_TOKEN") || strings.HasSuffix(n, "_SECRET") || strings.Contains(n, "PASSWORD")
+}
+
+// Environ is env ("NAME=value" pairs) without the secret-looking variables
+// (SecretEnv), except those named in allow.
+func Environ(env, allow []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if SecretEnv(name) && !slices.Contains(allow, name) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// killGroup kills the process group a command leads.
+func killGroup(cmd *exec.Cmd) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// input feeds a command's stdin through a pipe of our own.
+type input struct {
+	child, w *os.File
+	data     string
+}
+
+func newInput(data string) (*input, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	return &input{child: r, w: w, data: data}, nil
+}
+
+// started closes the child's end in this process and writes the data.
+func (in *input) started() {
+	in.child.Close()
+	go func() {
+		io.WriteString(in.w, in.data) // EPIPE when the program does not read: fine
+		in.w.Close()
+	}()
+}
+
+func (in *input) close() { in.w.Close() }
+
+// output collects a command's stdout or stderr through a pipe of our own,
+// keeping the first limit bytes and counting the rest.
+type output struct {
+	child, r *os.File
+	limit    int
+	buf      bytes.Buffer
+	total    int64
+	done     chan struct{}
+}
+
+func newOutput(limit int) (*output, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	return &output{child: w, r: r, limit: limit, done: make(chan struct{})}, nil
+}
+
+// started closes the child's end in this process and starts reading.
+func (o *output) started() {
+	o.child.Close()
+	go func() {
+		defer close(o.done)
+		chunk := make([]byte, 32<<10)
+		for {
+			n, err := o.r.Read(chunk)
+			o.total += int64(n)
+			if room := o.limit - o.buf.Len(); room > 0 {
+				o.buf.Write(chunk[:min(n, room)])
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// wait returns what was read, truncated with a note, once every writer
+// has closed the pipe (the process group is dead by then).
+func (o *output) wait() string {
+	<-o.done
+	o.r.Close()
+	return Truncate(o.buf.String(), o.total, o.limit)
+}
+
+func (o *output) abort() {
+	o.child.Close()
+	o.r.Close()
 }
