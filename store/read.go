@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -368,9 +369,149 @@ func (db *DB) Node(ctx context.Context, run *record.Run, seq int64) (*record.Nod
 		return nil, err
 	}
 	if found == nil {
-		return nil, fmt.Errorf("run %s has no node n%d", run.ID, seq)
+		return nil, fmt.Errorf("run %s has no node n%d: %w", run.ID, seq, ErrNoNode)
 	}
 	return found, nil
+}
+
+// ErrNoNode is returned (wrapped) by Node for a sequence number the run
+// does not have.
+var ErrNoNode = errors.New("no such node")
+
+// JoinOf returns the join node that closes fork node forkSeq of run, or nil
+// while the fork is open. It reads forward from the fork to the first join
+// whose payload names it: the fork's own nodes, not the run.
+func (db *DB) JoinOf(ctx context.Context, run *record.Run, forkSeq int64) (*record.Node, error) {
+	rows, err := db.r.QueryContext(ctx, nodeSelect+` WHERE run_id=? AND seq>? AND kind='join' ORDER BY seq`, run.ID, forkSeq)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		n, err := scanNode(rows, run)
+		if err != nil {
+			return nil, err
+		}
+		if n.Join != nil && n.Join.ForkSeq == forkSeq {
+			return n, nil
+		}
+	}
+	return nil, rows.Err()
+}
+
+// NodeBrief is what a list of node references shows of each node.
+type NodeBrief struct {
+	Seq   int64
+	Kind  record.Kind
+	Agent string
+	Calls []string // llm: the names it called
+}
+
+// NodeList returns at most limit nodes of run whose reference n<seq> starts
+// with prefix ("n12" or "12": n12, n120…n129, n1200…; "" or "n": the first
+// ones), in sequence order; llmOnly keeps llm nodes. It reads index ranges,
+// never the whole run.
+func (db *DB) NodeList(ctx context.Context, run string, prefix string, llmOnly bool, limit int) ([]NodeBrief, error) {
+	var last int64
+	if err := db.r.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM nodes WHERE run_id=?`, run).Scan(&last); err != nil {
+		return nil, err
+	}
+	q := `SELECT seq, kind, agent, calls FROM nodes WHERE run_id=? AND seq BETWEEN ? AND ?`
+	if llmOnly {
+		q += ` AND kind='llm'`
+	}
+	q += ` ORDER BY seq LIMIT ?`
+	type span struct{ lo, hi int64 }
+	var spans []span
+	digits := strings.TrimPrefix(strings.TrimPrefix(prefix, "n"), "N")
+	if digits == "" {
+		spans = []span{{1, last}}
+	} else {
+		p, err := strconv.ParseInt(digits, 10, 64)
+		if err != nil || p <= 0 || digits[0] == '0' {
+			return nil, nil // no node reference starts so
+		}
+		for lo, hi := p, p; lo <= last && lo > 0; lo, hi = lo*10, hi*10+9 {
+			spans = append(spans, span{lo, hi})
+		}
+	}
+	var out []NodeBrief
+	for _, sp := range spans {
+		if len(out) >= limit {
+			break
+		}
+		rows, err := db.r.QueryContext(ctx, q, run, sp.lo, sp.hi, limit-len(out))
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var b NodeBrief
+			var calls string
+			if err := rows.Scan(&b.Seq, &b.Kind, &b.Agent, &calls); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if calls != "" {
+				b.Calls = strings.Split(calls, " ")
+			}
+			out = append(out, b)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out, nil
+}
+
+// NearestNodes returns the (at most) k nodes of run nearest to seq, in
+// sequence order, and the run's last sequence number; for the message
+// about a node that does not exist.
+func (db *DB) NearestNodes(ctx context.Context, run string, seq int64, k int) ([]NodeBrief, int64, error) {
+	var last int64
+	if err := db.r.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM nodes WHERE run_id=?`, run).Scan(&last); err != nil {
+		return nil, 0, err
+	}
+	var near []NodeBrief
+	for _, q := range []string{
+		`SELECT seq, kind FROM nodes WHERE run_id=? AND seq<? ORDER BY seq DESC LIMIT ?`,
+		`SELECT seq, kind FROM nodes WHERE run_id=? AND seq>=? ORDER BY seq LIMIT ?`,
+	} {
+		rows, err := db.r.QueryContext(ctx, q, run, seq, k)
+		if err != nil {
+			return nil, 0, err
+		}
+		for rows.Next() {
+			var b NodeBrief
+			if err := rows.Scan(&b.Seq, &b.Kind); err != nil {
+				rows.Close()
+				return nil, 0, err
+			}
+			near = append(near, b)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, 0, err
+		}
+	}
+	dist := func(b NodeBrief) int64 {
+		if b.Seq < seq {
+			return seq - b.Seq
+		}
+		return b.Seq - seq
+	}
+	sort.Slice(near, func(i, j int) bool {
+		if di, dj := dist(near[i]), dist(near[j]); di != dj {
+			return di < dj
+		}
+		return near[i].Seq < near[j].Seq
+	})
+	if len(near) > k {
+		near = near[:k]
+	}
+	sort.Slice(near, func(i, j int) bool { return near[i].Seq < near[j].Seq })
+	return near, last, nil
 }
 
 // writerGone reports whether the process that recorded a running run has

@@ -41,9 +41,9 @@ func TestRecorder_ExtendsConversation(t *testing.T) {
 		body("you analyse", `,"tools":[]`, msg(1)),
 		body("you analyse", `,"tools":[]`, msg(1), msg(2)),
 		body("you analyse", `,"tools":[]`, msg(1), msg(2), msg(3), msg(4)),
-		body("you analyse", `,"tools":[{"type":"function"}]`, msg(1), msg(2), msg(3), msg(4), msg(5)), // another tail
-		body("you bill", `,"tools":[]`, msg(1), msg(2), msg(3), msg(4), msg(5), msg(6)),                // a hand-off
-		body("you bill", `,"tools":[]`, msg(1), msg(9), msg(3)),                                        // an earlier message rewritten
+		body("you analyse", `,"tools":[{"type":"function"}]`, msg(1), msg(2), msg(3), msg(4), msg(5)),                          // another tail
+		body("you bill", `,"tools":[]`, msg(1), msg(2), msg(3), msg(4), msg(5), msg(6)),                                        // a hand-off
+		body("you bill", `,"tools":[]`, msg(1), msg(9), msg(3)),                                                                // an earlier message rewritten
 		[]byte("{ \"model\" : \"m\" , \"messages\" : [ " + msg(1) + " , " + msg(9) + " , " + msg(3) + " , " + msg(4) + " ] }"), // spaced
 		[]byte(`not a chat request`),
 		body("", `,"tools":[]`, msg(1), msg(2)), // no system message

@@ -44,33 +44,37 @@ func completeRuns(f *Factory, toComplete string) []string {
 	return out
 }
 
-// completeNodes offers the node references n<seq> of run ref, each
-// described by its kind and agent; llmOnly keeps the llm nodes (inspect ask).
-func completeNodes(f *Factory, ref string, llmOnly bool) []string {
+// completeNodes offers the node references n<seq> of run ref that start
+// with toComplete (at most completionLimit, read by index ranges, not by
+// loading the run), each described by its kind and agent; llmOnly keeps the
+// llm nodes (inspect ask).
+func completeNodes(f *Factory, ref, toComplete string, llmOnly bool) []string {
 	if dbExists(f.DBPath) != nil && ParseRunRef(ref).DB == "" {
 		return nil
 	}
-	_, g, err := loadGraph(context.Background(), f, ref)
+	ctx := context.Background()
+	db, id, err := openRun(ctx, f, ref)
+	if err != nil {
+		return nil
+	}
+	nodes, err := db.NodeList(ctx, id, toComplete, llmOnly, completionLimit)
 	if err != nil {
 		return nil
 	}
 	var out []string
-	for _, n := range g.Nodes {
-		if llmOnly && n.Kind != record.KindLLM {
-			continue
-		}
+	for _, n := range nodes {
 		desc := string(n.Kind)
 		if n.Agent != "" {
 			desc += " @" + n.Agent
 		}
-		if n.Kind == record.KindLLM && n.LLM != nil {
-			if len(n.LLM.Calls) > 0 {
-				desc += " calls " + strings.Join(n.LLM.Calls, ", ")
+		if n.Kind == record.KindLLM {
+			if len(n.Calls) > 0 {
+				desc += " calls " + strings.Join(n.Calls, ", ")
 			} else {
 				desc += " answers"
 			}
 		}
-		out = append(out, fmt.Sprintf("%s\t%s", n.ID(), desc))
+		out = append(out, fmt.Sprintf("n%d\t%s", n.Seq, desc))
 	}
 	return out
 }
@@ -92,11 +96,11 @@ func runNodeCompletion(f *Factory, llmOnly bool) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		switch {
 		case len(args) == 0 && strings.HasPrefix(toComplete, "n"):
-			return completeNodes(f, "latest", llmOnly), cobra.ShellCompDirectiveNoFileComp
+			return completeNodes(f, "latest", toComplete, llmOnly), cobra.ShellCompDirectiveNoFileComp
 		case len(args) == 0:
-			return append(completeNodes(f, "latest", llmOnly), completeRuns(f, toComplete)...), cobra.ShellCompDirectiveNoFileComp
+			return append(completeNodes(f, "latest", "", llmOnly), completeRuns(f, toComplete)...), cobra.ShellCompDirectiveNoFileComp
 		case len(args) == 1 && !askNodeArg.MatchString(args[0]):
-			return completeNodes(f, args[0], llmOnly), cobra.ShellCompDirectiveNoFileComp
+			return completeNodes(f, args[0], toComplete, llmOnly), cobra.ShellCompDirectiveNoFileComp
 		}
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
 )
 
@@ -104,6 +105,57 @@ func loadGraph(ctx context.Context, f *Factory, ref string) (*store.DB, *graph.R
 	}
 	g.ReadAt = time.Now() // a running run's elapsed time is live
 	return db, g, nil
+}
+
+// loadNode resolves a run reference and reads node seq of it — one node,
+// plus, for a fork, the join that closes it — not the whole run (DESIGN
+// §12: one-node commands ≤ 50 ms on a 1M-node run). The node has no
+// conversation (Conv is nil).
+func loadNode(ctx context.Context, f *Factory, ref string, seq int64) (*store.DB, *record.Run, *graph.Node, error) {
+	db, id, err := openRun(ctx, f, ref)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	run, err := db.LoadRun(ctx, id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rn, err := db.Node(ctx, run, seq)
+	if errors.Is(err, store.ErrNoNode) {
+		return nil, nil, nil, unknownNodeIn(ctx, db, id, seq)
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	n := &graph.Node{Node: rn}
+	if rn.Kind == record.KindFork {
+		n.ForkOf = &graph.Fork{Node: n}
+		join, err := db.JoinOf(ctx, run, seq)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if join != nil {
+			n.ForkOf.Join = &graph.Node{Node: join, ForkOf: n.ForkOf}
+		}
+	}
+	return db, run, n, nil
+}
+
+// unknownNodeIn is unknownNode read from the store: the nearest nodes by
+// index, not by loading the run.
+func unknownNodeIn(ctx context.Context, db *store.DB, run string, seq int64) error {
+	near, last, err := db.NearestNodes(ctx, run, seq, 5)
+	if err != nil {
+		return err
+	}
+	if len(near) == 0 {
+		return Usagef("run %s has no nodes", run)
+	}
+	var names []string
+	for _, b := range near {
+		names = append(names, fmt.Sprintf("n%d (%s)", b.Seq, b.Kind))
+	}
+	return Usagef("run %s has no node n%d (it has n1..n%d); nearest: %s", run, seq, last, strings.Join(names, ", "))
 }
 
 // ParseNodeRef parses "n12" (or "12") into a sequence number.

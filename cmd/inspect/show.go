@@ -66,16 +66,12 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	if err != nil {
 		return err
 	}
-	db, g, err := loadGraph(ctx, opts.F, opts.RunRef)
+	db, run, n, err := loadNode(ctx, opts.F, opts.RunRef, seq)
 	if err != nil {
 		return err
 	}
-	n := g.Node(seq)
-	if n == nil {
-		return unknownNode(g, seq)
-	}
 	var md strings.Builder
-	if err := writeNode(ctx, &md, db, g, n); err != nil {
+	if err := writeNode(ctx, &md, db, run.ID, n); err != nil {
 		return err
 	}
 	out := md.String()
@@ -91,14 +87,15 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	return err
 }
 
-// writeNode writes node n of g in full as Markdown (readable as plain text).
-func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, g *graph.Run, n *graph.Node) error {
+// writeNode writes node n of run in full as Markdown (readable as plain
+// text). A fork node's ForkOf.Join, when set, is its join.
+func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, run string, n *graph.Node) error {
 	where := "trunk"
 	if n.Branch != "" {
 		where = "branch " + n.Branch
 	}
 	fmt.Fprintf(w, "# %s · %s · %s · %s\n\n", n.ID(), n.Kind, where, n.Status)
-	fmt.Fprintf(w, "- run: %s\n", g.ID)
+	fmt.Fprintf(w, "- run: %s\n", run)
 	if n.Agent != "" {
 		fmt.Fprintf(w, "- agent: %s\n", n.Agent)
 	}
@@ -121,7 +118,7 @@ func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, g *graph.R
 			section(w, "Answer", n.Text)
 		}
 	case record.KindLLM:
-		if err := writeLLM(ctx, w, db, g, n); err != nil {
+		if err := writeLLM(ctx, w, db, run, n); err != nil {
 			return err
 		}
 	case record.KindTool:
@@ -157,7 +154,7 @@ func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, g *graph.R
 		panic(fmt.Sprintf("internal error: unhandled node kind %v", n.Kind))
 	}
 
-	asks, err := db.Asks(ctx, g.ID, n.Seq)
+	asks, err := db.Asks(ctx, run, n.Seq)
 	if err != nil {
 		return err
 	}
@@ -175,7 +172,7 @@ func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, g *graph.R
 }
 
 // writeLLM writes an llm node: usage, the rebuilt request, the response.
-func writeLLM(ctx context.Context, w *strings.Builder, db *store.DB, g *graph.Run, n *graph.Node) error {
+func writeLLM(ctx context.Context, w *strings.Builder, db *store.DB, run string, n *graph.Node) error {
 	if l := n.LLM; l != nil {
 		calls := "answers"
 		if len(l.Calls) > 0 {
@@ -187,12 +184,12 @@ func writeLLM(ctx context.Context, w *strings.Builder, db *store.DB, g *graph.Ru
 		}
 		fmt.Fprintf(w, "- model: %s\n- %s\n- usage: in %d · out %d · %s\n\n", l.Model, calls, l.Usage.In, l.Usage.Out, cached)
 	}
-	body, err := db.Request(ctx, g.ID, n.Seq)
+	body, err := db.Request(ctx, run, n.Seq)
 	if err != nil {
 		return fmt.Errorf("rebuild the request of %s: %w", n.ID(), err)
 	}
 	writeRequest(w, body)
-	resp, err := db.Response(ctx, g.ID, n.Seq)
+	resp, err := db.Response(ctx, run, n.Seq)
 	if err != nil {
 		return fmt.Errorf("load the response of %s: %w", n.ID(), err)
 	}
