@@ -149,7 +149,8 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 		case "json":
 			return findings.WriteExplainJSON(io.Out, r, o)
 		case "text", "markdown":
-			return findings.WriteExplain(io.Out, r, o)
+			_, err := fmt.Fprint(io.Out, r.Explain())
+			return err
 		}
 		return Usagef("--explain prints text or json, not --format %s", opts.Format)
 	}

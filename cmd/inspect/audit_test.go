@@ -216,7 +216,7 @@ func TestAuditRun_ExplainJSON(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatalf("--explain --format json is not JSON: %v\n%s", err, out)
 	}
-	if doc.ID != "fork.uneven" || doc.Detects == "" || len(doc.Thresholds) != 2 || doc.Thresholds[0] != (findings.Threshold{Name: "uneven-ratio", Value: "3", Default: "2", Doc: doc.Thresholds[0].Doc}) {
+	if doc.ID != "fork.uneven" || doc.Detects == "" || len(doc.Thresholds) != 2 || doc.Thresholds[0] != (findings.ThresholdJSON{Name: "uneven-ratio", Value: "3", Default: "2", Doc: doc.Thresholds[0].Doc}) {
 		t.Errorf("explain JSON = %+v", doc)
 	}
 	out.Reset()
@@ -226,9 +226,5 @@ func TestAuditRun_ExplainJSON(t *testing.T) {
 	var all []findings.RuleJSON
 	if err := json.Unmarshal(out.Bytes(), &all); err != nil || len(all) != len(findings.All) {
 		t.Errorf("--rules --format json: %d rules (%v), want %d", len(all), err, len(findings.All))
-	}
-	out.Reset()
-	if code := run(context.Background(), f, []string{"audit", "--explain", "fork.uneven"}); code != ExitOK || !strings.Contains(out.String(), "uneven-min-gap = 5s") {
-		t.Errorf("--explain text: exit %d, lacks the thresholds in force:\n%s", code, out)
 	}
 }
