@@ -389,7 +389,6 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 		return nil, err
 	}
 	proj := ParseProject(run.Project)
-	proj.YAMLMaxForkDepth = proj.MaxForkDepth
 	if v, ok := run.Options["maxForkDepth"].(float64); ok && v >= 0 {
 		proj.MaxForkDepth = int(v) // the depth that applied to this run
 	}

@@ -17,13 +17,16 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/inspect-dev/inspect/snapshot"
 )
 
-// File names inside a project folder.
+// File names inside a project folder (package snapshot, which reads them
+// back from a run's stored copy, holds the names).
 const (
-	AgentsFile           = "agents.yaml"
-	HouseRulesFile       = "agents/house-rules.md"
-	ForkInstructionsFile = "agents/fork-instructions.md"
+	AgentsFile           = snapshot.AgentsFile
+	HouseRulesFile       = snapshot.HouseRulesFile
+	ForkInstructionsFile = snapshot.ForkInstructionsFile
 )
 
 var (
@@ -309,7 +312,7 @@ func (l *loader) parseAgent(i int, n *yaml.Node) {
 		return
 	}
 	if a.PromptPath == "" {
-		a.PromptPath = "agents/" + a.Name + ".md"
+		a.PromptPath = snapshot.PromptPath(a.Name)
 	}
 	l.p.byName[a.Name] = a
 	l.p.Agents = append(l.p.Agents, a)

@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/snapshot"
 )
 
 // Defaults for the run options of agents.yaml.
 const (
 	DefaultModel        = "gpt-4.1-mini"
-	DefaultMaxForkDepth = 2
+	DefaultMaxForkDepth = snapshot.DefaultMaxForkDepth
 	DefaultMaxSteps     = 40
 	DefaultToolTimeout  = 30 * time.Second
 )
