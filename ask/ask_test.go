@@ -272,24 +272,6 @@ func TestChoiceOf(t *testing.T) {
 	}
 }
 
-func TestRolePath(t *testing.T) {
-	yml := []byte("model: gpt-4.1-mini\nagents:\n  - name: analyst\n    tools: [read_file]\n  - name: billing\n    prompt: ./prompts/billing.md\n")
-	tests := []struct {
-		agent, want string
-		err         bool
-	}{
-		{"analyst", "agents/analyst.md", false},
-		{"billing", "prompts/billing.md", false},
-		{"nobody", "", true},
-	}
-	for _, tt := range tests {
-		got, err := RolePath(yml, tt.agent)
-		if (err != nil) != tt.err || got != tt.want {
-			t.Errorf("RolePath(%q) = %q, %v; want %q, error %v", tt.agent, got, err, tt.want, tt.err)
-		}
-	}
-}
-
 // newTestClient returns a client for srv with fast retries and timeouts.
 func newTestClient(srv *asktest.Server) *Client {
 	c := NewClient(testKey, srv.URL)

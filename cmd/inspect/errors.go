@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/inspect-dev/inspect/ask"
 	"github.com/inspect-dev/inspect/store"
 )
 
@@ -42,6 +43,7 @@ func (e *flagError) Unwrap() error { return e.err }
 // exitCode maps an error to the process exit code.
 func exitCode(err error) int {
 	var usage *UsageError
+	var input *ask.InputError
 	var flag *flagError
 	var threshold *ThresholdError
 	var schema *store.SchemaError
@@ -52,7 +54,7 @@ func exitCode(err error) int {
 		return ExitOK
 	case errors.As(err, &threshold):
 		return ExitFindings
-	case errors.As(err, &usage), errors.As(err, &flag), errors.As(err, &notFound),
+	case errors.As(err, &usage), errors.As(err, &input), errors.As(err, &flag), errors.As(err, &notFound),
 		errors.As(err, &ambiguous), errors.Is(err, store.ErrNoRuns):
 		return ExitUsage
 	case errors.As(err, &schema):
