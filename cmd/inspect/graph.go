@@ -5,17 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 
-	"github.com/goccy/go-graphviz"
 	"github.com/spf13/cobra"
 
 	"github.com/inspect-dev/inspect/mermaid"
+	"github.com/inspect-dev/inspect/mermaid/render"
 )
 
 // graphFormats are the values of `inspect graph --format`, in help order.
@@ -168,9 +167,9 @@ func graphRun(ctx context.Context, opts *GraphOptions) error {
 			break
 		}
 		if opts.Format == "svg" {
-			err = renderDOT(ctx, dot.Bytes(), graphviz.SVG, &buf)
+			err = render.SVG(ctx, dot.Bytes(), &buf)
 		} else {
-			err = renderPNG(ctx, dot.Bytes(), &buf)
+			err = render.PNG(ctx, dot.Bytes(), &buf)
 		}
 	default:
 		panic("internal error: unhandled format " + opts.Format)
@@ -179,25 +178,6 @@ func graphRun(ctx context.Context, opts *GraphOptions) error {
 		return err
 	}
 	return writeOutput(opts.F, opts.Output, buf.Bytes())
-}
-
-// renderDOT turns DOT into an image with Graphviz (goccy/go-graphviz, which
-// runs Graphviz compiled to WebAssembly: no system install needed).
-func renderDOT(ctx context.Context, dot []byte, format graphviz.Format, w io.Writer) error {
-	gv, err := graphviz.New(ctx)
-	if err != nil {
-		return fmt.Errorf("start graphviz: %w", err)
-	}
-	defer gv.Close()
-	gr, err := graphviz.ParseBytes(dot)
-	if err != nil {
-		return fmt.Errorf("graphviz: parse DOT: %w", err)
-	}
-	defer gr.Close()
-	if err := gv.Render(ctx, gr, format, w); err != nil {
-		return fmt.Errorf("graphviz: render %s: %w", format, err)
-	}
-	return nil
 }
 
 // writeOutput writes b to path, or to stdout when path is "" or "-".

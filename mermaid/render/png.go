@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"bytes"
@@ -20,13 +20,13 @@ import (
 // pngScale is the pixels per Graphviz point of `inspect graph --format png`.
 const pngScale = 2.0
 
-// renderPNG lays the DOT out with Graphviz and paints the layout's drawing
+// PNG lays dot out with Graphviz and paints the layout's drawing
 // operations (xdot, from Graphviz's JSON output) with gg. go-graphviz's own
 // PNG renderer (v0.2.10) fills shapes but strokes no outline and no edge,
 // which leaves a chart without arrows.
-func renderPNG(ctx context.Context, dot []byte, w io.Writer) error {
+func PNG(ctx context.Context, dot []byte, w io.Writer) error {
 	var js bytes.Buffer
-	if err := renderDOT(ctx, dot, graphviz.Format("json"), &js); err != nil {
+	if err := graphvizRender(ctx, dot, graphviz.Format("json"), &js); err != nil {
 		return err
 	}
 	var lay xdotGraph
