@@ -37,7 +37,7 @@ func responsesRequest(o obj) (*Request, error) {
 			}
 			continue
 		}
-		switch typ := it.str("type"); typ {
+		switch it.str("type") {
 		case "message", "":
 			if !it.has("role") {
 				continue
@@ -49,14 +49,7 @@ func responsesRequest(o obj) (*Request, error) {
 			}
 			r.Messages = append(r.Messages, m)
 		case "function_call", "custom_tool_call":
-			args := it["arguments"]
-			if typ == "custom_tool_call" {
-				args = it["input"]
-			}
-			c := Call{ID: it.str("call_id"), Name: it.str("name"), Arguments: argsText(args)}
-			if c.ID == "" {
-				c.ID = it.str("id")
-			}
+			c := responsesCall(it)
 			if n := len(r.Messages); n > 0 && r.Messages[n-1].Role == "assistant" {
 				r.Messages[n-1].Calls = append(r.Messages[n-1].Calls, c)
 			} else {
@@ -86,21 +79,13 @@ func responsesResponse(o obj) (*Response, error) {
 	}
 	for _, raw := range array(o["output"]) {
 		it := object(raw)
-		switch typ := it.str("type"); typ {
+		switch it.str("type") {
 		case "message":
 			t, ps := content(it["content"])
 			r.Message.Text += t
 			r.Message.Parts = append(r.Message.Parts, ps...)
 		case "function_call", "custom_tool_call":
-			args := it["arguments"]
-			if typ == "custom_tool_call" {
-				args = it["input"]
-			}
-			c := Call{ID: it.str("call_id"), Name: it.str("name"), Arguments: argsText(args)}
-			if c.ID == "" {
-				c.ID = it.str("id")
-			}
-			r.Message.Calls = append(r.Message.Calls, c)
+			r.Message.Calls = append(r.Message.Calls, responsesCall(it))
 		case "reasoning":
 			var summary string
 			for _, s := range array(it["summary"]) {
@@ -131,4 +116,18 @@ func responsesUsage(raw json.RawMessage) (*record.Usage, json.RawMessage) {
 		out.Reasoning, out.ReasoningReported = d.int("reasoning_tokens")
 	}
 	return out, raw
+}
+
+// responsesCall reads a function_call item (arguments, a JSON string) or a
+// custom_tool_call item (input, free text); its id is call_id, else id.
+func responsesCall(it obj) Call {
+	args := it["arguments"]
+	if it.str("type") == "custom_tool_call" {
+		args = it["input"]
+	}
+	c := Call{ID: it.str("call_id"), Name: it.str("name"), Arguments: argsText(args)}
+	if c.ID == "" {
+		c.ID = it.str("id")
+	}
+	return c
 }
