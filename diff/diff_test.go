@@ -292,7 +292,7 @@ func TestGolden(t *testing.T) {
 	}
 	var md, js, md2, junit, sarif bytes.Buffer
 	for _, step := range []error{WriteMarkdown(&md, r), WriteJSON(&js, r), WriteMarkdown(&md2, r2),
-		WriteJUnit(&junit, r2, findings.Warning), WriteSARIF(&sarif, r2)} {
+		WriteJUnit(&junit, r2, findings.Warning), WriteSARIF(&sarif, r2, findings.SARIFPaths{})} {
 		if step != nil {
 			t.Fatal(step)
 		}
@@ -357,7 +357,7 @@ func TestGolden(t *testing.T) {
 		t.Errorf("sarif result = %+v", res)
 	}
 	var fixedSarif, fixedJUnit bytes.Buffer
-	if err := WriteSARIF(&fixedSarif, r); err != nil {
+	if err := WriteSARIF(&fixedSarif, r, findings.SARIFPaths{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteJUnit(&fixedJUnit, r, findings.Warning); err != nil {
@@ -370,7 +370,7 @@ func TestGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sameSarif bytes.Buffer
-	if err := WriteSARIF(&sameSarif, same); err != nil {
+	if err := WriteSARIF(&sameSarif, same, findings.SARIFPaths{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(sameSarif.String(), `"baselineState": "unchanged"`) {

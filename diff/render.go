@@ -208,7 +208,8 @@ func WriteJUnit(w io.Writer, r *Report, failOn findings.Severity) error {
 // findings.WriteSARIFWith, so rules, locations and fingerprints are the
 // audit's: new and unchanged findings of the new run, and fixed findings of
 // the base run, each result with baselineState new, unchanged or absent.
-func WriteSARIF(w io.Writer, r *Report) error {
+// paths places the artifact URIs, as for the new run's audit.
+func WriteSARIF(w io.Writer, r *Report, paths findings.SARIFPaths) error {
 	rep := &findings.Report{Run: r.New.Run, Project: r.New.Project, Status: r.New.Status, Grades: r.New.Grades}
 	var states []string
 	for _, group := range []struct {
@@ -221,6 +222,7 @@ func WriteSARIF(w io.Writer, r *Report) error {
 		}
 	}
 	return findings.WriteSARIFWith(w, rep, findings.SARIFOptions{
+		Paths:          paths,
 		AutomationID:   "inspect-diff/" + r.New.Run,
 		Properties:     map[string]any{"baseRun": r.Base.Run},
 		BaselineStates: states,

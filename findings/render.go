@@ -5,6 +5,8 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"net/url"
+	"path/filepath"
 	"strings"
 
 	"github.com/jstemmer/go-junit-report/v2/junit"
@@ -156,12 +158,80 @@ func sarifLevel(s Severity) string {
 	return sarif.LevelWarning
 }
 
-func sarifLoc(l Location) *sarif.Location {
+// The uriBaseIds of inspect's SARIF: every artifact URI is relative to one
+// of them, and the run's originalUriBaseIds says where each one is.
+const (
+	// SARIFRootBase is the folder SARIFPaths.Root names (the repository
+	// root, `--sarif-root`): URIs hold the project's path in it
+	// (myproject/agents.yaml), as code scanning wants.
+	SARIFRootBase = "SRCROOT"
+	// SARIFProjectBase is the project folder itself, used when the
+	// project's place under a root is not known: URIs are agents.yaml,
+	// agents/analyst.md.
+	SARIFProjectBase = "PROJECTROOT"
+)
+
+// SARIFPaths says where the files a SARIF log names are, so a project in a
+// repository subfolder points at the right files.
+type SARIFPaths struct {
+	// ProjectDir is the absolute path of the project folder the run was
+	// recorded from ("" = not known: an imported or older run).
+	ProjectDir string
+	// Root is the absolute path of the folder URIs are relative to: the
+	// repository root ("" = none; URIs are then relative to the project).
+	Root string
+}
+
+// Rel is the project folder's slash path inside Root ("" for Root itself),
+// and whether it is inside Root at all.
+func (p SARIFPaths) Rel() (string, bool) {
+	if p.Root == "" || p.ProjectDir == "" {
+		return "", false
+	}
+	rel, err := filepath.Rel(p.Root, p.ProjectDir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	if rel == "." {
+		rel = ""
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// sarifPaths turns project-relative paths into artifact locations.
+type sarifPaths struct {
+	base   string // SARIFRootBase or SARIFProjectBase
+	prefix string // the project's path under the root, with a trailing /
+	bases  map[string]sarif.ArtifactLocation
+}
+
+func newSARIFPaths(p SARIFPaths) *sarifPaths {
+	fileURI := func(dir string) string {
+		return (&url.URL{Scheme: "file", Path: strings.TrimSuffix(filepath.ToSlash(dir), "/") + "/"}).String()
+	}
+	if rel, ok := p.Rel(); ok {
+		prefix := ""
+		if rel != "" {
+			prefix = rel + "/"
+		}
+		root := sarif.NewArtifactLocation().WithURI(fileURI(p.Root)).
+			WithDescription(sarif.NewTextMessage("the repository root (inspect audit --sarif-root)"))
+		return &sarifPaths{base: SARIFRootBase, prefix: prefix, bases: map[string]sarif.ArtifactLocation{SARIFRootBase: *root}}
+	}
+	proj := sarif.NewArtifactLocation().WithDescription(sarif.NewTextMessage("the project folder (the one holding agents.yaml)"))
+	if p.ProjectDir != "" {
+		proj.WithURI(fileURI(p.ProjectDir))
+	}
+	return &sarifPaths{base: SARIFProjectBase, bases: map[string]sarif.ArtifactLocation{SARIFProjectBase: *proj}}
+}
+
+func (sp *sarifPaths) loc(l Location) *sarif.Location {
 	path := l.Path
 	if path == "" {
 		path = AgentsFile
 	}
-	phys := sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(path))
+	art := sarif.NewArtifactLocation().WithURI((&url.URL{Path: sp.prefix + path}).String()).WithURIBaseID(sp.base)
+	phys := sarif.NewPhysicalLocation().WithArtifactLocation(art)
 	if l.Line > 0 {
 		phys.WithRegion(sarif.NewRegion().WithStartLine(l.Line))
 	}
@@ -171,6 +241,9 @@ func sarifLoc(l Location) *sarif.Location {
 // SARIFOptions adjusts the log WriteSARIFWith builds; the zero value is
 // what WriteSARIF writes for `inspect audit`.
 type SARIFOptions struct {
+	// Paths places the artifact URIs (see SARIFPaths); the zero value
+	// makes them relative to the project folder.
+	Paths SARIFPaths
 	// Rules get one descriptor each; nil means All.
 	Rules []*Rule
 	// AutomationID is the run's automationDetails.id; "" means
@@ -187,7 +260,8 @@ type SARIFOptions struct {
 // in rules (nil = All) with its help text, one result per finding located in
 // agents.yaml or a prompt file (never without a location), and a stable
 // partialFingerprints entry. Artifact URIs are relative to the project
-// folder (agents.yaml, agents/analyst.md).
+// folder (agents.yaml, agents/analyst.md, uriBaseId PROJECTROOT);
+// WriteSARIFWith with SARIFOptions.Paths places them in a repository.
 func WriteSARIF(w io.Writer, r *Report, rules []*Rule) error {
 	return WriteSARIFWith(w, r, SARIFOptions{Rules: rules})
 }
@@ -216,6 +290,8 @@ func buildSARIF(r *Report, o SARIFOptions) (*sarif.Report, error) {
 		return nil, fmt.Errorf("%d SARIF baseline states for %d findings", len(o.BaselineStates), len(r.Findings))
 	}
 	run := sarif.NewRunWithInformationURI("inspect", "https://github.com/inspect-dev/inspect")
+	paths := newSARIFPaths(o.Paths)
+	run.WithOriginalUriBaseIds(paths.bases)
 	index := map[string]int{}
 	for i, rule := range rules {
 		index[rule.ID] = i
@@ -251,11 +327,11 @@ func buildSARIF(r *Report, o SARIFOptions) (*sarif.Report, error) {
 			WithRuleIndex(i).
 			WithLevel(sarifLevel(f.Severity)).
 			WithMessage(sarif.NewTextMessage(msg)).
-			AddLocation(sarifLoc(f.Fix.Location)).
+			AddLocation(paths.loc(f.Fix.Location)).
 			WithPartialFingerprints(map[string]string{FingerprintKey: f.Fingerprint}).
 			WithProperties(sarif.NewPropertyBag().Add("agent", f.Agent).Add("nodes", f.Nodes).Add("price", f.Price).Add("area", string(f.Area)))
 		for _, l := range f.Fix.Also {
-			res.AddLocation(sarifLoc(l))
+			res.AddLocation(paths.loc(l))
 		}
 		if o.BaselineStates != nil {
 			res.WithBaselineState(o.BaselineStates[n])

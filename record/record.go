@@ -60,10 +60,20 @@ type Run struct {
 	Error   string   // why the run ended in error or was cancelled
 	Tasks   []string // the user turns, in order
 	Project Project
-	Options map[string]any // run options (maxForkDepth, maxSteps, realtime, script, ...)
+	Options map[string]any // run options (maxForkDepth, maxSteps, realtime, script, projectDir, ...)
 	BaseURL string         // the provider's base URL; never a key
 	Models  []string       // the models the run used, sorted
 	Source  Source         // where the run came from; Format "inspect" for our runtime
+}
+
+// OptionProjectDir is the run option holding the absolute path of the
+// project folder the run was recorded from (runs of our runtime).
+const OptionProjectDir = "projectDir"
+
+// ProjectDir is the run's OptionProjectDir, or "" when it has none.
+func (r *Run) ProjectDir() string {
+	s, _ := r.Options[OptionProjectDir].(string)
+	return s
 }
 
 // SourceInspect is the source format of runs our own runtime recorded.

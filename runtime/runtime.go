@@ -15,6 +15,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -196,6 +197,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if cfg.Script != "" && isScripted {
 		opts["script"] = cfg.Script
+	}
+	if dir, err := filepath.Abs(cfg.Project); err == nil {
+		// where the project is, so SARIF can point at its files from a
+		// repository root (findings.SARIFPaths)
+		opts[record.OptionProjectDir] = dir
 	}
 	run := &record.Run{
 		ID:      cfg.RunID,

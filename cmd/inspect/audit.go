@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/charmbracelet/glamour"
 	"github.com/spf13/cobra"
 
 	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/graph"
 )
 
 // auditFormats are the values of `inspect audit --format`.
@@ -29,6 +32,9 @@ type AuditOptions struct {
 	Explain string
 	// Set holds threshold overrides, NAME=VALUE.
 	Set []string
+	// SARIFRoot is the folder SARIF paths are relative to (the repository
+	// root); "" = the current folder.
+	SARIFRoot string
 }
 
 // NewCmdAudit builds `inspect audit`. runF replaces the action in tests.
@@ -65,6 +71,7 @@ func NewCmdAudit(f *Factory, runF func(*AuditOptions) error) *cobra.Command {
 	cmd.Flags().StringVar(&opts.FailOn, "fail-on", "", "exit 1 when a finding is at least this `SEVERITY`: warning or error")
 	cmd.Flags().BoolVar(&opts.Rules, "rules", false, "list the rules with their docs and exit")
 	cmd.Flags().StringVar(&opts.Explain, "explain", "", "print the documentation of rule `ID` and exit")
+	cmd.Flags().StringVar(&opts.SARIFRoot, "sarif-root", "", "with --format sarif: the repository root `DIR` file paths are relative to (default: the current folder)")
 	cmd.Flags().StringArrayVar(&opts.Set, "set", nil, "set a threshold, `NAME=VALUE` (repeatable; see the list above)")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(auditFormats, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"warning", "error"}, cobra.ShellCompDirectiveNoFileComp))
@@ -107,7 +114,9 @@ Rules:
 	b.WriteString(`
 Formats: text (rendered with glamour on a terminal, plain otherwise),
 markdown, json (documented in docs/audit-json.md), sarif (2.1.0, for code
-scanning), junit (one test case per rule).
+scanning: file paths from the repository root, --sarif-root DIR, default
+the current folder, so a project in a subfolder points at its own files),
+junit (one test case per rule).
 
 Exit codes: 0 done (findings below --fail-on, if given); 1 a finding at or
 above --fail-on; 2 bad flags or an unknown run; 3 the database is unreadable.`)
@@ -188,7 +197,11 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 	case "json":
 		err = findings.WriteJSON(io.Out, rep)
 	case "sarif":
-		err = findings.WriteSARIF(io.Out, rep, nil)
+		var paths findings.SARIFPaths
+		if paths, err = sarifPaths(g, opts.SARIFRoot); err != nil {
+			return err
+		}
+		err = findings.WriteSARIFWith(io.Out, rep, findings.SARIFOptions{Paths: paths})
 	case "junit":
 		err = findings.WriteJUnit(io.Out, rep)
 	}
@@ -220,6 +233,31 @@ func writeGlamour(io *IOStreams, rep *findings.Report, style string) error {
 	}
 	_, err = fmt.Fprint(io.Out, out)
 	return err
+}
+
+// sarifPaths places a run's files for SARIF: its recorded project folder
+// under root (--sarif-root; "" = the current folder, where CI runs from
+// the repository root). A root given explicitly must hold the project.
+func sarifPaths(g *graph.Run, root string) (findings.SARIFPaths, error) {
+	explicit := root != ""
+	if !explicit {
+		root = "."
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return findings.SARIFPaths{}, err
+	}
+	if fi, err := os.Stat(abs); explicit && (err != nil || !fi.IsDir()) {
+		return findings.SARIFPaths{}, Usagef("--sarif-root %s is not a folder; give the repository root", root)
+	}
+	p := findings.SARIFPaths{ProjectDir: g.ProjectDir(), Root: abs}
+	if _, ok := p.Rel(); explicit && !ok {
+		if p.ProjectDir == "" {
+			return p, Usagef("run %s does not say where its project folder was (an imported run, or one recorded by an older inspect), so --sarif-root cannot place its files; drop --sarif-root for paths relative to the project folder", g.ID)
+		}
+		return p, Usagef("run %s's project folder %s is not inside --sarif-root %s; give the repository root that holds it", g.ID, p.ProjectDir, root)
+	}
+	return p, nil
 }
 
 func auditContains(list []string, s string) bool {

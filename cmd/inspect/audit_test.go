@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/url"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -226,5 +228,76 @@ func TestAuditRun_ExplainJSON(t *testing.T) {
 	var all []findings.RuleJSON
 	if err := json.Unmarshal(out.Bytes(), &all); err != nil || len(all) != len(findings.All) {
 		t.Errorf("--rules --format json: %d rules (%v), want %d", len(all), err, len(findings.All))
+	}
+}
+
+// SARIF of a project in a repository subfolder points at the project's own
+// files: every result's URI, resolved against originalUriBaseIds, names a
+// file that exists, whether the root is --sarif-root or the current folder
+// (issue 12, item 4: URIs were relative to the project folder with no
+// uriBaseId, so code scanning looked for agents.yaml at the repository root).
+func TestAuditRun_SARIFSubfolder(t *testing.T) {
+	repo := t.TempDir()
+	f, out, errOut := testFactory(t)
+	db, err := f.Store(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runtimetest.RecordFixture(context.Background(), db, filepath.Join("..", "..", "fixtures", "audit-fork-uneven"),
+		filepath.Join(repo, "services", "my agents"), "run-sub", time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	check := func(name string, args ...string) {
+		t.Helper()
+		out.Reset()
+		if code := run(context.Background(), f, append([]string{"audit", "--format", "sarif"}, args...)); code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", name, code, errOut)
+		}
+		var log struct {
+			Runs []struct {
+				Bases   map[string]struct{ URI string } `json:"originalUriBaseIds"`
+				Results []struct {
+					Locations []struct {
+						Physical struct {
+							Artifact struct {
+								URI  string `json:"uri"`
+								Base string `json:"uriBaseId"`
+							} `json:"artifactLocation"`
+						} `json:"physicalLocation"`
+					} `json:"locations"`
+				} `json:"results"`
+			} `json:"runs"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &log); err != nil || len(log.Runs) != 1 || len(log.Runs[0].Results) == 0 {
+			t.Fatalf("%s: SARIF %v, %d runs:\n%s", name, err, len(log.Runs), out)
+		}
+		r := log.Runs[0]
+		for _, res := range r.Results {
+			for _, l := range res.Locations {
+				a := l.Physical.Artifact
+				if a.Base != findings.SARIFRootBase || !strings.HasPrefix(a.URI, "services/my%20agents/audit-fork-uneven/") {
+					t.Errorf("%s: artifact %+v, want uriBaseId %s and the path from the repository root", name, a, findings.SARIFRootBase)
+					continue
+				}
+				base, err := url.Parse(r.Bases[a.Base].URI)
+				if err != nil || base.Scheme != "file" {
+					t.Fatalf("%s: base %s = %q, want a file URI", name, a.Base, r.Bases[a.Base].URI)
+				}
+				ref, _ := url.Parse(a.URI)
+				file := base.ResolveReference(ref).Path
+				if _, err := os.Stat(file); err != nil {
+					t.Errorf("%s: %s resolves to %s, which does not exist", name, a.URI, file)
+				}
+			}
+		}
+	}
+	check("--sarif-root", "--sarif-root", repo)
+	t.Chdir(repo)
+	check("the current folder")
+
+	// a root that does not hold the project is refused, not written wrong
+	out.Reset()
+	if code := run(context.Background(), f, []string{"audit", "--format", "sarif", "--sarif-root", t.TempDir()}); code != ExitUsage || !strings.Contains(errOut.String(), "is not inside --sarif-root") {
+		t.Errorf("a root elsewhere: exit %d, stderr %q; want 2", code, errOut)
 	}
 }

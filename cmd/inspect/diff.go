@@ -27,6 +27,8 @@ type DiffOptions struct {
 	MaxIncrease []string
 	// FailOn is "", "warning" or "error": exit 1 when a new finding is at least that.
 	FailOn string
+	// SARIFRoot is the folder SARIF paths are relative to; "" = the current folder.
+	SARIFRoot string
 }
 
 // NewCmdDiff builds `inspect diff`. runF replaces the action in tests.
@@ -81,6 +83,7 @@ unknown run or database file; 3 a database is unreadable.`,
 	}
 	cmd.Flags().StringVar(&opts.Format, "format", "markdown", "output `FORMAT`: "+strings.Join(diffFormats, ", "))
 	cmd.Flags().StringArrayVar(&opts.MaxIncrease, "max-increase", nil, "exit 1 when a total grows more than `KEY=VALUE` allows; comma-separated, repeatable (tokens=10%,elapsed=20%)")
+	cmd.Flags().StringVar(&opts.SARIFRoot, "sarif-root", "", "with --format sarif: the repository root `DIR` file paths are relative to (default: the current folder)")
 	cmd.Flags().StringVar(&opts.FailOn, "fail-on", "", "exit 1 when a new finding is at least this `SEVERITY`: warning or error")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(diffFormats, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"warning", "error"}, cobra.ShellCompDirectiveNoFileComp))
@@ -127,7 +130,11 @@ func diffRun(ctx context.Context, opts *DiffOptions) error {
 	case "junit":
 		err = diff.WriteJUnit(out, rep, cfg.FailOn)
 	case "sarif":
-		err = diff.WriteSARIF(out, rep)
+		var paths findings.SARIFPaths
+		if paths, err = sarifPaths(new.Run, opts.SARIFRoot); err != nil {
+			return err
+		}
+		err = diff.WriteSARIF(out, rep, paths)
 	}
 	if err != nil {
 		return err
