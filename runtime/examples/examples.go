@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/inspect-dev/inspect/snapshot"
 )
 
 //go:embed fork-instructions.md all:init all:demo
@@ -55,7 +57,7 @@ func Write(project fs.FS, dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	paths = append(paths, "agents/fork-instructions.md")
+	paths = append(paths, snapshot.ForkInstructionsFile)
 	for _, p := range paths {
 		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(p))); err == nil {
 			return nil, fmt.Errorf("%s already exists; choose an empty or new folder", filepath.Join(dir, filepath.FromSlash(p)))
@@ -65,7 +67,7 @@ func Write(project fs.FS, dir string) ([]string, error) {
 	}
 	for _, p := range paths {
 		var b []byte
-		if p == "agents/fork-instructions.md" {
+		if p == snapshot.ForkInstructionsFile {
 			b = []byte(ForkInstructions())
 		} else if b, err = fs.ReadFile(project, p); err != nil {
 			return nil, err
