@@ -1,0 +1,134 @@
+// Package importers turns other tools' runs into inspect records (DESIGN
+// §13). Each format lives in its own subpackage (importers/claudecode,
+// importers/codex, importers/kimi, importers/openaiagents, importers/otlp)
+// and only parses: it reads its files and yields a Session, the neutral
+// tree every format maps to. This package owns the one mapping from a
+// Session to records — sequence numbers, branch paths, depths, fork and join
+// nodes, statuses, usage normalisation — and writes it through a Writer the
+// store satisfies, so every importer numbers, nests and prices a run alike.
+// It knows nothing of SQL, rules or rendering.
+package importers
+
+import (
+	"time"
+
+	"github.com/inspect-dev/inspect/record"
+)
+
+// Session is one imported run: one session file (with its sub-agents) or
+// one trace.
+type Session struct {
+	Source  record.Source  // Format, Version, ID (the re-import key) and Path
+	Started time.Time      // the first thing that happened
+	Ended   time.Time      // zero when the session never ended (a live file)
+	Tasks   []string       // the user turns, in order
+	Project record.Project // the instruction files the source names (sub-agent definitions, CLAUDE.md, AGENTS.md, profiles)
+	Models  []string
+	Trunk   *Conversation
+	Report  Report // what was skipped or could not be read
+}
+
+// Conversation is one message list driven by one agent at a time: the
+// trunk, or one sub-agent's branch.
+type Conversation struct {
+	Agent   string // the agent that starts it ("main" when the source names none)
+	Started time.Time
+	Ended   time.Time     // zero: never finished (reads interrupted)
+	Status  record.Status // the conversation's outcome; empty = derive (ok when ended, interrupted when not)
+	Error   string
+	Steps   []Step // in the order they happened
+}
+
+// Step is one thing a conversation did; exactly one field is set.
+type Step struct {
+	User    *User    // a user message that starts a turn
+	LLM     *LLM     // one model response
+	Tool    *Tool    // one tool call and its result
+	Handoff *Handoff // the conversation changing owner
+	Fork    *Fork    // one response starting sub-agents, with their join
+	Final   *Final   // the conversation's final message
+}
+
+// User is a user turn.
+type User struct {
+	At   time.Time
+	Text string
+}
+
+// LLM is one model response (Claude Code: one message.id across its
+// lines; Codex: a response closed by its token count; Kimi: a step; Agents
+// SDK: a generation/response span; OTel: a chat span).
+type LLM struct {
+	Started, Ended time.Time
+	Model          string
+	Agent          string       // set when it differs from the conversation's current agent
+	Usage          record.Usage // normalised: In includes cache reads and writes
+	Calls          []string     // the tool names the response called, in order (fork tool included)
+	Content        string       // its text
+	Status         record.Status
+	Error          string
+	// Request is the reconstructed request (a Chat Completions body of the
+	// messages visible to the model, with system and tools when the source
+	// recorded them); nil when nothing can be rebuilt. Response is the
+	// response as the source recorded it, or nil.
+	Request, Response []byte
+}
+
+// Tool is one tool call joined to its result by call id.
+type Tool struct {
+	Started, Ended time.Time
+	CallID         string
+	Name           string
+	Args           string // JSON text as the model sent it
+	Result         string
+	Research       bool // DESIGN §13's read-only tools of the format, else the configured name patterns
+	Status         record.Status
+	Error          string
+}
+
+// Handoff is an owner change (an Agents SDK hand-off span; a transfer_to_*
+// tool followed by another agent taking over).
+type Handoff struct {
+	At       time.Time
+	From, To string
+	Reason   string
+}
+
+// Fork is one model response that started sub-agents: one branch per
+// sub-agent in call order; the join is where their results came back.
+type Fork struct {
+	At       time.Time
+	Tool     string // the delegation tool that played fork (Task, Agent, spawn_agent, ...)
+	Context  string // none for fresh children, inherit for children seeded with the parent's turns
+	Branches []*Branch
+	JoinAt   time.Time // when the results came back; zero = never (interrupted)
+}
+
+// Branch is one sub-agent of a fork.
+type Branch struct {
+	Name         string // unique among its siblings (the importer makes it so)
+	Agent        string
+	Instructions string // the prompt the parent gave it
+	CallID       string // the delegation call's id
+	Answer       string // what came back to the parent
+	Conv         *Conversation
+}
+
+// Final is a conversation's final message.
+type Final struct {
+	At   time.Time
+	Text string
+}
+
+// Report says what an import skipped or could not read.
+type Report struct {
+	Skipped  map[string]int // unknown record types (or attributes) -> how many were skipped
+	Problems []Problem      // malformed lines, in file order
+}
+
+// Problem is one input line or record that could not be read.
+type Problem struct {
+	File string
+	Line int
+	Err  string
+}
