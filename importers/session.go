@@ -10,6 +10,7 @@
 package importers
 
 import (
+	"context"
 	"time"
 
 	"github.com/inspect-dev/inspect/record"
@@ -131,4 +132,28 @@ type Problem struct {
 	File string
 	Line int
 	Err  string
+}
+
+// Format is one importer: a parser of one tool's files into Sessions.
+type Format interface {
+	// Name is the format's name as --format and record.Source.Format spell it.
+	Name() string
+	// Detect reports whether path looks like this format, reading at most a
+	// few kilobytes of it.
+	Detect(path string) bool
+	// Read parses path (and the files it names: sub-agent files, children's
+	// rollouts) into sessions, streaming: memory stays bounded whatever the
+	// file's size. A malformed line is a Problem in the session's Report
+	// (an error instead when opt.Strict); an unknown record type is counted
+	// in Report.Skipped.
+	Read(ctx context.Context, path string, opt Options) ([]*Session, error)
+}
+
+// Options tune a Read.
+type Options struct {
+	Strict bool // a malformed line fails the import instead of being reported
+	// Research says whether a tool of this format counts as research when
+	// the format's own list (DESIGN §13) does not name it; nil = the default
+	// name patterns (read*, get*, list*, search*, find*, fetch*, lookup*, query*).
+	Research func(tool string) bool
 }
