@@ -31,11 +31,11 @@ const (
 )
 
 // Expectation results: whether the new run shows what a fixed finding said
-// the next run should show.
+// the next run should show (findings' verdicts).
 const (
-	Shown      = "shown"
-	NotShown   = "not shown"
-	NotChecked = "not checked"
+	Shown      = findings.Shown
+	NotShown   = findings.NotShown
+	NotChecked = findings.NotChecked
 )
 
 // Side is one run of a comparison: its graph and its audit.
@@ -50,7 +50,7 @@ type Side struct {
 }
 
 // Config is how a comparison runs. The zero value compares with no
-// thresholds and checks expectations with findings.DefaultOptions().
+// thresholds.
 type Config struct {
 	// MaxIncrease are the --max-increase limits; a total that grows past
 	// one fails the comparison.
@@ -58,9 +58,6 @@ type Config struct {
 	// FailOn fails the comparison when a new finding has at least this
 	// severity; 0 never fails on findings.
 	FailOn findings.Severity
-	// Options are the audit thresholds the expectation checks use (the
-	// uneven-branch ratio); nil means findings.DefaultOptions().
-	Options *findings.Options
 	// NoMermaid leaves Report.Mermaid empty (the markdown then has no chart).
 	NoMermaid bool
 }
@@ -78,7 +75,8 @@ type RunInfo struct {
 }
 
 // Expectation says whether the new run shows what a fixed finding said the
-// next run should show.
+// next run should show: the verdict of the finding's rule's own check
+// (findings.Rule.Expect), so diff holds no rule's knowledge.
 type Expectation struct {
 	// Next is the finding's "next run should show" text.
 	Next string `json:"next"`
@@ -146,10 +144,6 @@ func (c *Config) Compare(base, new Side) (*Report, error) {
 	if base.Run == nil || new.Run == nil || base.Report == nil || new.Report == nil {
 		return nil, fmt.Errorf("diff: both sides need a run graph and its audit")
 	}
-	opts := c.Options
-	if opts == nil {
-		opts = findings.DefaultOptions()
-	}
 	r := &Report{
 		Base: info(base), New: info(new),
 		Findings:   matchFindings(base.Report.Findings, new.Report.Findings),
@@ -164,8 +158,8 @@ func (c *Config) Compare(base, new Side) (*Report, error) {
 	r.Agents = agentDeltas(base.Run, new.Run)
 	for i := range r.Findings.Fixed {
 		fc := &r.Findings.Fixed[i]
-		e := expect(fc.Finding, base.Run, new.Run, opts)
-		fc.Expectation = &e
+		v := findings.Expect(findings.All, fc.Finding, new.Run)
+		fc.Expectation = &Expectation{Next: fc.Next, Result: v.Result, Detail: v.Detail}
 	}
 	for _, l := range c.MaxIncrease {
 		tr := l.check(bt, nt)

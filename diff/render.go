@@ -228,3 +228,10 @@ func WriteSARIF(w io.Writer, r *Report, paths findings.SARIFPaths) error {
 		BaselineStates: states,
 	})
 }
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

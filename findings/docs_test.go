@@ -20,7 +20,7 @@ func TestDocs_InStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	var table bytes.Buffer
-	if err := findings.WriteRulesMarkdown(&table, findings.All); err != nil {
+	if err := findings.WriteRulesMarkdown(&table, findings.All, nil); err != nil {
 		t.Fatal(err)
 	}
 	sections := map[string]string{"rules": table.String(), "grades": findings.GradeScale + "\n"}

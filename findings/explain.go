@@ -3,9 +3,45 @@ package findings
 import (
 	"encoding/json"
 	"io"
-	"path"
-	"strings"
 )
+
+// ThresholdJSON is one threshold that tunes a rule, with the value in force
+// and its default.
+type ThresholdJSON struct {
+	Name    string `json:"name"` // the key of --set NAME=VALUE
+	Value   string `json:"value"`
+	Default string `json:"default"`
+	Doc     string `json:"doc"`
+}
+
+// ruleThresholds lists the thresholds rule r declares, valued from o (the
+// options in force; nil: the defaults).
+func ruleThresholds(r *Rule, o *Options) []ThresholdJSON {
+	out := []ThresholdJSON{}
+	for _, opt := range r.Options {
+		out = append(out, ThresholdJSON{Name: opt.Name(), Value: opt.Value(o), Default: opt.Default(), Doc: opt.Doc()})
+	}
+	return out
+}
+
+// WriteExplain writes `inspect audit --explain ID`: rule r's documentation
+// with the thresholds in force in o in its Detect text, then each threshold
+// that tunes it, its value and, when --set changed it, its default.
+func WriteExplain(w io.Writer, r *Rule, o *Options) error {
+	ew := &errWriter{w: w}
+	ew.printf("%s", r.Explain(o))
+	if ts := ruleThresholds(r, o); len(ts) > 0 {
+		ew.printf("\nThresholds (--set NAME=VALUE):\n")
+		for _, t := range ts {
+			note := ""
+			if t.Value != t.Default {
+				note = " (default " + t.Default + ")"
+			}
+			ew.printf("  %s = %s%s: %s\n", t.Name, t.Value, note, t.Doc)
+		}
+	}
+	return ew.err
+}
 
 // RuleJSON is one rule's documentation in `inspect audit --explain ID
 // --format json` and `--rules --format json` (docs/audit-json.md).
@@ -19,15 +55,6 @@ type RuleJSON struct {
 	Fix        string          `json:"fix"`
 	Next       string          `json:"next"`
 	Thresholds []ThresholdJSON `json:"thresholds"`
-}
-
-// ThresholdJSON is one threshold that tunes a rule, with the value in force
-// and its default.
-type ThresholdJSON struct {
-	Name    string `json:"name"` // the key of --set NAME=VALUE
-	Value   string `json:"value"`
-	Default string `json:"default"`
-	Doc     string `json:"doc"`
 }
 
 // WriteExplainJSON writes rule r's documentation as one JSON object, with
@@ -47,25 +74,7 @@ func WriteRulesJSON(w io.Writer, rules []*Rule, o *Options) error {
 
 func ruleJSON(r *Rule, o *Options) RuleJSON {
 	return RuleJSON{ID: r.ID, Name: r.Doc.Title, Area: string(r.Area), Severity: r.Severity.String(),
-		Detects: r.Doc.Detect, Price: r.Doc.Price, Fix: r.Doc.Fix, Next: r.Doc.Next, Thresholds: ruleThresholds(r, o)}
-}
-
-// ruleThresholds lists the options that tune rule r, valued from o.
-func ruleThresholds(r *Rule, o *Options) []ThresholdJSON {
-	def := DefaultOptions()
-	if o == nil {
-		o = def
-	}
-	out := []ThresholdJSON{}
-	for _, s := range OptionSpecs() {
-		for _, p := range strings.Split(s.Rules, ",") { // ids or patterns (fanout.*)
-			if ok, _ := path.Match(strings.TrimSpace(p), r.ID); ok {
-				out = append(out, ThresholdJSON{Name: s.Name, Value: s.Get(o), Default: s.Get(def), Doc: s.Doc})
-				break
-			}
-		}
-	}
-	return out
+		Detects: r.Detect(o), Price: r.Doc.Price, Fix: r.Doc.Fix, Next: r.Doc.Next, Thresholds: ruleThresholds(r, o)}
 }
 
 func writeIndented(w io.Writer, v any) error {

@@ -94,8 +94,9 @@ func ParseSeverity(s string) (Severity, error) {
 type Doc struct {
 	// Title is the finding's name, a short noun phrase ("missed fan-out").
 	Title string
-	// Detect says what the rule looks for in the recording, with its
-	// default thresholds.
+	// Detect says what the rule looks for in the recording. Each
+	// threshold appears as {name}, a placeholder for the value in force:
+	// read it through Rule.Detect, never directly.
 	Detect string
 	// Price says how the finding's price is computed.
 	Price string
@@ -115,21 +116,37 @@ type Rule struct {
 	Severity Severity
 	// Doc documents the rule.
 	Doc Doc
+	// Options are the thresholds the rule reads (shared ones are the same
+	// value in each rule that reads them); --set, --help and --explain
+	// list them, and Doc.Detect names each as {name}.
+	Options []Option
 	// Run inspects pass.Graph, calls pass.Report for each finding, and
-	// calls pass.Clear or pass.NotApplicable when it reports none.
+	// calls pass.Clear or pass.NotApplicable when it reports none. Each
+	// finding's Promise holds the facts Expect reads.
 	Run func(pass *Pass)
+	// Expect checks, in a later run, what finding f of this rule said the
+	// next run should show (f.Next), from the facts in f.Promise, with
+	// this package's own definitions (what a call is, a join's window…).
+	// `inspect diff` calls it for each fixed finding.
+	Expect func(f Finding, next *graph.Run) Verdict
+	// NoExpect says why the rule has no Expect; Validate refuses a rule
+	// with neither.
+	NoExpect string
 }
 
-// Explain renders the rule's documentation as plain text paragraphs.
-func (r *Rule) Explain() string {
+// Explain renders the rule's documentation as plain text paragraphs, with
+// the thresholds in force in o (nil: the defaults).
+func (r *Rule) Explain(o *Options) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s (%s, %s)\n\n", r.ID, r.Doc.Title, r.Area, r.Severity)
-	fmt.Fprintf(&b, "Detects: %s\n\nPrice: %s\n\nFix: %s\n\nNext run should show: %s\n", r.Doc.Detect, r.Doc.Price, r.Doc.Fix, r.Doc.Next)
+	fmt.Fprintf(&b, "Detects: %s\n\nPrice: %s\n\nFix: %s\n\nNext run should show: %s\n", r.Detect(o), r.Doc.Price, r.Doc.Fix, r.Doc.Next)
 	return b.String()
 }
 
 // Validate checks a rule list: unique non-empty ids, a known area and
-// severity, a title and the other doc fields, a non-nil Run.
+// severity, a title and the other doc fields, a non-nil Run, an Expect or
+// the reason it has none, and thresholds that are declared once, work at
+// their defaults and appear in a Detect text (see validateOptions).
 func Validate(rules []*Rule) error {
 	seen := map[string]bool{}
 	for i, r := range rules {
@@ -148,10 +165,14 @@ func Validate(rules []*Rule) error {
 			return fmt.Errorf("rule %s has unknown area %q", r.ID, r.Area)
 		case r.Severity != Warning && r.Severity != Error:
 			return fmt.Errorf("rule %s has no severity", r.ID)
+		case r.Expect == nil && strings.TrimSpace(r.NoExpect) == "":
+			return fmt.Errorf("rule %s has no Expect: check what its findings say the next run should show, or say in NoExpect why it cannot", r.ID)
+		case r.Expect != nil && r.NoExpect != "":
+			return fmt.Errorf("rule %s has both an Expect and a NoExpect reason", r.ID)
 		}
 		seen[r.ID] = true
 	}
-	return nil
+	return validateOptions(rules)
 }
 
 // Lookup returns the rule with id among rules, or nil.
@@ -282,6 +303,11 @@ type Finding struct {
 	// Fingerprint is stable across runs of the same mistake: SARIF
 	// partialFingerprints and `inspect diff` match findings by it.
 	Fingerprint string `json:"fingerprint"`
+	// Promise holds the facts the rule's Expect reads to check Next in a
+	// later run (the items' tools, the branch, the two agents…), of a type
+	// the rule defines. It is not written to JSON: a finding read back
+	// from a file is NotChecked.
+	Promise any `json:"-"`
 }
 
 // Fingerprint hashes rule, agent and evidence shape into a stable id.
@@ -336,6 +362,9 @@ type Report struct {
 	Findings []Finding `json:"findings"`
 	// Checks has one entry per rule run, in rule order.
 	Checks []Check `json:"checks"`
+	// Options are the thresholds the audit ran with (SARIF's rule
+	// descriptors show them); not in JSON.
+	Options *Options `json:"-"`
 }
 
 // Worst returns the highest severity among the findings, or 0.
@@ -397,7 +426,7 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 	rep := &Report{
 		Run: run.ID, Project: run.Project.Name, Status: string(run.Status),
 		ElapsedMS: run.Elapsed().Milliseconds(), TokensIn: tok.In, TokensOut: tok.Out, LLMCalls: tok.Calls,
-		Findings: []Finding{}, Checks: []Check{},
+		Findings: []Finding{}, Checks: []Check{}, Options: opts,
 	}
 	for _, r := range rules {
 		p := &Pass{Rule: r, Graph: run, Options: opts, Project: proj, requests: c.Requests, shared: shared}

@@ -37,6 +37,23 @@ func TestValidate_Errors(t *testing.T) {
 		{"no run", []*findings.Rule{{ID: "x", Area: findings.Forking, Severity: findings.Warning, Doc: ok.Doc}}, "no Run"},
 		{"no title", []*findings.Rule{{ID: "x", Area: findings.Forking, Severity: findings.Warning, Run: ok.Run}}, "incomplete Doc"},
 		{"bad area", []*findings.Rule{{ID: "x", Area: "Other", Severity: findings.Warning, Doc: ok.Doc, Run: ok.Run}}, "unknown area"},
+		{"no expect", []*findings.Rule{{ID: "x", Area: findings.Forking, Severity: findings.Warning, Doc: ok.Doc, Run: ok.Run}}, "has no Expect"},
+		{"blank reason", []*findings.Rule{{ID: "x", Area: findings.Forking, Severity: findings.Warning, Doc: ok.Doc, Run: ok.Run, NoExpect: "  "}}, "has no Expect"},
+		{"expect and reason", []*findings.Rule{withDetect(ok, ok.Doc.Detect, func(r *findings.Rule) { r.NoExpect = "why" })}, "both an Expect and a NoExpect"},
+		{"unknown placeholder", []*findings.Rule{withDetect(ok, ok.Doc.Detect+" {nope}", nil)}, "names {nope}, which is not one of its Options"},
+		{"threshold not in any Detect", []*findings.Rule{withDetect(ok, "three calls in a row", nil)}, "fanout-min-calls appears in the Detect text of none"},
+		{"threshold declared twice", []*findings.Rule{&ok, withDetect(ok, "{fanout-min-calls} calls", func(r *findings.Rule) {
+			r.ID, r.Options = "y", []findings.Option{&findings.Threshold[int]{Key: "fanout-min-calls", Text: "again", Def: 3, Min: 2}}
+		})}, "declared twice with different values"},
+		{"default out of range", []*findings.Rule{withDetect(ok, "{x-min} calls", func(r *findings.Rule) {
+			r.Options = []findings.Option{&findings.Threshold[int]{Key: "x-min", Text: "calls", Def: 1, Min: 2}}
+		})}, "x-min must be at least 2, got 1"},
+		{"threshold without doc", []*findings.Rule{withDetect(ok, "{x-min} calls", func(r *findings.Rule) {
+			r.Options = []findings.Option{&findings.Threshold[time.Duration]{Key: "x-min", Def: time.Second}}
+		})}, "has no Doc"},
+		{"threshold with a bad name", []*findings.Rule{withDetect(ok, "calls", func(r *findings.Rule) {
+			r.Options = []findings.Option{&findings.Threshold[float64]{Key: "X Min", Text: "calls", Def: 1}}
+		})}, "bad name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,6 +65,36 @@ func TestValidate_Errors(t *testing.T) {
 	}
 }
 
+// withDetect copies rule r with another Detect text, then applies edit.
+func withDetect(r findings.Rule, detect string, edit func(*findings.Rule)) *findings.Rule {
+	r.Doc.Detect = detect
+	if edit != nil {
+		edit(&r)
+	}
+	return &r
+}
+
+// TestValidate_NoExpectReason checks a rule without an expectation check
+// is accepted when it says why, and its findings read as not checked with
+// that reason.
+func TestValidate_NoExpectReason(t *testing.T) {
+	r := *findings.BranchFailed
+	r.Expect, r.NoExpect = nil, "a failed branch has no structure to look for"
+	if err := findings.Validate([]*findings.Rule{&r}); err != nil {
+		t.Fatalf("Validate() = %v", err)
+	}
+	v := findings.Expect([]*findings.Rule{&r}, findings.Finding{Rule: r.ID}, nil)
+	if v.Result != findings.NotChecked || v.Detail != r.NoExpect {
+		t.Errorf("Expect() = %+v, want not checked with the reason", v)
+	}
+	if v := findings.Expect(nil, findings.Finding{Rule: "gone.rule"}, nil); v.Result != findings.NotChecked || !strings.Contains(v.Detail, "no rule gone.rule") {
+		t.Errorf("Expect() of an unknown rule = %+v", v)
+	}
+	if v := findings.Expect(nil, findings.Finding{Rule: "fork.uneven"}, nil); v.Result != findings.NotChecked || !strings.Contains(v.Detail, "read back from a file") {
+		t.Errorf("Expect() of a finding without its promise = %+v", v)
+	}
+}
+
 func TestOptions_Set(t *testing.T) {
 	o := findings.DefaultOptions()
 	for _, kv := range []string{"fanout-min-calls=4", "uneven-ratio=2.5", "uneven-min-gap=10s", "inherit-min-tokens=8000"} {
@@ -55,17 +102,55 @@ func TestOptions_Set(t *testing.T) {
 			t.Fatalf("Set(%q): %v", kv, err)
 		}
 	}
-	if o.FanoutMinCalls != 4 || o.UnevenRatio != 2.5 || o.UnevenMinGap != 10*time.Second || o.InheritMinTokens != 8000 {
-		t.Errorf("options = %+v", o)
+	got := map[string]string{}
+	for _, s := range findings.OptionSpecs() {
+		got[s.Name] = s.Get(o)
 	}
-	for _, bad := range []string{"nope=1", "fanout-min-calls", "fanout-min-calls=x", "uneven-min-gap=5"} {
+	want := map[string]string{"fanout-min-calls": "4", "uneven-ratio": "2.5", "uneven-min-gap": "10s",
+		"inherit-min-tokens": "8000", "token-min-len": "3", "specialist-min-calls": "2"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	for _, bad := range []string{"nope=1", "fanout-min-calls", "fanout-min-calls=x", "uneven-min-gap=5", "uneven-ratio=x", "inherit-min-tokens=1.5"} {
 		if err := o.Set(bad); err == nil {
 			t.Errorf("Set(%q) = nil, want an error", bad)
 		}
 	}
-	o.FanoutMinCalls = 1
-	if err := o.Validate(); err == nil {
-		t.Error("Validate() accepted fanout-min-calls=1")
+	if err := o.Validate(); err != nil {
+		t.Errorf("Validate() = %v for working values", err)
+	}
+	if err := o.Set("fanout-min-calls=1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "fanout-min-calls must be at least 2, got 1") {
+		t.Errorf("Validate() = %v, want fanout-min-calls refused", err)
+	}
+}
+
+// TestRule_DetectThresholds checks a rule's Detect text shows the
+// thresholds in force: the defaults of DESIGN §8, and a --set value.
+func TestRule_DetectThresholds(t *testing.T) {
+	if got := findings.ForkInheritUncached.Detect(nil); !strings.Contains(got, "at least 2 branches") || !strings.Contains(got, "at least 4,000 tokens") {
+		t.Errorf("default Detect = %q", got)
+	}
+	o := findings.DefaultOptions()
+	for _, kv := range []string{"uneven-ratio=3", "uneven-min-gap=1m30s", "inherit-min-tokens=12000"} {
+		if err := o.Set(kv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := findings.ForkUneven.Detect(o); !strings.Contains(got, "at least 3× the median") || !strings.Contains(got, "at least 1m30s longer") {
+		t.Errorf("Detect with --set = %q", got)
+	}
+	if got := findings.ForkInheritUncached.Explain(o); !strings.Contains(got, "at least 12,000 tokens") {
+		t.Errorf("Explain with --set = %q", got)
+	}
+	for _, r := range findings.All {
+		if d := r.Detect(o); strings.ContainsAny(d, "{}") {
+			t.Errorf("%s: Detect left a placeholder: %q", r.ID, d)
+		}
 	}
 }
 

@@ -2,167 +2,304 @@ package findings
 
 import (
 	"fmt"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// Options are the rules' thresholds. DefaultOptions gives DESIGN §8's values.
+// Option is one threshold a rule declares in Rule.Options: the name of
+// `--set NAME=VALUE`, what it means, its default, and the smallest value
+// that works. The only implementation is *Threshold; a rule reads the
+// value in force with Threshold.Get(pass.Options).
+type Option interface {
+	// Name is the key of --set NAME=VALUE ("uneven-ratio").
+	Name() string
+	// Doc says what the threshold means, lower-case.
+	Doc() string
+	// Default is the default value, as --set takes it ("5s").
+	Default() string
+	// Value is the value in force in o, as --set takes it.
+	Value(o *Options) string
+	// prose is the value in force as a rule's Detect text shows it
+	// ("4,000", "5s", "2").
+	prose(o *Options) string
+	parse(v string) (any, error)
+	check(o *Options) error
+}
+
+// number is what a Threshold can hold.
+type number interface {
+	int | int64 | float64 | time.Duration
+}
+
+// Threshold is an Option holding a number of type T. Declare one as a
+// package value next to the rule that reads it, list it in the rule's
+// Options, and name it as {Name} in the rule's Doc.Detect.
+type Threshold[T number] struct {
+	// Key is the option's name (Option.Name).
+	Key string
+	// Text is what it means (Option.Doc).
+	Text string
+	// Def is the default, DESIGN §8's value.
+	Def T
+	// Min is the smallest value that works.
+	Min T
+}
+
+// Name implements Option.
+func (t *Threshold[T]) Name() string { return t.Key }
+
+// Doc implements Option.
+func (t *Threshold[T]) Doc() string { return t.Text }
+
+// Default implements Option.
+func (t *Threshold[T]) Default() string { return format(t.Def) }
+
+// Value implements Option.
+func (t *Threshold[T]) Value(o *Options) string { return format(t.Get(o)) }
+
+// Get returns the value in force in o (nil: the default).
+func (t *Threshold[T]) Get(o *Options) T {
+	if o != nil {
+		if v, ok := o.values[t.Key]; ok {
+			return v.(T)
+		}
+	}
+	return t.Def
+}
+
+func (t *Threshold[T]) prose(o *Options) string {
+	v := t.Get(o)
+	switch x := any(v).(type) {
+	case int:
+		return groupDigits(strconv.Itoa(x))
+	case int64:
+		return groupDigits(strconv.FormatInt(x, 10))
+	}
+	return format(v)
+}
+
+func (t *Threshold[T]) parse(v string) (any, error) {
+	var zero T
+	switch any(zero).(type) {
+	case int:
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s wants a whole number, got %q", t.Key, v)
+		}
+		return any(n).(T), nil
+	case int64:
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s wants a whole number, got %q", t.Key, v)
+		}
+		return any(n).(T), nil
+	case float64:
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s wants a number, got %q", t.Key, v)
+		}
+		return any(f).(T), nil
+	case time.Duration:
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s wants a duration such as 5s, got %q", t.Key, v)
+		}
+		return any(d).(T), nil
+	}
+	panic(fmt.Sprintf("internal error: threshold %s of unhandled type %T", t.Key, zero))
+}
+
+func (t *Threshold[T]) check(o *Options) error {
+	if v := t.Get(o); v < t.Min {
+		return fmt.Errorf("%s must be at least %s, got %s", t.Key, format(t.Min), format(v))
+	}
+	return nil
+}
+
+// format writes a threshold value as --set takes it.
+func format[T number](v T) string {
+	switch x := any(v).(type) {
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case time.Duration:
+		return x.String()
+	}
+	panic(fmt.Sprintf("internal error: threshold value of unhandled type %T", v))
+}
+
+// groupDigits writes 4000 as 4,000.
+func groupDigits(s string) string {
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// Options are the thresholds in force: each rule's declared default unless
+// Set changed it. The zero value (and nil) means every default.
 type Options struct {
-	// FanoutMinCalls is how many consecutive independent research calls,
-	// each in its own model response, make a missed fan-out (fanout.*).
-	FanoutMinCalls int
-	// TokenMinLen is the shortest argument token that can tie a call to an
-	// earlier call's result (fanout.*).
-	TokenMinLen int
-	// OneBranchMaxCalls is the most tool calls a lone branch may make and
-	// still be too small to fork (fork.one-branch).
-	OneBranchMaxCalls int
-	// UnevenRatio and UnevenMinGap: the slowest branch is uneven when it took
-	// at least UnevenRatio × the median of its siblings and at least
-	// UnevenMinGap longer than that median (fork.uneven).
-	UnevenRatio  float64
-	UnevenMinGap time.Duration
-	// InheritMinBranches and InheritMinTokens: an inherit fork is flagged
-	// when at least InheritMinBranches branches run another agent and the
-	// inherited history is at least InheritMinTokens (fork.inherit-uncached).
-	InheritMinBranches int
-	InheritMinTokens   int64
-	// ForAnswerMaxCalls is the most tool calls the target may make before its
-	// final answer for a hand-off to read as a question (handoff.for-answer).
-	ForAnswerMaxCalls int
-	// SpecialistMinCalls is how many calls of a specialist's tool an agent
-	// must make itself (delegation.missed-specialist).
-	SpecialistMinCalls int
+	values map[string]any
 }
 
-// DefaultOptions returns the thresholds of DESIGN §8.
-func DefaultOptions() *Options {
-	return &Options{
-		FanoutMinCalls:     3,
-		TokenMinLen:        3,
-		OneBranchMaxCalls:  2,
-		UnevenRatio:        2,
-		UnevenMinGap:       5 * time.Second,
-		InheritMinBranches: 2,
-		InheritMinTokens:   4000,
-		ForAnswerMaxCalls:  2,
-		SpecialistMinCalls: 2,
-	}
-}
+// DefaultOptions returns options with every threshold at its default.
+func DefaultOptions() *Options { return &Options{} }
 
-// OptionSpec documents one threshold and sets it from text; the CLI's
-// --set flag and the help text come from OptionSpecs.
-type OptionSpec struct {
-	// Name is the key of --set NAME=VALUE.
-	Name string
-	// Rules are the rule ids the option tunes.
-	Rules string
-	// Doc says what it means.
-	Doc string
-	// Get returns the current value as text; Set parses and stores one.
-	Get func(o *Options) string
-	Set func(o *Options, v string) error
-}
-
-func intSpec(name, rules, doc string, field func(o *Options) *int) OptionSpec {
-	return OptionSpec{Name: name, Rules: rules, Doc: doc,
-		Get: func(o *Options) string { return strconv.Itoa(*field(o)) },
-		Set: func(o *Options, v string) error {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return fmt.Errorf("%s wants a whole number, got %q", name, v)
-			}
-			*field(o) = n
-			return nil
-		}}
-}
-
-// OptionSpecs lists every threshold in a fixed order.
-func OptionSpecs() []OptionSpec {
-	return []OptionSpec{
-		intSpec("fanout-min-calls", "fanout.*", "consecutive independent research calls that make a missed fan-out",
-			func(o *Options) *int { return &o.FanoutMinCalls }),
-		intSpec("token-min-len", "fanout.*", "shortest argument token that ties a call to an earlier result",
-			func(o *Options) *int { return &o.TokenMinLen }),
-		intSpec("one-branch-max-calls", "fork.one-branch", "most tool calls of a lone branch that is still too small to fork",
-			func(o *Options) *int { return &o.OneBranchMaxCalls }),
-		{Name: "uneven-ratio", Rules: "fork.uneven", Doc: "slowest branch ÷ median of its siblings",
-			Get: func(o *Options) string { return strconv.FormatFloat(o.UnevenRatio, 'g', -1, 64) },
-			Set: func(o *Options, v string) error {
-				f, err := strconv.ParseFloat(v, 64)
-				if err != nil {
-					return fmt.Errorf("uneven-ratio wants a number, got %q", v)
-				}
-				o.UnevenRatio = f
-				return nil
-			}},
-		{Name: "uneven-min-gap", Rules: "fork.uneven", Doc: "how much longer than that median the slowest branch must take",
-			Get: func(o *Options) string { return o.UnevenMinGap.String() },
-			Set: func(o *Options, v string) error {
-				d, err := time.ParseDuration(v)
-				if err != nil {
-					return fmt.Errorf("uneven-min-gap wants a duration such as 5s, got %q", v)
-				}
-				o.UnevenMinGap = d
-				return nil
-			}},
-		intSpec("inherit-min-branches", "fork.inherit-uncached", "branches on another agent that make an inherit fork costly",
-			func(o *Options) *int { return &o.InheritMinBranches }),
-		{Name: "inherit-min-tokens", Rules: "fork.inherit-uncached", Doc: "inherited history, in tokens, that makes it costly",
-			Get: func(o *Options) string { return strconv.FormatInt(o.InheritMinTokens, 10) },
-			Set: func(o *Options, v string) error {
-				n, err := strconv.ParseInt(v, 10, 64)
-				if err != nil {
-					return fmt.Errorf("inherit-min-tokens wants a whole number, got %q", v)
-				}
-				o.InheritMinTokens = n
-				return nil
-			}},
-		intSpec("for-answer-max-calls", "handoff.for-answer", "most calls of the target before its final answer",
-			func(o *Options) *int { return &o.ForAnswerMaxCalls }),
-		intSpec("specialist-min-calls", "delegation.missed-specialist", "calls of a specialist's tool the agent made itself",
-			func(o *Options) *int { return &o.SpecialistMinCalls }),
-	}
-}
-
-// Set applies "name=value" to o.
+// Set applies "name=value" (a threshold of a rule in All) to o, as --set
+// does.
 func (o *Options) Set(kv string) error {
 	name, value, ok := strings.Cut(kv, "=")
 	if !ok {
 		return fmt.Errorf("%q is not NAME=VALUE", kv)
 	}
-	var names []string
-	for _, s := range OptionSpecs() {
-		if s.Name == name {
-			return s.Set(o, value)
+	opt := lookupOption(All, name)
+	if opt == nil {
+		var names []string
+		for _, s := range OptionSpecs() {
+			names = append(names, s.Name)
 		}
-		names = append(names, s.Name)
+		return fmt.Errorf("unknown threshold %q; known: %s", name, strings.Join(names, ", "))
 	}
-	return fmt.Errorf("unknown threshold %q; known: %s", name, strings.Join(names, ", "))
+	v, err := opt.parse(value)
+	if err != nil {
+		return err
+	}
+	if o.values == nil {
+		o.values = map[string]any{}
+	}
+	o.values[name] = v
+	return nil
 }
 
 // Validate rejects thresholds that cannot work.
 func (o *Options) Validate() error {
-	switch {
-	case o.FanoutMinCalls < 2:
-		return fmt.Errorf("fanout-min-calls must be at least 2, got %d", o.FanoutMinCalls)
-	case o.TokenMinLen < 1:
-		return fmt.Errorf("token-min-len must be at least 1, got %d", o.TokenMinLen)
-	case o.OneBranchMaxCalls < 0:
-		return fmt.Errorf("one-branch-max-calls must be 0 or more, got %d", o.OneBranchMaxCalls)
-	case o.UnevenRatio < 1:
-		return fmt.Errorf("uneven-ratio must be at least 1, got %g", o.UnevenRatio)
-	case o.UnevenMinGap < 0:
-		return fmt.Errorf("uneven-min-gap must not be negative, got %s", o.UnevenMinGap)
-	case o.InheritMinBranches < 1:
-		return fmt.Errorf("inherit-min-branches must be at least 1, got %d", o.InheritMinBranches)
-	case o.InheritMinTokens < 0:
-		return fmt.Errorf("inherit-min-tokens must not be negative, got %d", o.InheritMinTokens)
-	case o.ForAnswerMaxCalls < 0:
-		return fmt.Errorf("for-answer-max-calls must be 0 or more, got %d", o.ForAnswerMaxCalls)
-	case o.SpecialistMinCalls < 1:
-		return fmt.Errorf("specialist-min-calls must be at least 1, got %d", o.SpecialistMinCalls)
+	for _, s := range OptionSpecs() {
+		if err := s.Option.check(o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// OptionSpec is one threshold with the rules that declare it: the CLI's
+// --set help and --explain come from OptionSpecs.
+type OptionSpec struct {
+	Option
+	// Name is Option.Name(), Doc Option.Doc().
+	Name, Doc string
+	// Rules are the ids of the rules that declare it, comma-separated.
+	Rules string
+}
+
+// Get returns the value in force in o as text.
+func (s OptionSpec) Get(o *Options) string { return s.Option.Value(o) }
+
+// OptionSpecs lists every threshold of All, in rule order.
+func OptionSpecs() []OptionSpec { return optionSpecs(All) }
+
+func optionSpecs(rules []*Rule) []OptionSpec {
+	var out []OptionSpec
+	index := map[string]int{}
+	for _, r := range rules {
+		for _, opt := range r.Options {
+			i, ok := index[opt.Name()]
+			if !ok {
+				i = len(out)
+				index[opt.Name()] = i
+				out = append(out, OptionSpec{Option: opt, Name: opt.Name(), Doc: opt.Doc()})
+			}
+			if out[i].Rules != "" {
+				out[i].Rules += ", "
+			}
+			out[i].Rules += r.ID
+		}
+	}
+	return out
+}
+
+func lookupOption(rules []*Rule, name string) Option {
+	for _, r := range rules {
+		for _, opt := range r.Options {
+			if opt.Name() == name {
+				return opt
+			}
+		}
+	}
+	return nil
+}
+
+// placeholderRe finds the {option-name} placeholders of a Detect text.
+var placeholderRe = regexp.MustCompile(`\{([a-z][a-z0-9-]*)\}`)
+
+// Detect is the rule's Doc.Detect with each {option} placeholder replaced
+// by the value in force in o (nil: the defaults), so --explain, --rules,
+// --help and SARIF show the thresholds that applied.
+func (r *Rule) Detect(o *Options) string {
+	return placeholderRe.ReplaceAllStringFunc(r.Doc.Detect, func(m string) string {
+		name := m[1 : len(m)-1]
+		for _, opt := range r.Options {
+			if opt.Name() == name {
+				return opt.prose(o)
+			}
+		}
+		return m // Validate refuses this
+	})
+}
+
+// validateOptions checks the thresholds of a rule list: each declared
+// once per name (the same Option value wherever two rules share it), a
+// default that works, named in the Detect of a rule that declares it; and
+// every placeholder of a Detect text a threshold of that rule.
+func validateOptions(rules []*Rule) error {
+	byName := map[string]Option{}
+	shown := map[string]bool{}
+	var names []string
+	for _, r := range rules {
+		mine := map[string]bool{}
+		for _, opt := range r.Options {
+			switch prev, ok := byName[opt.Name()]; {
+			case opt.Name() == "" || !placeholderRe.MatchString("{"+opt.Name()+"}"):
+				return fmt.Errorf("rule %s has a threshold with a bad name %q (lower-case words joined by -)", r.ID, opt.Name())
+			case opt.Doc() == "":
+				return fmt.Errorf("threshold %s of rule %s has no Doc", opt.Name(), r.ID)
+			case ok && prev != opt:
+				return fmt.Errorf("threshold %s is declared twice with different values (rule %s); share one value", opt.Name(), r.ID)
+			case !ok:
+				byName[opt.Name()] = opt
+				names = append(names, opt.Name())
+				if err := opt.check(nil); err != nil {
+					return fmt.Errorf("threshold %s: default: %v", opt.Name(), err)
+				}
+			}
+			mine[opt.Name()] = true
+		}
+		for _, m := range placeholderRe.FindAllStringSubmatch(r.Doc.Detect, -1) {
+			if !mine[m[1]] {
+				return fmt.Errorf("rule %s: Detect names {%s}, which is not one of its Options", r.ID, m[1])
+			}
+			shown[m[1]] = true
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if !shown[n] {
+			return fmt.Errorf("threshold %s appears in the Detect text of none of its rules; write {%s} where the text gives its value", n, n)
+		}
 	}
 	return nil
 }

@@ -296,12 +296,12 @@ func buildSARIF(r *Report, o SARIFOptions) (*sarif.Report, error) {
 	for i, rule := range rules {
 		index[rule.ID] = i
 		markdown := fmt.Sprintf("**%s** (%s)\n\n**Detects:** %s\n\n**Price:** %s\n\n**Fix:** %s\n\n**Next run should show:** %s",
-			rule.Doc.Title, rule.Area, rule.Doc.Detect, rule.Doc.Price, rule.Doc.Fix, rule.Doc.Next)
+			rule.Doc.Title, rule.Area, rule.Detect(r.Options), rule.Doc.Price, rule.Doc.Fix, rule.Doc.Next)
 		run.AddRule(rule.ID).
 			WithName(rule.Doc.Title).
 			WithShortDescription(sarif.NewMultiformatMessageString().WithText(rule.Doc.Title)).
-			WithFullDescription(sarif.NewMultiformatMessageString().WithText(rule.Doc.Detect)).
-			WithHelp(sarif.NewMultiformatMessageString().WithText(rule.Explain()).WithMarkdown(markdown)).
+			WithFullDescription(sarif.NewMultiformatMessageString().WithText(rule.Detect(r.Options))).
+			WithHelp(sarif.NewMultiformatMessageString().WithText(rule.Explain(r.Options)).WithMarkdown(markdown)).
 			WithDefaultConfiguration(sarif.NewReportingConfiguration().WithLevel(sarifLevel(rule.Severity))).
 			WithProperties(sarif.NewPropertyBag().Add("area", string(rule.Area)).WithTags([]string{"topology", string(rule.Area)}))
 	}
@@ -396,25 +396,26 @@ func WriteJUnit(w io.Writer, r *Report) error {
 }
 
 // WriteRulesMarkdown writes the rules as a markdown table (id, area,
-// severity, what it detects, its price, where the fix goes): the README and
-// docs/audit.md table, and `inspect audit --rules --format markdown`.
-func WriteRulesMarkdown(w io.Writer, rules []*Rule) error {
+// severity, what it detects with the thresholds in o (nil: the defaults),
+// its price, where the fix goes): the docs/audit.md table, and
+// `inspect audit --rules --format markdown`.
+func WriteRulesMarkdown(w io.Writer, rules []*Rule, o *Options) error {
 	ew := &errWriter{w: w}
 	ew.printf("| id | name | area | severity | detects | price | fix | next run |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range rules {
 		ew.printf("| `%s` | %s | %s | %s | %s | %s | %s | %s |\n", r.ID, r.Doc.Title, r.Area, r.Severity,
-			strings.ReplaceAll(r.Doc.Detect, "|", "\\|"), strings.ReplaceAll(r.Doc.Price, "|", "\\|"),
+			strings.ReplaceAll(r.Detect(o), "|", "\\|"), strings.ReplaceAll(r.Doc.Price, "|", "\\|"),
 			strings.ReplaceAll(r.Doc.Fix, "|", "\\|"), strings.ReplaceAll(r.Doc.Next, "|", "\\|"))
 	}
 	return ew.err
 }
 
 // WriteRulesText writes one paragraph per rule: id, title, area, severity
-// and what it detects (`inspect audit --rules`).
-func WriteRulesText(w io.Writer, rules []*Rule) error {
+// and what it detects with the thresholds in o (`inspect audit --rules`).
+func WriteRulesText(w io.Writer, rules []*Rule, o *Options) error {
 	ew := &errWriter{w: w}
 	for _, r := range rules {
-		ew.printf("%-30s %s (%s, %s)\n%-30s %s\n\n", r.ID, r.Doc.Title, r.Area, r.Severity, "", r.Doc.Detect)
+		ew.printf("%-30s %s (%s, %s)\n%-30s %s\n\n", r.ID, r.Doc.Title, r.Area, r.Severity, "", r.Detect(o))
 	}
 	ew.printf("`inspect audit --explain ID` prints a rule's price, fix and expected next run.\n")
 	return ew.err

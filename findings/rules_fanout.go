@@ -10,6 +10,12 @@ import (
 	"github.com/inspect-dev/inspect/record"
 )
 
+// The fan-out rules' thresholds.
+var (
+	fanoutMinCalls = &Threshold[int]{Key: "fanout-min-calls", Text: "consecutive independent research calls that make a missed fan-out", Def: 3, Min: 2}
+	tokenMinLen    = &Threshold[int]{Key: "token-min-len", Text: "shortest argument token that ties a call to an earlier result", Def: 3, Min: 1}
+)
+
 // FanoutMissed: independent research calls in series, fork available.
 var FanoutMissed = &Rule{
 	ID:       "fanout.missed",
@@ -17,15 +23,17 @@ var FanoutMissed = &Rule{
 	Severity: Warning,
 	Doc: Doc{
 		Title: "missed fan-out",
-		Detect: "at least 3 research calls in one conversation, each in its own model response, one after another, " +
+		Detect: "at least {fanout-min-calls} research calls in one conversation, each in its own model response, one after another, " +
 			"none using an earlier one's result, while fork was in the agent's recorded tools. A call uses an earlier " +
-			"call's result when a token of its arguments (3+ characters) first appears in that result.",
+			"call's result when a token of its arguments ({token-min-len}+ characters) first appears in that result.",
 		Price: "elapsed time: the sum of the items' times minus the longest item, where an item is its model step plus its tool call. " +
 			"A fan-out buys time, not tokens, so no tokens are charged.",
 		Fix:  "the agent's prompt: say in the domain's terms when to fork, one branch per item, and what each branch returns.",
 		Next: "one fork with a branch per item, and the reads inside the branches.",
 	},
-	Run: func(p *Pass) { runFanout(p, true) },
+	Options: []Option{fanoutMinCalls, tokenMinLen},
+	Run:     func(p *Pass) { runFanout(p, true) },
+	Expect:  expectWith(expectFanout),
 }
 
 // FanoutMissedNoFork: the same series, but the agent had no fork tool.
@@ -35,13 +43,56 @@ var FanoutMissedNoFork = &Rule{
 	Severity: Warning,
 	Doc: Doc{
 		Title: "missed fan-out, fork unavailable",
-		Detect: "the series of fanout.missed (at least 3 independent research calls in separate responses) by an agent " +
+		Detect: "the series of fanout.missed (at least {fanout-min-calls} independent research calls in separate responses) by an agent " +
 			"whose recorded tools had no fork: agents.yaml gives it none, or the run's maxForkDepth withdrew it.",
 		Price: "elapsed time: the sum of the items' times minus the longest item.",
 		Fix:   "agents.yaml: add fork: to that agent (or raise maxForkDepth when the depth cap withdrew it), then the prompt trigger of fanout.missed.",
 		Next:  "one fork with a branch per item.",
 	},
-	Run: func(p *Pass) { runFanout(p, false) },
+	Options: []Option{fanoutMinCalls, tokenMinLen},
+	Run:     func(p *Pass) { runFanout(p, false) },
+	Expect:  expectWith(expectFanout),
+}
+
+// fanoutPromise is what a missed fan-out promises: a fork from the agent
+// with a branch per item, the items' calls inside the branches.
+type fanoutPromise struct {
+	Items int      // calls in the series
+	Tools []string // their tools, sorted, once each
+}
+
+// expectFanout looks for a fork from the finding's agent with at least one
+// branch per item whose branches (with their own branches) make a call of
+// the items' tools.
+func expectFanout(p fanoutPromise, f Finding, next *graph.Run) Verdict {
+	tools := strings.Join(p.Tools, ", ")
+	best := 0
+	for _, fk := range forksBy(next, f.Agent) {
+		if len(fk.Branches) >= p.Items {
+			for _, b := range fk.Branches {
+				if callsOf(subtreeCalls(next, b.Conv), p.Tools) > 0 {
+					return verdict(true, "the fork at %s from %s has %d branches (base: %d serial calls), with %s inside the branches",
+						fk.Node.ID(), f.Agent, len(fk.Branches), p.Items, tools)
+				}
+			}
+		}
+		best = max(best, len(fk.Branches))
+	}
+	if best == 0 {
+		return verdict(false, "no fork from %s in the new run (base: %d serial calls)", f.Agent, p.Items)
+	}
+	return verdict(false, "the widest fork from %s with the calls inside has fewer than %d branches, or its branches make no %s call", f.Agent, p.Items, tools)
+}
+
+// callsOf counts the calls among calls whose tool is one of tools.
+func callsOf(calls []*graph.Node, tools []string) int {
+	n := 0
+	for _, c := range calls {
+		if contains(tools, c.Tool.Name) {
+			n++
+		}
+	}
+	return n
 }
 
 // serialRun is a series of independent research calls in separate responses.
@@ -93,7 +144,7 @@ func (p *Pass) fanoutFacts() *fanoutFacts {
 		return p.shared.fanout
 	}
 	ff := &fanoutFacts{forkInRun: len(p.Graph.Forks) > 0}
-	min := p.Options.FanoutMinCalls
+	min := fanoutMinCalls.Get(p.Options)
 	for _, c := range p.Graph.Conversations {
 		var cur []*step
 		flush := func() {
@@ -139,7 +190,7 @@ func (p *Pass) fanoutFacts() *fanoutFacts {
 // independentSegments cuts a series where a call uses an earlier call's
 // result: the token origin map is built over the conversation in order.
 func independentSegments(p *Pass, c *graph.Conversation, run []*step) [][]*step {
-	min, g := p.Options.TokenMinLen, p.Graph
+	min, g := tokenMinLen.Get(p.Options), p.Graph
 	member := map[int64]int{} // tool seq → index in run
 	for i, s := range run {
 		member[s.Tools[0].Seq] = i
@@ -238,12 +289,13 @@ func fanoutFinding(p *Pass, sr *serialRun, causes []Cause, withFork bool) Findin
 	msg := fmt.Sprintf("%d %s calls in %s ran one after another in separate responses (%s); none used an earlier one's result",
 		k, toolList, where(sr.Conv), strings.Join(targets, ", "))
 	f := Finding{
-		Agent:  sr.Agent,
-		Nodes:  ids(nodes...),
-		Next:   fmt.Sprintf("one fork from %s with a branch per item (%d branches), the %s calls inside the branches", sr.Agent, k, toolList),
-		Price:  price,
-		Causes: causes,
-		Shape:  fmt.Sprintf("%s %s by %s", convShape(sr.Conv), toolList, sr.Agent),
+		Agent:   sr.Agent,
+		Nodes:   ids(nodes...),
+		Next:    fmt.Sprintf("one fork from %s with a branch per item (%d branches), the %s calls inside the branches", sr.Agent, k, toolList),
+		Price:   price,
+		Causes:  causes,
+		Shape:   fmt.Sprintf("%s %s by %s", convShape(sr.Conv), toolList, sr.Agent),
+		Promise: fanoutPromise{Items: k, Tools: uniq(tools)},
 	}
 	if withFork {
 		f.Message = msg + "; fork was in its tools"

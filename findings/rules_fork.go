@@ -24,8 +24,12 @@ var ForkSequence = &Rule{
 		Fix:   "the forking agent's prompt: keep steps that need an earlier step's result in its own conversation; fork only independent parts.",
 		Next:  "those steps in the forking conversation, in order, and no branch that waits on a sibling.",
 	},
-	Run: runForkSequence,
+	Run:    runForkSequence,
+	Expect: expectForkSequence,
 }
+
+// oneBranchMaxCalls is fork.one-branch's threshold.
+var oneBranchMaxCalls = &Threshold[int]{Key: "one-branch-max-calls", Text: "most tool calls of a lone branch that is still too small to fork", Def: 2, Min: 0}
 
 // ForkOneBranch: a one-branch fork for a tiny job.
 var ForkOneBranch = &Rule{
@@ -34,12 +38,14 @@ var ForkOneBranch = &Rule{
 	Severity: Warning,
 	Doc: Doc{
 		Title:  "delegation that cost more than it saved",
-		Detect: "a fork with exactly one branch whose branch (with any branches it forked in turn) made at most 2 tool calls.",
+		Detect: "a fork with exactly one branch whose branch (with any branches it forked in turn) made at most {one-branch-max-calls} tool calls.",
 		Price:  "one conversation start: the input tokens of the branch's first request, sent under a new system prompt (an expected cache miss, not a measured one).",
 		Fix:    "the forking agent's prompt: make a call or two in its own conversation; fork a single branch only for a long, noisy job with a short answer.",
 		Next:   "the call made in the forking conversation, and no one-branch fork.",
 	},
-	Run: runForkOneBranch,
+	Options: []Option{oneBranchMaxCalls},
+	Run:     runForkOneBranch,
+	Expect:  expectWith(expectForkOneBranch),
 }
 
 // JoinRepeat: the parent repeats a branch's call after the join.
@@ -54,7 +60,8 @@ var JoinRepeat = &Rule{
 		Fix:    "the forking agent's prompt: say what each branch must return, so the answer carries what the parent needs.",
 		Next:   "no repeated call after the join.",
 	},
-	Run: runJoinRepeat,
+	Run:    runJoinRepeat,
+	Expect: expectJoinRepeat,
 }
 
 // BranchFailed: a branch did not end ok.
@@ -69,8 +76,15 @@ var BranchFailed = &Rule{
 		Fix:    "the forking agent's prompt: put every fact the branch needs into its instructions; a branch cannot ask back.",
 		Next:   "that branch ok.",
 	},
-	Run: runBranchFailed,
+	Run:    runBranchFailed,
+	Expect: expectWith(expectBranchFailed),
 }
+
+// fork.uneven's thresholds.
+var (
+	unevenRatio  = &Threshold[float64]{Key: "uneven-ratio", Text: "slowest branch ÷ median of its siblings", Def: 2, Min: 1}
+	unevenMinGap = &Threshold[time.Duration]{Key: "uneven-min-gap", Text: "how much longer than that median the slowest branch must take", Def: 5 * time.Second, Min: 0}
+)
 
 // ForkUneven: one branch far behind its siblings.
 var ForkUneven = &Rule{
@@ -79,12 +93,14 @@ var ForkUneven = &Rule{
 	Severity: Warning,
 	Doc: Doc{
 		Title:  "uneven division",
-		Detect: "a fork of at least 2 branches whose slowest branch took at least 2× the median of its siblings and at least 5s longer than that median.",
+		Detect: "a fork of at least 2 branches whose slowest branch took at least {uneven-ratio}× the median of its siblings and at least {uneven-min-gap} longer than that median.",
 		Price:  "elapsed time: the slowest branch's duration minus the second slowest's, the wait a better split would have saved.",
 		Fix:    "the forking agent's prompt: split the slow part into several branches.",
 		Next:   "branch durations close together.",
 	},
-	Run: runForkUneven,
+	Options: []Option{unevenRatio, unevenMinGap},
+	Run:     runForkUneven,
+	Expect:  expectWith(expectForkUneven),
 }
 
 // ForkOverlap: siblings made the same call.
@@ -99,8 +115,15 @@ var ForkOverlap = &Rule{
 		Fix:    "the forking agent's prompt: divide the work by subject, so no two branches read the same thing.",
 		Next:   "disjoint subjects: no call made by two branches.",
 	},
-	Run: runForkOverlap,
+	Run:    runForkOverlap,
+	Expect: expectForkOverlap,
 }
+
+// fork.inherit-uncached's thresholds.
+var (
+	inheritMinBranches = &Threshold[int]{Key: "inherit-min-branches", Text: "branches on another agent that make an inherit fork costly", Def: 2, Min: 1}
+	inheritMinTokens   = &Threshold[int64]{Key: "inherit-min-tokens", Text: "inherited history, in tokens, that makes it costly", Def: 4000, Min: 0}
+)
 
 // ForkInheritUncached: a wide inherit fork to another agent.
 var ForkInheritUncached = &Rule{
@@ -109,14 +132,16 @@ var ForkInheritUncached = &Rule{
 	Severity: Warning,
 	Doc: Doc{
 		Title: "inherited history paid uncached",
-		Detect: "a fork with context inherit, at least 2 branches on an agent other than the forking one, and an inherited " +
-			"history of at least 4,000 tokens. A different system prompt comes first, so a prompt cache cannot serve the history.",
+		Detect: "a fork with context inherit, at least {inherit-min-branches} branches on an agent other than the forking one, and an inherited " +
+			"history of at least {inherit-min-tokens} tokens. A different system prompt comes first, so a prompt cache cannot serve the history.",
 		Price: "branches on another agent × inherited tokens (the forking call's input plus output). This is the expected miss from " +
 			"the request's structure; cached tokens are quoted as measured only when the provider reported them.",
 		Fix:  "the forking agent's prompt: fork with context compact or none when the branches run another agent.",
 		Next: "fork (compact context) or fork (none context).",
 	},
-	Run: runForkInheritUncached,
+	Options: []Option{inheritMinBranches, inheritMinTokens},
+	Run:     runForkInheritUncached,
+	Expect:  expectForkInheritUncached,
 }
 
 func noForks(p *Pass) bool {
@@ -215,45 +240,50 @@ func newBranchIO(p *Pass, b *graph.Branch) *branchIO {
 	return io
 }
 
+// dependence says why branch i of fork f depends on its sibling j, with
+// the evidence calls when it is what they did; "" when it does not. io
+// holds each branch's reads and writes.
+func dependence(f *graph.Fork, io []*branchIO, i, j int) (why string, evidence []*graph.Node) {
+	b, s := f.Branches[i], f.Branches[j]
+	if namesWord(b.Instructions, s.Name) {
+		return fmt.Sprintf("its instructions name sibling %q", s.Name), nil
+	}
+	for _, path := range io[j].told {
+		if namesPath(b.Instructions, path) {
+			return fmt.Sprintf("its instructions name %s, which sibling %q is told to write", path, s.Name), nil
+		}
+	}
+	for path, r := range io[i].reads {
+		if w, ok := io[j].writes[path]; ok {
+			return fmt.Sprintf("it read %s, which sibling %q writes", path, s.Name), []*graph.Node{r, w}
+		}
+	}
+	return "", nil
+}
+
+// branchIOs returns the reads and writes of each branch of f.
+func (p *Pass) branchIOs(f *graph.Fork) []*branchIO {
+	io := make([]*branchIO, len(f.Branches))
+	for i, b := range f.Branches {
+		io[i] = newBranchIO(p, b)
+	}
+	return io
+}
+
 func runForkSequence(p *Pass) {
 	if noForks(p) {
 		return
 	}
 	pairs := 0
 	for _, f := range p.Graph.Forks {
-		io := make([]*branchIO, len(f.Branches))
-		for i, b := range f.Branches {
-			io[i] = newBranchIO(p, b)
-		}
+		io := p.branchIOs(f)
 		for i, b := range f.Branches {
 			for j, s := range f.Branches {
 				if i == j {
 					continue
 				}
 				pairs++
-				var why string
-				var evidence []*graph.Node
-				if namesWord(b.Instructions, s.Name) {
-					why = fmt.Sprintf("its instructions name sibling %q", s.Name)
-				}
-				if why == "" {
-					for _, path := range io[j].told {
-						if namesPath(b.Instructions, path) {
-							why = fmt.Sprintf("its instructions name %s, which sibling %q is told to write", path, s.Name)
-							break
-						}
-					}
-				}
-				if why == "" {
-					small, big := io[i].reads, io[j].writes
-					for path, r := range small {
-						if w, ok := big[path]; ok {
-							why = fmt.Sprintf("it read %s, which sibling %q writes", path, s.Name)
-							evidence = append(evidence, r, w)
-							break
-						}
-					}
-				}
+				why, evidence := dependence(f, io, i, j)
 				if why == "" {
 					continue
 				}
@@ -282,6 +312,60 @@ func runForkSequence(p *Pass) {
 		}
 	}
 	p.Clear("%s in %s checked", plural(pairs, "sibling pair", "sibling pairs"), plural(len(p.Graph.Forks), "fork", "forks"))
+}
+
+// expectForkSequence: no fork from the agent has a branch that depends on
+// a sibling (by the rule's own test), and the agent makes calls of its own,
+// the steps it was told to take in order.
+func expectForkSequence(f Finding, next *graph.Run) Verdict {
+	p := laterPass(next)
+	forks := forksBy(next, f.Agent)
+	for _, fk := range forks {
+		io := p.branchIOs(fk)
+		for i, b := range fk.Branches {
+			for j, s := range fk.Branches {
+				if i == j {
+					continue
+				}
+				if why, _ := dependence(fk, io, i, j); why != "" {
+					return verdict(false, "branch %q of the fork at %s still depends on sibling %q: %s", b.Name, fk.Node.ID(), s.Name, why)
+				}
+			}
+		}
+	}
+	own := len(ownCalls(next, f.Agent))
+	if own == 0 {
+		return verdict(false, "no branch from %s waits on a sibling, but %s made no call of its own in the new run", f.Agent, f.Agent)
+	}
+	return verdict(true, "no branch of the %s from %s waits on a sibling, and %s made %s of its own", plural(len(forks), "fork", "forks"), f.Agent, f.Agent, plural(own, "call", "calls"))
+}
+
+// ownCalls lists the calls agent made in g outside the branches of its own
+// forks: the work it did in its own conversation.
+func ownCalls(g *graph.Run, agent string) []*graph.Node {
+	var out []*graph.Node
+	for _, n := range g.Nodes {
+		if isCall(n) && n.Agent == agent && !inOwnBranch(n.Conv, agent) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// inOwnBranch reports whether c is a branch (however deep) of a fork agent made.
+func inOwnBranch(c *graph.Conversation, agent string) bool {
+	for ; c != nil && c.Branch != nil && c.Branch.Fork != nil; c = c.Branch.Fork.Parent {
+		if forkingAgent(c.Branch.Fork) == agent {
+			return true
+		}
+	}
+	return false
+}
+
+// laterPass is a pass over a later run for an expectation check: it gives
+// the check the rules' own parsed calls, with the default thresholds.
+func laterPass(next *graph.Run) *Pass {
+	return &Pass{Graph: next, Options: DefaultOptions(), Project: &Project{}, shared: &sharedFacts{}}
 }
 
 // subtreeCalls lists the calls of conversation c and of every branch forked
@@ -317,7 +401,7 @@ func runForkOneBranch(p *Pass) {
 		single++
 		b := f.Branches[0]
 		calls := subtreeCalls(p.Graph, b.Conv)
-		if len(calls) > p.Options.OneBranchMaxCalls {
+		if len(calls) > oneBranchMaxCalls.Get(p.Options) {
 			continue
 		}
 		first := firstLLM(b.Conv, 0)
@@ -332,9 +416,10 @@ func runForkOneBranch(p *Pass) {
 		} else {
 			price.Basis = "the branch recorded no model call"
 		}
-		var names []string
+		var names, tools []string
 		for _, c := range calls {
 			names = append(names, c.Tool.Name+" "+p.call(c).summary)
+			tools = append(tools, c.Tool.Name)
 		}
 		did := "no tool call"
 		if len(names) > 0 {
@@ -354,9 +439,10 @@ func runForkOneBranch(p *Pass) {
 			Nodes:   ids(f.Node, first, f.Join),
 			Fix: Fix{Location: p.Project.PromptLocation(agent, "fork", "branch"),
 				Text: fmt.Sprintf("Tell %s in %s to make one or two calls itself and to fork a single branch only for a long job with a short answer", agent, p.Project.PromptPath(agent))},
-			Next:  fmt.Sprintf("%s done by %s in %s, and no one-branch fork", did, agent, where(f.Parent)),
-			Price: price,
-			Shape: fmt.Sprintf("one branch on %s, %d calls", b.Agent, len(calls)),
+			Next:    fmt.Sprintf("%s done by %s in %s, and no one-branch fork", did, agent, where(f.Parent)),
+			Price:   price,
+			Shape:   fmt.Sprintf("one branch on %s, %d calls", b.Agent, len(calls)),
+			Promise: oneBranchPromise{Tools: uniq(tools)},
 		})
 	}
 	if single == 0 {
@@ -366,49 +452,93 @@ func runForkOneBranch(p *Pass) {
 	}
 }
 
+// oneBranchPromise: the branch's calls made by the forking agent itself.
+type oneBranchPromise struct {
+	Tools []string // the tools the branch called, sorted, once each
+}
+
+// expectForkOneBranch: no one-branch fork from the agent, and the agent
+// itself calls the tools the branch called.
+func expectForkOneBranch(p oneBranchPromise, f Finding, next *graph.Run) Verdict {
+	forks := forksBy(next, f.Agent)
+	for _, fk := range forks {
+		if len(fk.Branches) == 1 {
+			return verdict(false, "the fork at %s from %s still has one branch", fk.Node.ID(), f.Agent)
+		}
+	}
+	if len(p.Tools) > 0 && callsOf(ownCalls(next, f.Agent), p.Tools) == 0 {
+		return verdict(false, "no one-branch fork from %s, but %s made no %s call of its own either", f.Agent, f.Agent, strings.Join(p.Tools, ", "))
+	}
+	return verdict(true, "no one-branch fork from %s (%s in the new run)", f.Agent, plural(len(forks), "fork", "forks"))
+}
+
+// joinWindow returns the nodes of fork f's parent conversation in the
+// window of DESIGN §8's join.repeat: after the join, up to the parent's
+// next fork or the end of the turn, whichever comes first.
+func joinWindow(f *graph.Fork) []*graph.Node {
+	if f.Join == nil || f.Parent == nil {
+		return nil
+	}
+	nodes := f.Parent.Nodes
+	i := sort.Search(len(nodes), func(i int) bool { return nodes[i].Seq > f.Join.Seq })
+	j := i
+	for j < len(nodes) && nodes[j].Kind != record.KindUser && nodes[j].Kind != record.KindFork {
+		j++
+	}
+	return nodes[i:j]
+}
+
+// repeat is a call of the parent in a join's window and the branch call
+// it repeats.
+type repeat struct{ call, orig *graph.Node }
+
+// joinRepeats lists the calls in f's join window that a joined branch
+// (with its own branches) already made, in order, each with the first
+// branch call it repeats.
+func (p *Pass) joinRepeats(f *graph.Fork) []repeat {
+	window := joinWindow(f)
+	if len(window) == 0 {
+		return nil
+	}
+	made := map[string]*graph.Node{}
+	for _, b := range f.Branches {
+		for _, n := range subtreeCalls(p.Graph, b.Conv) {
+			if k := p.call(n).key; made[k] == nil {
+				made[k] = n
+			}
+		}
+	}
+	var out []repeat
+	for _, n := range window {
+		if isCall(n) {
+			if o := made[p.call(n).key]; o != nil {
+				out = append(out, repeat{n, o})
+			}
+		}
+	}
+	return out
+}
+
 func runJoinRepeat(p *Pass) {
 	if noForks(p) {
 		return
 	}
 	joins := 0
-	// Each parent conversation's calls by key, in order, built once.
-	index := map[*graph.Conversation]map[string][]*graph.Node{}
 	for _, f := range p.Graph.Forks {
 		if f.Join == nil {
 			continue
 		}
 		joins++
-		calls := index[f.Parent]
-		if calls == nil {
-			calls = map[string][]*graph.Node{}
-			for _, n := range convCalls(f.Parent) {
-				k := p.call(n).key
-				calls[k] = append(calls[k], n)
-			}
-			index[f.Parent] = calls
-		}
-		orig := map[*graph.Node]*graph.Node{} // repeat → the branch call it repeats
-		for _, b := range f.Branches {
-			for _, n := range convCalls(b.Conv) {
-				for _, c := range calls[p.call(n).key] {
-					if _, seen := orig[c]; c.Seq > f.Join.Seq && !seen {
-						orig[c] = n
-					}
-				}
-			}
+		rs := p.joinRepeats(f)
+		if len(rs) == 0 {
+			continue
 		}
 		var repeats, evidence []*graph.Node
 		var names []string
-		for n := range orig {
-			repeats = append(repeats, n)
-		}
-		sort.Slice(repeats, func(i, j int) bool { return repeats[i].Seq < repeats[j].Seq })
-		for _, n := range repeats {
-			evidence = append(evidence, n, orig[n])
-			names = append(names, n.Tool.Name+" "+p.call(n).summary)
-		}
-		if len(repeats) == 0 {
-			continue
+		for _, r := range rs {
+			repeats = append(repeats, r.call)
+			evidence = append(evidence, r.call, r.orig)
+			names = append(names, r.call.Tool.Name+" "+p.call(r.call).summary)
 		}
 		price, d := callsPrice(repeats)
 		price.Basis = fmt.Sprintf("%s repeated after the join: %s of model steps and tools, %d tokens in, %d out", plural(len(repeats), "call", "calls"), graph.FormatDuration(d), price.TokensIn, price.TokensOut)
@@ -429,6 +559,19 @@ func runJoinRepeat(p *Pass) {
 		})
 	}
 	p.Clear("%s examined", plural(joins, "join", "joins"))
+}
+
+// expectJoinRepeat: no call in the window of a join of the agent's forks
+// repeats a call a joined branch made.
+func expectJoinRepeat(f Finding, next *graph.Run) Verdict {
+	p := laterPass(next)
+	forks := forksBy(next, f.Agent)
+	for _, fk := range forks {
+		if rs := p.joinRepeats(fk); len(rs) > 0 {
+			return verdict(false, "%s after the join at %s repeats a call a branch made", rs[0].call.ID(), fk.Join.ID())
+		}
+	}
+	return verdict(true, "no call after a join repeats a branch's call (%s from %s examined)", plural(len(forks), "fork", "forks"), f.Agent)
 }
 
 func runBranchFailed(p *Pass) {
@@ -465,13 +608,38 @@ func runBranchFailed(p *Pass) {
 				Nodes:   ids(f.Node, lastNode(b.Conv), f.Join),
 				Fix: Fix{Location: p.Project.PromptLocation(agent, "fork", "branch", "instructions"),
 					Text: fmt.Sprintf("Tell %s in %s to put every fact and path branch %q needs into its instructions; a branch cannot ask back", agent, p.Project.PromptPath(agent), b.Name)},
-				Next:  fmt.Sprintf("branch %q ok", b.Name),
-				Price: price,
-				Shape: fmt.Sprintf("branch on %s %s", b.Agent, b.Status),
+				Next:    fmt.Sprintf("branch %q ok", b.Name),
+				Price:   price,
+				Shape:   fmt.Sprintf("branch on %s %s", b.Agent, b.Status),
+				Promise: branchPromise{Branch: b.Name},
 			})
 		}
 	}
 	p.Clear("%s examined", plural(branches, "branch", "branches"))
+}
+
+// branchPromise: the failed branch, by name, ok next time.
+type branchPromise struct{ Branch string }
+
+// expectBranchFailed: a fork from the agent has a branch of that name, and
+// every branch of that name ended ok.
+func expectBranchFailed(p branchPromise, f Finding, next *graph.Run) Verdict {
+	found := false
+	for _, fk := range forksBy(next, f.Agent) {
+		for _, b := range fk.Branches {
+			if b.Name != p.Branch {
+				continue
+			}
+			found = true
+			if b.Status != record.StatusOK {
+				return verdict(false, "branch %q of the fork at %s ended %s", p.Branch, fk.Node.ID(), b.Status)
+			}
+		}
+	}
+	if !found {
+		return verdict(false, "no branch %q from %s in the new run", p.Branch, f.Agent)
+	}
+	return verdict(true, "branch %q ended ok", p.Branch)
 }
 
 func lastNode(c *graph.Conversation) *graph.Node {
@@ -490,30 +658,39 @@ func truncate(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
+// uneven applies fork.uneven's test to f with the thresholds in o: the
+// slowest branch at least uneven-ratio × the median of its siblings and at
+// least uneven-min-gap longer. second is the second slowest duration.
+func uneven(f *graph.Fork, ratio float64, gap time.Duration) (slowest, second, med time.Duration, ok bool) {
+	if len(f.Branches) < 2 || f.Slowest == nil {
+		return 0, 0, 0, false
+	}
+	var others []time.Duration
+	for _, b := range f.Branches {
+		if b == f.Slowest {
+			continue
+		}
+		others = append(others, b.Duration)
+		second = max(second, b.Duration)
+	}
+	med = median(others)
+	slowest = f.Slowest.Duration
+	return slowest, second, med, float64(slowest) >= ratio*float64(med) && slowest-med >= gap
+}
+
 func runForkUneven(p *Pass) {
 	if noForks(p) {
 		return
 	}
+	ratio, gap := unevenRatio.Get(p.Options), unevenMinGap.Get(p.Options)
 	examined := 0
 	for _, f := range p.Graph.Forks {
 		if len(f.Branches) < 2 || f.Slowest == nil {
 			continue
 		}
 		examined++
-		var others []time.Duration
-		var second time.Duration
-		for _, b := range f.Branches {
-			if b == f.Slowest {
-				continue
-			}
-			others = append(others, b.Duration)
-			if b.Duration > second {
-				second = b.Duration
-			}
-		}
-		med := median(others)
-		slow := f.Slowest.Duration
-		if float64(slow) < p.Options.UnevenRatio*float64(med) || slow-med < p.Options.UnevenMinGap {
+		slow, second, med, ok := uneven(f, ratio, gap)
+		if !ok {
 			continue
 		}
 		price := Price{ElapsedMS: (slow - second).Milliseconds(),
@@ -526,12 +703,69 @@ func runForkUneven(p *Pass) {
 			Nodes: ids(f.Node, firstNode(f.Slowest.Conv), f.Join),
 			Fix: Fix{Location: p.Project.PromptLocation(agent, "fork", "branch"),
 				Text: fmt.Sprintf("Tell %s in %s to split work like %q's into several branches of similar size", agent, p.Project.PromptPath(agent), f.Slowest.Name)},
-			Next:  fmt.Sprintf("branch durations close together (the slowest under %.0f× the median)", p.Options.UnevenRatio),
-			Price: price,
-			Shape: fmt.Sprintf("slowest on %s of %d", f.Slowest.Agent, len(f.Branches)),
+			Next:    fmt.Sprintf("branch durations close together (the slowest under %.0f× the median)", ratio),
+			Price:   price,
+			Shape:   fmt.Sprintf("slowest on %s of %d", f.Slowest.Agent, len(f.Branches)),
+			Promise: unevenPromise{Ratio: ratio, Gap: gap},
 		})
 	}
 	clearMultiBranch(p, examined)
+}
+
+// unevenPromise: forks with close branch durations, by the thresholds the
+// finding was found with.
+type unevenPromise struct {
+	Ratio float64
+	Gap   time.Duration
+}
+
+// expectForkUneven: the agent forks two or more branches and no such fork
+// is uneven by the thresholds that found the finding.
+func expectForkUneven(p unevenPromise, f Finding, next *graph.Run) Verdict {
+	checked := 0
+	for _, fk := range forksBy(next, f.Agent) {
+		if len(fk.Branches) < 2 {
+			continue
+		}
+		checked++
+		if slowest, _, med, ok := uneven(fk, p.Ratio, p.Gap); ok {
+			return verdict(false, "the fork at %s: slowest branch %s against a median of %s", fk.Node.ID(), graph.FormatDuration(slowest), graph.FormatDuration(med))
+		}
+	}
+	if checked == 0 {
+		return verdict(false, "no fork from %s with 2 or more branches in the new run", f.Agent)
+	}
+	return verdict(true, "branch durations close together in %s from %s", plural(checked, "fork", "forks"), f.Agent)
+}
+
+// overlapCall is a call a branch made that an earlier sibling had made.
+type overlapCall struct {
+	call, first *graph.Node // the copy, and the sibling's call it copies
+	owner, by   *graph.Branch
+}
+
+// overlaps lists the calls of f's branches (each branch's calls once) that
+// an earlier sibling, in declared order, already made.
+func (p *Pass) overlaps(f *graph.Fork) []overlapCall {
+	seen := map[string]*graph.Branch{}
+	firstCall := map[string]*graph.Node{}
+	var out []overlapCall
+	for _, b := range f.Branches {
+		mine := map[string]bool{}
+		for _, n := range convCalls(b.Conv) {
+			k := p.call(n).key
+			if mine[k] {
+				continue // a branch repeating itself is not an overlap
+			}
+			mine[k] = true
+			if owner, ok := seen[k]; ok && owner != b {
+				out = append(out, overlapCall{call: n, first: firstCall[k], owner: owner, by: b})
+				continue
+			}
+			seen[k], firstCall[k] = b, n
+		}
+	}
+	return out
 }
 
 func runForkOverlap(p *Pass) {
@@ -544,32 +778,20 @@ func runForkOverlap(p *Pass) {
 			continue
 		}
 		examined++
-		seen := map[string]*graph.Branch{}
-		firstCall := map[string]*graph.Node{}
+		ov := p.overlaps(f)
+		if len(ov) == 0 {
+			continue
+		}
 		var dups, evidence []*graph.Node
 		var names, tools []string
 		pairs := map[string]bool{}
-		for _, b := range f.Branches {
-			mine := map[string]bool{}
-			for _, n := range convCalls(b.Conv) {
-				k := p.call(n).key
-				if mine[k] {
-					continue // a branch repeating itself is not an overlap
-				}
-				mine[k] = true
-				if owner, ok := seen[k]; ok && owner != b {
-					dups = append(dups, n)
-					evidence = append(evidence, firstCall[k], n)
-					names = append(names, fmt.Sprintf("%s %s in %q and %q", n.Tool.Name, p.call(n).summary, owner.Name, b.Name))
-					tools = append(tools, n.Tool.Name)
-					pairs[owner.Agent+"+"+b.Agent] = true
-					continue
-				}
-				seen[k], firstCall[k] = b, n
-			}
-		}
-		if len(dups) == 0 {
-			continue
+		for _, o := range ov {
+			n := o.call
+			dups = append(dups, n)
+			evidence = append(evidence, o.first, n)
+			names = append(names, fmt.Sprintf("%s %s in %q and %q", n.Tool.Name, p.call(n).summary, o.owner.Name, o.by.Name))
+			tools = append(tools, n.Tool.Name)
+			pairs[o.owner.Agent+"+"+o.by.Agent] = true
 		}
 		price, d := callsPrice(dups)
 		price.Basis = fmt.Sprintf("%s made twice: the copies' model steps and tools took %s and %d tokens in, %d out", plural(len(dups), "call", "calls"), graph.FormatDuration(d), price.TokensIn, price.TokensOut)
@@ -592,6 +814,19 @@ func runForkOverlap(p *Pass) {
 	clearMultiBranch(p, examined)
 }
 
+// expectForkOverlap: no fork from the agent has two branches making the
+// same call.
+func expectForkOverlap(f Finding, next *graph.Run) Verdict {
+	p := laterPass(next)
+	forks := forksBy(next, f.Agent)
+	for _, fk := range forks {
+		if ov := p.overlaps(fk); len(ov) > 0 {
+			return verdict(false, "branches %q and %q of the fork at %s both made %s", ov[0].owner.Name, ov[0].by.Name, fk.Node.ID(), p.call(ov[0].call).key)
+		}
+	}
+	return verdict(true, "no call made by two sibling branches (%s from %s examined)", plural(len(forks), "fork", "forks"), f.Agent)
+}
+
 func runForkInheritUncached(p *Pass) {
 	if noForks(p) {
 		return
@@ -610,11 +845,11 @@ func runForkInheritUncached(p *Pass) {
 			}
 		}
 		caller := llmBefore(f.Node)
-		if len(other) < p.Options.InheritMinBranches || caller == nil || caller.LLM == nil {
+		if len(other) < inheritMinBranches.Get(p.Options) || caller == nil || caller.LLM == nil {
 			continue
 		}
 		inherited := caller.LLM.Usage.In + caller.LLM.Usage.Out
-		if inherited < p.Options.InheritMinTokens {
+		if inherited < inheritMinTokens.Get(p.Options) {
 			continue
 		}
 		price := Price{TokensIn: int64(len(other)) * inherited, ConversationStarts: len(other),
@@ -650,6 +885,29 @@ func runForkInheritUncached(p *Pass) {
 		return
 	}
 	p.Clear("%s with context inherit examined", plural(inherit, "fork", "forks"))
+}
+
+// expectForkInheritUncached: every fork from the agent with a branch on
+// another agent uses context compact or none.
+func expectForkInheritUncached(f Finding, next *graph.Run) Verdict {
+	checked := 0
+	for _, fk := range forksBy(next, f.Agent) {
+		other := false
+		for _, b := range fk.Branches {
+			other = other || b.Agent != f.Agent
+		}
+		if !other {
+			continue
+		}
+		checked++
+		if fk.Context != "compact" && fk.Context != "none" {
+			return verdict(false, "the fork at %s to another agent still uses context %s", fk.Node.ID(), orDash(fk.Context))
+		}
+	}
+	if checked == 0 {
+		return verdict(false, "no fork from %s to another agent in the new run", f.Agent)
+	}
+	return verdict(true, "%s from %s to another agent, all with context compact or none", plural(checked, "fork", "forks"), f.Agent)
 }
 
 func branchAgents(bs []*graph.Branch) []string {

@@ -22,7 +22,8 @@ var HandoffEarly = &Rule{
 		Fix:   "the outgoing agent's prompt: do its own part first, then hand off.",
 		Next:  "A's own calls, then the hand-off.",
 	},
-	Run: runHandoffEarly,
+	Run:    runHandoffEarly,
+	Expect: expectWith(expectHandoffEarly),
 }
 
 // HandoffLoop: A→B, B→A, A→B in one turn.
@@ -37,8 +38,12 @@ var HandoffLoop = &Rule{
 		Fix:    "both agents' prompts, so exactly one of them owns the job.",
 		Next:   "one hand-off, or none.",
 	},
-	Run: runHandoffLoop,
+	Run:    runHandoffLoop,
+	Expect: expectWith(expectHandoffLoop),
 }
+
+// forAnswerMaxCalls is handoff.for-answer's threshold.
+var forAnswerMaxCalls = &Threshold[int]{Key: "for-answer-max-calls", Text: "most calls of the target before its final answer", Def: 2, Min: 0}
 
 // HandoffForAnswer: a hand-off spent on one question.
 var HandoffForAnswer = &Rule{
@@ -47,15 +52,20 @@ var HandoffForAnswer = &Rule{
 	Severity: Warning,
 	Doc: Doc{
 		Title: "hand-off for an answer",
-		Detect: "A hands to B after making calls of its own in the turn, B ends the turn with a final answer within 2 calls, " +
+		Detect: "A hands to B after making calls of its own in the turn, B ends the turn with a final answer within {for-answer-max-calls} calls, " +
 			"and B hands back to A at the next turn, or the run ends: A wanted an answer and spent the conversation on it. " +
 			"A hand-off back to the agent that handed A the conversation earlier in the same turn is A going home, not a question, and is not counted.",
 		Price: "one conversation start: the input tokens of B's first model call under its new system prompt.",
 		Fix:   "the outgoing agent's prompt, and fork: in agents.yaml so it can fork one branch to B and carry on.",
 		Next:  "a one-branch fork to B, and no hand-off.",
 	},
-	Run: runHandoffForAnswer,
+	Options: []Option{forAnswerMaxCalls},
+	Run:     runHandoffForAnswer,
+	Expect:  expectWith(expectHandoffForAnswer),
 }
+
+// specialistMinCalls is delegation.missed-specialist's threshold.
+var specialistMinCalls = &Threshold[int]{Key: "specialist-min-calls", Text: "calls of a specialist's tool the agent made itself", Def: 2, Min: 1}
 
 // DelegationMissedSpecialist: the agent did a reachable specialist's job.
 var DelegationMissedSpecialist = &Rule{
@@ -65,13 +75,18 @@ var DelegationMissedSpecialist = &Rule{
 	Doc: Doc{
 		Title: "specialist never used",
 		Detect: "agent A can reach specialist S (S is in A's handoffs or fork agents), S never runs, and A itself called " +
-			"a tool that S declares at least 2 times.",
+			"a tool that S declares at least {specialist-min-calls} times.",
 		Price: "the calls A made of S's tools: their time (model step plus tool) and the tokens of the model steps.",
 		Fix:   "the deciding agent's prompt: say when to hand off or fork to S, in this domain's terms.",
 		Next:  "a fork or hand-off to S, and S's tools called by S.",
 	},
-	Run: runMissedSpecialist,
+	Options: []Option{specialistMinCalls},
+	Run:     runMissedSpecialist,
+	Expect:  expectWith(expectMissedSpecialist),
 }
+
+// handoffPromise names the two agents of a hand-off finding.
+type handoffPromise struct{ From, To string }
 
 // handoffsIn lists the indexes of hand-off nodes of conversation c.
 func handoffsIn(c *graph.Conversation) []int {
@@ -102,14 +117,7 @@ func runHandoffEarly(p *Pass) {
 		for k, i := range hs {
 			h := c.Nodes[i]
 			a := h.Handoff.From
-			own := false
-			for _, n := range c.Nodes[turn[i]:i] {
-				if isCall(n) && n.Agent == a {
-					own = true
-					break
-				}
-			}
-			if own {
+			if ownCallInTurn(c, turn, i, a) {
 				continue
 			}
 			// A's return within the same turn, then A's calls.
@@ -160,13 +168,48 @@ func runHandoffEarly(p *Pass) {
 				Nodes: ids(h, c.Nodes[back], later[0]),
 				Fix: Fix{Location: p.Project.PromptLocation(a, "transfer", "hand", h.Handoff.To),
 					Text: fmt.Sprintf("Tell %s in %s to make its own calls (%s) before handing to %s", a, p.Project.PromptPath(a), strings.Join(uniq(names), ", "), h.Handoff.To)},
-				Next:  fmt.Sprintf("%s's own calls first, then the hand-off to %s", a, h.Handoff.To),
-				Price: price,
-				Shape: fmt.Sprintf("%s to %s and back, %s", a, h.Handoff.To, convShape(c)),
+				Next:    fmt.Sprintf("%s's own calls first, then the hand-off to %s", a, h.Handoff.To),
+				Price:   price,
+				Shape:   fmt.Sprintf("%s to %s and back, %s", a, h.Handoff.To, convShape(c)),
+				Promise: handoffPromise{From: a, To: h.Handoff.To},
 			})
 		}
 	}
 	p.Clear("%s examined", plural(len(p.Graph.Handoffs), "hand-off", "hand-offs"))
+}
+
+// ownCallInTurn reports whether agent made a call in c between the start
+// of node i's turn (turn = turnOf(c)) and node i.
+func ownCallInTurn(c *graph.Conversation, turn []int, i int, agent string) bool {
+	for _, n := range c.Nodes[turn[i]:i] {
+		if isCall(n) && n.Agent == agent {
+			return true
+		}
+	}
+	return false
+}
+
+// expectHandoffEarly: the agent hands to the same target again, each time
+// after a call of its own in that turn.
+func expectHandoffEarly(p handoffPromise, f Finding, next *graph.Run) Verdict {
+	seen := 0
+	for _, c := range next.Conversations {
+		turn := turnOf(c)
+		for _, i := range handoffsIn(c) {
+			h := c.Nodes[i].Handoff
+			if h.From != p.From || h.To != p.To {
+				continue
+			}
+			seen++
+			if !ownCallInTurn(c, turn, i, p.From) {
+				return verdict(false, "%s handed to %s at %s before a call of its own in that turn", p.From, p.To, c.Nodes[i].ID())
+			}
+		}
+	}
+	if seen == 0 {
+		return verdict(false, "no hand-off from %s to %s in the new run", p.From, p.To)
+	}
+	return verdict(true, "%s made its own calls before each hand-off to %s (%d)", p.From, p.To, seen)
 }
 
 func runHandoffLoop(p *Pass) {
@@ -219,14 +262,34 @@ func runHandoffLoop(p *Pass) {
 				Fix: Fix{Location: p.Project.PromptLocation(a, b, "transfer", "hand"),
 					Also: []Location{p.Project.PromptLocation(b, a, "transfer", "hand")},
 					Text: fmt.Sprintf("Decide whether %s or %s owns this job and say so in both %s and %s", a, b, p.Project.PromptPath(a), p.Project.PromptPath(b))},
-				Next:  fmt.Sprintf("one hand-off between %s and %s in the turn, or none", a, b),
-				Price: price,
-				Shape: fmt.Sprintf("%s<->%s %s", a, b, convShape(c)),
+				Next:    fmt.Sprintf("one hand-off between %s and %s in the turn, or none", a, b),
+				Price:   price,
+				Shape:   fmt.Sprintf("%s<->%s %s", a, b, convShape(c)),
+				Promise: handoffPromise{From: a, To: b},
 			})
 			k = end
 		}
 	}
 	p.Clear("%s examined", plural(len(p.Graph.Handoffs), "hand-off", "hand-offs"))
+}
+
+// expectHandoffLoop: at most one hand-off between the two agents in any
+// turn of any conversation.
+func expectHandoffLoop(p handoffPromise, f Finding, next *graph.Run) Verdict {
+	most, total := 0, 0
+	for _, c := range next.Conversations {
+		turn := turnOf(c)
+		perTurn := map[int]int{}
+		for _, i := range handoffsIn(c) {
+			h := c.Nodes[i].Handoff
+			if h.From == p.From && h.To == p.To || h.From == p.To && h.To == p.From {
+				perTurn[turn[i]]++
+				most = max(most, perTurn[turn[i]])
+				total++
+			}
+		}
+	}
+	return verdict(most <= 1, "at most %s between %s and %s in one turn (%d in the run)", plural(most, "hand-off", "hand-offs"), p.From, p.To, total)
 }
 
 func runHandoffForAnswer(p *Pass) {
@@ -275,7 +338,7 @@ func runHandoffForAnswer(p *Pass) {
 					}
 				}
 			}
-			if !ok || !answered || calls > p.Options.ForAnswerMaxCalls {
+			if !ok || !answered || calls > forAnswerMaxCalls.Get(p.Options) {
 				continue
 			}
 			then := "the run ended"
@@ -319,13 +382,30 @@ func runHandoffForAnswer(p *Pass) {
 				Fix: Fix{Location: p.Project.PromptLocation(a, "transfer", "hand", b),
 					Also: []Location{p.Project.ForkLocation(a)},
 					Text: fmt.Sprintf("Tell %s in %s to fork one branch to %s when it only needs an answer, and keep the conversation; %s", a, p.Project.PromptPath(a), b, yamlFix)},
-				Next:  fmt.Sprintf("a one-branch fork from %s to %s, and no hand-off", a, b),
-				Price: price,
-				Shape: fmt.Sprintf("%s to %s for answer, %s", a, b, convShape(c)),
+				Next:    fmt.Sprintf("a one-branch fork from %s to %s, and no hand-off", a, b),
+				Price:   price,
+				Shape:   fmt.Sprintf("%s to %s for answer, %s", a, b, convShape(c)),
+				Promise: handoffPromise{From: a, To: b},
 			})
 		}
 	}
 	p.Clear("%s examined", plural(len(p.Graph.Handoffs), "hand-off", "hand-offs"))
+}
+
+// expectHandoffForAnswer: no hand-off from A to B, and a one-branch fork
+// from A to B instead.
+func expectHandoffForAnswer(p handoffPromise, f Finding, next *graph.Run) Verdict {
+	for _, h := range next.Handoffs {
+		if h.Handoff != nil && h.Handoff.From == p.From && h.Handoff.To == p.To {
+			return verdict(false, "%s still hands to %s at %s", p.From, p.To, h.ID())
+		}
+	}
+	for _, fk := range forksBy(next, p.From) {
+		if len(fk.Branches) == 1 && fk.Branches[0].Agent == p.To {
+			return verdict(true, "the fork at %s sends one branch from %s to %s, and no hand-off", fk.Node.ID(), p.From, p.To)
+		}
+	}
+	return verdict(false, "no hand-off from %s to %s, but no one-branch fork to %s either", p.From, p.To, p.To)
 }
 
 func runMissedSpecialist(p *Pass) {
@@ -358,7 +438,7 @@ func runMissedSpecialist(p *Pass) {
 					calls = append(calls, n)
 				}
 			}
-			if len(calls) < p.Options.SpecialistMinCalls {
+			if len(calls) < specialistMinCalls.Get(p.Options) {
 				continue
 			}
 			var price Price
@@ -392,9 +472,10 @@ func runMissedSpecialist(p *Pass) {
 				Causes: p.specialistCauses(first, name, s.Name, viaHandoff, viaFork),
 				Fix: Fix{Location: p.Project.PromptLocation(name, s.Name, "delegate", "fork", "transfer"),
 					Text: fmt.Sprintf("Tell %s in %s when to %s to %s, in this task's terms (work that needs %s)", name, p.Project.PromptPath(name), map[bool]string{true: "hand off", false: "fork"}[viaHandoff], s.Name, strings.Join(uniq(tools), ", "))},
-				Next:  fmt.Sprintf("a %s to %s, with %s's tools called by %s", how, s.Name, s.Name, s.Name),
-				Price: price,
-				Shape: fmt.Sprintf("%s did %s's %s", name, s.Name, strings.Join(uniq(tools), ",")),
+				Next:    fmt.Sprintf("a %s to %s, with %s's tools called by %s", how, s.Name, s.Name, s.Name),
+				Price:   price,
+				Shape:   fmt.Sprintf("%s did %s's %s", name, s.Name, strings.Join(uniq(tools), ",")),
+				Promise: specialistPromise{Specialist: s.Name, Tools: uniq(tools)},
 			})
 		}
 	}
@@ -403,6 +484,26 @@ func runMissedSpecialist(p *Pass) {
 		return
 	}
 	p.Clear("%s of a running agent examined", plural(reachable, "reachable agent", "reachable agents"))
+}
+
+// specialistPromise: the specialist runs and calls its own tools.
+type specialistPromise struct {
+	Specialist string
+	Tools      []string // the specialist's tools the agent called, sorted, once each
+}
+
+// expectMissedSpecialist: the specialist runs and itself calls one of the
+// tools the agent called in its place.
+func expectMissedSpecialist(p specialistPromise, f Finding, next *graph.Run) Verdict {
+	if next.FirstOwned(p.Specialist) == nil {
+		return verdict(false, "%s never ran in the new run", p.Specialist)
+	}
+	for _, n := range next.Nodes {
+		if isCall(n) && n.Agent == p.Specialist && contains(p.Tools, n.Tool.Name) {
+			return verdict(true, "%s ran and called %s itself (%s)", p.Specialist, n.Tool.Name, n.ID())
+		}
+	}
+	return verdict(false, "%s ran but made none of the calls %s made in its place (%s)", p.Specialist, f.Agent, strings.Join(p.Tools, ", "))
 }
 
 // specialistCauses checks, in the request of llm node n, whether S was

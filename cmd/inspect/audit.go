@@ -103,9 +103,8 @@ Rules:
 		fmt.Fprintf(&b, "  %-29s %s (%s, %s)\n", r.ID, r.Doc.Title, r.Area, r.Severity)
 	}
 	b.WriteString("\nThresholds (--set NAME=VALUE):\n")
-	def := findings.DefaultOptions()
 	for _, s := range findings.OptionSpecs() {
-		fmt.Fprintf(&b, "  %-21s default %-5s %s (%s)\n", s.Name, s.Get(def), s.Doc, s.Rules)
+		fmt.Fprintf(&b, "  %-21s default %-5s %s (%s)\n", s.Name, s.Default(), s.Doc, s.Rules)
 	}
 	b.WriteString("\nGrades:\n")
 	for _, l := range strings.Split(findings.GradeScale, "\n") {
@@ -158,19 +157,18 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 		case "json":
 			return findings.WriteExplainJSON(io.Out, r, o)
 		case "text", "markdown":
-			_, err := fmt.Fprint(io.Out, r.Explain())
-			return err
+			return findings.WriteExplain(io.Out, r, o)
 		}
 		return Usagef("--explain prints text or json, not --format %s", opts.Format)
 	}
 	if opts.Rules {
 		switch opts.Format {
 		case "markdown":
-			return findings.WriteRulesMarkdown(io.Out, findings.All)
+			return findings.WriteRulesMarkdown(io.Out, findings.All, o)
 		case "json":
 			return findings.WriteRulesJSON(io.Out, findings.All, o)
 		case "text":
-			return findings.WriteRulesText(io.Out, findings.All)
+			return findings.WriteRulesText(io.Out, findings.All, o)
 		}
 		return Usagef("--rules prints text, markdown or json, not --format %s", opts.Format)
 	}

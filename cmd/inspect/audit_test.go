@@ -92,7 +92,11 @@ func TestAuditRun(t *testing.T) {
 		{"bad threshold", "", []string{"audit", "--set", "nope=1"}, ExitUsage, nil, "unknown threshold \"nope\""},
 		{"unknown rule", "", []string{"audit", "--explain", "fork.nope"}, ExitUsage, nil, "no rule \"fork.nope\"; the rules are: fanout.missed"},
 		{"explain", "", []string{"audit", "--explain", "fanout.missed"}, ExitOK, []string{"fanout.missed: missed fan-out", "Price: elapsed time", "Next run should show:"}, ""},
+		{"explain shows thresholds in force", "", []string{"audit", "--explain", "fork.uneven", "--set", "uneven-ratio=3"}, ExitOK,
+			[]string{"at least 3× the median of its siblings and at least 5s longer", "uneven-ratio = 3 (default 2): slowest branch", "uneven-min-gap = 5s: how much longer"}, ""},
+		{"explain refuses a bad threshold", "", []string{"audit", "--explain", "fork.uneven", "--set", "uneven-ratio=0.5"}, ExitUsage, nil, "uneven-ratio must be at least 1, got 0.5"},
 		{"rules", "", []string{"audit", "--rules"}, ExitOK, []string{"delegation.missed-specialist", "handoff.loop"}, ""},
+		{"rules show thresholds in force", "", []string{"audit", "--rules", "--set", "fanout-min-calls=5"}, ExitOK, []string{"at least 5 research calls in one conversation"}, ""},
 		{"rules with a run", "", []string{"audit", "--rules", "fork.uneven"}, ExitUsage, nil, "audit no run; drop \"fork.uneven\""},
 		{"no runs", "", []string{"audit"}, ExitUsage, nil, "no runs recorded yet"},
 		{"unknown run", "audit-fork-uneven", []string{"audit", "zzz"}, ExitUsage, nil, "no run matches \"zzz\""},
@@ -218,7 +222,7 @@ func TestAuditRun_ExplainJSON(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatalf("--explain --format json is not JSON: %v\n%s", err, out)
 	}
-	if doc.ID != "fork.uneven" || doc.Detects == "" || len(doc.Thresholds) != 2 || doc.Thresholds[0] != (findings.ThresholdJSON{Name: "uneven-ratio", Value: "3", Default: "2", Doc: doc.Thresholds[0].Doc}) {
+	if doc.ID != "fork.uneven" || !strings.Contains(doc.Detects, "at least 3× the median") || len(doc.Thresholds) != 2 || doc.Thresholds[0] != (findings.ThresholdJSON{Name: "uneven-ratio", Value: "3", Default: "2", Doc: doc.Thresholds[0].Doc}) {
 		t.Errorf("explain JSON = %+v", doc)
 	}
 	out.Reset()
