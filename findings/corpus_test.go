@@ -17,7 +17,7 @@ import (
 	"github.com/inspect-dev/inspect/store"
 )
 
-var update = flag.Bool("update", false, "rewrite want.txt of the fixtures and the golden files in testdata/")
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/ and the generated sections of docs/audit.md (never a fixture's want.txt)")
 
 // t0 is the start of every recorded fixture run (virtual time).
 var t0 = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -60,8 +60,31 @@ func recordFixture(t testing.TB, name string) *recorded {
 	return &recorded{DB: db, Run: g}
 }
 
-// corpus lists the audit fixtures: audit-<rule> triggers exactly that rule,
-// nearmiss-<what> triggers none.
+// want is a fixture's hand-written want.txt: what its audit must report,
+// which rules it is a near miss for, and the later runs its findings'
+// expectations are checked against. Lines:
+//
+//	finding RULE @AGENT nSEQ…   one per finding the audit reports, its evidence nodes
+//	near-miss RULE              the run looks like RULE's mistake and must not trigger it
+//	next RULE FIXTURE VERDICT   FIXTURE's run fixes this fixture's RULE finding, and
+//	                            RULE's check says VERDICT (shown, not shown) on it;
+//	                            ": DETAIL" after VERDICT pins the check's detail
+//
+// '#' starts a comment. Nothing rewrites these files: they are written by
+// reading the fixture's script and its recorded run.
+type want struct {
+	findings []string // "RULE @AGENT n1 n2", sorted
+	nearMiss []string
+	next     []nextRun
+}
+
+// nextRun is one "next" line.
+type nextRun struct {
+	rule, fixture, verdict, detail string
+	line                           int
+}
+
+// corpus lists the fixtures that have a want.txt.
 func corpus(t testing.TB) []string {
 	t.Helper()
 	entries, err := os.ReadDir(filepath.Join("..", "fixtures"))
@@ -70,94 +93,88 @@ func corpus(t testing.TB) []string {
 	}
 	var out []string
 	for _, e := range entries {
-		if e.IsDir() && (strings.HasPrefix(e.Name(), "audit-") || strings.HasPrefix(e.Name(), "nearmiss-")) {
+		if _, err := os.Stat(filepath.Join("..", "fixtures", e.Name(), "want.txt")); e.IsDir() && err == nil {
 			out = append(out, e.Name())
 		}
 	}
 	return out
 }
 
-// intended is the rule a fixture is named for: audit-fork-one-branch →
-// fork.one-branch, and audit-<rule>-<edge> (an edge case of that rule) →
-// the rule with the longest matching slug, so audit-fanout-missed-nofork-x
-// is fanout.missed.nofork; a near miss intends none.
-func intended(t testing.TB, name string) []string {
-	if !strings.HasPrefix(name, "audit-") {
-		return nil
+// readWant parses fixtures/name/want.txt.
+func readWant(t testing.TB, name string) want {
+	t.Helper()
+	path := filepath.Join("..", "fixtures", name, "want.txt")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
 	}
-	slug := strings.TrimPrefix(name, "audit-")
-	best := ""
-	for _, r := range findings.All {
-		rs := strings.NewReplacer(".", "-").Replace(r.ID)
-		if (slug == rs || strings.HasPrefix(slug, rs+"-")) && len(r.ID) > len(best) {
-			best = r.ID
+	var w want
+	for i, l := range strings.Split(string(raw), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		f := strings.Fields(l)
+		bad := func(why string) { t.Fatalf("%s:%d: %s: %q", path, i+1, why, l) }
+		if len(f) < 2 || findings.Lookup(findings.All, f[1]) == nil {
+			bad("the second word is not a rule id")
+		}
+		switch f[0] {
+		case "finding":
+			if len(f) < 4 || !strings.HasPrefix(f[2], "@") {
+				bad("want finding RULE @AGENT nSEQ…")
+			}
+			w.findings = append(w.findings, strings.Join(f[1:], " "))
+		case "near-miss":
+			if len(f) != 2 {
+				bad("want near-miss RULE")
+			}
+			w.nearMiss = append(w.nearMiss, f[1])
+		case "next":
+			rest, detail, _ := strings.Cut(l, ": ")
+			f = strings.Fields(rest)
+			if len(f) < 4 {
+				bad("want next RULE FIXTURE VERDICT")
+			}
+			n := nextRun{rule: f[1], fixture: f[2], verdict: strings.Join(f[3:], " "), detail: detail, line: i + 1}
+			if n.verdict != findings.Shown && n.verdict != findings.NotShown {
+				bad("the verdict is shown or not shown")
+			}
+			w.next = append(w.next, n)
+		default:
+			bad("unknown line")
 		}
 	}
-	if best == "" {
-		t.Fatalf("fixture %s names no rule", name)
-	}
-	return []string{best}
+	sort.Strings(w.findings)
+	return w
 }
 
-func ruleSet(rep *findings.Report) []string {
-	seen := map[string]bool{}
+// got lists the report's findings as want's finding lines.
+func got(rep *findings.Report) []string {
 	var out []string
 	for _, f := range rep.Findings {
-		if !seen[f.Rule] {
-			seen[f.Rule] = true
-			out = append(out, f.Rule)
-		}
+		out = append(out, f.Rule+" @"+f.Agent+" "+strings.Join(f.Nodes, " "))
 	}
 	sort.Strings(out)
 	return out
 }
 
-// TestCorpus records every audit fixture, asserts the exact rule set in its
-// want.txt, checks every rule has a trigger fixture, and prints precision
-// and recall against the rule each fixture is named for.
+// TestCorpus records every fixture with a want.txt and checks its audit
+// reports exactly the findings written there (rule, agent, evidence
+// nodes), none of the rules it is a near miss for, and one check per rule.
 func TestCorpus(t *testing.T) {
-	names := corpus(t)
-	covered := map[string]bool{}
-	var tp, fp, fn int
-	for _, name := range names {
+	for _, name := range corpus(t) {
 		t.Run(name, func(t *testing.T) {
+			w := readWant(t, name)
 			rep := recordFixture(t, name).audit(t)
-			got := ruleSet(rep)
-			wantFile := filepath.Join("..", "fixtures", name, "want.txt")
-			if *update {
-				text := "# rule ids this fixture's audit reports, one a line; rewritten by go test ./findings -update\n" + strings.Join(got, "\n")
-				if err := os.WriteFile(wantFile, []byte(strings.TrimSpace(text)+"\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
+			if g := got(rep); strings.Join(g, "\n") != strings.Join(w.findings, "\n") {
+				t.Errorf("findings:\n  %s\nwant:\n  %s\n%s", strings.Join(g, "\n  "), strings.Join(w.findings, "\n  "), dump(rep))
 			}
-			raw, err := os.ReadFile(wantFile)
-			if err != nil {
-				t.Fatalf("read want.txt (run with -update to create it): %v", err)
-			}
-			var want []string
-			for _, l := range strings.Split(string(raw), "\n") {
-				if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
-					want = append(want, l)
-				}
-			}
-			sort.Strings(want)
-			if strings.Join(got, ",") != strings.Join(want, ",") {
-				t.Errorf("rules = [%s], want [%s]\n%s", strings.Join(got, ", "), strings.Join(want, ", "), dump(rep))
-			}
-			in := intended(t, name)
-			for _, r := range in {
-				covered[r] = true
-			}
-			for _, r := range got {
-				if contains(in, r) {
-					tp++
-				} else {
-					fp++
-				}
-			}
-			for _, r := range in {
-				if !contains(got, r) {
-					fn++
+			for _, r := range w.nearMiss {
+				for _, f := range rep.Findings {
+					if f.Rule == r {
+						t.Errorf("near miss of %s triggered it: %s", r, f.Message)
+					}
 				}
 			}
 			if len(rep.Checks) != len(findings.All) {
@@ -165,28 +182,85 @@ func TestCorpus(t *testing.T) {
 			}
 		})
 	}
-	for _, r := range findings.All {
-		if !covered[r.ID] {
-			t.Errorf("rule %s has no fixtures/audit-%s", r.ID, strings.ReplaceAll(r.ID, ".", "-"))
-		}
-	}
-	precision, recall := 1.0, 1.0
-	if tp+fp > 0 {
-		precision = float64(tp) / float64(tp+fp)
-	}
-	if tp+fn > 0 {
-		recall = float64(tp) / float64(tp+fn)
-	}
-	t.Logf("corpus: %d fixtures, %d true positives, %d false positives, %d missed: precision %.2f, recall %.2f", len(names), tp, fp, fn, precision, recall)
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+// TestCorpus_EveryRule checks, from All, that every rule has a fixture
+// that triggers it and a near-miss fixture, and that every rule with an
+// expectation check has a later run showing what it promised and one that
+// does not.
+func TestCorpus_EveryRule(t *testing.T) {
+	trigger, near, shown, notShown := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, name := range corpus(t) {
+		w := readWant(t, name)
+		for _, f := range w.findings {
+			trigger[strings.Fields(f)[0]] = true
+		}
+		for _, r := range w.nearMiss {
+			near[r] = true
+		}
+		for _, n := range w.next {
+			map[string]map[string]bool{findings.Shown: shown, findings.NotShown: notShown}[n.verdict][n.rule] = true
 		}
 	}
-	return false
+	for _, r := range findings.All {
+		if !trigger[r.ID] {
+			t.Errorf("rule %s: no fixture triggers it (a want.txt line \"finding %s @AGENT n…\")", r.ID, r.ID)
+		}
+		if !near[r.ID] {
+			t.Errorf("rule %s: no near-miss fixture (a want.txt line \"near-miss %s\")", r.ID, r.ID)
+		}
+		if r.Expect == nil {
+			continue
+		}
+		if !shown[r.ID] || !notShown[r.ID] {
+			t.Errorf("rule %s: its expectation check needs a later run that shows what it promised and one that does not (\"next %s FIXTURE shown\" and \"not shown\")", r.ID, r.ID)
+		}
+	}
+}
+
+// TestExpect checks each rule's expectation check on the pairs of runs the
+// fixtures name: the base fixture's finding is fixed in the later run
+// (no finding there has its fingerprint) and the check's verdict is the
+// one written down.
+func TestExpect(t *testing.T) {
+	runs := map[string]*recorded{}
+	record := func(t *testing.T, name string) *recorded {
+		if runs[name] == nil {
+			runs[name] = recordFixture(t, name)
+		}
+		return runs[name]
+	}
+	for _, name := range corpus(t) {
+		for _, n := range readWant(t, name).next {
+			t.Run(name+"/"+n.fixture, func(t *testing.T) {
+				base, next := record(t, name), record(t, n.fixture)
+				baseRep, nextRep := base.audit(t), next.audit(t)
+				checked := 0
+				for _, f := range baseRep.Findings {
+					if f.Rule != n.rule {
+						continue
+					}
+					checked++
+					for _, g := range nextRep.Findings {
+						if g.Fingerprint == f.Fingerprint {
+							t.Fatalf("want.txt:%d: %s's %s finding is not fixed in %s (same fingerprint: %s)", n.line, name, n.rule, n.fixture, g.Message)
+						}
+					}
+					v := findings.Expect(nil, f, next.Run)
+					t.Logf("%s: %s", v.Result, v.Detail)
+					if v.Result != n.verdict || v.Detail == "" {
+						t.Errorf("want.txt:%d: Expect() = %s (%s), want %s", n.line, v.Result, v.Detail, n.verdict)
+					}
+					if n.detail != "" && v.Detail != n.detail {
+						t.Errorf("want.txt:%d: detail = %q, want %q", n.line, v.Detail, n.detail)
+					}
+				}
+				if checked == 0 {
+					t.Fatalf("want.txt:%d: %s has no %s finding", n.line, name, n.rule)
+				}
+			})
+		}
+	}
 }
 
 func dump(rep *findings.Report) string {

@@ -337,6 +337,9 @@ func expectForkSequence(f Finding, next *graph.Run) Verdict {
 	if own == 0 {
 		return verdict(false, "no branch from %s waits on a sibling, but %s made no call of its own in the new run", f.Agent, f.Agent)
 	}
+	if len(forks) == 0 {
+		return verdict(true, "%s no longer forks, and made %s of its own", f.Agent, plural(own, "call", "calls"))
+	}
 	return verdict(true, "no branch of the %s from %s waits on a sibling, and %s made %s of its own", plural(len(forks), "fork", "forks"), f.Agent, f.Agent, plural(own, "call", "calls"))
 }
 
