@@ -14,15 +14,17 @@ func TestValidate_All(t *testing.T) {
 	if err := findings.Validate(findings.All); err != nil {
 		t.Fatal(err)
 	}
-	if len(findings.All) != 13 {
-		t.Errorf("%d rules, want the 13 of DESIGN §8", len(findings.All))
-	}
+	// The rules of DESIGN §8's table, in its order; All may hold more.
 	want := []string{"fanout.missed", "fanout.missed.nofork", "fork.sequence", "fork.one-branch", "join.repeat", "branch.failed",
 		"fork.uneven", "fork.overlap", "fork.inherit-uncached", "handoff.early", "handoff.loop", "handoff.for-answer", "delegation.missed-specialist"}
-	for i, id := range want {
-		if findings.All[i].ID != id {
-			t.Errorf("All[%d] = %s, want %s", i, findings.All[i].ID, id)
+	i := 0
+	for _, r := range findings.All {
+		if i < len(want) && r.ID == want[i] {
+			i++
 		}
+	}
+	if i < len(want) {
+		t.Errorf("All lacks %s, or lists DESIGN §8's rules out of order", want[i])
 	}
 }
 
