@@ -36,8 +36,10 @@ func (c *Config) FprintDOT(w io.Writer, g *graph.Run) error {
 }
 
 // dotQuote quotes s as a DOT string: backslashes and quotes escaped (so no
-// \N, \G or \l escape of Graphviz is ever formed), newlines as \n, other
-// control characters dropped.
+// \N, \G or \l escape of Graphviz is ever formed), & as &amp; (Graphviz
+// decodes HTML entities in labels: "x&#1;y" would put a raw 0x01 in the SVG,
+// and "&lt;" would show as "<"), newlines as \n, other control characters
+// dropped.
 func dotQuote(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + 2)
@@ -48,6 +50,8 @@ func dotQuote(s string) string {
 			b.WriteString(`\\`)
 		case r == '"':
 			b.WriteString(`\"`)
+		case r == '&':
+			b.WriteString("&amp;")
 		case r == '\n':
 			b.WriteString(`\n`)
 		case r == '\t':

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inspect-dev/inspect/ask"
+	"github.com/inspect-dev/inspect/internal/termsafe"
 	"github.com/inspect-dev/inspect/store"
 )
 
@@ -160,8 +161,11 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 	}
 	s := opts.F.IO
 	send := ask.SendOptions{Key: opts.F.Getenv("OPENAI_API_KEY"), Out: s.Out, OutTTY: s.OutTTY, Log: s.ErrOut, Tune: opts.Tune}
+	if opts.DryRun {
+		send.Out = s.Raw // the body's bytes exactly, so they hash to the recorded one
+	}
 	if style, ok := s.markdownStyle(opts.F.Getenv("GLAMOUR_STYLE")); ok {
-		send.Answer = newMarkdownStream(s.Out, s.Width, style)
+		send.Answer = newMarkdownStream(s.Raw, s.Width, style) // glamour's styles; its input is sanitized
 	}
 	asked, err := plan.Send(ctx, send)
 	if err != nil {
@@ -250,7 +254,7 @@ func (m *markdownStream) emit() {
 		m.block = nil
 		return
 	}
-	out, err := m.r.Render(strings.Join(m.block, "\n"))
+	out, err := m.r.Render(termsafe.String(strings.Join(m.block, "\n")))
 	m.block = nil
 	if err != nil {
 		m.err = err

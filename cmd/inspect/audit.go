@@ -12,6 +12,7 @@ import (
 
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/internal/termsafe"
 )
 
 // auditFormats are the values of `inspect audit --format`.
@@ -155,7 +156,7 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 		}
 		switch opts.Format {
 		case "json":
-			return findings.WriteExplainJSON(io.Out, r, o)
+			return findings.WriteExplainJSON(io.Raw, r, o)
 		case "text", "markdown":
 			return findings.WriteExplain(io.Out, r, o)
 		}
@@ -166,7 +167,7 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 		case "markdown":
 			return findings.WriteRulesMarkdown(io.Out, findings.All, o)
 		case "json":
-			return findings.WriteRulesJSON(io.Out, findings.All, o)
+			return findings.WriteRulesJSON(io.Raw, findings.All, o)
 		case "text":
 			return findings.WriteRulesText(io.Out, findings.All, o)
 		}
@@ -193,15 +194,15 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 	case "markdown":
 		err = findings.WriteMarkdown(io.Out, rep)
 	case "json":
-		err = findings.WriteJSON(io.Out, rep)
+		err = findings.WriteJSON(io.Raw, rep) // data formats escape control characters themselves
 	case "sarif":
 		var paths findings.SARIFPaths
 		if paths, err = sarifPaths(g, opts.SARIFRoot); err != nil {
 			return err
 		}
-		err = findings.WriteSARIFWith(io.Out, rep, findings.SARIFOptions{Paths: paths})
+		err = findings.WriteSARIFWith(io.Raw, rep, findings.SARIFOptions{Paths: paths})
 	case "junit":
-		err = findings.WriteJUnit(io.Out, rep)
+		err = findings.WriteJUnit(io.Raw, rep)
 	}
 	if err != nil {
 		return err
@@ -225,11 +226,11 @@ func writeGlamour(io *IOStreams, rep *findings.Report, style string) error {
 	if err != nil {
 		return findings.WriteText(io.Out, rep)
 	}
-	out, err := r.Render(md.String())
+	out, err := r.Render(termsafe.String(md.String()))
 	if err != nil {
 		return findings.WriteText(io.Out, rep)
 	}
-	_, err = fmt.Fprint(io.Out, out)
+	_, err = fmt.Fprint(io.Raw, out) // glamour's styles; its input is sanitized
 	return err
 }
 

@@ -121,10 +121,10 @@ func diffRun(ctx context.Context, opts *DiffOptions) error {
 	if err != nil {
 		return err
 	}
-	out := opts.F.IO.Out
+	out := opts.F.IO.Raw // data formats escape control characters themselves
 	switch opts.Format {
 	case "markdown":
-		err = diff.WriteMarkdown(out, rep)
+		err = diff.WriteMarkdown(opts.F.IO.Out, rep)
 	case "json":
 		err = diff.WriteJSON(out, rep)
 	case "junit":

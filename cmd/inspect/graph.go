@@ -177,13 +177,18 @@ func graphRun(ctx context.Context, opts *GraphOptions) error {
 	if err != nil {
 		return err
 	}
-	return writeOutput(opts.F, opts.Output, buf.Bytes())
+	return writeOutput(opts.F, opts.Output, buf.Bytes(), opts.Format == "mermaid" || opts.Format == "dot")
 }
 
-// writeOutput writes b to path, or to stdout when path is "" or "-".
-func writeOutput(f *Factory, path string, b []byte) error {
+// writeOutput writes b to path, or to stdout when path is "" or "-":
+// through the terminal sanitizer when it is text for people.
+func writeOutput(f *Factory, path string, b []byte, human bool) error {
 	if path == "" || path == "-" {
-		_, err := f.IO.Out.Write(b)
+		w := f.IO.Raw
+		if human {
+			w = f.IO.Out
+		}
+		_, err := w.Write(b)
 		return err
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {

@@ -5,14 +5,24 @@ import (
 	"os"
 
 	"golang.org/x/term"
+
+	"github.com/inspect-dev/inspect/internal/termsafe"
 )
 
 // IOStreams are the streams a command reads and writes; commands never
 // touch os.Stdout directly, so tests give them buffers.
+//
+// Out and ErrOut are for people: once NewFactory has taken the streams,
+// everything written to them passes the terminal sanitizer (termsafe), so
+// untrusted text never reaches a terminal raw (DESIGN §11). Raw is stdout
+// as it is, for what must keep its bytes: JSON, SARIF, JUnit, images,
+// request bodies, and glamour's styled output (whose input is sanitized).
 type IOStreams struct {
 	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
+	// Raw is stdout without sanitizing (set by NewFactory).
+	Raw io.Writer
 
 	// OutTTY reports whether Out is a terminal (glamour, colour, width).
 	OutTTY bool
@@ -69,4 +79,16 @@ func (s *IOStreams) markdownStyle(glamourStyle string) (string, bool) {
 		return glamourStyle, true
 	}
 	return "auto", true
+}
+
+// sanitize puts the terminal sanitizer in front of Out and ErrOut, once,
+// and keeps stdout as it is in Raw. It returns the sanitizers, to flush.
+func (s *IOStreams) sanitize() []*termsafe.Writer {
+	if s.Raw != nil {
+		return nil
+	}
+	s.Raw = s.Out
+	out, errOut := termsafe.NewWriter(s.Out), termsafe.NewWriter(s.ErrOut)
+	s.Out, s.ErrOut = out, errOut
+	return []*termsafe.Writer{out, errOut}
 }

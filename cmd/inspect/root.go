@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/inspect-dev/inspect/internal/termsafe"
 	"github.com/inspect-dev/inspect/store"
 )
 
@@ -25,8 +26,9 @@ type Factory struct {
 	// Getenv reads the environment (injected for tests).
 	Getenv func(string) string
 
-	mu  sync.Mutex
-	dbs map[string]*store.DB
+	mu    sync.Mutex
+	dbs   map[string]*store.DB
+	flush []*termsafe.Writer // the sanitizers on IO.Out and IO.ErrOut
 }
 
 // NewFactory returns a Factory on the given streams and environment.
@@ -35,7 +37,7 @@ func NewFactory(io *IOStreams, getenv func(string) string) *Factory {
 	if path == "" {
 		path = store.DefaultPath
 	}
-	return &Factory{IO: io, DBPath: path, Getenv: getenv, dbs: map[string]*store.DB{}}
+	return &Factory{IO: io, DBPath: path, Getenv: getenv, dbs: map[string]*store.DB{}, flush: io.sanitize()}
 }
 
 // Store opens the database named by --db / INSPECT_DB for writing (once):
@@ -92,6 +94,9 @@ func (f *Factory) Close() error {
 		errs = append(errs, db.Close())
 	}
 	f.dbs = map[string]*store.DB{}
+	for _, w := range f.flush {
+		errs = append(errs, w.Flush())
+	}
 	return errors.Join(errs...)
 }
 

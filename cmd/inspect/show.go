@@ -13,6 +13,7 @@ import (
 
 	"github.com/inspect-dev/inspect/chat"
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/internal/termsafe"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
 )
@@ -78,8 +79,10 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	if style, ok := opts.F.IO.markdownStyle(opts.F.Getenv("GLAMOUR_STYLE")); ok {
 		r, err := glamour.NewTermRenderer(glamour.WithStylePath(style), glamour.WithWordWrap(opts.F.IO.Width))
 		if err == nil {
-			if s, err := r.Render(out); err == nil {
-				out = s
+			if s, err := r.Render(termsafe.String(out)); err == nil {
+				// glamour's styles go out as they are; its input is sanitized
+				_, err = fmt.Fprint(opts.F.IO.Raw, s)
+				return err
 			}
 		}
 	}
