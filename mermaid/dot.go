@@ -147,8 +147,12 @@ func printDOT(out io.Writer, v *view, c *Config) error {
 	var body func(items []*item, indent int)
 	body = func(items []*item, indent int) {
 		for _, it := range items {
-			w.line(indent, fmt.Sprintf("%s [label=%s, %s];", it.node.ID(), dotQuote(l.label(it)), nodeStyle(it)))
+			w.line(indent, fmt.Sprintf("%s [label=%s, %s];", it.id(), dotQuote(l.label(it)), nodeStyle(it)))
 			for _, bv := range it.branches {
+				if bv.grouped { // the group node stands alone, no cluster
+					body(bv.items, indent)
+					continue
+				}
 				w.line(indent, fmt.Sprintf("subgraph cluster_b%d {", bv.k))
 				color, fill, pen, style, text := colorBorder, "#f7f9fb", "1", "rounded,filled", "#000000"
 				switch {
@@ -173,7 +177,7 @@ func printDOT(out io.Writer, v *view, c *Config) error {
 	}
 	body(v.trunk, 1)
 	for _, e := range v.edges() {
-		w.line(1, e.from.node.ID()+" -> "+e.to.node.ID()+";")
+		w.line(1, e.from.id()+" -> "+e.to.id()+";")
 	}
 	w.line(0, "}")
 	return w.Flush()

@@ -240,7 +240,7 @@ func NewGraph(g *graph.Run) *Graph {
 		out.Forks = append(out.Forks, fj)
 	}
 	for _, e := range v.edges() {
-		out.Edges = append(out.Edges, EdgeJSON{e.from.node.ID(), e.to.node.ID()})
+		out.Edges = append(out.Edges, EdgeJSON{e.from.id(), e.to.id()})
 	}
 	return out
 }

@@ -56,6 +56,8 @@ func (l *labeler) label(it *item) string {
 		return l.summary(it.nodes, "")
 	case itemGap:
 		return l.summary(it.covered(), "… not shown: ")
+	case itemGroup:
+		return l.group(it)
 	default:
 		panic("internal error: unhandled item kind " + strconv.Itoa(int(it.kind)))
 	}
@@ -125,11 +127,29 @@ func (l *labeler) node(n *graph.Node) string {
 		}
 		b.WriteString("fork")
 		b.WriteString(l.at(n))
-		b.WriteString(" (" + l.name(ctx) + " context) " + l.names(names))
+		parts := make([]string, 0, min(len(names), maxListed+1))
+		for i, s := range names {
+			if l.v.stats.level > 0 && i == maxListed {
+				break
+			}
+			parts = append(parts, l.name(s))
+		}
+		if len(parts) < len(names) {
+			parts = append(parts, fmt.Sprintf("… %d more", len(names)-len(parts)))
+		}
+		b.WriteString(" (" + l.name(ctx) + " context) " + strings.Join(parts, ", "))
 	case record.KindJoin:
 		b.WriteString("join ")
 		if j := n.Join; j != nil {
 			for i, jb := range j.Branches {
+				if l.v.stats.level > 0 && i == maxListed {
+					counts := map[string]int{}
+					for _, rest := range j.Branches[i:] {
+						counts[string(rest.Status)]++
+					}
+					fmt.Fprintf(&b, ", … %d more (%s)", len(j.Branches)-i, l.statusCounts(counts))
+					break
+				}
 				if i > 0 {
 					b.WriteString(", ")
 				}
@@ -251,6 +271,53 @@ func (l *labeler) summary(nodes []*graph.Node, prefix string) string {
 	}
 	return b.String()
 }
+
+// group labels the branches of a wide fork drawn as one node: "297 more
+// branches (b4..b300) · ok 290, error 5, exhausted 2 · slowest of them apac
+// 21.7s · 894 nodes · 600 llm calls in N out M".
+func (l *labeler) group(it *item) string {
+	counts := map[string]int{}
+	var slowest *graph.Branch
+	for _, bv := range it.group {
+		counts[string(bv.b.Status)]++
+		if slowest == nil || bv.b.Duration > slowest.Duration {
+			slowest = bv.b
+		}
+	}
+	var b strings.Builder
+	first, last := it.group[0], it.group[len(it.group)-1]
+	fmt.Fprintf(&b, "%d more branches b%d..b%d · %s", len(it.group), first.k, last.k, l.statusCounts(counts))
+	fmt.Fprintf(&b, " · slowest of them %s %s", l.name(slowest.Name), graph.FormatDuration(slowest.Duration))
+	if len(it.nodes) > 0 {
+		fmt.Fprintf(&b, " · %d nodes", len(it.nodes))
+		if t := graph.SumTokens(it.nodes); t.Calls > 0 {
+			fmt.Fprintf(&b, " · %d llm calls in %d out %d", t.Calls, t.In, t.Out)
+		}
+		if e := failures(it.nodes); e > 0 {
+			fmt.Fprintf(&b, " · %d failed", e)
+		}
+	}
+	return b.String()
+}
+
+// statusCounts lists status counts in a fixed order: "ok 290, error 5".
+func (l *labeler) statusCounts(counts map[string]int) string {
+	var parts []string
+	for _, st := range []record.Status{record.StatusOK, record.StatusError, record.StatusExhausted, record.StatusCancelled, record.StatusInterrupted, record.StatusRunning} {
+		if n := counts[string(st)]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", st, n))
+			delete(counts, string(st))
+		}
+	}
+	for _, tc := range sortedCounts(counts) { // statuses of a newer inspect
+		parts = append(parts, fmt.Sprintf("%s %d", l.name(tc.Name), tc.Count))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// maxListed is how many branch names a collapsed chart lists in a fork's
+// or join's label, or in a header line, before "… N more".
+const maxListed = 8
 
 // branchTitle is a branch subgraph's title: "branch eu @researcher · ok ·
 // 8.1s · slowest".

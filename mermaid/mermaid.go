@@ -206,12 +206,22 @@ func header(v *view, l *labeler, c *Config) []string {
 			break
 		}
 		var parts []string
-		for _, b := range f.Branches {
+		rest := map[string]int{} // a collapsed chart lists the first few, the slowest and counts
+		more := 0
+		for i, b := range f.Branches {
+			if v.stats.level > 0 && i >= maxListed && !b.Slowest() {
+				rest[string(b.Status)]++
+				more++
+				continue
+			}
 			p := fmt.Sprintf("%s=%s %s", l.name(b.Name), l.name(string(b.Status)), graph.FormatDuration(b.Duration))
 			if b.Slowest() {
 				p += " slowest"
 			}
 			parts = append(parts, p)
+		}
+		if more > 0 {
+			parts = append(parts, fmt.Sprintf("… %d more (%s)", more, l.statusCounts(rest)))
 		}
 		if f.Join != nil {
 			lines = append(lines, fmt.Sprintf("  %s waited for %s", f.Join.ID(), strings.Join(parts, ", ")))
@@ -246,6 +256,9 @@ func header(v *view, l *labeler, c *Config) []string {
 		}
 		if s.gaps > 0 {
 			what = append(what, fmt.Sprintf("%d nodes elided in %d gaps", s.elided, s.gaps))
+		}
+		if s.groups > 0 {
+			what = append(what, fmt.Sprintf("%d branches of %d wide forks drawn as one node each", s.grouped, s.groups))
 		}
 		lines = append(lines, fmt.Sprintf("collapsed to stay under %d edges and %d characters: %s; --full draws every node",
 			maxEdges, maxText, strings.Join(what, ", ")))
@@ -282,15 +295,19 @@ func printMermaid(out io.Writer, v *view, c *Config) error {
 	var body func(items []*item, indent int)
 	body = func(items []*item, indent int) {
 		for _, it := range items {
-			id := it.node.ID()
+			id := it.id()
 			w.line(indent, id+`["`+l.label(it)+`"]`)
 			if failed(it) {
 				errs = append(errs, id)
 			}
-			if it.kind == itemFold || it.kind == itemSummary || it.kind == itemGap {
+			if it.kind == itemFold || it.kind == itemSummary || it.kind == itemGap || it.kind == itemGroup {
 				collapsed = append(collapsed, id)
 			}
 			for _, bv := range it.branches {
+				if bv.grouped { // the group node stands alone, no subgraph
+					body(bv.items, indent)
+					continue
+				}
 				bid := fmt.Sprintf("b%d", bv.k)
 				w.line(indent, "subgraph "+bid+`["`+l.branchTitle(bv)+`"]`)
 				body(bv.items, indent+1)
@@ -306,7 +323,7 @@ func printMermaid(out io.Writer, v *view, c *Config) error {
 	}
 	body(v.trunk, 1)
 	for _, e := range v.edges() {
-		w.line(1, e.from.node.ID()+" --> "+e.to.node.ID())
+		w.line(1, e.from.id()+" --> "+e.to.id())
 	}
 	for _, cl := range []struct {
 		def string

@@ -20,6 +20,7 @@ const (
 	itemFold                    // consecutive repeated calls of one tool (llm and tool nodes)
 	itemSummary                 // a whole branch (nested forks included) as one node
 	itemGap                     // the elided middle of a long conversation
+	itemGroup                   // the branches of a wide fork beyond the first few, as one node
 )
 
 // item is one box of the chart.
@@ -39,6 +40,18 @@ type item struct {
 	tool string
 	// branches are a fork's branches in declared order (itemFork).
 	branches []*branchView
+	// group holds the branches an itemGroup stands for, in declared order;
+	// gid is its id (g<k>, k of its first branch): it may cover no node.
+	group []*branchView
+	gid   string
+}
+
+// id is the item's chart id: n<seq> of its node, or a group's g<k>.
+func (it *item) id() string {
+	if it.kind == itemGroup {
+		return it.gid
+	}
+	return it.node.ID()
 }
 
 // branchView is one branch of a fork as the chart shows it.
@@ -48,6 +61,10 @@ type branchView struct {
 	items []*item
 	// summarized is set when the branch's content became one summary item.
 	summarized bool
+	// grouped is set on the one branchView that holds a wide fork's group
+	// item (its b is the group's first branch; it is drawn without a
+	// subgraph of its own).
+	grouped bool
 }
 
 // view is a run prepared for printing.
@@ -70,9 +87,11 @@ type collapseStats struct {
 	summarized int // branches summarized
 	gaps       int // gap items
 	elided     int // nodes inside gaps
+	groups     int // wide forks whose later branches became one group
+	grouped    int // branches inside groups
 }
 
-func (s collapseStats) collapsed() bool { return s.folds+s.summarized+s.gaps > 0 }
+func (s collapseStats) collapsed() bool { return s.folds+s.summarized+s.gaps+s.groups > 0 }
 
 // plan is one level of collapsing.
 type plan struct {
@@ -86,21 +105,24 @@ type plan struct {
 	// gapHead and gapTail keep the first and last items of a long list and
 	// replace the middle with one gap (0: none).
 	gapHead, gapTail int
+	// wideFork keeps the first this many branches of a fork with more
+	// (and its slowest), and draws the others as one group node (0: none).
+	wideFork int
 }
 
 // plans are the collapsing levels, tried in order until the chart fits.
 var plans = []plan{
 	{},
 	{fold: true},
-	{fold: true, summarizeDepth: 2},
-	{fold: true, summarizeDepth: 2, summarizeOver: 40},
-	{fold: true, summarizeDepth: 2, summarizeOver: 12},
-	{fold: true, summarizeDepth: 1},
-	{fold: true, summarizeDepth: 1, gapHead: 150, gapTail: 50},
-	{fold: true, summarizeDepth: 1, gapHead: 60, gapTail: 30},
-	{fold: true, summarizeDepth: 1, gapHead: 25, gapTail: 15},
-	{fold: true, summarizeDepth: 1, gapHead: 10, gapTail: 5},
-	{fold: true, summarizeDepth: 1, gapHead: 4, gapTail: 2},
+	{fold: true, summarizeDepth: 2, wideFork: 40},
+	{fold: true, summarizeDepth: 2, summarizeOver: 40, wideFork: 24},
+	{fold: true, summarizeDepth: 2, summarizeOver: 12, wideFork: 12},
+	{fold: true, summarizeDepth: 1, wideFork: 8},
+	{fold: true, summarizeDepth: 1, gapHead: 150, gapTail: 50, wideFork: 8},
+	{fold: true, summarizeDepth: 1, gapHead: 60, gapTail: 30, wideFork: 6},
+	{fold: true, summarizeDepth: 1, gapHead: 25, gapTail: 15, wideFork: 4},
+	{fold: true, summarizeDepth: 1, gapHead: 10, gapTail: 5, wideFork: 4},
+	{fold: true, summarizeDepth: 1, gapHead: 4, gapTail: 2, wideFork: 3},
 }
 
 // newView builds the full (uncollapsed) view of g.
@@ -174,7 +196,7 @@ func (v *view) collapse(items []*item, p plan, depth int) []*item {
 			nb := *bv
 			d := depth + 1
 			switch {
-			case bv.summarized:
+			case bv.summarized, bv.grouped:
 			case len(bv.items) > 0 && ((p.summarizeDepth > 0 && d >= p.summarizeDepth) ||
 				(p.summarizeOver > 0 && countNodes(bv.items) > p.summarizeOver)):
 				nodes := flatten(bv.items, nil)
@@ -185,6 +207,9 @@ func (v *view) collapse(items []*item, p plan, depth int) []*item {
 				nb.items = v.collapse(bv.items, p, d)
 			}
 			f.branches[i] = &nb
+		}
+		if p.wideFork > 0 {
+			f.branches = v.group(f.branches, p.wideFork)
 		}
 		out = append(out, &f)
 	}
@@ -199,6 +224,56 @@ func (v *view) collapse(items []*item, p plan, depth int) []*item {
 		out = append(append(append([]*item{}, out[:p.gapHead]...), gap), out[len(out)-p.gapTail:]...)
 	}
 	return out
+}
+
+// group keeps the first keep branches of a wide fork and its slowest, in
+// declared order, and puts every other branch into one group item, drawn
+// as a single node with their statuses (DESIGN §7). A fork already grouped
+// at a wider level is regrouped from all its branches.
+func (v *view) group(bvs []*branchView, keep int) []*branchView {
+	var all []*branchView
+	for _, bv := range bvs {
+		if bv.grouped {
+			all = append(all, bv.items[0].group...)
+		} else {
+			all = append(all, bv)
+		}
+	}
+	if len(all) <= keep+1 {
+		return bvs
+	}
+	out := make([]*branchView, 0, keep+2)
+	var rest []*branchView
+	for i, bv := range all {
+		if i < keep || bv.b.Slowest() {
+			out = append(out, bv)
+		} else {
+			rest = append(rest, bv)
+		}
+	}
+	if len(rest) == 0 {
+		return out
+	}
+	var nodes []*graph.Node
+	for _, bv := range rest {
+		nodes = flatten(bv.items, nodes)
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Seq < nodes[j].Seq })
+	g := &item{kind: itemGroup, nodes: nodes, group: rest, gid: "g" + strconv.Itoa(rest[0].k)}
+	if len(nodes) > 0 {
+		g.node = nodes[0]
+	}
+	prev := 0 // branches already in a group at a wider level
+	for _, bv := range bvs {
+		if bv.grouped {
+			prev = len(bv.items[0].group)
+		}
+	}
+	if prev == 0 {
+		v.stats.groups++
+	}
+	v.stats.grouped += len(rest) - prev
+	return append(out, &branchView{b: rest[0].b, k: rest[0].k, items: []*item{g}, grouped: true})
 }
 
 // minFold is the fewest tool calls a fold replaces.
@@ -288,7 +363,7 @@ func flattenRec(items []*item, out []*graph.Node) []*graph.Node {
 			for _, bv := range it.branches {
 				out = flattenRec(bv.items, out)
 			}
-		case itemFold, itemSummary:
+		case itemFold, itemSummary, itemGroup:
 			out = append(out, it.nodes...)
 		case itemGap:
 			out = flattenRec(it.inner, out)
@@ -323,7 +398,7 @@ func countNodes(items []*item) int {
 func firstNode(items []*item) *graph.Node {
 	var first *graph.Node
 	for _, it := range items {
-		if n := it.node; first == nil || n.Seq < first.Seq {
+		if n := it.node; n != nil && (first == nil || n.Seq < first.Seq) {
 			first = n
 		}
 	}
