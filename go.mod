@@ -56,3 +56,7 @@ require (
 	golang.org/x/text v0.30.0 // indirect
 	golang.org/x/tools v0.37.0 // indirect
 )
+
+replace github.com/goccy/go-graphviz => ./third_party/go-graphviz
+
+replace github.com/alecthomas/chroma/v2 => ./third_party/chroma

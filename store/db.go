@@ -53,7 +53,10 @@ type DB struct {
 	// (OpenReadOnly) of an older file reads an upgraded temporary copy and
 	// leaves the file at this version.
 	FileVersion int
-	cleanup     func() error // removes a reader's temporary copy
+	// Empty is set on a reader of a file that holds no database yet (an
+	// empty file): it reads as no runs, and there is nothing to upgrade.
+	Empty   bool
+	cleanup func() error // removes a reader's temporary copy
 }
 
 // nowFunc is the default DB.Now.

@@ -50,6 +50,12 @@ func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 	if version == SchemaVersion() {
 		return db, nil
 	}
+	if version == 0 {
+		// An empty file (no schema yet) holds no runs: read an empty
+		// database of the current schema in memory, without copying.
+		db.Close()
+		return emptyReader(ctx, path)
+	}
 	// An older schema: read an upgraded copy, leave the file as it is.
 	cp, err := db.upgradedCopy(ctx)
 	db.Close()
@@ -81,6 +87,28 @@ func openReader(ctx context.Context, path string, immutable bool) (*DB, int, err
 	}
 	db.FileVersion = version
 	return db, version, nil
+}
+
+// emptyReader is a reader of an empty database of the current schema, in
+// memory, standing for the empty file at path.
+func emptyReader(ctx context.Context, path string) (*DB, error) {
+	registerDriver()
+	mem, err := sql.Open(driverName, ":memory:")
+	if err != nil {
+		return nil, err
+	}
+	mem.SetMaxOpenConns(1) // one connection: one in-memory database
+	for _, name := range migrations() {
+		body, err := migrationFS.ReadFile("migrations/" + name)
+		if err == nil {
+			_, err = mem.ExecContext(ctx, string(body))
+		}
+		if err != nil {
+			mem.Close()
+			return nil, fmt.Errorf("internal error: migration %s: %w", name, err)
+		}
+	}
+	return &DB{Path: path, Now: nowFunc, r: mem, Empty: true}, nil
 }
 
 // walHasData reports whether path has a non-empty -wal file beside it.

@@ -3,7 +3,10 @@ package store
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -235,5 +238,29 @@ func TestRuns_ImpossibleTotals(t *testing.T) {
 	}
 	if runs[0].TokensIn != 0 || runs[0].TokensOut < 0 {
 		t.Errorf("tokens = %d in, %d out; want negative read as 0 and no overflow", runs[0].TokensIn, runs[0].TokensOut)
+	}
+}
+
+// An empty file (a new database not yet written) reads as no runs without a
+// temporary upgraded copy, and is left as it is.
+func TestOpenReadOnly_EmptyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "empty.db")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err := OpenReadOnly(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	runs, err := db.Runs(context.Background(), 0)
+	if err != nil || len(runs) != 0 || !db.Empty {
+		t.Errorf("Runs of an empty file = %v, %v (Empty %v); want none, no error, Empty", runs, err, db.Empty)
+	}
+	if _, err := db.ResolveRun(context.Background(), "latest"); !errors.Is(err, ErrNoRuns) {
+		t.Errorf("latest of an empty file: %v, want ErrNoRuns", err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() != 0 {
+		t.Errorf("the empty file changed: %v, %v", fi, err)
 	}
 }

@@ -77,7 +77,7 @@ func (f *Factory) openDB(ctx context.Context, path string, readOnly bool) (*stor
 	if err != nil {
 		return nil, err
 	}
-	if readOnly && db.FileVersion < store.SchemaVersion() {
+	if readOnly && !db.Empty && db.FileVersion < store.SchemaVersion() {
 		fmt.Fprintf(f.IO.ErrOut, "note: %s has schema v%d (this inspect writes v%d); it was read through an upgraded temporary copy and left unchanged; `inspect migrate %s` upgrades it in place\n",
 			path, db.FileVersion, store.SchemaVersion(), shellQuote(path))
 	}
