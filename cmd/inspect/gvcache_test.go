@@ -13,8 +13,9 @@ import (
 )
 
 // A shared temp folder where another user ran inspect first holds a
-// go-graphviz cache this user cannot read; go-graphviz's own init used to
-// panic there, taking every command down. Runs the command as "nobody".
+// go-graphviz cache this user cannot read; go-graphviz used to panic there,
+// taking every command down (in its package init then; at the first drawing
+// now that it loads lazily). Runs the commands as "nobody", drawing too.
 func TestStartsWithForeignGraphvizCache(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
@@ -35,26 +36,33 @@ func TestStartsWithForeignGraphvizCache(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(shared) })
 	os.Chmod(shared, 0o1777) // like /tmp
+	runs := filepath.Join(shared, "runs.db")
+	recordInto(t, runs, "fanout-compact", "0123456789ab")
+	os.Chmod(runs, 0o644)
+	draw := `["graph","--db","` + runs + `","--format","svg"]`
 	// Root fills the shared cache first, with files only root can read.
 	bin := filepath.Join(shared, "inspect.test")
 	copyFile(t, os.Args[0], bin)
 	first := exec.Command(bin, "-test.run=^$")
-	first.Env = append(os.Environ(), "TMPDIR="+shared, `INSPECT_TEST_ARGS=["--help"]`)
+	first.Env = append(os.Environ(), "TMPDIR="+shared, "INSPECT_TEST_ARGS="+draw)
 	if out, err := first.CombinedOutput(); err != nil {
 		t.Fatalf("first run as root: %v\n%s", err, out)
 	}
 	if _, err := os.Stat(filepath.Join(shared, "go-graphviz")); err != nil {
-		t.Fatalf("the first run left no go-graphviz cache: %v", err)
+		t.Fatalf("the first drawing left no go-graphviz cache: %v", err)
 	}
 	home := filepath.Join(shared, "home")
 	os.Mkdir(home, 0o777)
-	for _, args := range []string{`["--help"]`, `["graph","--help"]`} {
+	for _, args := range []string{`["--help"]`, `["graph","--help"]`, draw} {
 		cmd := exec.Command(bin, "-test.run=^$")
 		cmd.Env = append(os.Environ(), "TMPDIR="+shared, "HOME="+home, "XDG_CACHE_HOME=", "INSPECT_TEST_ARGS="+args)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
 		out, err := cmd.CombinedOutput()
 		if err != nil || strings.Contains(string(out), "panic") {
 			t.Errorf("inspect %s as nobody beside root's cache: %v\n%s", args, err, out)
+		}
+		if args == draw && !strings.Contains(string(out), "<svg") {
+			t.Errorf("inspect %s as nobody drew no SVG:\n%.300s", args, out)
 		}
 	}
 }

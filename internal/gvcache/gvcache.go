@@ -1,18 +1,19 @@
-// Package gvcache keeps go-graphviz from crashing inspect at start-up.
+// Package gvcache keeps go-graphviz from crashing inspect when it draws.
 //
-// go-graphviz compiles its WebAssembly build of Graphviz in a package init,
-// caching the result in $TMPDIR/go-graphviz. When that folder belongs to
-// another user (a shared /tmp where someone else ran inspect first), or the
-// temp folder is not writable, its init panics, and with it every inspect
-// command, even --help. Imported (blank) by cmd/inspect, this package's init
-// runs first and, only in those cases, points TMPDIR at a folder of this
-// user's own (under the user cache folder, so the compiled cache is kept).
+// go-graphviz compiles its WebAssembly build of Graphviz when inspect first
+// draws (third_party/go-graphviz loads it lazily; upstream does it in a
+// package init), caching the result in $TMPDIR/go-graphviz. When that folder
+// belongs to another user (a shared /tmp where someone else ran inspect
+// first), or the temp folder is not writable, the compile panics, and with it
+// the command. Imported (blank) by cmd/inspect, this package's init decides
+// from the folder's owner and mode, before anything reads TMPDIR, and only
+// in those cases points TMPDIR at a folder of this user's own (under the
+// user cache folder, so the compiled cache is kept).
 //
-// Why it runs first: Go initializes packages in import-path order among
-// those whose imports are ready. go-graphviz's wasm package waits for
-// github.com/tetratelabs/wazero, which sorts after this package, and this
-// package imports only the standard library. cmd/inspect's
-// TestStartsWithForeignGraphvizCache checks it, as another user.
+// It runs early: Go initializes packages in import-path order among those
+// whose imports are ready, and this package imports only the standard
+// library. cmd/inspect's TestStartsWithForeignGraphvizCache checks it, as
+// another user, drawing.
 package gvcache
 
 import (
