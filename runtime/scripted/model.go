@@ -1,12 +1,15 @@
 package scripted
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/google/btree"
 
 	"github.com/inspect-dev/inspect/runtime/model"
 	openai "github.com/sashabaranov/go-openai"
@@ -18,20 +21,13 @@ type Model struct {
 	script *Script
 
 	mu    sync.Mutex
-	next  map[string]int          // branch path -> index of its next reply
-	prior map[string][]cacheEntry // model -> earlier requests the cache holds
-}
-
-// cacheEntry is a request the simulated prompt cache holds: its cache key,
-// and the moment it becomes cacheable (its start plus its latency).
-type cacheEntry struct {
-	key   []byte
-	ready time.Time
+	next  map[string]int     // branch path -> index of its next reply
+	prior map[string]*prompt // model -> earlier requests the cache holds
 }
 
 // New returns a provider that answers from s.
 func New(s *Script) *Model {
-	return &Model{script: s, next: map[string]int{}, prior: map[string][]cacheEntry{}}
+	return &Model{script: s, next: map[string]int{}, prior: map[string]*prompt{}}
 }
 
 // BaseURL names the scripted provider in the run record.
@@ -146,17 +142,71 @@ func (m *Model) cache(body openai.ChatCompletionRequest, at time.Time, latency t
 	key := cacheKey(body)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	best := 0
-	for _, p := range m.prior[body.Model] {
-		if !at.IsZero() && p.ready.After(at) {
-			continue // still being processed when this request starts
-		}
-		if n := commonPrefix(p.key, key); n > best {
-			best = n
-		}
+	p := m.prior[body.Model]
+	if p == nil {
+		p = newPrompt()
+		m.prior[body.Model] = p
 	}
-	m.prior[body.Model] = append(m.prior[body.Model], cacheEntry{key: key, ready: at.Add(latency)})
+	best := p.longest(key, at)
+	p.add(key, at.Add(latency))
 	return int64(best / 4)
+}
+
+// cacheEntry is a request the simulated prompt cache holds: its cache key,
+// the moment it becomes cacheable (its start plus its latency), and its
+// order of arrival (keys may repeat).
+type cacheEntry struct {
+	key   []byte
+	ready time.Time
+	n     int
+}
+
+// prompt is one model's simulated cache: its requests sorted by key. The
+// longest prefix a query shares with any key is shared with its neighbour
+// in that order, so a lookup walks out from the query's place to the first
+// entry on each side that is ready at the query's start: O(log n) plus the
+// entries still being processed, instead of a comparison with every earlier
+// request.
+type prompt struct {
+	tree *btree.BTreeG[*cacheEntry]
+	n    int
+}
+
+func newPrompt() *prompt {
+	return &prompt{tree: btree.NewG(16, func(a, b *cacheEntry) bool {
+		if c := bytes.Compare(a.key, b.key); c != 0 {
+			return c < 0
+		}
+		return a.n < b.n
+	})}
+}
+
+func (p *prompt) add(key []byte, ready time.Time) {
+	p.n++
+	p.tree.ReplaceOrInsert(&cacheEntry{key: key, ready: ready, n: p.n})
+}
+
+// longest returns the longest prefix key shares with an entry ready at at
+// (every entry when at is zero).
+func (p *prompt) longest(key []byte, at time.Time) int {
+	ready := func(e *cacheEntry) bool { return at.IsZero() || !e.ready.After(at) }
+	pivot := &cacheEntry{key: key}
+	best := 0
+	p.tree.DescendLessOrEqual(pivot, func(e *cacheEntry) bool {
+		if !ready(e) {
+			return true
+		}
+		best = commonPrefix(e.key, key)
+		return false
+	})
+	p.tree.AscendGreaterOrEqual(pivot, func(e *cacheEntry) bool {
+		if !ready(e) {
+			return true
+		}
+		best = max(best, commonPrefix(e.key, key))
+		return false
+	})
+	return best
 }
 
 func cacheKey(body openai.ChatCompletionRequest) []byte {
@@ -178,12 +228,14 @@ func cacheKey(body openai.ChatCompletionRequest) []byte {
 
 func commonPrefix(a, b []byte) int {
 	n := min(len(a), len(b))
-	for i := 0; i < n; i++ {
-		if a[i] != b[i] {
-			return i
-		}
+	i := 0
+	for i+64 <= n && bytes.Equal(a[i:i+64], b[i:i+64]) { // memeq a chunk at a time
+		i += 64
 	}
-	return n
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
 }
 
 // convKey turns a branch path into an id-safe word.
