@@ -2,8 +2,9 @@
 // diff BASE NEW`): which findings are new, fixed or unchanged, how the
 // totals moved (tokens, elapsed, model and tool calls, forks, branches,
 // hand-offs — overall and per agent), whether each fixed finding's
-// expectation ("what the next run should show") is visible in the new run,
-// and whether the change crosses the thresholds a CI job set
+// expectation ("what the next run should show") is visible in the new run
+// (the verdict of the finding's rule's own check, findings.Expect: diff
+// holds no rule's knowledge), and whether the change crosses the thresholds a CI job set
 // (--max-increase, --fail-on).
 //
 // Data flows one way: the package takes two *graph.Run and their

@@ -10,7 +10,10 @@
 // Rules are values listed in All, in the style of go/analysis: a rule sees
 // only a *Pass (the graph, the options, the parsed project snapshot and
 // Report) and never prints or opens the store. Every rule leaves a Check, so a
-// clean audit still says what it looked at. Grades turn findings into one
+// clean audit still says what it looked at. A rule declares its thresholds
+// (Rule.Options) and carries the check of what its findings promise
+// (Rule.Expect, run on a later run by Expect): a new rule is one value with
+// its Run and Expect, listed in All. Grades turn findings into one
 // letter per Area; the renderers (text, markdown, JSON, SARIF, JUnit) write a
 // Report to an io.Writer.
 //
