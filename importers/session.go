@@ -11,6 +11,7 @@ package importers
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/inspect-dev/inspect/record"
@@ -20,6 +21,8 @@ import (
 // one trace.
 type Session struct {
 	Source  record.Source  // Format, Version, ID (the re-import key) and Path
+	Title   string         // the session's own title, when the source has one
+	Dir     string         // the working folder the session ran in, when the source says (absolute)
 	Started time.Time      // the first thing that happened
 	Ended   time.Time      // zero when the session never ended (a live file)
 	Tasks   []string       // the user turns, in order
@@ -156,4 +159,36 @@ type Options struct {
 	// the format's own list (DESIGN §13) does not name it; nil = the default
 	// name patterns (read*, get*, list*, search*, find*, fetch*, lookup*, query*).
 	Research func(tool string) bool
+}
+
+// DefaultResearchPatterns are the name patterns a tool counts as research
+// by when neither the format's list nor the configuration says (DESIGN
+// §13, §17): a trailing * matches any rest, case-insensitively.
+var DefaultResearchPatterns = []string{"read*", "get*", "list*", "search*", "find*", "fetch*", "lookup*", "query*"}
+
+// IsResearch reports whether a tool the format's own list does not name
+// counts as research: opt.Research when set, else DefaultResearchPatterns.
+func (o Options) IsResearch(tool string) bool {
+	if o.Research != nil {
+		return o.Research(tool)
+	}
+	return MatchResearch(DefaultResearchPatterns, tool)
+}
+
+// MatchResearch reports whether tool matches one of patterns: a pattern
+// ending in * matches every name starting with the rest, any other pattern
+// only that name; both case-insensitively.
+func MatchResearch(patterns []string, tool string) bool {
+	name := strings.ToLower(tool)
+	for _, p := range patterns {
+		p = strings.ToLower(p)
+		if prefix, ok := strings.CutSuffix(p, "*"); ok {
+			if strings.HasPrefix(name, prefix) {
+				return true
+			}
+		} else if name == p {
+			return true
+		}
+	}
+	return false
 }
