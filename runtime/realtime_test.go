@@ -1,11 +1,14 @@
 package runtime_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -138,4 +141,70 @@ func BenchmarkRealtimeFanout(b *testing.B) {
 	avg := total / time.Duration(b.N)
 	b.ReportMetric(avg.Seconds(), "s/run")
 	b.ReportMetric(avg.Seconds()/1.0, "ratio-to-1s")
+}
+
+// stamps records when each progress line (one per model call) is written.
+type stamps struct {
+	mu sync.Mutex
+	at []time.Time
+}
+
+func (s *stamps) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for range bytes.Count(p, []byte("\n")) {
+		s.at = append(s.at, time.Now())
+	}
+	return len(p), nil
+}
+
+// BenchmarkCallOverhead is the time the runtime adds per model call of one
+// conversation at step 10 and at step 1,000 (DESIGN §12: flat): a scripted
+// run (virtual time, so the wall time between two calls is all the
+// runtime's: building the request, the scripted model's encoding and cache,
+// the tool, recording both nodes) of 1,010 steps, each reading a file. It
+// reports the median interval between successive calls around each step
+// and their ratio.
+//
+//	go test ./runtime -run '^$' -bench CallOverhead -benchtime 1x
+func BenchmarkCallOverhead(b *testing.B) {
+	const steps = 1010
+	var sb strings.Builder
+	sb.WriteString("task: read everything\nconversations:\n  trunk:\n")
+	for i := 0; i < steps; i++ {
+		sb.WriteString("    - calls: [{read_file: {path: regions/eu.md}}]\n      latency: 10ms\n")
+	}
+	sb.WriteString("    - say: done\n")
+	script := filepath.Join(b.TempDir(), "script.yaml")
+	if err := os.WriteFile(script, []byte(sb.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	around := func(at []time.Time, step int) time.Duration {
+		var d []time.Duration
+		for i := step - 5; i <= step+5; i++ {
+			d = append(d, at[i].Sub(at[i-1]))
+		}
+		slices.Sort(d)
+		return d[len(d)/2]
+	}
+	var at10, at1000 []time.Duration
+	for b.Loop() {
+		db := openDB(b)
+		s := &stamps{}
+		res, err := runtime.Run(context.Background(), runtime.Config{Project: fixture("fanout-compact"), Script: script, DB: db, MaxSteps: steps + 1, Progress: s})
+		if err != nil || res.Status != record.StatusOK {
+			b.Fatalf("Run: %v %+v", err, res)
+		}
+		if len(s.at) < steps {
+			b.Fatalf("%d progress lines, want one per call (%d)", len(s.at), steps+1)
+		}
+		at10 = append(at10, around(s.at, 10))
+		at1000 = append(at1000, around(s.at, 1000))
+	}
+	slices.Sort(at10)
+	slices.Sort(at1000)
+	a, z := at10[len(at10)/2], at1000[len(at1000)/2]
+	b.ReportMetric(float64(a.Microseconds()), "µs/call@10")
+	b.ReportMetric(float64(z.Microseconds()), "µs/call@1000")
+	b.ReportMetric(float64(z)/float64(a), "ratio")
 }

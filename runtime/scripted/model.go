@@ -23,11 +23,12 @@ type Model struct {
 	mu    sync.Mutex
 	next  map[string]int     // branch path -> index of its next reply
 	prior map[string]*prompt // model -> earlier requests the cache holds
+	enc   encoder            // each conversation's encoded messages
 }
 
 // New returns a provider that answers from s.
 func New(s *Script) *Model {
-	return &Model{script: s, next: map[string]int{}, prior: map[string]*prompt{}}
+	return &Model{script: s, next: map[string]int{}, prior: map[string]*prompt{}, enc: encoder{convs: map[string]*encoded{}}}
 }
 
 // BaseURL names the scripted provider in the run record.
@@ -41,7 +42,13 @@ func (m *Model) Complete(ctx context.Context, req *model.Request) (*model.Respon
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(req.Body)
+	m.mu.Lock()
+	enc, err := m.enc.messages(req.Conversation, req.Body.Messages)
+	m.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("encode request: %w", err)
+	}
+	body, err := body(req.Body, enc)
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
 	}
@@ -60,7 +67,7 @@ func (m *Model) Complete(ctx context.Context, req *model.Request) (*model.Respon
 		return nil, &model.CallError{Status: reply.Status, Reason: fmt.Sprintf("scripted failure at %s", where), Latency: reply.Latency}
 	}
 	// only a request the provider answered enters the cache
-	cached := m.cache(req.Body, req.At, reply.Latency)
+	cached := m.cache(req.Body, enc, req.At, reply.Latency)
 
 	msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: reply.Say}
 	key := convKey(req.Conversation)
@@ -138,8 +145,8 @@ func (m *Model) take(path string) (*Reply, int, error) {
 // them concurrently; only answered requests are recorded (failed and
 // unusable ones never reach it). A request without a start time (zero at)
 // sees every earlier one.
-func (m *Model) cache(body openai.ChatCompletionRequest, at time.Time, latency time.Duration) int64 {
-	key := cacheKey(body)
+func (m *Model) cache(body openai.ChatCompletionRequest, enc [][]byte, at time.Time, latency time.Duration) int64 {
+	key := cacheKey(body, enc)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p := m.prior[body.Model]
@@ -209,21 +216,36 @@ func (p *prompt) longest(key []byte, at time.Time) int {
 	return best
 }
 
-func cacheKey(body openai.ChatCompletionRequest) []byte {
-	var b []byte
+// cacheKey is what the simulated cache compares: the tools, the system
+// messages, then the other messages as a JSON array (enc holds each
+// message's encoding).
+func cacheKey(body openai.ChatCompletionRequest, enc [][]byte) []byte {
 	tools, _ := json.Marshal(body.Tools)
-	b = append(b, tools...)
-	var rest []openai.ChatCompletionMessage
-	for _, msg := range body.Messages {
+	size := len(tools) + 2
+	for _, e := range enc {
+		size += len(e) + 1
+	}
+	b := append(make([]byte, 0, size), tools...)
+	for i, msg := range body.Messages {
 		if msg.Role == openai.ChatMessageRoleSystem {
-			enc, _ := json.Marshal(msg)
-			b = append(b, enc...)
-		} else {
-			rest = append(rest, msg)
+			b = append(b, enc[i]...)
 		}
 	}
-	msgs, _ := json.Marshal(rest)
-	return append(b, msgs...)
+	n := 0
+	b = append(b, '[')
+	for i, msg := range body.Messages {
+		if msg.Role != openai.ChatMessageRoleSystem {
+			if n > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, enc[i]...)
+			n++
+		}
+	}
+	if n == 0 {
+		return append(b[:len(b)-1], "null"...) // as json.Marshal of no messages
+	}
+	return append(b, ']')
 }
 
 func commonPrefix(a, b []byte) int {

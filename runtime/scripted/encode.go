@@ -1,0 +1,100 @@
+package scripted
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// A conversation's requests repeat its earlier messages and add a few:
+// encoding each request whole costs in proportion to the conversation, at
+// every step. The encoder keeps each conversation's encoded messages and
+// encodes only the messages it has not seen, producing exactly the bytes
+// json.Marshal would (TestEncoder_SameBytesAsMarshal).
+
+// encoder holds the encoded messages of each conversation.
+type encoder struct {
+	convs map[string]*encoded
+}
+
+// encoded is one conversation's messages as last encoded, with the bytes
+// of each.
+type encoded struct {
+	msgs []openai.ChatCompletionMessage
+	enc  [][]byte
+}
+
+// sameMessage reports whether a and b encode alike; messages with parts
+// (MultiContent) are never taken as the same, so they are encoded again.
+func sameMessage(a, b *openai.ChatCompletionMessage) bool {
+	if a.Role != b.Role || a.Content != b.Content || a.Refusal != b.Refusal || a.Name != b.Name ||
+		a.ReasoningContent != b.ReasoningContent || a.ToolCallID != b.ToolCallID ||
+		a.MultiContent != nil || b.MultiContent != nil || len(a.ToolCalls) != len(b.ToolCalls) ||
+		(a.FunctionCall == nil) != (b.FunctionCall == nil) || (a.FunctionCall != nil && *a.FunctionCall != *b.FunctionCall) {
+		return false
+	}
+	for i := range a.ToolCalls {
+		x, y := &a.ToolCalls[i], &b.ToolCalls[i]
+		if x.ID != y.ID || x.Type != y.Type || x.Function != y.Function || (x.Index == nil) != (y.Index == nil) || (x.Index != nil && *x.Index != *y.Index) {
+			return false
+		}
+	}
+	return true
+}
+
+// messages returns the encoding of each of msgs, reusing conversation
+// conv's encodings of the messages it had before.
+func (e *encoder) messages(conv string, msgs []openai.ChatCompletionMessage) ([][]byte, error) {
+	prev := e.convs[conv]
+	out := make([][]byte, len(msgs))
+	for i := range msgs {
+		if prev != nil && i < len(prev.msgs) && sameMessage(&prev.msgs[i], &msgs[i]) {
+			out[i] = prev.enc[i]
+			continue
+		}
+		b, err := json.Marshal(msgs[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = b
+	}
+	e.convs[conv] = &encoded{msgs: append([]openai.ChatCompletionMessage(nil), msgs...), enc: out}
+	return out, nil
+}
+
+// body returns json.Marshal(req) with the messages encoded as enc.
+func body(req openai.ChatCompletionRequest, enc [][]byte) ([]byte, error) {
+	rest := req
+	rest.Messages = nil
+	b, err := json.Marshal(rest)
+	if err != nil {
+		return nil, err
+	}
+	// "messages" has no omitempty: the key is there, first of its kind (a
+	// JSON string value cannot hold an unescaped quote).
+	const null = `"messages":null`
+	i := bytes.Index(b, []byte(null))
+	if i < 0 {
+		return nil, fmt.Errorf("internal error: no messages key in %s", b)
+	}
+	if req.Messages == nil {
+		return b, nil
+	}
+	size := len(b) + 2
+	for _, m := range enc {
+		size += len(m) + 1
+	}
+	out := make([]byte, 0, size)
+	out = append(out, b[:i]...)
+	out = append(out, `"messages":[`...)
+	for k, m := range enc {
+		if k > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, m...)
+	}
+	out = append(out, ']')
+	return append(out, b[i+len(null):]...), nil
+}
