@@ -162,6 +162,30 @@ func (e *TimeoutError) Error() string {
 	return fmt.Sprintf("%s: no answer within %s waiting for %s (%d attempts)", e.Endpoint, e.After, e.Waiting, e.Attempts)
 }
 
+// CutOffError is a streamed answer that stopped before its end: the
+// stream closed, broke or went silent before the provider said the answer
+// was finished (a finish_reason). Text is what arrived.
+type CutOffError struct {
+	// Endpoint is the URL posted to, without credentials.
+	Endpoint string
+	// Text is the part of the answer that arrived.
+	Text string
+	// Err is the read error that cut it, nil when the stream simply ended.
+	Err error
+}
+
+// Error says how much of the answer arrived, and why no more did.
+func (e *CutOffError) Error() string {
+	why := "the stream ended before the end of the answer"
+	if e.Err != nil {
+		why = e.Err.Error()
+	}
+	return fmt.Sprintf("the answer was cut off after %d bytes (%s: %s)", len(e.Text), e.Endpoint, why)
+}
+
+// Unwrap returns the read error, if any.
+func (e *CutOffError) Unwrap() error { return e.Err }
+
 // UnreachableError is returned when the provider could not be reached
 // after every retry.
 type UnreachableError struct {
@@ -299,10 +323,25 @@ func (c *Client) send(ctx context.Context, body []byte, model string, attempt in
 
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if ct == "text/event-stream" {
-		reply, err := chat.ReadStream(r, onDelta)
-		if err != nil {
-			var se *chat.StreamError
-			return nil, !errors.As(err, &se), 0, readErr(err)
+		var got strings.Builder // the answer's text so far
+		reply, err := chat.ReadStream(r, func(s string) {
+			got.WriteString(s)
+			if onDelta != nil {
+				onDelta(s)
+			}
+		})
+		var se *chat.StreamError
+		switch {
+		case err != nil && errors.As(err, &se):
+			return nil, false, 0, err
+		case err != nil && got.Len() > 0:
+			// part of the answer is out: it is cut off, not retried
+			return nil, false, 0, &CutOffError{Endpoint: c.Endpoint(), Text: got.String(), Err: readErr(err)}
+		case err != nil:
+			return nil, true, 0, readErr(err)
+		case reply.FinishReason == "":
+			// the stream ended without the model saying it had finished
+			return nil, false, 0, &CutOffError{Endpoint: c.Endpoint(), Text: reply.Message.Text}
 		}
 		return reply, false, 0, nil
 	}

@@ -81,6 +81,18 @@ type Options struct {
 	// Timeout bounds the wait for the provider to start answering (each
 	// attempt); 0 = DefaultHeaderTimeout.
 	Timeout time.Duration
+	// Hint spells the command line that asks this run again with args
+	// (["n5", "--replay"]), run and database included, for the advice in
+	// errors; nil = "inspect ask ARGS".
+	Hint func(args ...string) string
+}
+
+// hint is o.Hint, or a plain "inspect ask ARGS".
+func (o *Options) hint(args ...string) string {
+	if o.Hint != nil {
+		return o.Hint(args...)
+	}
+	return "inspect ask " + strings.Join(args, " ")
 }
 
 // Mode is the mode the options pick.
@@ -159,7 +171,7 @@ func NewPlan(ctx context.Context, rec Recording, g *graph.Run, seq int64, opts O
 		return nil, &UnknownNodeError{Seq: seq}
 	}
 	if n.Kind != record.KindLLM {
-		return nil, notLLMNode(g, n)
+		return nil, notLLMNode(g, n, &opts)
 	}
 	body, err := rec.Request(ctx, g.ID, n.Seq)
 	if err != nil {
@@ -169,14 +181,14 @@ func NewPlan(ctx context.Context, rec Recording, g *graph.Run, seq int64, opts O
 	if err != nil {
 		return nil, fmt.Errorf("n%d: %w", n.Seq, err)
 	}
-	p := &Plan{Mode: opts.Mode(), RunID: g.ID, Node: n, Recorded: ChoiceOf(n.LLM.Calls), Samples: opts.Samples,
+	p := &Plan{Mode: opts.Mode(), RunID: g.ID, Node: n, Recorded: NodeChoice(n), Samples: opts.Samples,
 		Notes: cheapCauses(g, req), DryRun: opts.DryRun, Timeout: opts.Timeout}
 	if p.Samples == 0 {
 		p.Samples = DefaultSamples
 	}
 	switch p.Mode {
 	case ModeQuestion:
-		if err := p.question(ctx, rec, req, opts.Question); err != nil {
+		if err := p.question(ctx, rec, req, &opts); err != nil {
 			return nil, err
 		}
 	case ModeReplay:
@@ -200,7 +212,8 @@ func NewPlan(ctx context.Context, rec Recording, g *graph.Run, seq int64, opts O
 }
 
 // question builds the question body from the recorded response.
-func (p *Plan) question(ctx context.Context, rec Recording, req *Request, question string) error {
+func (p *Plan) question(ctx context.Context, rec Recording, req *Request, opts *Options) error {
+	question := opts.Question
 	n := p.Node
 	resp, err := rec.Response(ctx, p.RunID, n.Seq)
 	if err != nil {
@@ -211,7 +224,7 @@ func (p *Plan) question(ctx context.Context, rec Recording, req *Request, questi
 		if n.Status != record.StatusOK {
 			why = fmt.Sprintf("it ended %s (%s) without a response", n.Status, n.Error)
 		}
-		return inputf("n%d cannot be questioned: %s; try `inspect ask n%d --replay` to send its request again", n.Seq, why, n.Seq)
+		return inputf("n%d cannot be questioned: %s; try `%s` to send its request again", n.Seq, why, opts.hint(fmt.Sprintf("n%d", n.Seq), "--replay"))
 	}
 	recorded, err := chat.ReadResponse(resp, chat.OpenAIChat)
 	if err != nil {
@@ -303,7 +316,7 @@ func (p *Plan) Describe() string {
 
 // notLLMNode is the error for asking a node that is not a model call: it
 // says what the node is and names the llm nodes near it.
-func notLLMNode(g *graph.Run, n *graph.Node) error {
+func notLLMNode(g *graph.Run, n *graph.Node, opts *Options) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "n%d is a %s node (%s), not a model call; ask works on llm nodes", n.Seq, n.Kind, nodeSummary(n))
 	// The model call that made this node: the last llm node before it in
@@ -333,7 +346,7 @@ func notLLMNode(g *graph.Run, n *graph.Node) error {
 		case record.KindFinal:
 			verb = "wrote it"
 		}
-		fmt.Fprintf(&b, "; the model call that %s is n%d: try `inspect ask n%d`", verb, made.Seq, made.Seq)
+		fmt.Fprintf(&b, "; the model call that %s is n%d: try `%s`", verb, made.Seq, opts.hint(fmt.Sprintf("n%d", made.Seq)))
 	}
 	var llms []*graph.Node
 	for _, c := range g.Nodes {
@@ -357,7 +370,7 @@ func notLLMNode(g *graph.Run, n *graph.Node) error {
 	sort.Slice(llms, func(i, j int) bool { return llms[i].Seq < llms[j].Seq })
 	var near []string
 	for _, c := range llms {
-		near = append(near, fmt.Sprintf("n%d (%s, %s)", c.Seq, c.Agent, ChoiceOf(c.LLM.Calls)))
+		near = append(near, fmt.Sprintf("n%d (%s, %s)", c.Seq, c.Agent, NodeChoice(c)))
 	}
 	fmt.Fprintf(&b, "; nearest llm nodes: %s", strings.Join(near, ", "))
 	return &InputError{Err: errors.New(b.String())}
@@ -383,7 +396,7 @@ func nodeSummary(n *graph.Node) string {
 	case record.KindFinal:
 		return "a conversation's final message"
 	case record.KindLLM:
-		return ChoiceOf(n.LLM.Calls)
+		return NodeChoice(n)
 	default:
 		panic(fmt.Sprintf("internal error: unhandled node kind %v", n.Kind))
 	}

@@ -194,7 +194,7 @@ func TestNewPlan_Errors(t *testing.T) {
 		input bool // an *InputError
 		want  []string
 	}{
-		{name: "tool node", seq: 3, input: true, want: []string{"n3 is a tool node (read_file), not a model call", "the model call that made it is n2: try `inspect ask n2`", "nearest llm nodes: n2 (analyst, calls read_file), n4 (analyst, calls fork), n6 (analyst, answers)"}},
+		{name: "tool node", seq: 3, input: true, want: []string{"n3 is a tool node (read_file), not a model call", "the model call that made it is n2: try `inspect ask n2`", "nearest llm nodes: n2 (analyst, calls read_file), n4 (analyst, calls fork), n6 (analyst, no choice (the call ended error))"}},
 		{name: "fork node", seq: 5, input: true, want: []string{"n5 is a fork node (2 branches: eu, us)", "try `inspect ask n4`"}},
 		{name: "user node", seq: 1, input: true, want: []string{"the model call that answered it first is n2"}},
 		{name: "no response", seq: 6, input: true, want: []string{"n6 cannot be questioned: it ended error (provider error 500 after 3 attempts) without a response", "--replay"}},

@@ -5,7 +5,22 @@ import (
 	"strings"
 
 	"github.com/inspect-dev/inspect/chat"
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/record"
 )
+
+// NodeChoice labels what a recorded llm node chose: ChoiceOf its calls
+// when it succeeded; a call that failed (or never finished) chose nothing,
+// and says so rather than "answers".
+func NodeChoice(n *graph.Node) string {
+	switch {
+	case n.Status == record.StatusRunning:
+		return "no choice yet (the call is still running)"
+	case n.Status.Failed() || n.Status.Stopped():
+		return fmt.Sprintf("no choice (the call ended %s)", n.Status)
+	}
+	return ChoiceOf(n.LLM.Calls)
+}
 
 // Choice is the choice label of a model response (see ChoiceOf).
 func Choice(r *chat.Response) string { return ChoiceOf(r.Message.CallNames()) }

@@ -2,6 +2,7 @@ package ask
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 )
@@ -37,12 +38,18 @@ type Asked struct {
 	Model    string
 	// BaseURL is where it was sent.
 	BaseURL string
+	// Incomplete says why Answer is only part of the answer (a
+	// *CutOffError's text); "" when it is whole.
+	Incomplete string
 }
 
 // Send runs the plan: a dry run prints the body (no key, no network) and
 // returns nil; question mode streams the answer; replay and prompt modes
 // send the body Samples times and print the distribution of choices
 // against the recording. What the provider sent back has the key scrubbed.
+// An answer cut off mid-stream comes back both ways: the *CutOffError, and
+// the Asked holding what arrived with Incomplete saying so, to be stored
+// as such.
 func (p *Plan) Send(ctx context.Context, o SendOptions) (*Asked, error) {
 	if p.DryRun {
 		return nil, p.dryRun(o)
@@ -64,13 +71,13 @@ func (p *Plan) Send(ctx context.Context, o SendOptions) (*Asked, error) {
 	} else {
 		a, err = p.sendReplay(ctx, o, client)
 	}
-	if err != nil {
+	if a == nil {
 		return nil, err
 	}
 	a.BaseURL = p.BaseURL
 	a.Answer = client.Scrub(a.Answer)
 	a.Question = client.Scrub(a.Question)
-	return a, nil
+	return a, err
 }
 
 func (p *Plan) dryRun(o SendOptions) error {
@@ -121,6 +128,10 @@ func (p *Plan) sendQuestion(ctx context.Context, o SendOptions, client *Client) 
 	if cerr := out.Close(); werr == nil {
 		werr = cerr
 	}
+	var cut *CutOffError
+	if errors.As(err, &cut) {
+		return &Asked{Mode: ModeQuestion, Question: p.Question, Answer: cut.Text, Model: model, Incomplete: client.Scrub(cut.Error())}, err
+	}
 	if err == nil {
 		err = werr
 	}
@@ -165,7 +176,11 @@ func (p *Plan) sendReplay(ctx context.Context, o SendOptions, client *Client) (*
 		}
 	}
 	fmt.Fprintln(o.Out, d.String())
-	fmt.Fprintf(o.Log, "%d of %d samples made the recorded choice (%s)\n", d.Matches(), d.Samples, d.Recorded)
+	if st := p.Node.Status; !st.Failed() && !st.Stopped() {
+		fmt.Fprintf(o.Log, "%d of %d samples made the recorded choice (%s)\n", d.Matches(), d.Samples, d.Recorded)
+	} else {
+		fmt.Fprintf(o.Log, "the recorded call ended %s and made no choice: the samples show what the request gets now\n", p.Node.Status)
+	}
 	a := &Asked{Mode: p.Mode, Answer: d.String(), Model: model}
 	if p.Mode == ModePrompt {
 		a.Question = fmt.Sprintf("replay %d× with %s replaced by %s: %s", p.Samples, p.RolePath, p.PromptFile, p.Change)

@@ -173,6 +173,9 @@ type LLM struct {
 	Content  string // the assistant's text content, if any
 	// Fidelity of Request; empty reads as exact (our runtime's requests).
 	Fidelity Fidelity
+	// Attempts is how many times the request was sent (retries after a
+	// 429, a 5xx or a timeout included); 0 = not recorded, which reads as 1.
+	Attempts int
 }
 
 // Exact reports whether Request is the exact body that was sent.

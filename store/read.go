@@ -277,7 +277,7 @@ func (db *DB) ScanNodes(ctx context.Context, run *record.Run, fn func(*record.No
 }
 
 const nodeSelect = `SELECT seq, kind, branch, fork_seq, agent, depth, started_ns, ended_ns, status, error,
-	name, calls, call_id, tokens_in, tokens_out, tokens_cached, tokens_cache_write, tokens_reasoning, fidelity, research, args, text, data FROM nodes`
+	name, calls, call_id, tokens_in, tokens_out, tokens_cached, tokens_cache_write, tokens_reasoning, fidelity, attempts, research, args, text, data FROM nodes`
 
 // scanNode reads one row of nodeSelect.
 func scanNode(rows *sql.Rows, run *record.Run) (*record.Node, error) {
@@ -289,7 +289,7 @@ func scanNode(rows *sql.Rows, run *record.Run) (*record.Node, error) {
 	var in, out int64
 	var research int
 	if err := rows.Scan(&n.Seq, &n.Kind, &n.Branch, &n.ForkSeq, &n.Agent, &n.Depth, &started, &ended, &n.Status, &n.Error,
-		&name, &calls, &callID, &in, &out, &u.cached, &u.cacheWrite, &u.reasoning, &u.fidelity, &research, &args, &n.Text, &data); err != nil {
+		&name, &calls, &callID, &in, &out, &u.cached, &u.cacheWrite, &u.reasoning, &u.fidelity, &u.attempts, &research, &args, &n.Text, &data); err != nil {
 		return nil, err
 	}
 	n.Started = time.Unix(0, started)
@@ -305,17 +305,19 @@ func scanNode(rows *sql.Rows, run *record.Run) (*record.Node, error) {
 	return n, nil
 }
 
-// usageCols are the nullable usage columns of an llm node and its fidelity.
+// usageCols are the nullable usage columns of an llm node, its fidelity
+// and its attempts.
 type usageCols struct {
 	cached, cacheWrite, reasoning sql.NullInt64
 	fidelity                      string
+	attempts                      int
 }
 
 func decodeNode(n *record.Node, name, calls, callID, args, data string, in, out int64, u usageCols, research int) error {
 	switch n.Kind {
 	case record.KindUser, record.KindFinal:
 	case record.KindLLM:
-		l := &record.LLM{Model: name, Content: n.Text, Fidelity: record.Fidelity(u.fidelity), Usage: record.Usage{In: in, Out: out,
+		l := &record.LLM{Model: name, Content: n.Text, Fidelity: record.Fidelity(u.fidelity), Attempts: max(u.attempts, 0), Usage: record.Usage{In: in, Out: out,
 			Cached: u.cached.Int64, CachedReported: u.cached.Valid,
 			CacheWrite: u.cacheWrite.Int64, CacheWriteReported: u.cacheWrite.Valid,
 			Reasoning: u.reasoning.Int64, ReasoningReported: u.reasoning.Valid}}
@@ -546,6 +548,9 @@ type Ask struct {
 	Model    string
 	BaseURL  string
 	Created  time.Time
+	// Incomplete says why Answer is not the whole answer ("the answer was
+	// cut off after 412 bytes"); "" when it is.
+	Incomplete string
 }
 
 // AddAsk stores an ask with its run. The base URL is stored without credentials.
@@ -557,8 +562,8 @@ func (db *DB) AddAsk(ctx context.Context, a *Ask) (err error) {
 	if a.Created.IsZero() {
 		a.Created = db.Now()
 	}
-	res, err := db.w.ExecContext(ctx, `INSERT INTO asks (run_id, node_seq, mode, question, answer, model, base_url, created_ns)
-		VALUES (?,?,?,?,?,?,?,?)`, a.RunID, a.NodeSeq, a.Mode, a.Question, a.Answer, a.Model, redactURL(a.BaseURL), a.Created.UnixNano())
+	res, err := db.w.ExecContext(ctx, `INSERT INTO asks (run_id, node_seq, mode, question, answer, model, base_url, created_ns, incomplete)
+		VALUES (?,?,?,?,?,?,?,?,?)`, a.RunID, a.NodeSeq, a.Mode, a.Question, a.Answer, a.Model, redactURL(a.BaseURL), a.Created.UnixNano(), a.Incomplete)
 	if err != nil {
 		return fmt.Errorf("store ask: %w", err)
 	}
@@ -568,7 +573,7 @@ func (db *DB) AddAsk(ctx context.Context, a *Ask) (err error) {
 
 // Asks lists the asks of one node (seq > 0) or of the whole run (seq = 0), oldest first.
 func (db *DB) Asks(ctx context.Context, run string, seq int64) ([]Ask, error) {
-	q := `SELECT id, run_id, node_seq, mode, question, answer, model, base_url, created_ns FROM asks WHERE run_id=?`
+	q := `SELECT id, run_id, node_seq, mode, question, answer, model, base_url, created_ns, incomplete FROM asks WHERE run_id=?`
 	args := []any{run}
 	if seq > 0 {
 		q += ` AND node_seq=?`
@@ -583,7 +588,7 @@ func (db *DB) Asks(ctx context.Context, run string, seq int64) ([]Ask, error) {
 	for rows.Next() {
 		var a Ask
 		var created int64
-		if err := rows.Scan(&a.ID, &a.RunID, &a.NodeSeq, &a.Mode, &a.Question, &a.Answer, &a.Model, &a.BaseURL, &created); err != nil {
+		if err := rows.Scan(&a.ID, &a.RunID, &a.NodeSeq, &a.Mode, &a.Question, &a.Answer, &a.Model, &a.BaseURL, &created, &a.Incomplete); err != nil {
 			return nil, err
 		}
 		a.Created = time.Unix(0, created)

@@ -42,7 +42,7 @@ func (s *writeStmts) close() {
 }
 
 const nodeColumns = `run_id, seq, kind, branch, fork_seq, agent, depth, started_ns, ended_ns, status, error,
-	name, calls, call_id, tokens_in, tokens_out, tokens_cached, tokens_cache_write, tokens_reasoning, fidelity, research, args, text, data`
+	name, calls, call_id, tokens_in, tokens_out, tokens_cached, tokens_cache_write, tokens_reasoning, fidelity, attempts, research, args, text, data`
 
 func (db *DB) prepare(ctx context.Context) error {
 	db.stmts.once.Do(func() {
@@ -51,9 +51,9 @@ func (db *DB) prepare(ctx context.Context) error {
 			st  **sql.Stmt
 			sql string
 		}{
-			{&s.insertNode, `INSERT INTO nodes (` + nodeColumns + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`},
+			{&s.insertNode, `INSERT INTO nodes (` + nodeColumns + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`},
 			{&s.finishNode, `UPDATE nodes SET ended_ns=?, status=?, error=?,
-				name=?, calls=?, call_id=?, tokens_in=?, tokens_out=?, tokens_cached=?, tokens_cache_write=?, tokens_reasoning=?, fidelity=?, research=?, args=?, text=?, data=?
+				name=?, calls=?, call_id=?, tokens_in=?, tokens_out=?, tokens_cached=?, tokens_cache_write=?, tokens_reasoning=?, fidelity=?, attempts=?, research=?, args=?, text=?, data=?
 				WHERE run_id=? AND seq=?`},
 			{&s.selectBlob, `SELECT id FROM blobs WHERE hash=?`},
 			{&s.insertBlob, `INSERT INTO blobs (hash, data) VALUES (?,?)`},
@@ -222,7 +222,7 @@ func (rec *Recorder) insert(ctx context.Context, n *record.Node) (err error) {
 		return err
 	}
 	args := []any{rec.run, n.Seq, string(n.Kind), n.Branch, n.ForkSeq, n.Agent, n.Depth, n.Started.UnixNano(), endedNS(n),
-		string(n.Status), n.Error, row.name, row.calls, row.callID, row.in, row.out, row.cached, row.cacheWrite, row.reasoning, row.fidelity, row.research, row.args, row.text, row.data}
+		string(n.Status), n.Error, row.name, row.calls, row.callID, row.in, row.out, row.cached, row.cacheWrite, row.reasoning, row.fidelity, row.attempts, row.research, row.args, row.text, row.data}
 	if n.Kind == record.KindFinal {
 		rec.forget(convKey{n.ForkSeq, n.Branch})
 	}
@@ -293,7 +293,7 @@ func (rec *Recorder) FinishNode(ctx context.Context, n *record.Node) (err error)
 
 func execFinish(ctx context.Context, st *sql.Stmt, run string, n *record.Node, row nodeRow) error {
 	res, err := st.ExecContext(ctx, n.Ended.UnixNano(), string(n.Status), n.Error,
-		row.name, row.calls, row.callID, row.in, row.out, row.cached, row.cacheWrite, row.reasoning, row.fidelity, row.research, row.args, row.text, row.data, run, n.Seq)
+		row.name, row.calls, row.callID, row.in, row.out, row.cached, row.cacheWrite, row.reasoning, row.fidelity, row.attempts, row.research, row.args, row.text, row.data, run, n.Seq)
 	if err != nil {
 		return fmt.Errorf("finish n%d: %w", n.Seq, err)
 	}
@@ -333,7 +333,7 @@ func (rec *Recorder) Finish(ctx context.Context, status record.Status, errMsg st
 type nodeRow struct {
 	name, calls, callID, args, text, data string
 	fidelity                              string
-	in, out                               int64
+	in, out, attempts                     int64
 	cached, cacheWrite, reasoning         sql.NullInt64
 	research                              int
 }
@@ -352,6 +352,7 @@ func encodeNode(n *record.Node) (nodeRow, error) {
 			row.cacheWrite = sql.NullInt64{Int64: l.Usage.CacheWrite, Valid: l.Usage.CacheWriteReported}
 			row.reasoning = sql.NullInt64{Int64: l.Usage.Reasoning, Valid: l.Usage.ReasoningReported}
 			row.fidelity = string(l.Fidelity)
+			row.attempts = int64(l.Attempts)
 			row.text = l.Content
 		}
 	case record.KindTool:

@@ -423,12 +423,13 @@ func TestOpen_RefusesNewerSchema(t *testing.T) {
 func TestOpen_MigratesPreviousVersion(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "old.db")
-	old, err := open(ctx, path, SchemaVersion()-1)
+	const v3 = 3 // the rows below are v3's (project files inline)
+	old, err := open(ctx, path, v3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := old.Version(ctx); v != SchemaVersion()-1 {
-		t.Fatalf("old file at v%d, want v%d", v, SchemaVersion()-1)
+	if v, _ := old.Version(ctx); v != v3 {
+		t.Fatalf("old file at v%d, want v%d", v, v3)
 	}
 	// Rows as the previous schema holds them, written with its own SQL (this
 	// build's recorder writes the current schema).
@@ -581,6 +582,72 @@ func TestAsks(t *testing.T) {
 	}
 	if got, _ := db.Asks(ctx, rec.RunID(), 3); len(got) != 0 {
 		t.Errorf("Asks of another node = %+v", got)
+	}
+}
+
+// A model call's attempts and an ask's incompleteness are kept (schema
+// v5), and a v4 file's rows read as one attempt and complete asks.
+func TestAttemptsAndIncompleteAsks(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v4.db")
+	old, err := open(ctx, path, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// rows as v4 holds them, written with its own SQL
+	for _, q := range []string{
+		`INSERT INTO runs (id, started_ns, ended_ns, status, tasks) VALUES ('v4run', 1, 3, 'ok', '["go"]')`,
+		`INSERT INTO nodes (run_id, seq, kind, started_ns, ended_ns, status, name) VALUES ('v4run', 1, 'llm', 2, 3, 'ok', 'm')`,
+		`INSERT INTO asks (run_id, node_seq, mode, answer, created_ns) VALUES ('v4run', 1, 'question', 'old', 1)`,
+	} {
+		if _, err := old.w.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old.Close()
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rec2, err := db.CreateRun(ctx, &record.Run{Tasks: []string{"t"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &record.Node{Kind: record.KindLLM, Status: record.StatusError, Error: "HTTP 429", LLM: &record.LLM{Model: "m", Attempts: 4, Request: []byte(`{"model":"m","messages":[]}`)}}
+	if err := rec2.StartNode(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	n.LLM.Response = []byte(`{"error": {"message": "slow down"}}`)
+	if err := rec2.FinishNode(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AddAsk(ctx, &Ask{RunID: rec2.RunID(), NodeSeq: n.Seq, Mode: "question", Answer: "half", Incomplete: "the answer was cut off after 4 bytes"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		run        string
+		attempts   int
+		incomplete string
+	}{{"v4run", 0, ""}, {rec2.RunID(), 4, "the answer was cut off after 4 bytes"}} {
+		run, err := db.LoadRun(ctx, tt.run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got *record.Node
+		if err := db.ScanNodes(ctx, run, func(n *record.Node) error { got = n; return nil }); err != nil || got == nil {
+			t.Fatalf("ScanNodes: %v", err)
+		}
+		if got.LLM.Attempts != tt.attempts {
+			t.Errorf("run %s: attempts %d, want %d", tt.run, got.LLM.Attempts, tt.attempts)
+		}
+		asks, err := db.Asks(ctx, tt.run, 0)
+		if err != nil || len(asks) != 1 || asks[0].Incomplete != tt.incomplete {
+			t.Errorf("run %s: asks %+v (%v), want one with incomplete %q", tt.run, asks, err, tt.incomplete)
+		}
+	}
+	if resp, err := db.Response(ctx, rec2.RunID(), n.Seq); err != nil || !strings.Contains(string(resp), "slow down") {
+		t.Errorf("the failed call's response body = %q, %v; want it kept", resp, err)
 	}
 }
 

@@ -149,6 +149,9 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 	if err != nil {
 		return err
 	}
+	o.Hint = func(args ...string) string { // the run by its id, in the file it came from
+		return hint(refPath(opts.F, opts.RunRef), "ask", append([]string{g.ID}, args...)...)
+	}
 	plan, err := ask.NewPlan(ctx, db, g, seq, o)
 	var unknown *ask.UnknownNodeError
 	switch {
@@ -168,18 +171,20 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 		send.Answer = newMarkdownStream(s.Raw, s.Width, style) // glamour's styles; its input is sanitized
 	}
 	asked, err := plan.Send(ctx, send)
+	if asked != nil { // an answer, or the part of one that arrived (Incomplete says so)
+		wdb, serr := opts.F.StoreAt(ctx, refPath(opts.F, opts.RunRef))
+		if serr == nil {
+			serr = wdb.AddAsk(ctx, &store.Ask{RunID: g.ID, NodeSeq: seq, Mode: string(asked.Mode), Question: asked.Question,
+				Answer: asked.Answer, Model: asked.Model, BaseURL: asked.BaseURL, Incomplete: asked.Incomplete})
+		}
+		if serr != nil {
+			return fmt.Errorf("store the ask with run %s: %w", g.ID, serr)
+		}
+	}
 	if err != nil {
 		return explainAskError(err, plan)
 	}
-	if asked == nil { // a dry run
-		return nil
-	}
-	wdb, err := opts.F.StoreAt(ctx, refPath(opts.F, opts.RunRef))
-	if err != nil {
-		return fmt.Errorf("store the ask with run %s: %w", g.ID, err)
-	}
-	return wdb.AddAsk(ctx, &store.Ask{RunID: g.ID, NodeSeq: seq, Mode: string(asked.Mode), Question: asked.Question,
-		Answer: asked.Answer, Model: asked.Model, BaseURL: asked.BaseURL})
+	return nil
 }
 
 // explainAskError turns provider errors into what to do next.
@@ -187,11 +192,16 @@ func explainAskError(err error, p *ask.Plan) error {
 	var apiErr *ask.APIError
 	var te *ask.TimeoutError
 	var ue *ask.UnreachableError
+	var cut *ask.CutOffError
 	switch {
+	case errors.As(err, &cut):
+		// the provider failed mid-answer: inspect's side of it, exit 3
+		return fmt.Errorf("%v; what arrived is stored with the run, marked incomplete: ask again", cut)
 	case errors.As(err, &apiErr) && apiErr.Unauthorized():
 		return Usagef("%v: the provider refused the key in OPENAI_API_KEY; check it belongs to this provider (or set --base-url / OPENAI_BASE_URL to the provider it belongs to)", apiErr)
 	case errors.As(err, &apiErr) && apiErr.ModelNotFound():
-		return Usagef("%v: the provider does not serve model %q; pass --model with one it does (e.g. --model gpt-4.1-mini)", apiErr, apiErr.Model)
+		// no example model name: it might be the very one refused
+		return Usagef("%v: the provider does not serve model %q; pass --model with a model it does serve (it lists them at %s/models)", apiErr, apiErr.Model, ask.Redact(p.BaseURL))
 	case errors.As(err, &te):
 		return fmt.Errorf("%v: the provider did not answer n%d in time; try again later, raise --timeout, or check --base-url", te, p.Node.Seq)
 	case errors.As(err, &ue):

@@ -451,19 +451,25 @@ func TestAskRun_Errors(t *testing.T) {
 		env   map[string]string
 		stub  asktest.Responder
 		code  int
-		wants []string
+		wants []string // RUN stands for the run's id, DB for its database
+		lacks []string
 	}{
 		{name: "not llm", args: []string{"n3"}, code: ExitUsage,
 			wants: []string{"n3 is a tool node (read_file), not a model call", "the model call that made it is n2", "nearest llm nodes: n2 (analyst, calls read_file), n4 (analyst, calls fork)"}},
-		{name: "fork node", args: []string{"n5"}, code: ExitUsage, wants: []string{"n5 is a fork node (2 branches: eu, us)", "try `inspect ask n4`"}},
+		// the command a hint names pastes as is: the run by id, --db (issue 12, item 11)
+		{name: "fork node", args: []string{"n5"}, code: ExitUsage, wants: []string{"n5 is a fork node (2 branches: eu, us)", "try `inspect ask RUN n4 --db DB`"}},
 		{name: "unknown node", args: []string{"n42"}, code: ExitUsage, wants: []string{"has no node n42", "nearest"}},
-		{name: "no response", args: []string{"n6"}, code: ExitUsage, wants: []string{"n6 cannot be questioned", "provider error 500", "--replay"}},
+		{name: "no response", args: []string{"n6"}, code: ExitUsage, wants: []string{"n6 cannot be questioned", "provider error 500", "try `inspect ask RUN n6 --replay --db DB`"}},
 		{name: "no key", args: []string{"n4"}, env: map[string]string{}, code: ExitUsage, wants: []string{"OPENAI_API_KEY is not set", "--dry-run"}},
 		{name: "401", args: []string{"n4"}, env: map[string]string{"OPENAI_API_KEY": "sk-wrong-key-000"}, code: ExitUsage,
 			wants: []string{"answered 401", "OPENAI_API_KEY"}},
 		{name: "404 model", args: []string{"n4", "--model", "gpt-9"}, code: ExitUsage,
 			stub:  asktest.Error(http.StatusNotFound, "model_not_found", "The model `gpt-9` does not exist or you do not have access to it."),
 			wants: []string{"answered 404", `does not serve model "gpt-9"`, "--model"}},
+		// the hint never suggests the model that was just refused (issue 12, item 12)
+		{name: "404 recorded model", args: []string{"n4"}, code: ExitUsage,
+			stub:  asktest.Error(http.StatusNotFound, "model_not_found", "The model `gpt-4.1-mini` does not exist or you do not have access to it."),
+			wants: []string{"answered 404", `does not serve model "gpt-4.1-mini"`, "pass --model with a model it does serve"}, lacks: []string{"--model gpt-4.1-mini"}},
 		{name: "timeout", args: []string{"n4", "--timeout", "50ms"}, code: ExitToolError,
 			stub:  asktest.Hang(5*time.Second, nil),
 			wants: []string{"no answer within 50ms", "4 attempts", "raise --timeout"}},
@@ -482,7 +488,7 @@ func TestAskRun_Errors(t *testing.T) {
 				env = map[string]string{"OPENAI_API_KEY": askTestKey}
 			}
 			f, _, errOut := testFactoryEnv(t, env)
-			askRecordRun(t, f)
+			id := askRecordRun(t, f)
 			cmd := NewCmdAsk(f, func(o *AskOptions) error {
 				o.Tune = fastClient
 				return askRun(context.Background(), o)
@@ -499,8 +505,14 @@ func TestAskRun_Errors(t *testing.T) {
 			}
 			msg := explain(err)
 			for _, w := range tt.wants {
+				w = strings.NewReplacer("RUN", id, "DB", f.DBPath).Replace(w)
 				if !strings.Contains(msg, w) {
 					t.Errorf("error = %q, want it to contain %q", msg, w)
+				}
+			}
+			for _, l := range tt.lacks {
+				if strings.Contains(msg, l) {
+					t.Errorf("error = %q, want it without %q", msg, l)
 				}
 			}
 			if strings.Contains(msg+errOut.String(), askTestKey) {
@@ -621,5 +633,95 @@ func TestAsk_Fixture(t *testing.T) {
 	}
 	if want := "note: fork is not among this call's tools"; !strings.Contains(errOut3.String(), want) {
 		t.Errorf("stderr = %q, want it to contain %q", errOut3, want)
+	}
+}
+
+// A provider that closes the event stream halfway through the answer: the
+// half is printed, the command says the answer was cut off and after how
+// many bytes, exits 3, and the ask is stored marked incomplete — whether the
+// stream just ends or the connection breaks (issue 12, item 2: it exited 0
+// and stored the half as the answer).
+func TestAskRun_CutOff(t *testing.T) {
+	half := "I forked because the three regions "
+	chunk := func(w http.ResponseWriter, content string) {
+		fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"gpt-4.1-mini\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%q}}]}\n\n", content)
+		w.(http.Flusher).Flush()
+	}
+	tests := []struct {
+		name  string
+		close func(w http.ResponseWriter)
+	}{
+		{"stream ends", func(http.ResponseWriter) {}},
+		{"connection breaks", func(w http.ResponseWriter) {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := asktest.New(t, askTestKey)
+			srv.Register("half", nil, func(w http.ResponseWriter, r *http.Request, body []byte) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				chunk(w, "I forked because ")
+				chunk(w, "the three regions ")
+				tt.close(w)
+			})
+			f, out, errOut := testFactoryEnv(t, map[string]string{"OPENAI_API_KEY": askTestKey})
+			id := askRecordRun(t, f)
+			code := askRunCLI(f, "ask", "n4", "--base-url", srv.URL)
+			want := fmt.Sprintf("the answer was cut off after %d bytes", len(half))
+			if code != ExitToolError || !strings.Contains(errOut.String(), want) || !strings.Contains(errOut.String(), "marked incomplete") {
+				t.Errorf("exit %d, stderr %q; want 3 and %q", code, errOut, want)
+			}
+			if out.String() != half+"\n" {
+				t.Errorf("stdout = %q, want the part that arrived", out)
+			}
+			if n := len(srv.Requests()); n != 1 {
+				t.Errorf("%d requests: a cut-off answer must not be asked again behind the user's back", n)
+			}
+			db, err := store.Open(context.Background(), f.DBPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			asks, err := db.Asks(context.Background(), id, 4)
+			if err != nil || len(asks) != 1 || asks[0].Answer != half || !strings.Contains(asks[0].Incomplete, want) {
+				t.Fatalf("stored asks = %+v (%v), want the half marked incomplete", asks, err)
+			}
+			// show says so beside the stored answer
+			f2, out2, errOut2 := testFactoryEnv(t, nil)
+			f2.DBPath = f.DBPath
+			if code := run(context.Background(), f2, []string{"show", "n4"}); code != ExitOK || !strings.Contains(out2.String(), "· question · gpt-4.1-mini · incomplete") ||
+				!strings.Contains(out2.String(), "**Incomplete:** "+want) {
+				t.Errorf("show n4: exit %d, stderr %s, the ask not marked incomplete:\n%s", code, errOut2, out2)
+			}
+		})
+	}
+}
+
+// A failed model call chose nothing: show does not say it "answers", and
+// --replay does not weigh samples against "answers" (issue 12, item 8).
+func TestAskRun_FailedCall(t *testing.T) {
+	srv := asktest.New(t, askTestKey)
+	srv.Register("replay", nil, asktest.Answer(asktest.Reply{ToolCalls: []openai.ToolCall{asktest.Call("c1", "fork", `{"branches":[]}`)}}))
+	f, out, errOut := testFactoryEnv(t, map[string]string{"OPENAI_API_KEY": askTestKey})
+	askRecordRun(t, f)
+	if code := run(context.Background(), f, []string{"show", "n6"}); code != ExitOK {
+		t.Fatalf("show n6: exit %d: %s", code, errOut)
+	}
+	if strings.Contains(out.String(), "- answers") || !strings.Contains(out.String(), "- no choice: the call ended error") {
+		t.Errorf("show of a failed call:\n%s", out)
+	}
+	out.Reset()
+	cmd := NewCmdAsk(f, func(o *AskOptions) error { o.Tune = fastClient; return askRun(context.Background(), o) })
+	cmd.SetArgs([]string{"n6", "--replay", "--samples", "2", "--base-url", srv.URL})
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("ask n6 --replay: %v\n%s", err, errOut)
+	}
+	if strings.Contains(out.String()+errOut.String(), "recorded: answers") || !strings.Contains(out.String(), "calls fork 2/2 (recorded: no choice (the call ended error))") ||
+		!strings.Contains(errOut.String(), "the recorded call ended error and made no choice") {
+		t.Errorf("replay of a failed call: stdout %q, stderr %q", out, errOut)
 	}
 }

@@ -164,9 +164,16 @@ func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, run string
 	if len(asks) > 0 {
 		fmt.Fprintf(w, "## Asks (%d)\n\n", len(asks))
 		for _, a := range asks {
-			fmt.Fprintf(w, "### %s · %s · %s\n\n", a.Created.UTC().Format(time.RFC3339), a.Mode, a.Model)
+			incomplete := ""
+			if a.Incomplete != "" {
+				incomplete = " · incomplete"
+			}
+			fmt.Fprintf(w, "### %s · %s · %s%s\n\n", a.Created.UTC().Format(time.RFC3339), a.Mode, a.Model, incomplete)
 			if a.Question != "" {
 				fmt.Fprintf(w, "**Q:** %s\n\n", a.Question)
+			}
+			if a.Incomplete != "" {
+				fmt.Fprintf(w, "**Incomplete:** %s\n\n", a.Incomplete)
 			}
 			fmt.Fprintf(w, "%s\n\n", strings.TrimSpace(a.Answer))
 		}
@@ -178,14 +185,24 @@ func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, run string
 func writeLLM(ctx context.Context, w *strings.Builder, db *store.DB, run string, n *graph.Node) error {
 	if l := n.LLM; l != nil {
 		calls := "answers"
-		if len(l.Calls) > 0 {
+		switch {
+		case n.Status == record.StatusRunning:
+			calls = "waiting for the model"
+		case n.Status.Failed() || n.Status.Stopped():
+			// a call that failed chose nothing: it did not answer
+			calls = fmt.Sprintf("no choice: the call ended %s", n.Status)
+		case len(l.Calls) > 0:
 			calls = "calls " + strings.Join(l.Calls, ", ")
 		}
 		cached := "cached not reported"
 		if l.Usage.CachedReported {
 			cached = fmt.Sprintf("cached %d", l.Usage.Cached)
 		}
-		fmt.Fprintf(w, "- model: %s\n- %s\n- usage: in %d · out %d · %s\n\n", l.Model, calls, l.Usage.In, l.Usage.Out, cached)
+		fmt.Fprintf(w, "- model: %s\n- %s\n- usage: in %d · out %d · %s\n", l.Model, calls, l.Usage.In, l.Usage.Out, cached)
+		if l.Attempts > 1 {
+			fmt.Fprintf(w, "- attempts: %d (the request was sent again after %d failures)\n", l.Attempts, l.Attempts-1)
+		}
+		w.WriteString("\n")
 	}
 	body, err := db.Request(ctx, run, n.Seq)
 	if err != nil {
@@ -264,8 +281,15 @@ func writeResponse(w *strings.Builder, body []byte, n *graph.Node) {
 		return
 	}
 	resp, err := chat.ReadResponse(body, "")
-	if err != nil {
-		code(w, "Response", prettyJSON(string(body)))
+	failed := n.Status.Failed() || n.Status.Stopped()
+	if err != nil || failed {
+		// what the provider sent back, as it came: for a failed call its
+		// error body (or the malformed reply that failed it)
+		title := "Response"
+		if failed {
+			title = fmt.Sprintf("Response of the failed call (%d bytes, as received)", len(body))
+		}
+		code(w, title, prettyJSON(string(body)))
 		return
 	}
 	fmt.Fprintf(w, "## Response (finish_reason %s)\n\n", resp.FinishReason)
