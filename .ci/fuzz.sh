@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# .ci/fuzz.sh — runs every fuzz target for a short fixed time (FUZZTIME,
+# default 3s each), after its seed corpus. A failing input is written by Go
+# to <package>/testdata/fuzz/<Target>/ and fails this script: commit it
+# with the fix, so the corpus keeps every crasher found.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+FUZZTIME=${FUZZTIME:-3s}
+targets=(
+  "./runtime/project FuzzLoad"        # the agents.yaml loader
+  "./runtime/scripted FuzzParse"      # the script parser
+  "./chat FuzzRead"                   # the request/response readers
+  "./mermaid FuzzEscape"              # the Mermaid escaper
+  "./mermaid FuzzDOTQuote"            # the DOT escaper
+  "./internal/termsafe FuzzString"    # the terminal sanitizer
+  "./internal/secret FuzzRedactor"    # the secret redactor
+)
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+for t in "${targets[@]}"; do
+  read -r pkg name <<<"$t"
+  go test "$pkg" -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" > "$log" 2>&1 || {
+    cat "$log" >&2
+    echo "fuzz: $name in $pkg failed; the input is under $pkg/testdata/fuzz/$name" >&2
+    exit 1
+  }
+  echo "fuzz: $name ok ($FUZZTIME)" >&2
+done
