@@ -165,7 +165,7 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 	s := opts.F.IO
 	send := ask.SendOptions{Key: opts.F.Getenv("OPENAI_API_KEY"), Out: s.Out, OutTTY: s.OutTTY, Log: s.ErrOut, Tune: opts.Tune}
 	if opts.DryRun {
-		send.Out = s.Raw // the body's bytes exactly, so they hash to the recorded one
+		send.Out = s.Data() // piped: the body's bytes exactly, so they hash to the recorded one
 	}
 	if style, ok := s.markdownStyle(opts.F.Getenv("GLAMOUR_STYLE")); ok {
 		send.Answer = newMarkdownStream(s.Raw, s.Width, style) // glamour's styles; its input is sanitized

@@ -156,7 +156,7 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 		}
 		switch opts.Format {
 		case "json":
-			return findings.WriteExplainJSON(io.Raw, r, o)
+			return findings.WriteExplainJSON(io.Data(), r, o)
 		case "text", "markdown":
 			return findings.WriteExplain(io.Out, r, o)
 		}
@@ -167,7 +167,7 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 		case "markdown":
 			return findings.WriteRulesMarkdown(io.Out, findings.All, o)
 		case "json":
-			return findings.WriteRulesJSON(io.Raw, findings.All, o)
+			return findings.WriteRulesJSON(io.Data(), findings.All, o)
 		case "text":
 			return findings.WriteRulesText(io.Out, findings.All, o)
 		}
@@ -194,15 +194,15 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 	case "markdown":
 		err = findings.WriteMarkdown(io.Out, rep)
 	case "json":
-		err = findings.WriteJSON(io.Raw, rep) // data formats escape control characters themselves
+		err = findings.WriteJSON(io.Data(), rep) // data formats escape control characters themselves
 	case "sarif":
 		var paths findings.SARIFPaths
 		if paths, err = sarifPaths(g, opts.SARIFRoot); err != nil {
 			return err
 		}
-		err = findings.WriteSARIFWith(io.Raw, rep, findings.SARIFOptions{Paths: paths})
+		err = findings.WriteSARIFWith(io.Data(), rep, findings.SARIFOptions{Paths: paths})
 	case "junit":
-		err = findings.WriteJUnit(io.Raw, rep)
+		err = findings.WriteJUnit(io.Data(), rep)
 	}
 	if err != nil {
 		return err

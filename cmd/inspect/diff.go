@@ -121,7 +121,7 @@ func diffRun(ctx context.Context, opts *DiffOptions) error {
 	if err != nil {
 		return err
 	}
-	out := opts.F.IO.Raw // data formats escape control characters themselves
+	out := opts.F.IO.Data() // data formats escape control characters themselves
 	switch opts.Format {
 	case "markdown":
 		err = diff.WriteMarkdown(opts.F.IO.Out, rep)

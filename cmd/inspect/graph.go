@@ -184,7 +184,7 @@ func graphRun(ctx context.Context, opts *GraphOptions) error {
 // through the terminal sanitizer when it is text for people.
 func writeOutput(f *Factory, path string, b []byte, human bool) error {
 	if path == "" || path == "-" {
-		w := f.IO.Raw
+		w := f.IO.Data()
 		if human {
 			w = f.IO.Out
 		}

@@ -81,6 +81,17 @@ func (s *IOStreams) markdownStyle(glamourStyle string) (string, bool) {
 	return "auto", true
 }
 
+// Data is where a data format (JSON, SARIF, JUnit, a request body) is
+// written: stdout's bytes as they are when piped, so they parse and hash
+// as written; through the sanitizer on a terminal, where a person reads
+// them (a C1 control becomes the JSON escape \u009b, still valid JSON).
+func (s *IOStreams) Data() io.Writer {
+	if s.OutTTY {
+		return s.Out
+	}
+	return s.Raw
+}
+
 // sanitize puts the terminal sanitizer in front of Out and ErrOut, once,
 // and keeps stdout as it is in Raw. It returns the sanitizers, to flush.
 func (s *IOStreams) sanitize() []*termsafe.Writer {

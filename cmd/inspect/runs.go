@@ -97,7 +97,7 @@ func runsRun(cmd *cobra.Command, opts *RunsOptions) error {
 			}
 			list = append(list, j)
 		}
-		enc := json.NewEncoder(opts.F.IO.Raw)
+		enc := json.NewEncoder(opts.F.IO.Data())
 		enc.SetIndent("", "  ")
 		return enc.Encode(list)
 	}
