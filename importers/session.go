@@ -11,6 +11,7 @@ package importers
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"time"
 
@@ -30,6 +31,10 @@ type Session struct {
 	Models  []string
 	Trunk   *Conversation
 	Report  Report // what was skipped or could not be read
+	// RequestsLack names what the reconstructed requests of this source
+	// lack ("the system prompt", "the tool definitions", "thinking blocks"),
+	// for every output that shows one; nil when nothing is known to be missing.
+	RequestsLack []string
 }
 
 // Conversation is one message list driven by one agent at a time: the
@@ -41,6 +46,19 @@ type Conversation struct {
 	Status  record.Status // the conversation's outcome; empty = derive (ok when ended, interrupted when not)
 	Error   string
 	Steps   []Step // in the order they happened
+	// System and Tools are the system prompt and the tool array the model
+	// was given, when the source recorded them (Kimi Code, Codex base
+	// instructions); they go into every reconstructed request of the
+	// conversation. Empty when unknown.
+	System string
+	Tools  []ToolDef
+}
+
+// ToolDef is one tool offered to the model, as the source recorded it.
+type ToolDef struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage // its JSON schema, or nil
 }
 
 // Step is one thing a conversation did; exactly one field is set.
@@ -51,6 +69,16 @@ type Step struct {
 	Handoff *Handoff // the conversation changing owner
 	Fork    *Fork    // one response starting sub-agents, with their join
 	Final   *Final   // the conversation's final message
+	Compact *Compact // the context was compacted: the model sees a summary instead of what came before
+}
+
+// Compact is a context compaction: from here on the model sees Summary (as
+// a user message) in place of the conversation so far. It records no node
+// of its own; the call that wrote the summary, when the source has it, is an
+// LLM step before it.
+type Compact struct {
+	At      time.Time
+	Summary string
 }
 
 // User is a user turn.
@@ -114,6 +142,7 @@ type Branch struct {
 	Agent        string
 	Instructions string // the prompt the parent gave it
 	CallID       string // the delegation call's id
+	Args         string // the delegation call's arguments as the model sent them (JSON); empty = rebuilt from the fields above
 	Answer       string // what came back to the parent
 	Conv         *Conversation
 }

@@ -70,6 +70,28 @@ type Run struct {
 // project folder the run was recorded from (runs of our runtime).
 const OptionProjectDir = "projectDir"
 
+// OptionRequestsLack is the run option of an imported run listing what its
+// reconstructed requests lack (a []string: "the system prompt", "the tool
+// definitions", …), for every output that shows one.
+const OptionRequestsLack = "requestsLack"
+
+// RequestsLack is the run's OptionRequestsLack, or nil.
+func (r *Run) RequestsLack() []string {
+	switch v := r.Options[OptionRequestsLack].(type) {
+	case []string:
+		return v
+	case []any: // as read back from JSON
+		var out []string
+		for _, x := range v {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
 // ProjectDir is the run's OptionProjectDir, or "" when it has none.
 func (r *Run) ProjectDir() string {
 	s, _ := r.Options[OptionProjectDir].(string)
@@ -249,6 +271,10 @@ type Handoff struct {
 type Fork struct {
 	Context  string // inherit, compact or none
 	Branches []ForkBranch
+	// Tool is the delegation tool that played fork in an imported run
+	// (Claude Code's Task or Agent, Codex's spawn_agent, Kimi's Agent);
+	// empty for our runtime's fork.
+	Tool string `json:",omitempty"`
 }
 
 // ForkBranch is one branch as the fork call declared it.

@@ -142,20 +142,9 @@ func (db *DB) CreateRun(ctx context.Context, r *record.Run) (_ *Recorder, err er
 		r.Source.Format, r.Source.Version, r.Source.ID, redactURL(r.Source.Path)); err != nil {
 		return nil, fmt.Errorf("create run: %w", err)
 	}
-	rec := &Recorder{db: db, run: r.ID, blobs: map[[32]byte]int64{}, links: map[link]int64{}, convs: map[convKey]*convState{}}
-	w := &requestWriter{ctx: ctx, tx: tx, rec: rec, p: &pendingIDs{blobs: map[[32]byte]int64{}, links: map[link]int64{}}}
-	for i := range r.Project.Files {
-		f := &r.Project.Files[i]
-		sum := sha256.Sum256([]byte(f.Content))
-		f.SHA256 = hex.EncodeToString(sum[:])
-		blob, err := w.blob([]byte(f.Content)) // identical snapshots share their blobs
-		if err != nil {
-			return nil, fmt.Errorf("store project file %s: %w", f.Path, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO project_files (run_id, path, sha256, blob) VALUES (?,?,?,?)`,
-			r.ID, f.Path, f.SHA256, blob); err != nil {
-			return nil, fmt.Errorf("store project file %s: %w", f.Path, err)
-		}
+	rec, w, err := db.storeProject(ctx, tx, r)
+	if err != nil {
+		return nil, err
 	}
 	if err := repairTotals(ctx, tx); err != nil {
 		return nil, fmt.Errorf("create run: %w", err)
@@ -165,6 +154,28 @@ func (db *DB) CreateRun(ctx context.Context, r *record.Run) (_ *Recorder, err er
 	}
 	rec.remember(w.p)
 	return rec, nil
+}
+
+// storeProject stores r's project snapshot inside tx (identical snapshots
+// share their blobs) and returns the Recorder of r with the ids it wrote,
+// to remember once tx commits.
+func (db *DB) storeProject(ctx context.Context, tx *sql.Tx, r *record.Run) (*Recorder, *requestWriter, error) {
+	rec := &Recorder{db: db, run: r.ID, blobs: map[[32]byte]int64{}, links: map[link]int64{}, convs: map[convKey]*convState{}}
+	w := &requestWriter{ctx: ctx, tx: tx, rec: rec, p: &pendingIDs{blobs: map[[32]byte]int64{}, links: map[link]int64{}}}
+	for i := range r.Project.Files {
+		f := &r.Project.Files[i]
+		sum := sha256.Sum256([]byte(f.Content))
+		f.SHA256 = hex.EncodeToString(sum[:])
+		blob, err := w.blob([]byte(f.Content))
+		if err != nil {
+			return nil, nil, fmt.Errorf("store project file %s: %w", f.Path, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO project_files (run_id, path, sha256, blob) VALUES (?,?,?,?)`,
+			r.ID, f.Path, f.SHA256, blob); err != nil {
+			return nil, nil, fmt.Errorf("store project file %s: %w", f.Path, err)
+		}
+	}
+	return rec, w, nil
 }
 
 // RunID is the id of the run being recorded.

@@ -1,0 +1,11 @@
+// Package all is the registry of every import format: cmd/inspect detects
+// and names formats through it. A new importer adds itself to Formats.
+package all
+
+import "github.com/inspect-dev/inspect/importers"
+
+// Formats returns every import format, in the order detection tries them
+// (the most specific first).
+func Formats() []importers.Format {
+	return []importers.Format{}
+}

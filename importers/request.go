@@ -1,0 +1,112 @@
+package importers
+
+import (
+	"encoding/json"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// request builds the reconstructed requests of one conversation: a Chat
+// Completions body of the messages visible to the model so far, with the
+// system prompt and tools when the source recorded them. It grows as the
+// conversation does (each message is encoded once), so a conversation of N
+// calls costs its messages, not N² of them; a compaction starts it again
+// from the summary.
+type request struct {
+	msgs  []byte // the encoded messages so far, comma-separated
+	n     int    // how many
+	tools []byte // `,"tools":[…]`, or nil
+	// atAssistant is len(msgs) and n right after the latest assistant
+	// message: what an inherit branch starts from.
+	atAssistant, nAssistant int
+}
+
+func newRequest(system string, tools []ToolDef) *request {
+	r := &request{}
+	if system != "" {
+		r.add(openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: system})
+	}
+	if len(tools) > 0 {
+		ts := make([]openai.Tool, len(tools))
+		for i, t := range tools {
+			var params any
+			if len(t.Parameters) > 0 && json.Valid(t.Parameters) {
+				params = t.Parameters
+			}
+			ts[i] = openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: t.Name, Description: t.Description, Parameters: params}}
+		}
+		if b, err := json.Marshal(ts); err == nil {
+			r.tools = append([]byte(`,"tools":`), b...)
+		}
+	}
+	return r
+}
+
+// inherit is a copy of r up to and including its latest assistant message:
+// what a branch seeded with the parent's turns starts from.
+func (r *request) inherit() *request {
+	return &request{msgs: append([]byte(nil), r.msgs[:r.atAssistant]...), n: r.nAssistant, tools: r.tools,
+		atAssistant: r.atAssistant, nAssistant: r.nAssistant}
+}
+
+// reset starts the visible history again (a compaction), keeping the system
+// prompt when the conversation had one.
+func (r *request) reset(system, summary string) {
+	r.msgs, r.n, r.atAssistant, r.nAssistant = r.msgs[:0], 0, 0, 0
+	if system != "" {
+		r.add(openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: system})
+	}
+	r.user(summary)
+}
+
+func (r *request) add(m openai.ChatCompletionMessage) {
+	b, err := json.Marshal(m)
+	if err != nil { // a message of plain strings always encodes
+		return
+	}
+	if r.n > 0 {
+		r.msgs = append(r.msgs, ',')
+	}
+	r.msgs = append(r.msgs, b...)
+	r.n++
+}
+
+func (r *request) user(text string) {
+	r.add(openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: text})
+}
+
+// call is one tool call of an assistant message.
+type call struct{ id, name, args string }
+
+func (r *request) assistant(text string, calls []call) {
+	m := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: text}
+	for _, c := range calls {
+		m.ToolCalls = append(m.ToolCalls, openai.ToolCall{ID: c.id, Type: openai.ToolTypeFunction,
+			Function: openai.FunctionCall{Name: c.name, Arguments: c.args}})
+	}
+	r.add(m)
+	r.atAssistant, r.nAssistant = len(r.msgs), r.n
+}
+
+func (r *request) toolResult(id, text string) {
+	if text == "" {
+		text = "(empty)"
+	}
+	r.add(openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: id, Content: text})
+}
+
+// body is the request as the model would have received it now; nil when
+// there is no message yet.
+func (r *request) body(model string) []byte {
+	if r.n == 0 {
+		return nil
+	}
+	m, _ := json.Marshal(model)
+	b := make([]byte, 0, len(r.msgs)+len(m)+len(r.tools)+32)
+	b = append(b, `{"messages":[`...)
+	b = append(b, r.msgs...)
+	b = append(b, `],"model":`...)
+	b = append(b, m...)
+	b = append(b, r.tools...)
+	return append(b, '}')
+}

@@ -1,0 +1,121 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/inspect-dev/inspect/record"
+)
+
+// RunBySource returns the id of the run imported from source id of format,
+// or "" when there is none (or id is empty: such a source cannot be
+// imported twice).
+func (db *DB) RunBySource(ctx context.Context, format, id string) (string, error) {
+	if id == "" {
+		return "", nil
+	}
+	var run string
+	err := db.r.QueryRowContext(ctx, `SELECT id FROM runs WHERE source_format = ? AND source_id = ? ORDER BY started_ns LIMIT 1`, format, id).Scan(&run)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("find the run of %s %s: %w", format, id, err)
+	}
+	return run, nil
+}
+
+// ImportRun records an imported run (it satisfies importers.Writer): a new
+// run, or — when a run from the same source (r.Source.Format and a
+// non-empty r.Source.ID) is stored — that run again under its id, its
+// project snapshot and nodes replaced, so importing a session twice
+// updates its run instead of duplicating it. Questions asked of its nodes
+// (asks) are kept. The run reads running while nodes adds its nodes, then
+// ends with r.Status, r.Error and r.Ended; if nodes fails, the run ends
+// interrupted with what was added so far, and the error is returned.
+func (db *DB) ImportRun(ctx context.Context, r *record.Run, nodes func(add func(*record.Node) error) error) (err error) {
+	if err := db.writable(); err != nil {
+		return err
+	}
+	id, err := db.RunBySource(ctx, r.Source.Format, r.Source.ID)
+	if err != nil {
+		return err
+	}
+	status, errMsg := r.Status, r.Error // CreateRun sets running
+	var rec *Recorder
+	if id == "" {
+		rec, err = db.CreateRun(ctx, r)
+	} else {
+		r.ID = id
+		rec, err = db.reopenRun(ctx, r)
+	}
+	if err != nil {
+		return err
+	}
+	if err := nodes(func(n *record.Node) error { return rec.AddNode(ctx, n) }); err != nil {
+		if ferr := rec.Finish(context.WithoutCancel(ctx), record.StatusInterrupted, "the import stopped: "+err.Error(), r.Ended); ferr != nil {
+			return errors.Join(err, ferr)
+		}
+		return err
+	}
+	if status == "" || status == record.StatusRunning {
+		status = record.StatusOK
+	}
+	return rec.Finish(ctx, status, errMsg, r.Ended)
+}
+
+// reopenRun empties run r.ID (nodes, their requests, its project snapshot),
+// writes r's fields over its row with status running, and returns its
+// Recorder.
+func (db *DB) reopenRun(ctx context.Context, r *record.Run) (_ *Recorder, err error) {
+	defer db.full(&err)
+	if err := db.prepare(ctx); err != nil {
+		return nil, err
+	}
+	if r.Started.IsZero() {
+		r.Started = db.Now()
+	}
+	r.Status = record.StatusRunning
+	tasks, _ := json.Marshal(nonNil(r.Tasks))
+	opts := []byte("{}")
+	if len(r.Options) > 0 {
+		if opts, err = json.Marshal(r.Options); err != nil {
+			return nil, fmt.Errorf("encode run options: %w", err)
+		}
+	}
+	models := append([]string(nil), r.Models...)
+	sort.Strings(models)
+	modelsJSON, _ := json.Marshal(nonNil(models))
+	host, pid, tag := writerIdentity()
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("update run %s: %w", r.ID, err)
+	}
+	defer tx.Rollback()
+	for _, q := range []string{`DELETE FROM nodes WHERE run_id = ?`, `DELETE FROM project_files WHERE run_id = ?`} {
+		if _, err := tx.ExecContext(ctx, q, r.ID); err != nil {
+			return nil, fmt.Errorf("update run %s: %w", r.ID, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE runs SET started_ns = ?, ended_ns = NULL, status = ?, error = '', tasks = ?, project = ?, options = ?,
+		base_url = ?, models = ?, writer_host = ?, writer_pid = ?, writer_tag = ?, source_version = ?, source_path = ?,
+		totals_nodes = NULL, totals_llm = NULL, totals_in = NULL, totals_out = NULL, totals_agents = NULL, totals_last_end = NULL
+		WHERE id = ?`,
+		r.Started.UnixNano(), string(r.Status), string(tasks), r.Project.Name, string(opts), redactURL(r.BaseURL), string(modelsJSON),
+		host, pid, tag, r.Source.Version, redactURL(r.Source.Path), r.ID); err != nil {
+		return nil, fmt.Errorf("update run %s: %w", r.ID, err)
+	}
+	rec, w, err := db.storeProject(ctx, tx, r)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("update run %s: %w", r.ID, err)
+	}
+	rec.remember(w.p)
+	return rec, nil
+}
