@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -48,8 +49,15 @@ func Write(ctx context.Context, w Writer, s *Session) (string, error) {
 	if run.Started.IsZero() {
 		run.Started = firstTime(trunk)
 	}
+	run.Options = map[string]any{}
 	if len(s.RequestsLack) > 0 {
-		run.Options = map[string]any{record.OptionRequestsLack: s.RequestsLack}
+		run.Options[record.OptionRequestsLack] = s.RequestsLack
+	}
+	if s.Dir != "" {
+		run.Options[record.OptionProjectDir] = s.Dir
+		if run.Project.Name == "" {
+			run.Project.Name = filepath.Base(s.Dir)
+		}
 	}
 	run.Status, run.Error = convStatus(trunk)
 	err := w.ImportRun(ctx, run, func(add func(*record.Node) error) error {

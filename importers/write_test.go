@@ -75,7 +75,7 @@ func final(sec float64, text string) importers.Step {
 
 func TestWrite_Serial(t *testing.T) {
 	db := openDB(t)
-	s := &importers.Session{Source: src("serial"), Started: at(0), Ended: at(10), Tasks: []string{"look"},
+	s := &importers.Session{Source: src("serial"), Started: at(0), Ended: at(10), Tasks: []string{"look"}, Dir: "/home/u/app",
 		RequestsLack: []string{"the system prompt"},
 		Trunk: &importers.Conversation{Agent: "main", Started: at(0), Ended: at(10), Steps: []importers.Step{
 			user(0, "look"),
@@ -96,6 +96,9 @@ n5 final "" f0 d0 main ok
 	}
 	if g.Status != record.StatusOK || g.Source.Format != "test-format" || g.Source.ID != "serial" {
 		t.Errorf("run status %s source %+v", g.Status, g.Source)
+	}
+	if g.ProjectDir() != "/home/u/app" || g.Project.Name != "app" {
+		t.Errorf("project dir %q name %q", g.ProjectDir(), g.Project.Name)
 	}
 	if got := g.RequestsLack(); len(got) != 1 || got[0] != "the system prompt" {
 		t.Errorf("RequestsLack() = %q", got)
