@@ -244,6 +244,17 @@ func (r *runner) step(ctx context.Context, c *conversation) (openai.ChatCompleti
 		At:           c.clock.Now(),
 		Body:         body,
 		Sent:         begin,
+		Retry: func(w model.RetryWait) {
+			// never a silent wait: one line for each retry, and why
+			asked := ""
+			if w.RetryAfter > 0 {
+				asked = fmt.Sprintf(" (Retry-After %s)", w.RetryAfter)
+				if w.RetryAfter > w.Wait {
+					asked = fmt.Sprintf(" (Retry-After asked %s; inspect waits at most %s)", w.RetryAfter, w.Wait)
+				}
+			}
+			r.report(c, fmt.Sprintf("waits %s to retry%s: attempt %d of %d failed: %s", w.Wait, asked, w.Attempt, w.Attempts, strings.Join(strings.Fields(w.Reason), " ")))
+		},
 	}
 	r.llmCalls.Add(1)
 	resp, err := r.prov.Complete(ctx, req)
@@ -257,6 +268,10 @@ func (r *runner) step(ctx context.Context, c *conversation) (openai.ChatCompleti
 		if errors.As(err, &ce) {
 			c.clock.Advance(context.WithoutCancel(ctx), ce.Latency)
 			script, status = ce.Script, ce.Status
+			n.LLM.Attempts = ce.Attempts
+			if len(ce.Body) > 0 {
+				n.LLM.Response = ce.Body // what the provider sent back, to diagnose it
+			}
 		}
 		n.Ended = c.clock.Now()
 		n.Status, n.Error = record.StatusError, err.Error()
@@ -295,6 +310,7 @@ func (r *runner) step(ctx context.Context, c *conversation) (openai.ChatCompleti
 	if n.LLM.Response == nil {
 		n.LLM.Response = []byte{}
 	}
+	n.LLM.Attempts = resp.Attempts
 	n.Ended = c.clock.Now()
 	r.finish(n)
 	if len(n.LLM.Calls) == 0 {

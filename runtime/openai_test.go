@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -216,5 +217,127 @@ func TestOpenAI_Timeout(t *testing.T) {
 	llm := first(t, ns, "llm", llmIn(""))
 	if llm.Status != record.StatusError {
 		t.Errorf("llm node status %q, want error", llm.Status)
+	}
+}
+
+// seqServer answers the n-th request with the n-th step (the last one
+// repeats), each a status, headers and a body as the server writes them.
+type step struct {
+	status int
+	header map[string]string
+	body   string // "" = an OpenAI answer saying "fine"
+}
+
+func seqServer(t *testing.T, steps ...step) *httptest.Server {
+	var mu sync.Mutex
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		s := steps[min(n, len(steps)-1)]
+		n++
+		mu.Unlock()
+		var req openai.ChatCompletionRequest
+		json.NewDecoder(r.Body).Decode(&req)
+		for k, v := range s.header {
+			w.Header().Set(k, v)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(s.status)
+		if s.body != "" {
+			io.WriteString(w, s.body)
+			return
+		}
+		json.NewEncoder(w).Encode(openai.ChatCompletionResponse{ID: "c", Object: "chat.completion", Model: req.Model,
+			Choices: []openai.ChatCompletionChoice{{Message: *say("fine"), FinishReason: "stop"}}})
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// A run that waits on a provider says so: one progress line per retry it
+// waits for, with the wait and why; a server's Retry-After sets the wait;
+// the llm node records how many attempts it took (issue 12, item 3: eight
+// minutes in silence, Retry-After ignored).
+func TestOpenAI_RetryProgress(t *testing.T) {
+	srv := seqServer(t,
+		step{status: 429, header: map[string]string{"Retry-After": "1"}, body: `{"error":{"message":"rate limited","type":"requests"}}`},
+		step{status: 503, body: `{"error":{"message":"overloaded","type":"server_error"}}`},
+		step{status: 200})
+	var progress bytes.Buffer
+	db := openDB(t)
+	env := map[string]string{"OPENAI_API_KEY": testKey, "OPENAI_BASE_URL": srv.URL}
+	res, err := runtime.Run(context.Background(), runtime.Config{
+		Project: filepath.Join("testdata", "http"), Tasks: []string{"hello"}, DB: db, RunID: "testrun", Progress: &progress,
+		Getenv: func(k string) string { return env[k] }, OpenAI: openaicompat.Config{Backoff: time.Millisecond},
+	})
+	if err != nil || res.Status != record.StatusOK || res.Answer != "fine" {
+		t.Fatalf("Run = %+v, %v; want ok, fine", res, err)
+	}
+	lines := regexp.MustCompile(`(?m)^trunk +lead +step 1 +waits .*$`).FindAllString(progress.String(), -1)
+	if len(lines) != 2 ||
+		!strings.Contains(lines[0], "waits 1s to retry (Retry-After 1s): attempt 1 of 4 failed: HTTP 429: rate limited") ||
+		!strings.Contains(lines[1], "waits 2ms to retry: attempt 2 of 4 failed: HTTP 503: overloaded") {
+		t.Errorf("progress lines for the retries = %q; all progress:\n%s", lines, progress.String())
+	}
+	llm := first(t, nodes(t, db, res.RunID), "llm", llmIn(""))
+	if llm.LLM.Attempts != 3 {
+		t.Errorf("llm node attempts = %d, want 3", llm.LLM.Attempts)
+	}
+}
+
+// A model call that failed keeps what the provider sent back and how many
+// times it was sent, so a malformed reply or an error body can be read
+// later (issue 12, item 8).
+func TestOpenAI_FailedCallKeepsBody(t *testing.T) {
+	tests := []struct {
+		name     string
+		step     step
+		retries  int
+		attempts int
+		body     string
+	}{
+		{"error body after retries", step{status: 500, body: `{"error":{"message":"boom: shard 7 down","type":"server_error"}}`}, 2, 3, "shard 7 down"},
+		{"malformed reply", step{status: 200, body: `{"id": "c", "choices": [{"message": {"role": "assistant", "content": "half`}, -1, 1, `"content": "half`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := seqServer(t, tt.step)
+			db := openDB(t)
+			env := map[string]string{"OPENAI_API_KEY": testKey, "OPENAI_BASE_URL": srv.URL}
+			res, err := runtime.Run(context.Background(), runtime.Config{
+				Project: filepath.Join("testdata", "http"), Tasks: []string{"hello"}, DB: db, RunID: "testrun",
+				Getenv: func(k string) string { return env[k] }, OpenAI: openaicompat.Config{Backoff: time.Millisecond, Retries: tt.retries},
+			})
+			if err != nil || res.Status != record.StatusError {
+				t.Fatalf("Run = %+v, %v; want the run to end in error", res, err)
+			}
+			llm := first(t, nodes(t, db, res.RunID), "llm", llmIn(""))
+			resp, err := db.Response(context.Background(), res.RunID, llm.Seq)
+			if err != nil || !strings.Contains(string(resp), tt.body) {
+				t.Errorf("stored response = %q, %v; want the body the provider sent (%q)", resp, err, tt.body)
+			}
+			if llm.Status != record.StatusError || llm.LLM.Attempts != tt.attempts {
+				t.Errorf("llm node %s, attempts %d; want error after %d attempts", llm.Status, llm.LLM.Attempts, tt.attempts)
+			}
+		})
+	}
+}
+
+// A Retry-After longer than the provider waits is capped, and the line
+// says so: a retry is always bounded.
+func TestOpenAI_RetryAfterCapped(t *testing.T) {
+	srv := seqServer(t, step{status: 429, header: map[string]string{"Retry-After": "3600"}, body: `{"error":{"message":"quota","type":"requests"}}`}, step{status: 200})
+	var progress bytes.Buffer
+	db := openDB(t)
+	env := map[string]string{"OPENAI_API_KEY": testKey, "OPENAI_BASE_URL": srv.URL}
+	res, err := runtime.Run(context.Background(), runtime.Config{
+		Project: filepath.Join("testdata", "http"), Tasks: []string{"hello"}, DB: db, RunID: "testrun", Progress: &progress,
+		Getenv: func(k string) string { return env[k] }, OpenAI: openaicompat.Config{MaxRetryAfter: 10 * time.Millisecond},
+	})
+	if err != nil || res.Status != record.StatusOK {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	if want := "waits 10ms to retry (Retry-After asked 1h0m0s; inspect waits at most 10ms): attempt 1 of 4 failed: HTTP 429: quota"; !strings.Contains(progress.String(), want) {
+		t.Errorf("progress lacks %q:\n%s", want, progress.String())
 	}
 }

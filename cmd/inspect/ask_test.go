@@ -725,3 +725,43 @@ func TestAskRun_FailedCall(t *testing.T) {
 		t.Errorf("replay of a failed call: stdout %q, stderr %q", out, errOut)
 	}
 }
+
+// show of a model call that failed after retries: how many attempts it
+// took and the body the provider last sent, as received (issue 12, item 8).
+func TestShow_FailedCallAttemptsAndBody(t *testing.T) {
+	f, out, errOut := testFactory(t)
+	ctx := context.Background()
+	db, err := f.Store(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := db.CreateRun(ctx, &record.Run{Tasks: []string{"t"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(openai.ChatCompletionRequest{Model: "m", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "t"}}})
+	n := &record.Node{Kind: record.KindLLM, Agent: "a", LLM: &record.LLM{Model: "m", Request: body}}
+	if err := rec.StartNode(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	n.Status, n.Error = record.StatusError, "model call failed with HTTP 503: overloaded (gave up after 4 attempts)"
+	n.LLM.Attempts, n.LLM.Response = 4, []byte(`{"error":{"message":"overloaded: shard 7","type":"server_error"}}`)
+	if err := rec.FinishNode(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Finish(ctx, record.StatusError, n.Error, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if code := run(ctx, f, []string{"show", "n1"}); code != ExitOK {
+		t.Fatalf("show: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"- no choice: the call ended error\n", "- attempts: 4 (the request was sent again after 3 failures)\n",
+		"### Response of the failed call (", "\"message\": \"overloaded: shard 7\""} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("show lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out.String(), "- answers") {
+		t.Errorf("show says a failed call answers:\n%s", out)
+	}
+}

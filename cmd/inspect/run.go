@@ -32,6 +32,8 @@ type RunOptions struct {
 	Realtime bool
 	// Check only loads the project and prints its errors and warnings.
 	Check bool
+	// Timeout bounds each attempt of a model call (a real provider).
+	Timeout time.Duration
 	// Now and RunID are injected by tests; zero values = wall clock, fresh id.
 	Now   func() time.Time
 	RunID string
@@ -53,7 +55,10 @@ The model is the scripted one when --script is given (deterministic replies
 from a script.yaml, in virtual time unless --realtime), otherwise any
 OpenAI-compatible server: OPENAI_API_KEY, and OPENAI_BASE_URL for vLLM,
 Ollama, llama.cpp server or another provider. Each agent uses its own
-model: from agents.yaml. Ctrl-C stops the run and records it as cancelled.
+model: from agents.yaml. A model call that gets a 429, a 5xx or no answer
+within --timeout (default 2m) is sent again up to 3 times, after 1s, 2s and
+4s or the wait the provider's Retry-After asks (at most 1m); each wait is a
+progress line. Ctrl-C stops the run and records it as cancelled.
 
 --check loads the project and prints every error and warning (file, line,
 key) without running it.
@@ -80,6 +85,7 @@ scripted error: reply) or was cancelled, or the database is unusable.`,
 	cmd.Flags().StringVar(&opts.Script, "script", "", "answer with the scripted model from `FILE` (a script.yaml)")
 	cmd.Flags().BoolVar(&opts.Realtime, "realtime", false, "scripted model: really wait each latency and run branches concurrently")
 	cmd.Flags().BoolVar(&opts.Check, "check", false, "print the project's load errors and warnings without running it")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", openaicompat.DefaultTimeout, "how long one attempt of a model call may take, a `DURATION` such as 30s or 2m; a 429, a 5xx or a timeout is retried 3 times, each wait printed")
 	return cmd
 }
 
@@ -97,6 +103,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	if opts.Realtime && opts.Script == "" {
 		return Usagef("--realtime only applies to the scripted model; add --script S.yaml")
+	}
+	if opts.Timeout <= 0 {
+		return Usagef("--timeout must be positive, got %s", opts.Timeout)
 	}
 	base := opts.F.Getenv("OPENAI_BASE_URL")
 	if base == "" {
@@ -120,6 +129,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		Realtime: opts.Realtime,
 		Progress: ios.ErrOut,
 		Getenv:   opts.F.Getenv,
+		OpenAI:   openaicompat.Config{Timeout: opts.Timeout},
 	})
 	if err != nil {
 		return projectError(err)

@@ -23,9 +23,10 @@ func TestNewCmdRun(t *testing.T) {
 		want    RunOptions
 		wantErr bool
 	}{
-		{"project only", "./p", RunOptions{Project: "./p"}, false},
-		{"tasks and script", `./p --task one --task two --script s.yaml --realtime`, RunOptions{Project: "./p", Tasks: []string{"one", "two"}, Script: "s.yaml", Realtime: true}, false},
-		{"check", "./p --check", RunOptions{Project: "./p", Check: true}, false},
+		{"project only", "./p", RunOptions{Project: "./p", Timeout: 2 * time.Minute}, false},
+		{"tasks and script", `./p --task one --task two --script s.yaml --realtime`, RunOptions{Project: "./p", Tasks: []string{"one", "two"}, Script: "s.yaml", Realtime: true, Timeout: 2 * time.Minute}, false},
+		{"check", "./p --check", RunOptions{Project: "./p", Check: true, Timeout: 2 * time.Minute}, false},
+		{"timeout", "./p --timeout 30s", RunOptions{Project: "./p", Timeout: 30 * time.Second}, false},
 		{"no project", "", RunOptions{}, true},
 		{"two projects", "a b", RunOptions{}, true},
 	}
@@ -244,5 +245,28 @@ func TestRunRun_RefusedByProvider(t *testing.T) {
 				t.Error("the key was printed")
 			}
 		})
+	}
+}
+
+// --timeout bounds each attempt of a model call, and the wait before the
+// retry is a progress line, not silence (issue 12, item 3).
+func TestRunRun_Timeout(t *testing.T) {
+	fixture := filepath.Join("..", "..", "fixtures", "handoff-chain")
+	srv := asktest.New(t, "sk-right")
+	srv.Register("hang, then answer", nil, asktest.Sequence(asktest.Hang(10*time.Second, nil), asktest.Answer(asktest.Reply{Content: "done"})))
+	f, out, errOut := testFactoryEnv(t, map[string]string{"OPENAI_API_KEY": "sk-right", "OPENAI_BASE_URL": srv.URL})
+	code := run(context.Background(), f, []string{"run", fixture, "--task", "hi", "--timeout", "100ms"})
+	if code != ExitOK || out.String() != "done\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %s", code, out, errOut)
+	}
+	if want := "waits 1s to retry: attempt 1 of 4 failed: no response within 100ms"; !strings.Contains(errOut.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, errOut)
+	}
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("%d requests, want 2 (one timed out, one answered)", n)
+	}
+	f, _, errOut = testFactoryEnv(t, nil)
+	if code := run(context.Background(), f, []string{"run", fixture, "--task", "hi", "--timeout", "0s"}); code != ExitUsage || !strings.Contains(errOut.String(), "--timeout must be positive") {
+		t.Errorf("--timeout 0s: exit %d, stderr %q", code, errOut)
 	}
 }

@@ -49,6 +49,23 @@ type Request struct {
 	Body openai.ChatCompletionRequest
 	// Sent, if set, receives the exact body bytes when they are sent.
 	Sent func(body []byte)
+	// Retry, if set, is told of each retry before the provider waits for
+	// it, so a run can say why it is waiting and for how long.
+	Retry func(RetryWait)
+}
+
+// RetryWait is a retry a provider is about to wait for.
+type RetryWait struct {
+	// Attempt is the attempt that failed (from 1); Attempts how many the
+	// provider makes in all.
+	Attempt, Attempts int
+	// Wait is how long it waits before the next attempt.
+	Wait time.Duration
+	// RetryAfter is the wait the server asked for (its Retry-After
+	// header), 0 when it asked for none; Wait is it, capped.
+	RetryAfter time.Duration
+	// Reason is what failed ("HTTP 429: rate limited").
+	Reason string
 }
 
 // Response is the assistant's reply to one Request.
@@ -63,6 +80,8 @@ type Response struct {
 	Latency time.Duration
 	// ToolLatency is added to the clock for each tool call of this reply.
 	ToolLatency time.Duration
+	// Attempts is how many times the request was sent (0 reads as 1).
+	Attempts int
 }
 
 // Usage is the token usage a provider reports (or the scripted model estimates).
@@ -86,6 +105,11 @@ type CallError struct {
 	// Reason names. A scripted `error:` reply stands for a provider failure
 	// and leaves it false, as every real provider does.
 	Script bool
+	// Attempts is how many times the request was sent (0 reads as 1).
+	Attempts int
+	// Body is the last response body the provider sent (its error, or a
+	// reply that could not be read), kept to diagnose the failure.
+	Body []byte
 }
 
 func (e *CallError) Error() string {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +29,9 @@ const (
 	DefaultBackoff = time.Second
 	DefaultTimeout = 2 * time.Minute
 	maxBackoff     = 30 * time.Second
+	// MaxRetryAfter caps the wait a server's Retry-After asks for, so a
+	// retry is always bounded.
+	MaxRetryAfter = time.Minute
 )
 
 // Config configures a Provider. The key is used for the Authorization header
@@ -38,6 +42,9 @@ type Config struct {
 	Retries int           // extra attempts after the first; < 0 = none, 0 = DefaultRetries
 	Backoff time.Duration // wait before the first retry, doubled each time (capped at 30s); 0 = DefaultBackoff
 	Timeout time.Duration // per attempt; 0 = DefaultTimeout
+	// MaxRetryAfter caps the wait a server's Retry-After asks for; 0 =
+	// MaxRetryAfter.
+	MaxRetryAfter time.Duration
 	// Transport is the base round tripper; nil = http.DefaultTransport.
 	Transport http.RoundTripper
 }
@@ -71,6 +78,9 @@ func New(cfg Config) *Provider {
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxRetryAfter <= 0 {
+		cfg.MaxRetryAfter = MaxRetryAfter
 	}
 	base := cfg.Transport
 	if base == nil {
@@ -110,9 +120,10 @@ func (p *Provider) complete(ctx context.Context, req *model.Request) (*model.Res
 		cancel()
 		if err == nil {
 			if len(resp.Choices) == 0 {
-				return nil, &model.CallError{Reason: "the response has no choices; check that the endpoint speaks the chat completions API"}
+				return nil, &model.CallError{Reason: "the response has no choices; check that the endpoint speaks the chat completions API",
+					Attempts: attempt + 1, Body: wire.response()}
 			}
-			out := &model.Response{Message: resp.Choices[0].Message, Body: wire.response()}
+			out := &model.Response{Message: resp.Choices[0].Message, Body: wire.response(), Attempts: attempt + 1}
 			out.Message.Role = openai.ChatMessageRoleAssistant
 			out.Usage = model.Usage{In: int64(resp.Usage.PromptTokens), Out: int64(resp.Usage.CompletionTokens)}
 			if d := resp.Usage.PromptTokensDetails; d != nil {
@@ -124,7 +135,10 @@ func (p *Provider) complete(ctx context.Context, req *model.Request) (*model.Res
 			return nil, ctx.Err()
 		}
 		status, retry, reason := classify(err, p.cfg.Timeout)
-		last = &model.CallError{Status: status, Reason: reason}
+		// the body of this attempt's response, if one came: kept to
+		// diagnose the failure (an error body, a malformed reply)
+		body, after := wire.last()
+		last = &model.CallError{Status: status, Reason: reason, Attempts: attempt + 1, Body: body}
 		if !retry {
 			return nil, last
 		}
@@ -134,6 +148,16 @@ func (p *Provider) complete(ctx context.Context, req *model.Request) (*model.Res
 			return nil, ce
 		}
 		wait := min(p.cfg.Backoff<<attempt, maxBackoff)
+		if after > 0 {
+			wait = min(after, p.cfg.MaxRetryAfter) // the server's word, bounded
+		}
+		if req.Retry != nil {
+			what := reason
+			if status != 0 {
+				what = fmt.Sprintf("HTTP %d: %s", status, reason)
+			}
+			req.Retry(model.RetryWait{Attempt: attempt + 1, Attempts: p.cfg.Retries + 1, Wait: wait, RetryAfter: after, Reason: p.redact.String(what)})
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -180,12 +204,39 @@ type wireCall struct {
 	once sync.Once
 	mu   sync.Mutex
 	resp []byte
+	// after is the latest response's Retry-After, 0 when it had none.
+	after time.Duration
 }
 
 func (w *wireCall) response() []byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.resp
+}
+
+// last returns the latest attempt's response body and Retry-After, and
+// forgets them, so the next attempt's failure never shows this one's.
+func (w *wireCall) last() ([]byte, time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b, a := w.resp, w.after
+	w.resp, w.after = nil, 0
+	return b, a
+}
+
+// retryAfter reads a Retry-After header: seconds, or an HTTP date.
+func retryAfter(h string, now time.Time) time.Duration {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(h); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(h); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
 }
 
 // capture is the round tripper go-openai sends through: it hands the exact
@@ -226,6 +277,7 @@ func (c *capture) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp.Body = io.NopCloser(bytes.NewReader(rb))
 	w.mu.Lock()
 	w.resp = rb
+	w.after = retryAfter(resp.Header.Get("Retry-After"), time.Now())
 	w.mu.Unlock()
 	return resp, nil
 }
