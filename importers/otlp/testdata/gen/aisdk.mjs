@@ -14,7 +14,7 @@ import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-ho
 import { generateText, tool, stepCountIs } from "ai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { z } from "zod";
-import { startModel, startReceiver, lastMessage, system } from "./server.mjs";
+import { startModel, startReceiver, system } from "./server.mjs";
 
 const out = process.argv[2] || "..";
 // parents come from the active context, as in an app that calls register()
@@ -24,7 +24,8 @@ const model = await startModel((body, reply) => {
   const sys = system(body);
   const toolResults = body.messages.filter((m) => m.role === "tool").length;
   if (sys.startsWith("You research one city")) {
-    const city = lastMessage(body).replace(/^Research /, "");
+    const user = body.messages.find((m) => m.role === "user");
+    const city = (typeof user.content === "string" ? user.content : user.content.map((p) => p.text || "").join("")).replace(/^Research /, "");
     if (toolResults === 0) return reply(null, [["lookup", { city }]], [90, 14, 0]);
     return reply(`${city}: mild, 18C, light wind.`, null, [130, 12, 64]);
   }

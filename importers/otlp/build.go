@@ -1,0 +1,684 @@
+package otlp
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/inspect-dev/inspect/importers"
+	"github.com/inspect-dev/inspect/otel"
+	"github.com/inspect-dev/inspect/record"
+)
+
+// Trace gathers one trace's spans, from a file or as a receiver gets them.
+type Trace struct {
+	ID    string
+	spans []*otel.Span
+	index map[string]int // span id -> position in spans
+	dups  int
+}
+
+// NewTrace returns an empty trace of id.
+func NewTrace(id string) *Trace { return &Trace{ID: id, index: map[string]int{}} }
+
+// Add adds s. A span id seen before is a duplicate: the copy that has
+// ended wins (an exporter may send a span again once it ends), otherwise
+// the first is kept; either way the duplicate is counted.
+func (t *Trace) Add(s *otel.Span) {
+	if i, ok := t.index[s.SpanID]; ok {
+		t.dups++
+		if t.spans[i].End.IsZero() && !s.End.IsZero() {
+			t.spans[i] = s
+		}
+		return
+	}
+	t.index[s.SpanID] = len(t.spans)
+	t.spans = append(t.spans, s)
+}
+
+// Len is the number of distinct spans.
+func (t *Trace) Len() int { return len(t.spans) }
+
+// Ended reports whether every root span of the trace has ended.
+func (t *Trace) Ended() bool {
+	for _, s := range t.spans {
+		if _, ok := t.index[s.ParentID]; (s.ParentID == "" || !ok) && s.End.IsZero() {
+			return false
+		}
+	}
+	return len(t.spans) > 0
+}
+
+// Build maps t to a Session (DESIGN §13, §14): an agent span is a
+// conversation, its chat spans llm nodes, its tool spans tool nodes;
+// sibling agent spans that overlap in time are a fork with one branch each
+// and a join; an agent taking the conversation over from another (after a
+// transfer_to_* call, as LangGraph supervisors and swarms do) is a
+// hand-off. A span of inspect's own export is read by its inspect.*
+// attributes, so an exported run comes back as the same graph. What could
+// not be read as it is — duplicate ids, missing parents, ends before
+// starts, open spans, cut values — is counted in the Report.
+func Build(t *Trace, opt importers.Options) *importers.Session {
+	b := &builder{opt: opt, kids: map[string][]*otel.Span{}, llmBelow: map[*otel.Span]bool{}, models: map[string]bool{},
+		report: importers.Report{Skipped: map[string]int{}}}
+	if t.dups > 0 {
+		b.report.Skipped["duplicate span ids (one copy kept)"] += t.dups
+	}
+	var roots []*otel.Span
+	for _, s := range t.spans {
+		if !s.End.IsZero() && s.End.Before(s.Start) {
+			b.report.Skipped["spans ending before they start (read as instant)"]++
+			s.End = s.Start
+		}
+		if s.Attrs.Has(otel.AttrInspectKind) || s.Attrs.Has(otel.AttrInspectRunID) {
+			b.native = true
+		}
+		if _, ok := t.index[s.ParentID]; s.ParentID == "" || !ok || s.ParentID == s.SpanID {
+			if s.ParentID != "" {
+				b.report.Skipped["spans whose parent is missing (read as roots)"]++
+			}
+			roots = append(roots, s)
+			continue
+		}
+		b.kids[s.ParentID] = append(b.kids[s.ParentID], s)
+	}
+	for _, ks := range b.kids {
+		sortByStart(ks)
+	}
+	sortByStart(roots)
+	reached := 0
+	for _, r := range roots {
+		reached += b.mark(r)
+	}
+	if n := len(t.spans) - reached; n > 0 {
+		b.report.Skipped["spans in a parent cycle (unreachable)"] += n
+	}
+
+	sess := &importers.Session{Source: record.Source{Format: Name, ID: t.ID}}
+	root := roots[0]
+	if len(roots) > 1 { // several roots: one container above them
+		root = &otel.Span{SpanID: "", Start: roots[0].Start}
+		b.kids[""] = roots
+		for _, r := range roots {
+			if r.End.IsZero() {
+				root.End = time.Time{}
+				break
+			}
+			if r.End.After(root.End) {
+				root.End = r.End
+			}
+		}
+	}
+	if v := root.ScopeVersion; root.Scope != "" {
+		sess.Source.Version = strings.TrimSpace(root.Scope + " " + v)
+	}
+	if b.native {
+		b.readRun(root, sess)
+	}
+	b.trunk = true
+	sess.Trunk = b.conv(root, b.classOf(root) == classAgent, "")
+	sess.Started, sess.Ended = root.Start, root.End
+	if len(sess.Tasks) == 0 {
+		sess.Tasks = b.tasks
+	}
+	sess.Models = sortedKeys(b.models)
+	sess.Report = b.report
+	return sess
+}
+
+type builder struct {
+	opt      importers.Options
+	kids     map[string][]*otel.Span
+	llmBelow map[*otel.Span]bool
+	classes  map[*otel.Span]class
+	models   map[string]bool
+	tasks    []string
+	report   importers.Report
+	native   bool // the trace is inspect's own export
+	trunk    bool // building the trunk (user turns are read only there)
+}
+
+// mark computes which spans have a model call below them and counts the
+// spans reached from r (iteratively: a trace may nest deeply).
+func (b *builder) mark(r *otel.Span) int {
+	type frame struct {
+		s    *otel.Span
+		next int
+	}
+	n := 0
+	stack := []frame{{s: r}}
+	onStack := map[*otel.Span]bool{r: true}
+	for len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		ks := b.kids[f.s.SpanID]
+		if f.next < len(ks) {
+			c := ks[f.next]
+			f.next++
+			if onStack[c] {
+				continue
+			}
+			onStack[c] = true
+			stack = append(stack, frame{s: c})
+			continue
+		}
+		n++
+		below := false
+		for _, c := range ks {
+			if b.llmBelow[c] || classify(c, false) == classLLM {
+				below = true
+				break
+			}
+		}
+		b.llmBelow[f.s] = below
+		stack = stack[:len(stack)-1]
+	}
+	return n
+}
+
+func (b *builder) classOf(s *otel.Span) class {
+	if b.classes == nil {
+		b.classes = map[*otel.Span]class{}
+	}
+	c, ok := b.classes[s]
+	if !ok {
+		c = classify(s, b.llmBelow[s])
+		b.classes[s] = c
+	}
+	return c
+}
+
+// item is one thing a conversation's span holds: a model call, a tool call,
+// an agent span, a tool span running agents (a delegation), an inspect span.
+type item struct {
+	s      *otel.Span
+	cls    class
+	agents bool // a tool span with agent spans below it
+}
+
+func (it item) agentLike() bool { return it.cls == classAgent || it.agents }
+
+// items lists what s holds, in start order, reading through spans of no
+// meaning of their own.
+func (b *builder) items(s *otel.Span) []item {
+	var out []item
+	var walk func(p *otel.Span)
+	walk = func(p *otel.Span) {
+		for _, c := range b.kids[p.SpanID] {
+			switch cls := b.classOf(c); cls {
+			case classOther:
+				walk(c)
+			case classTool:
+				out = append(out, item{s: c, cls: cls, agents: b.hasAgentBelow(c)})
+			default:
+				out = append(out, item{s: c, cls: cls})
+			}
+		}
+	}
+	walk(s)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].s.Start.Before(out[j].s.Start) })
+	return out
+}
+
+func (b *builder) hasAgentBelow(s *otel.Span) bool {
+	for _, c := range b.kids[s.SpanID] {
+		if cls := b.classOf(c); cls == classAgent || (cls == classOther && b.hasAgentBelow(c)) {
+			return true
+		}
+	}
+	return false
+}
+
+// state is a conversation being built.
+type state struct {
+	c         *importers.Conversation
+	cur       string // its current agent
+	usersSeen int
+	lastLLM   *importers.LLM
+	outKnown  map[*importers.LLM]bool // the span recorded its output (calls known)
+}
+
+// conv builds the conversation span s holds. isAgent: s is an agent span
+// (its agent spans below are sub-agents: forks); else s is a container (a
+// graph, a workflow) whose agent spans take the conversation in turn.
+func (b *builder) conv(s *otel.Span, isAgent bool, agent string) *importers.Conversation {
+	c := &importers.Conversation{Started: s.Start, Ended: s.End}
+	if agent == "" && isAgent {
+		agent = agentName(s)
+	}
+	st := &state{c: c, cur: agent, outKnown: map[*importers.LLM]bool{}}
+	b.fill(st, s, isAgent)
+	if c.Agent == "" {
+		c.Agent = st.cur
+	}
+	if c.Agent == "" {
+		c.Agent = "main"
+		if s.Service != "" {
+			c.Agent = s.Service
+		}
+	}
+	if c.Ended.IsZero() && !s.End.IsZero() {
+		c.Ended = s.End
+	}
+	c.Status, c.Error = spanStatus(s)
+	if c.Status == record.StatusOK {
+		c.Status = "" // derived from Ended
+	}
+	b.finish(st)
+	return c
+}
+
+func (b *builder) fill(st *state, s *otel.Span, isAgent bool) {
+	its := b.items(s)
+	for i := 0; i < len(its); i++ {
+		it := its[i]
+		switch {
+		case it.cls == classLLM:
+			b.llm(st, it.s)
+		case it.cls == classInspect:
+			b.inspectStep(st, it.s)
+		case it.cls == classTool && it.s.Attrs.Str(otel.AttrInspectKind) == "fork":
+			b.nativeFork(st, it.s)
+		case it.cls == classTool && !it.agents:
+			b.tool(st, it.s)
+		default: // agent-like: a group of overlapping ones is a fork
+			j, end := i, it.s.End
+			for j+1 < len(its) && its[j+1].agentLike() && (end.IsZero() || its[j+1].s.Start.Before(end)) {
+				j++
+				if e := its[j].s.End; e.IsZero() || end.IsZero() {
+					end = time.Time{}
+				} else if e.After(end) {
+					end = e
+				}
+			}
+			group := its[i : j+1]
+			if len(group) == 1 && it.cls == classAgent && agentName(it.s) == st.cur {
+				b.fill(st, it.s, true) // the same agent a level down (a subgraph of its own name)
+			} else if len(group) == 1 && it.cls == classAgent && (!isAgent || b.transferTo(st, agentName(it.s))) {
+				b.takeOver(st, it.s)
+				b.fill(st, it.s, true)
+			} else {
+				b.fork(st, group)
+			}
+			i = j
+		}
+	}
+}
+
+// transferTo reports whether the conversation's last step is a
+// transfer_to_<agent> call.
+func (b *builder) transferTo(st *state, agent string) bool {
+	if n := len(st.c.Steps); n > 0 && st.c.Steps[n-1].Tool != nil {
+		return st.c.Steps[n-1].Tool.Name == "transfer_to_"+agent
+	}
+	return false
+}
+
+// takeOver makes the agent of s the conversation's: a hand-off when it
+// changes owner, at the transfer_to_* call that asked for it if there is one
+// (that call becomes the hand-off, as our runtime records it).
+func (b *builder) takeOver(st *state, s *otel.Span) {
+	to := agentName(s)
+	if to == "" || to == st.cur {
+		return
+	}
+	if st.cur == "" {
+		st.cur, st.c.Agent = to, to
+		return
+	}
+	h := &importers.Handoff{At: s.Start, From: st.cur, To: to}
+	if n := len(st.c.Steps); n > 0 {
+		if t := st.c.Steps[n-1].Tool; t != nil && strings.HasPrefix(t.Name, "transfer_to_") {
+			h.At = t.Started
+			h.Reason = reasonOf(t.Args)
+			st.c.Steps = st.c.Steps[:n-1]
+		}
+	}
+	st.c.Steps = append(st.c.Steps, importers.Step{Handoff: h})
+	st.cur = to
+}
+
+func reasonOf(args string) string {
+	var a struct {
+		Reason string `json:"reason"`
+	}
+	_ = json.Unmarshal([]byte(args), &a)
+	return a.Reason
+}
+
+func (b *builder) llm(st *state, s *otel.Span) {
+	m := messagesOf(s)
+	model := modelOf(s)
+	if model != "" {
+		b.models[model] = true
+	}
+	u := usageOf(s)
+	l := &importers.LLM{Started: s.Start, Ended: s.End, Model: model, Usage: u,
+		Request: request(model, m), Response: response(model, m, u)}
+	l.Status, l.Error = spanStatus(s)
+	if a := s.Attrs.Str(otel.AttrAgentName); a != "" && a != st.cur {
+		if st.cur == "" {
+			st.cur = a
+		} else {
+			l.Agent = a
+		}
+	}
+	if len(m.Out) > 0 {
+		out := m.Out[len(m.Out)-1]
+		l.Content = out.Content
+		for _, c := range out.Calls {
+			l.Calls = append(l.Calls, c.Name)
+		}
+		st.outKnown[l] = true
+	}
+	if b.trunk && !b.native {
+		users := 0
+		for _, x := range m.In {
+			if x.Role == "user" || x.Role == "human" {
+				users++
+				if users > st.usersSeen {
+					st.c.Steps = append(st.c.Steps, importers.Step{User: &importers.User{At: s.Start, Text: x.Content}})
+					b.tasks = append(b.tasks, x.Content)
+				}
+			}
+		}
+		if users > st.usersSeen {
+			st.usersSeen = users
+		}
+	}
+	st.c.Steps = append(st.c.Steps, importers.Step{LLM: l})
+	st.lastLLM = l
+}
+
+func (b *builder) tool(st *state, s *otel.Span) {
+	name, id, args, result := toolOf(s)
+	t := &importers.Tool{Started: s.Start, Ended: s.End, CallID: id, Name: name, Args: args, Result: result}
+	t.Status, t.Error = spanStatus(s)
+	if t.Status == record.StatusError && t.Result == "" {
+		t.Result = t.Error
+	}
+	if v, ok := s.Attrs[otel.AttrInspectResearch].(bool); ok {
+		t.Research = v
+	} else {
+		t.Research = b.research(name)
+	}
+	st.c.Steps = append(st.c.Steps, importers.Step{Tool: t})
+}
+
+// research applies the configured patterns, or DESIGN §13's defaults.
+func (b *builder) research(name string) bool {
+	if b.opt.Research != nil {
+		return b.opt.Research(name)
+	}
+	n := strings.ToLower(name)
+	for _, p := range []string{"read", "get", "list", "search", "find", "fetch", "lookup", "query"} {
+		if strings.HasPrefix(n, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// fork makes one fork of overlapping agent spans (or tool spans running
+// agents: a delegation tool called several times in one response).
+func (b *builder) fork(st *state, group []item) {
+	f := &importers.Fork{At: group[0].s.Start, Context: "none"}
+	count := map[string]int{}
+	for _, g := range group {
+		count[b.branchAgent(g)]++
+	}
+	seen := map[string]int{}
+	end := group[0].s.End
+	for _, g := range group {
+		agent := b.branchAgent(g)
+		br := &importers.Branch{Agent: agent, Name: agent}
+		if count[agent] > 1 {
+			seen[agent]++
+			br.Name = agent + "-" + strconv.Itoa(seen[agent])
+		}
+		if g.agents {
+			name, id, args, result := toolOf(g.s)
+			f.Tool = name
+			br.CallID, br.Instructions, br.Answer = id, args, result
+			br.Conv = b.sub(g.s, false, agent)
+		} else {
+			br.Conv = b.sub(g.s, true, agent)
+			br.Instructions = firstUser(br.Conv)
+			br.Answer = finalText(br.Conv)
+		}
+		if g.s.End.IsZero() {
+			end = time.Time{}
+		} else if !end.IsZero() && g.s.End.After(end) {
+			end = g.s.End
+		}
+		f.Branches = append(f.Branches, br)
+	}
+	if f.Tool == "" && langGraphNode(group[0].s) != "" {
+		f.Tool = "Send" // LangGraph fans a node out with Send
+	}
+	f.JoinAt = end
+	if st.lastLLM != nil && !st.outKnown[st.lastLLM] && f.Tool != "" {
+		for range group {
+			st.lastLLM.Calls = append(st.lastLLM.Calls, f.Tool)
+		}
+	}
+	st.c.Steps = append(st.c.Steps, importers.Step{Fork: f})
+}
+
+// sub builds a branch's conversation (user turns are the trunk's only).
+func (b *builder) sub(s *otel.Span, isAgent bool, agent string) *importers.Conversation {
+	was := b.trunk
+	b.trunk = false
+	defer func() { b.trunk = was }()
+	return b.conv(s, isAgent, agent)
+}
+
+func (b *builder) branchAgent(g item) string {
+	if !g.agents {
+		if n := agentName(g.s); n != "" {
+			return n
+		}
+		return "agent"
+	}
+	var find func(p *otel.Span) string
+	find = func(p *otel.Span) string {
+		for _, c := range b.kids[p.SpanID] {
+			switch b.classOf(c) {
+			case classAgent:
+				return agentName(c)
+			case classOther:
+				if n := find(c); n != "" {
+					return n
+				}
+			}
+		}
+		return ""
+	}
+	if n := find(g.s); n != "" {
+		return n
+	}
+	name, _, _, _ := toolOf(g.s)
+	return name
+}
+
+// finish closes a conversation: the calls of model spans that did not
+// record their output are the steps that followed them; a conversation
+// whose last model call answered without calls has that answer as its
+// final message.
+func (b *builder) finish(st *state) {
+	if b.native {
+		return
+	}
+	var last *importers.LLM
+	for _, step := range st.c.Steps {
+		switch {
+		case step.LLM != nil:
+			last = step.LLM
+		case last != nil && !st.outKnown[last]:
+			if step.Tool != nil {
+				last.Calls = append(last.Calls, step.Tool.Name)
+			} else if step.Handoff != nil {
+				last.Calls = append(last.Calls, "transfer_to_"+step.Handoff.To)
+			}
+		}
+	}
+	n := len(st.c.Steps)
+	if n == 0 || st.c.Steps[n-1].LLM == nil {
+		return
+	}
+	l := st.c.Steps[n-1].LLM
+	if len(l.Calls) == 0 && l.Content != "" && !l.Ended.IsZero() && l.Status != record.StatusError {
+		st.c.Steps = append(st.c.Steps, importers.Step{Final: &importers.Final{At: l.Ended, Text: l.Content}})
+	}
+}
+
+func firstUser(c *importers.Conversation) string {
+	for _, s := range c.Steps {
+		if s.LLM != nil && s.LLM.Request != nil {
+			var req struct {
+				Messages []struct {
+					Role    string `json:"role"`
+					Content string `json:"content"`
+				} `json:"messages"`
+			}
+			if json.Unmarshal(s.LLM.Request, &req) == nil {
+				for _, m := range req.Messages {
+					if m.Role == "user" {
+						return m.Content
+					}
+				}
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
+func finalText(c *importers.Conversation) string {
+	for i := len(c.Steps) - 1; i >= 0; i-- {
+		if f := c.Steps[i].Final; f != nil {
+			return f.Text
+		}
+	}
+	return c.Error
+}
+
+// spanStatus maps a span's outcome: inspect.status when inspect wrote it,
+// else error for an error status, interrupted for a span that never ended.
+func spanStatus(s *otel.Span) (record.Status, string) {
+	if v := s.Attrs.Str(otel.AttrInspectStatus); v != "" {
+		return record.Status(v), s.StatusMessage
+	}
+	switch {
+	case s.Status == "error":
+		msg := s.StatusMessage
+		if msg == "" {
+			msg = s.Attrs.Str("error.type")
+		}
+		if msg == "" {
+			msg = "the span ended in error"
+		}
+		return record.StatusError, msg
+	case s.End.IsZero():
+		return record.StatusInterrupted, "the span never ended"
+	}
+	return record.StatusOK, ""
+}
+
+func sortByStart(ss []*otel.Span) {
+	sort.SliceStable(ss, func(i, j int) bool { return ss[i].Start.Before(ss[j].Start) })
+}
+
+// readRun reads the run attributes of inspect's own export off its root.
+func (b *builder) readRun(root *otel.Span, sess *importers.Session) {
+	a := root.Attrs
+	if v := a.Str(otel.AttrInspectTasks); v != "" {
+		_ = json.Unmarshal([]byte(v), &sess.Tasks)
+	}
+	if v := a.Str(otel.AttrInspectProject); v != "" {
+		if err := json.Unmarshal([]byte(v), &sess.Project); err != nil {
+			b.report.Problems = append(b.report.Problems, importers.Problem{Err: fmt.Sprintf("%s: %v", otel.AttrInspectProject, err)})
+		}
+	}
+}
+
+// inspectStep reads a user, final, hand-off or join span of inspect's export.
+func (b *builder) inspectStep(st *state, s *otel.Span) {
+	a := s.Attrs
+	switch a.Str(otel.AttrInspectKind) {
+	case "user":
+		st.c.Steps = append(st.c.Steps, importers.Step{User: &importers.User{At: s.Start, Text: a.Str(otel.AttrInspectText)}})
+	case "final":
+		st.c.Steps = append(st.c.Steps, importers.Step{Final: &importers.Final{At: s.Start, Text: a.Str(otel.AttrInspectText)}})
+	case "handoff":
+		h := &importers.Handoff{At: s.Start, From: a.Str(otel.AttrInspectHandoffFrom), To: a.Str(otel.AttrInspectHandoffTo), Reason: a.Str(otel.AttrInspectReason)}
+		st.c.Steps = append(st.c.Steps, importers.Step{Handoff: h})
+		st.cur = h.To
+	case "join":
+		for i := len(st.c.Steps) - 1; i >= 0; i-- {
+			if f := st.c.Steps[i].Fork; f != nil {
+				f.JoinAt = s.Start
+				var jb []joinBranch
+				_ = json.Unmarshal([]byte(a.Str(otel.AttrInspectJoin)), &jb)
+				for _, j := range jb {
+					for _, br := range f.Branches {
+						if br.Name == j.Name {
+							br.Answer = j.Answer
+						}
+					}
+				}
+				break
+			}
+		}
+	}
+}
+
+// forkBranch and joinBranch are the JSON of inspect.fork.branches and
+// inspect.join.branches.
+type forkBranch struct {
+	Name         string `json:"name"`
+	Agent        string `json:"agent"`
+	Instructions string `json:"instructions"`
+}
+
+type joinBranch struct {
+	Name       string `json:"name"`
+	Agent      string `json:"agent"`
+	Status     string `json:"status"`
+	DurationMS int64  `json:"duration_ms"`
+	Answer     string `json:"answer"`
+}
+
+// nativeFork reads a fork span of inspect's export: its declared branches,
+// each one's conversation from the agent span below it with that branch.
+func (b *builder) nativeFork(st *state, s *otel.Span) {
+	a := s.Attrs
+	f := &importers.Fork{At: s.Start, Tool: "fork", Context: a.Str(otel.AttrInspectContext)}
+	var fb []forkBranch
+	_ = json.Unmarshal([]byte(a.Str(otel.AttrInspectBranches)), &fb)
+	convs := map[string]*otel.Span{}
+	for _, c := range b.kids[s.SpanID] {
+		if b.classOf(c) == classAgent {
+			convs[lastSegment(c.Attrs.Str(otel.AttrInspectBranch))] = c
+		}
+	}
+	for _, x := range fb {
+		br := &importers.Branch{Name: x.Name, Agent: x.Agent, Instructions: x.Instructions}
+		if c := convs[x.Name]; c != nil {
+			br.Conv = b.sub(c, true, x.Agent)
+		} else {
+			br.Conv = &importers.Conversation{Agent: x.Agent, Started: s.Start}
+		}
+		f.Branches = append(f.Branches, br)
+	}
+	st.c.Steps = append(st.c.Steps, importers.Step{Fork: f})
+}
+
+func lastSegment(path string) string {
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		return path[i+1:]
+	}
+	return path
+}

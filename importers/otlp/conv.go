@@ -1,0 +1,695 @@
+package otlp
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/inspect-dev/inspect/otel"
+	"github.com/inspect-dev/inspect/record"
+)
+
+// This file reads the three conventions of DESIGN §14 off one span: what
+// the span is (class), the names, usage and messages it carries.
+
+// class is what a span is to a run.
+type class int
+
+const (
+	classOther   class = iota // a span with no meaning of its own: its children are read in its place
+	classLLM                  // one model call
+	classTool                 // one tool call
+	classAgent                // an agent's turn: a conversation, or its owner for a while
+	classInspect              // a span of inspect's own export carrying inspect.kind (user, final, handoff, fork, join)
+)
+
+// classify says what s is, from (in order) inspect's own attributes, the
+// GenAI operation name, OpenInference's span kind, the AI SDK's operation
+// id and LangGraph's node metadata.
+func classify(s *otel.Span, hasLLMBelow bool) class {
+	a := s.Attrs
+	switch a.Str(otel.AttrInspectKind) {
+	case "user", "final", "handoff", "join":
+		return classInspect
+	case "fork":
+		return classTool // a fork is an execute_tool span holding its branches' agent spans
+	}
+	switch op := a.Str(otel.AttrOperationName); op {
+	case "chat", "text_completion", "generate_content", "completion":
+		return classLLM
+	case "execute_tool":
+		return classTool
+	case "invoke_agent":
+		return classAgent
+	}
+	switch strings.ToUpper(a.Str("openinference.span.kind")) {
+	case "LLM":
+		return classLLM
+	case "TOOL":
+		return classTool
+	case "AGENT":
+		return classAgent
+	case "CHAIN":
+		if langGraphNode(s) != "" && hasLLMBelow {
+			return classAgent
+		}
+	}
+	switch a.Str("ai.operationId") {
+	case "ai.generateText.doGenerate", "ai.streamText.doStream", "ai.generateObject.doGenerate", "ai.streamObject.doStream":
+		return classLLM
+	case "ai.toolCall":
+		return classTool
+	case "ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject":
+		return classAgent
+	}
+	if a.Has("graph.node.id") && hasLLMBelow {
+		return classAgent
+	}
+	// older GenAI spans name no operation but a model and usage
+	if a.Has("gen_ai.request.model") && (a.Has("gen_ai.usage.input_tokens") || a.Has("gen_ai.usage.prompt_tokens") || a.Has("gen_ai.prompt.0.role")) {
+		return classLLM
+	}
+	return classOther
+}
+
+// langGraphNode is the LangGraph node a CHAIN span of OpenInference's
+// LangChain instrumentation runs, when it is a node of the top-level graph
+// (nodes of a subgraph, such as a prebuilt agent's "agent" and "tools",
+// are its parts): metadata.langgraph_node equal to the span's name, a
+// checkpoint namespace of one level, not __start__ or __end__.
+func langGraphNode(s *otel.Span) string {
+	md := s.Attrs.Str("metadata")
+	if md == "" || !strings.Contains(md, "langgraph_node") {
+		return ""
+	}
+	var m struct {
+		Node string `json:"langgraph_node"`
+		NS   string `json:"langgraph_checkpoint_ns"`
+	}
+	if json.Unmarshal([]byte(md), &m) != nil || m.Node != s.Name || strings.Contains(m.NS, "|") {
+		return ""
+	}
+	if m.Node == "__start__" || m.Node == "__end__" {
+		return ""
+	}
+	return m.Node
+}
+
+// agentName is the name of the agent an agent span runs.
+func agentName(s *otel.Span) string {
+	a := s.Attrs
+	for _, k := range []string{otel.AttrAgentName, "agent.name", "graph.node.id", "ai.telemetry.functionId"} {
+		if v := a.Str(k); v != "" {
+			return v
+		}
+	}
+	if n := langGraphNode(s); n != "" {
+		return n
+	}
+	if n, ok := strings.CutPrefix(s.Name, "invoke_agent "); ok && n != "" {
+		return n
+	}
+	if s.Name != "" && !strings.HasPrefix(s.Name, "ai.") {
+		return s.Name
+	}
+	return ""
+}
+
+// modelOf is the model an LLM span called.
+func modelOf(s *otel.Span) string {
+	a := s.Attrs
+	for _, k := range []string{otel.AttrResponseModel, otel.AttrRequestModel, "llm.model_name", "ai.response.model", "ai.model.id"} {
+		if v := a.Str(k); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// usageOf reads token usage, normalised (DESIGN §6): In includes cache
+// reads and writes. A source that counts them apart (Anthropic's
+// instrumentations, or any whose cache counts exceed its input count) is
+// added up; each count is Reported only when the span carries it.
+func usageOf(s *otel.Span) record.Usage {
+	a := s.Attrs
+	first := func(keys ...string) (int64, bool) {
+		for _, k := range keys {
+			if n, ok := a.Int(k); ok {
+				return n, true
+			}
+		}
+		return 0, false
+	}
+	var u record.Usage
+	u.In, _ = first(otel.AttrUsageInput, "gen_ai.usage.prompt_tokens", "llm.token_count.prompt", "ai.usage.inputTokens", "ai.usage.promptTokens")
+	u.Out, _ = first(otel.AttrUsageOutput, "gen_ai.usage.completion_tokens", "llm.token_count.completion", "ai.usage.outputTokens", "ai.usage.completionTokens")
+	u.Cached, u.CachedReported = first(otel.AttrUsageCacheRead, "gen_ai.usage.cache_read_input_tokens", "llm.token_count.prompt_details.cache_read", "ai.usage.inputTokenDetails.cacheReadTokens", "ai.usage.cachedInputTokens")
+	u.CacheWrite, u.CacheWriteReported = first(otel.AttrUsageCacheCreation, "gen_ai.usage.cache_creation_input_tokens", "llm.token_count.prompt_details.cache_write", "ai.usage.inputTokenDetails.cacheWriteTokens")
+	u.Reasoning, u.ReasoningReported = first(otel.AttrUsageReasoning, "gen_ai.usage.reasoning_tokens", "llm.token_count.completion_details.reasoning", "ai.usage.outputTokenDetails.reasoningTokens", "ai.usage.reasoningTokens")
+	provider := strings.ToLower(a.Str("gen_ai.provider.name") + " " + a.Str("gen_ai.system") + " " + a.Str("llm.provider") + " " + a.Str("llm.system"))
+	if apart := u.Cached + u.CacheWrite; apart > 0 && !a.Has(otel.AttrInspectKind) && (strings.Contains(provider, "anthropic") || apart > u.In) {
+		u.In += apart
+	}
+	u.Clamp()
+	return u
+}
+
+// msg is one message of a model call, in any convention.
+type msg struct {
+	Role       string
+	Content    string
+	Name       string
+	ToolCallID string
+	Calls      []call
+}
+
+type call struct{ ID, Name, Args string }
+
+// messages are what an LLM span says was sent (system instructions first)
+// and received, and the tools it offered, in the first convention that has
+// them.
+type messages struct {
+	In, Out []msg
+	Tools   []openai.Tool
+	Finish  string
+}
+
+func messagesOf(s *otel.Span) messages {
+	a := s.Attrs
+	var m messages
+	// GenAI, current: JSON attributes, or the same keys on an event
+	src := a
+	if !a.Has(otel.AttrInputMessages) && !a.Has(otel.AttrOutputMessages) {
+		for _, e := range s.Events {
+			if e.Attrs.Has(otel.AttrInputMessages) || e.Attrs.Has(otel.AttrOutputMessages) {
+				src = e.Attrs
+				break
+			}
+		}
+	}
+	if src.Has(otel.AttrInputMessages) || src.Has(otel.AttrOutputMessages) {
+		m.In = append(genAIParts(src.Str(otel.AttrSystemInstructions), "system"), genAIMessages(src.Str(otel.AttrInputMessages))...)
+		m.Out = genAIMessages(src.Str(otel.AttrOutputMessages))
+		m.Tools = toolDefs(src.Str(otel.AttrToolDefinitions))
+		return m
+	}
+	// OpenInference: flattened llm.input_messages.N.message.*
+	if in := flattened(a, "llm.input_messages."); len(in) > 0 || a.Has("llm.output_messages.0.message.role") {
+		m.In, m.Out = in, flattened(a, "llm.output_messages.")
+		for i := 0; ; i++ {
+			v := a.Str("llm.tools." + strconv.Itoa(i) + ".tool.json_schema")
+			if v == "" {
+				break
+			}
+			m.Tools = append(m.Tools, toolDefs("["+v+"]")...)
+		}
+		m.Finish = a.Str("llm.finish_reason")
+		return m
+	}
+	// the AI SDK: ai.prompt.messages, ai.response.*
+	if a.Has("ai.prompt.messages") {
+		m.In = aiSDKMessages(a.Str("ai.prompt.messages"))
+		out := msg{Role: "assistant", Content: a.Str("ai.response.text")}
+		var tcs []struct {
+			ID    string          `json:"toolCallId"`
+			Name  string          `json:"toolName"`
+			Input json.RawMessage `json:"input"`
+			Args  json.RawMessage `json:"args"`
+		}
+		if json.Unmarshal([]byte(a.Str("ai.response.toolCalls")), &tcs) == nil {
+			for _, tc := range tcs {
+				out.Calls = append(out.Calls, call{ID: tc.ID, Name: tc.Name, Args: argsText(first(tc.Input, tc.Args))})
+			}
+		}
+		m.Out = []msg{out}
+		for _, t := range a.Strings("ai.prompt.tools") {
+			m.Tools = append(m.Tools, toolDefs("["+t+"]")...)
+		}
+		m.Finish = a.Str("ai.response.finishReason")
+		return m
+	}
+	// GenAI, older: gen_ai.prompt.N.* / gen_ai.completion.N.* attributes
+	if a.Has("gen_ai.prompt.0.role") || a.Has("gen_ai.completion.0.role") {
+		m.In, m.Out = flatPrompt(a, "gen_ai.prompt."), flatPrompt(a, "gen_ai.completion.")
+		return m
+	}
+	// GenAI, older: one event per message
+	for _, e := range s.Events {
+		ea := e.Attrs
+		switch e.Name {
+		case "gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message", "gen_ai.tool.message":
+			role := strings.TrimSuffix(strings.TrimPrefix(e.Name, "gen_ai."), ".message")
+			if r := ea.Str("role"); r != "" {
+				role = r
+			}
+			mm := msg{Role: role, Content: contentText(ea["content"]), ToolCallID: ea.Str("id")}
+			mm.Calls = eventCalls(ea["tool_calls"])
+			m.In = append(m.In, mm)
+		case "gen_ai.choice":
+			mm := msg{Role: "assistant"}
+			if body, ok := ea["message"].(map[string]any); ok {
+				mm.Content = contentText(body["content"])
+				mm.Calls = eventCalls(body["tool_calls"])
+			} else {
+				mm.Content = contentText(ea["content"])
+			}
+			m.Out = append(m.Out, mm)
+			m.Finish = ea.Str("finish_reason")
+		}
+	}
+	return m
+}
+
+func first(a, b json.RawMessage) json.RawMessage {
+	if len(a) > 0 {
+		return a
+	}
+	return b
+}
+
+// argsText is a tool call's arguments as JSON text: a JSON string's
+// content, or the JSON of an object.
+func argsText(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+// genAIMessages reads gen_ai.input.messages / gen_ai.output.messages:
+// [{role, parts: [{type: text, content} | {type: tool_call, id, name,
+// arguments} | {type: tool_call_response, id, response}], finish_reason}].
+func genAIMessages(text string) []msg {
+	var raw []struct {
+		Role  string            `json:"role"`
+		Name  string            `json:"name"`
+		Parts []json.RawMessage `json:"parts"`
+	}
+	if text == "" || json.Unmarshal([]byte(text), &raw) != nil {
+		return nil
+	}
+	var out []msg
+	for _, r := range raw {
+		m := msg{Role: r.Role, Name: r.Name}
+		var results []msg
+		for _, p := range r.Parts {
+			var part struct {
+				Type      string          `json:"type"`
+				Content   json.RawMessage `json:"content"`
+				ID        string          `json:"id"`
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+				Response  json.RawMessage `json:"response"`
+				Result    json.RawMessage `json:"result"`
+			}
+			if json.Unmarshal(p, &part) != nil {
+				continue
+			}
+			switch part.Type {
+			case "text", "":
+				m.Content += argsText(part.Content)
+			case "tool_call":
+				m.Calls = append(m.Calls, call{ID: part.ID, Name: part.Name, Args: argsText(part.Arguments)})
+			case "tool_call_response":
+				results = append(results, msg{Role: "tool", ToolCallID: part.ID, Content: argsText(first(part.Response, part.Result))})
+			}
+		}
+		if len(results) > 0 && m.Content == "" && len(m.Calls) == 0 {
+			out = append(out, results...) // a tool-role message of responses: one tool message each
+			continue
+		}
+		out = append(out, m)
+		out = append(out, results...)
+	}
+	return out
+}
+
+// genAIParts reads gen_ai.system_instructions ([{type: text, content}]) as
+// one message of role.
+func genAIParts(text, role string) []msg {
+	if text == "" {
+		return nil
+	}
+	var parts []struct {
+		Type    string `json:"type"`
+		Content string `json:"content"`
+	}
+	if json.Unmarshal([]byte(text), &parts) != nil {
+		return []msg{{Role: role, Content: text}} // a plain string
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" || p.Type == "" {
+			b.WriteString(p.Content)
+		}
+	}
+	return []msg{{Role: role, Content: b.String()}}
+}
+
+// flattened reads OpenInference's llm.input_messages.N.message.* keys.
+func flattened(a otel.Attrs, prefix string) []msg {
+	var out []msg
+	for i := 0; ; i++ {
+		p := prefix + strconv.Itoa(i) + ".message."
+		role := a.Str(p + "role")
+		if role == "" && !a.Has(p+"content") && !a.Has(p+"contents.0.message_content.text") {
+			break
+		}
+		m := msg{Role: role, Content: a.Str(p + "content"), Name: a.Str(p + "name"), ToolCallID: a.Str(p + "tool_call_id")}
+		if m.Content == "" {
+			for k := 0; ; k++ {
+				cp := p + "contents." + strconv.Itoa(k) + ".message_content."
+				if !a.Has(cp+"type") && !a.Has(cp+"text") {
+					break
+				}
+				m.Content += a.Str(cp + "text")
+			}
+		}
+		for j := 0; ; j++ {
+			tp := p + "tool_calls." + strconv.Itoa(j) + ".tool_call."
+			name := a.Str(tp + "function.name")
+			if name == "" {
+				break
+			}
+			m.Calls = append(m.Calls, call{ID: a.Str(tp + "id"), Name: name, Args: a.Str(tp + "function.arguments")})
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// flatPrompt reads the older GenAI gen_ai.prompt.N.* keys (OpenLLMetry).
+func flatPrompt(a otel.Attrs, prefix string) []msg {
+	var out []msg
+	for i := 0; ; i++ {
+		p := prefix + strconv.Itoa(i) + "."
+		if !a.Has(p+"role") && !a.Has(p+"content") {
+			break
+		}
+		m := msg{Role: a.Str(p + "role"), Content: a.Str(p + "content"), ToolCallID: a.Str(p + "tool_call_id")}
+		for j := 0; ; j++ {
+			tp := p + "tool_calls." + strconv.Itoa(j) + "."
+			name := a.Str(tp + "name")
+			if name == "" {
+				break
+			}
+			m.Calls = append(m.Calls, call{ID: a.Str(tp + "id"), Name: name, Args: a.Str(tp + "arguments")})
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// aiSDKMessages reads the AI SDK's ai.prompt.messages.
+func aiSDKMessages(text string) []msg {
+	var raw []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal([]byte(text), &raw) != nil {
+		return nil
+	}
+	var out []msg
+	for _, r := range raw {
+		var s string
+		if json.Unmarshal(r.Content, &s) == nil {
+			out = append(out, msg{Role: r.Role, Content: s})
+			continue
+		}
+		var parts []struct {
+			Type   string          `json:"type"`
+			Text   string          `json:"text"`
+			ID     string          `json:"toolCallId"`
+			Name   string          `json:"toolName"`
+			Input  json.RawMessage `json:"input"`
+			Args   json.RawMessage `json:"args"`
+			Output json.RawMessage `json:"output"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(r.Content, &parts) != nil {
+			continue
+		}
+		m := msg{Role: r.Role}
+		for _, p := range parts {
+			switch p.Type {
+			case "text":
+				m.Content += p.Text
+			case "tool-call":
+				m.Calls = append(m.Calls, call{ID: p.ID, Name: p.Name, Args: argsText(first(p.Input, p.Args))})
+			case "tool-result":
+				out = append(out, msg{Role: "tool", ToolCallID: p.ID, Name: p.Name, Content: aiSDKOutput(first(p.Output, p.Result))})
+			}
+		}
+		if r.Role != "tool" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// aiSDKOutput is a tool result's text: {type: text|json, value} as the
+// SDK wraps it, or the value itself.
+func aiSDKOutput(raw json.RawMessage) string {
+	var o struct {
+		Type  string          `json:"type"`
+		Value json.RawMessage `json:"value"`
+	}
+	if json.Unmarshal(raw, &o) == nil && o.Type != "" && len(o.Value) > 0 {
+		return argsText(o.Value)
+	}
+	return argsText(raw)
+}
+
+// toolDefs reads a JSON array of tool definitions in the shapes met:
+// {type: function, function: {name, description, parameters}}, or the flat
+// {type: function, name, description, parameters|inputSchema}.
+func toolDefs(text string) []openai.Tool {
+	var raw []struct {
+		Type        string          `json:"type"`
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+		Function    *struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	}
+	if text == "" || json.Unmarshal([]byte(text), &raw) != nil {
+		return nil
+	}
+	var out []openai.Tool
+	for _, r := range raw {
+		f := &openai.FunctionDefinition{Name: r.Name, Description: r.Description}
+		params := first(r.Parameters, r.InputSchema)
+		if r.Function != nil {
+			f.Name, f.Description, params = r.Function.Name, r.Function.Description, r.Function.Parameters
+		}
+		if f.Name == "" {
+			continue
+		}
+		if len(params) > 0 {
+			f.Parameters = params
+		}
+		out = append(out, openai.Tool{Type: openai.ToolTypeFunction, Function: f})
+	}
+	return out
+}
+
+func contentText(v any) string {
+	switch c := v.(type) {
+	case string:
+		return c
+	case nil:
+		return ""
+	case []any:
+		var b strings.Builder
+		for _, p := range c {
+			if m, ok := p.(map[string]any); ok {
+				if t, ok := m["text"].(string); ok {
+					b.WriteString(t)
+				}
+			}
+		}
+		return b.String()
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func eventCalls(v any) []call {
+	var out []call
+	switch tc := v.(type) {
+	case string:
+		var list []map[string]any
+		if json.Unmarshal([]byte(tc), &list) == nil {
+			for _, m := range list {
+				out = append(out, callOf(m))
+			}
+		}
+	case []any:
+		for _, x := range tc {
+			if m, ok := x.(map[string]any); ok {
+				out = append(out, callOf(m))
+			}
+		}
+	}
+	return out
+}
+
+func callOf(m map[string]any) call {
+	c := call{}
+	c.ID, _ = m["id"].(string)
+	if f, ok := m["function"].(map[string]any); ok {
+		c.Name, _ = f["name"].(string)
+		c.Args = contentText(f["arguments"])
+	} else {
+		c.Name, _ = m["name"].(string)
+		c.Args = contentText(m["arguments"])
+	}
+	return c
+}
+
+// request rebuilds the Chat Completions body of the messages visible to
+// the model (DESIGN §6: reconstructed), or nil when the span recorded none.
+func request(model string, m messages) []byte {
+	if len(m.In) == 0 {
+		return nil
+	}
+	req := openai.ChatCompletionRequest{Model: model, Tools: m.Tools}
+	for _, x := range m.In {
+		req.Messages = append(req.Messages, chatMessage(x))
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// response rebuilds a Chat Completions response of the output message
+// and usage, or nil when the span recorded no output.
+func response(model string, m messages, u record.Usage) []byte {
+	if len(m.Out) == 0 {
+		return nil
+	}
+	out := m.Out[len(m.Out)-1]
+	cm := chatMessage(out)
+	cm.Role = openai.ChatMessageRoleAssistant
+	finish := openai.FinishReason(m.Finish)
+	if finish == "" {
+		finish = openai.FinishReasonStop
+		if len(out.Calls) > 0 {
+			finish = openai.FinishReasonToolCalls
+		}
+	}
+	resp := openai.ChatCompletionResponse{
+		Object:  "chat.completion",
+		Model:   model,
+		Choices: []openai.ChatCompletionChoice{{Message: cm, FinishReason: finish}},
+		Usage:   openai.Usage{PromptTokens: int(u.In), CompletionTokens: int(u.Out), TotalTokens: int(u.In + u.Out)},
+	}
+	if u.CachedReported {
+		resp.Usage.PromptTokensDetails = &openai.PromptTokensDetails{CachedTokens: int(u.Cached)}
+	}
+	if u.ReasoningReported {
+		resp.Usage.CompletionTokensDetails = &openai.CompletionTokensDetails{ReasoningTokens: int(u.Reasoning)}
+	}
+	b, err := json.Marshal(resp)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func chatMessage(x msg) openai.ChatCompletionMessage {
+	role := x.Role
+	switch role {
+	case "human":
+		role = "user"
+	case "ai", "model":
+		role = "assistant"
+	}
+	cm := openai.ChatCompletionMessage{Role: role, Content: x.Content, ToolCallID: x.ToolCallID}
+	if role == "tool" {
+		cm.Name = ""
+	} else if x.Name != "" && role == "user" {
+		cm.Name = x.Name
+	}
+	for _, c := range x.Calls {
+		cm.ToolCalls = append(cm.ToolCalls, openai.ToolCall{ID: c.ID, Type: openai.ToolTypeFunction,
+			Function: openai.FunctionCall{Name: c.Name, Arguments: c.Args}})
+	}
+	return cm
+}
+
+// toolOf reads a tool span: name, call id, arguments and result.
+func toolOf(s *otel.Span) (name, id, args, result string) {
+	a := s.Attrs
+	pick := func(keys ...string) string {
+		for _, k := range keys {
+			if v := a.Str(k); v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	name = pick(otel.AttrToolName, "tool.name", "ai.toolCall.name")
+	if name == "" {
+		name, _ = strings.CutPrefix(s.Name, "execute_tool ")
+	}
+	id = pick(otel.AttrToolCallID, "tool_call.id", "tool.call_id", "ai.toolCall.id")
+	args = pick(otel.AttrToolCallArguments, "tool.parameters", "input.value", "ai.toolCall.args", "ai.toolCall.input")
+	result = pick(otel.AttrToolCallResult, "output.value", "ai.toolCall.result", "ai.toolCall.output")
+	if text, callID, ok := langChainToolMessage(result); ok {
+		result = text
+		if id == "" {
+			id = callID
+		}
+	} else if len(result) > 1 && result[0] == '"' {
+		var s string
+		if json.Unmarshal([]byte(result), &s) == nil { // a JSON string: its text
+			result = s
+		}
+	}
+	return
+}
+
+// langChainToolMessage reads the serialised ToolMessage that OpenInference
+// records as a LangChain tool's output.value: its content and call id.
+func langChainToolMessage(v string) (content, callID string, ok bool) {
+	if !strings.Contains(v, "ToolMessage") {
+		return "", "", false
+	}
+	var m struct {
+		Output struct {
+			ID     []string `json:"id"`
+			Kwargs struct {
+				Content    json.RawMessage `json:"content"`
+				ToolCallID string          `json:"tool_call_id"`
+			} `json:"kwargs"`
+		} `json:"output"`
+	}
+	if json.Unmarshal([]byte(v), &m) != nil || len(m.Output.ID) == 0 || m.Output.ID[len(m.Output.ID)-1] != "ToolMessage" {
+		return "", "", false
+	}
+	return argsText(m.Output.Kwargs.Content), m.Output.Kwargs.ToolCallID, true
+}
+
+// sortedKeys returns m's keys sorted.
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

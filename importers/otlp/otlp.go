@@ -1,0 +1,106 @@
+// Package otlp imports OpenTelemetry traces (DESIGN §14): OTLP/JSON lines,
+// one OTLP/JSON document (Jaeger's /api/v3/traces answer included) or
+// OTLP/protobuf, read by package otel, each trace mapped by Build to one
+// Session in the GenAI, OpenInference and Vercel AI SDK conventions. Live
+// collects the same mapping as spans arrive at a receiver.
+package otlp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+
+	"github.com/inspect-dev/inspect/importers"
+	"github.com/inspect-dev/inspect/otel"
+)
+
+// Name is the format's name (--format otlp, record.Source.Format).
+const Name = "otlp"
+
+// Format is the otlp importer.
+type Format struct{}
+
+var _ importers.Format = Format{}
+
+// Name implements importers.Format.
+func (Format) Name() string { return Name }
+
+// Detect reports whether path starts like OTLP trace data, reading 4 KiB.
+func (Format) Detect(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, _ := io.ReadFull(f, head)
+	return otel.LooksLikeOTLP(head[:n])
+}
+
+// Read implements importers.Format: one Session per trace, in the order the
+// traces first appear. Spans are held in otel's flat form until the file
+// has been read (a trace's spans may come in any order and in any line).
+func (Format) Read(ctx context.Context, path string, opt importers.Options) ([]*importers.Session, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	traces, st, err := ReadTraces(ctx, f)
+	if err != nil {
+		if errors.Is(err, otel.ErrNotOTLP) {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return nil, err
+	}
+	if opt.Strict && len(st.Problems) > 0 {
+		p := st.Problems[0]
+		return nil, fmt.Errorf("%s:%d: %s", path, p.Line, p.Err)
+	}
+	var out []*importers.Session
+	for _, t := range traces {
+		s := Build(t, opt)
+		s.Source.Path = path
+		for _, p := range st.Problems {
+			s.Report.Problems = append(s.Report.Problems, importers.Problem{File: path, Line: p.Line, Err: p.Err})
+		}
+		if st.Truncated > 0 {
+			s.Report.Skipped[fmt.Sprintf("attribute values over %d MiB (cut)", otel.DefaultMaxValue>>20)] += st.Truncated
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no spans in it", path)
+	}
+	return out, nil
+}
+
+// ReadTraces reads r's spans into traces, in order of first appearance. A
+// span without a trace or span id is counted as a problem and dropped.
+func ReadTraces(ctx context.Context, r io.Reader) ([]*Trace, otel.Stats, error) {
+	byID := map[string]*Trace{}
+	var order []*Trace
+	bad := 0
+	st, err := otel.Read(ctx, r, otel.Limits{}, func(s *otel.Span) error {
+		if s.TraceID == "" || s.SpanID == "" {
+			bad++
+			return nil
+		}
+		t := byID[s.TraceID]
+		if t == nil {
+			t = NewTrace(s.TraceID)
+			byID[s.TraceID] = t
+			order = append(order, t)
+		}
+		t.Add(s)
+		return nil
+	})
+	if bad > 0 {
+		st.Problems = append(st.Problems, otel.Problem{Err: fmt.Sprintf("%d spans without a trace or span id dropped", bad)})
+		sort.SliceStable(st.Problems, func(i, j int) bool { return st.Problems[i].Line < st.Problems[j].Line })
+	}
+	return order, st, err
+}

@@ -1,0 +1,128 @@
+package otlp
+
+import (
+	"context"
+	"testing"
+
+	"github.com/pmezard/go-difflib/difflib"
+
+	"github.com/inspect-dev/inspect/importers"
+)
+
+// TestRead_RealFrameworks reads the traces real frameworks exported
+// (testdata/gen) and compares each Session's outline with what the run
+// was: the expectations are written by hand from the scripts in
+// testdata/gen, never regenerated from this code.
+func TestRead_RealFrameworks(t *testing.T) {
+	for _, tt := range []struct{ file, want string }{
+		{"langgraph-supervisor.otlp.jsonl", `tasks ["What is the combined headcount of the FAANG companies in 2024?"] models [scripted-4o]
+conv supervisor status=""
+  user "What is the combined headcount of the FAANG companies in ..."
+  llm scripted-4o in=120 out=12 cached=0/false calls=[transfer_to_research_expert] req=true resp=true ""
+  handoff supervisor -> research_expert ""
+  llm scripted-4o in=150 out=20 cached=0/false calls=[web_search] req=true resp=true ""
+  tool web_search id=call_2_0 args=FAANG headcount 2024 result="Meta 67,317; Apple 164,000; Amazon 1,551,000; Netflix 14,..." research=false status="ok"
+  llm scripted-4o in=240 out=40 cached=0/false calls=[] req=true resp=true "Meta 67,317; Apple 164,000; Amazon 1,551,000; Netflix 14,..."
+  handoff research_expert -> supervisor ""
+  llm scripted-4o in=260 out=12 cached=128/true calls=[transfer_to_math_expert] req=true resp=true ""
+  handoff supervisor -> math_expert ""
+  llm scripted-4o in=280 out=30 cached=0/false calls=[add] req=true resp=true ""
+  tool add id=call_5_0 args={"numbers":[67317,164000,1551000,14000,181269]} result="1977586" research=false status="ok"
+  llm scripted-4o in=300 out=10 cached=0/false calls=[] req=true resp=true "The sum is 1,977,586."
+  handoff math_expert -> supervisor ""
+  llm scripted-4o in=330 out=18 cached=256/true calls=[] req=true resp=true "Together the FAANG companies had 1,977,586 employees in 2..."
+  final "Together the FAANG companies had 1,977,586 employees in 2..."
+`},
+		{"langgraph-mapreduce.otlp.jsonl", `tasks ["List three subjects as a JSON array."] models [scripted-4o]
+conv plan status=""
+  user "List three subjects as a JSON array."
+  llm scripted-4o in=40 out=10 cached=0/false calls=[] req=true resp=true "[\"lions\", \"owls\", \"sharks\"]"
+  fork tool=Send context=none joined=true
+    branch fact-1 agent=fact instructions="Write one fact about lions" answer="A fact about lions."
+      conv fact status=""
+        llm scripted-4o in=20 out=8 cached=0/false calls=[] req=true resp=true "A fact about lions."
+        final "A fact about lions."
+    branch fact-2 agent=fact instructions="Write one fact about owls" answer="A fact about owls."
+      conv fact status=""
+        llm scripted-4o in=20 out=8 cached=0/false calls=[] req=true resp=true "A fact about owls."
+        final "A fact about owls."
+    branch fact-3 agent=fact instructions="Write one fact about sharks" answer="A fact about sharks."
+      conv fact status=""
+        llm scripted-4o in=20 out=8 cached=0/false calls=[] req=true resp=true "A fact about sharks."
+        final "A fact about sharks."
+  handoff plan -> pick ""
+  llm scripted-4o in=60 out=6 cached=0/false calls=[] req=true resp=true "A fact about owls."
+  final "A fact about owls."
+`},
+		{"aisdk.otlp.jsonl", `tasks ["Paris or London this weekend?"] models [scripted-4o]
+conv planner status=""
+  user "Paris or London this weekend?"
+  llm scripted-4o in=200 out=30 cached=0/true calls=[getWeather getWeather] req=true resp=true ""
+  tool getWeather id=call_1_0 args={"city":"Paris"} result="{\"city\":\"Paris\",\"celsius\":18}" research=true status="ok"
+  tool getWeather id=call_1_1 args={"city":"London"} result="{\"city\":\"London\",\"celsius\":14}" research=true status="ok"
+  llm scripted-4o in=320 out=30 cached=192/true calls=[research research] req=true resp=true ""
+  fork tool=research context=none joined=true
+    branch researcher-1 agent=researcher instructions="{\"city\":\"Paris\"}" answer="Paris: mild, 18C, light wind."
+      conv researcher status=""
+        llm scripted-4o in=90 out=14 cached=0/true calls=[lookup] req=true resp=true ""
+        tool lookup id=call_3_0 args={"city":"Paris"} result="Paris: 18C" research=true status="ok"
+        llm scripted-4o in=130 out=12 cached=64/true calls=[] req=true resp=true "Paris: mild, 18C, light wind."
+        final "Paris: mild, 18C, light wind."
+    branch researcher-2 agent=researcher instructions="{\"city\":\"London\"}" answer="London: mild, 18C, light wind."
+      conv researcher status=""
+        llm scripted-4o in=90 out=14 cached=0/true calls=[lookup] req=true resp=true ""
+        tool lookup id=call_4_0 args={"city":"London"} result="London: 18C" research=true status="ok"
+        llm scripted-4o in=130 out=12 cached=64/true calls=[] req=true resp=true "London: mild, 18C, light wind."
+        final "London: mild, 18C, light wind."
+  llm scripted-4o in=450 out=10 cached=320/true calls=[] req=true resp=true "Go to Paris: it is warmer."
+  final "Go to Paris: it is warmer."
+`},
+		{"aisdk.otlp.pb", `tasks ["Paris or London this weekend?"] models [scripted-4o]
+conv planner status=""
+  user "Paris or London this weekend?"
+  llm scripted-4o in=200 out=30 cached=0/true calls=[getWeather getWeather] req=true resp=true ""
+  tool getWeather id=call_8_0 args={"city":"Paris"} result="{\"city\":\"Paris\",\"celsius\":18}" research=true status="ok"
+  tool getWeather id=call_8_1 args={"city":"London"} result="{\"city\":\"London\",\"celsius\":14}" research=true status="ok"
+  llm scripted-4o in=320 out=30 cached=192/true calls=[research research] req=true resp=true ""
+  fork tool=research context=none joined=true
+    branch researcher-1 agent=researcher instructions="{\"city\":\"Paris\"}" answer="Paris: mild, 18C, light wind."
+      conv researcher status=""
+        llm scripted-4o in=90 out=14 cached=0/true calls=[lookup] req=true resp=true ""
+        tool lookup id=call_10_0 args={"city":"Paris"} result="Paris: 18C" research=true status="ok"
+        llm scripted-4o in=130 out=12 cached=64/true calls=[] req=true resp=true "Paris: mild, 18C, light wind."
+        final "Paris: mild, 18C, light wind."
+    branch researcher-2 agent=researcher instructions="{\"city\":\"London\"}" answer="London: mild, 18C, light wind."
+      conv researcher status=""
+        llm scripted-4o in=90 out=14 cached=0/true calls=[lookup] req=true resp=true ""
+        tool lookup id=call_11_0 args={"city":"London"} result="London: 18C" research=true status="ok"
+        llm scripted-4o in=130 out=12 cached=64/true calls=[] req=true resp=true "London: mild, 18C, light wind."
+        final "London: mild, 18C, light wind."
+  llm scripted-4o in=450 out=10 cached=320/true calls=[] req=true resp=true "Go to Paris: it is warmer."
+  final "Go to Paris: it is warmer."
+`},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			ss, err := Format{}.Read(context.Background(), "testdata/"+tt.file, importers.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ss) != 1 {
+				t.Fatalf("Read gave %d sessions, want 1 (one trace)", len(ss))
+			}
+			s := ss[0]
+			if len(s.Source.ID) != 32 || s.Source.Format != "otlp" {
+				t.Errorf("Source = %+v, want format otlp and the 32-hex trace id", s.Source)
+			}
+			if len(s.Report.Skipped) != 0 || len(s.Report.Problems) != 0 {
+				t.Errorf("Report = %+v, want nothing skipped", s.Report)
+			}
+			if s.Started.IsZero() || s.Ended.IsZero() || !s.Ended.After(s.Started) {
+				t.Errorf("Started %v, Ended %v: want an ended trace", s.Started, s.Ended)
+			}
+			if got := outline(s); got != tt.want {
+				d, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: difflib.SplitLines(tt.want), B: difflib.SplitLines(got), FromFile: "want", ToFile: "got", Context: 2})
+				t.Errorf("outline differs:\n%s", d)
+			}
+		})
+	}
+}

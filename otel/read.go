@@ -1,0 +1,220 @@
+package otel
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// ErrNotOTLP says a body or file is neither OTLP/JSON nor OTLP/protobuf
+// trace data.
+var ErrNotOTLP = errors.New("not OTLP trace data (neither an OTLP/JSON nor an OTLP/protobuf ExportTraceServiceRequest)")
+
+// Problem is one line of a file that could not be read; reading goes on.
+type Problem struct {
+	Line int // 1-based; 0 for the whole file
+	Err  string
+}
+
+// Stats says what a Read saw.
+type Stats struct {
+	Spans     int       // spans handed to fn
+	Truncated int       // attribute values cut to Limits.MaxValue
+	Problems  []Problem // lines that could not be read, in file order
+}
+
+// MaxLine bounds one line of an OTLP/JSON lines file (one export request).
+const MaxLine = 256 << 20
+
+// Read reads OTLP trace data from r and calls fn with each span, streaming
+// an OTLP/JSON lines file one request at a time (memory stays that of the
+// largest line). The format is found from the content: a JSON object a line,
+// one JSON document (pretty-printed, or Jaeger's {"result": ...} answer of
+// /api/v3/traces), or else OTLP/protobuf (one ExportTraceServiceRequest or
+// TracesData message). A malformed line is a Problem and reading goes on;
+// data that is OTLP nowhere is ErrNotOTLP. An error from fn stops the read.
+func Read(ctx context.Context, r io.Reader, lim Limits, fn func(*Span) error) (Stats, error) {
+	var st Stats
+	br := bufio.NewReaderSize(r, 64<<10)
+	head, err := br.Peek(512)
+	if len(head) == 0 {
+		if err == io.EOF || err == nil {
+			return st, fmt.Errorf("%w: the input is empty", ErrNotOTLP)
+		}
+		return st, err
+	}
+	if t := bytes.TrimLeft(head, " \t\r\n"); len(t) == 0 || t[0] != '{' { // protobuf may start with 0x0a, a newline
+		data, err := io.ReadAll(br)
+		if err != nil {
+			return st, err
+		}
+		td, err := UnmarshalProto(data)
+		if err != nil {
+			return st, err
+		}
+		return st, emit(td, lim, &st, fn)
+	}
+	line, err := readLine(br)
+	if err != nil && err != io.EOF {
+		return st, err
+	}
+	if !json.Valid(bytes.TrimSpace(line)) {
+		// not a line of its own: one (pretty-printed) document
+		rest, rerr := io.ReadAll(br)
+		if rerr != nil {
+			return st, rerr
+		}
+		td, err := UnmarshalJSON(append(line, rest...))
+		if err != nil {
+			return st, err
+		}
+		return st, emit(td, lim, &st, fn)
+	}
+	valid := 0
+	for n := 1; ; n++ {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			td, perr := UnmarshalJSON(line)
+			if perr != nil {
+				st.Problems = append(st.Problems, Problem{Line: n, Err: perr.Error()})
+			} else {
+				valid++
+				if err := emit(td, lim, &st, fn); err != nil {
+					return st, err
+				}
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if line, err = readLine(br); err != nil && err != io.EOF {
+			if errors.Is(err, errLongLine) {
+				st.Problems = append(st.Problems, Problem{Line: n + 1, Err: err.Error()})
+				if line, err = skipLine(br); err != nil && err != io.EOF {
+					return st, err
+				}
+				n++
+				continue
+			}
+			return st, err
+		}
+	}
+	if valid == 0 {
+		return st, fmt.Errorf("%w: no line is one (line %d: %s)", ErrNotOTLP, st.Problems[0].Line, st.Problems[0].Err)
+	}
+	return st, nil
+}
+
+func emit(td ptrace.Traces, lim Limits, st *Stats, fn func(*Span) error) error {
+	var ferr error
+	st.Truncated += Flatten(td, lim, func(s *Span) {
+		if ferr == nil {
+			st.Spans++
+			ferr = fn(s)
+		}
+	})
+	return ferr
+}
+
+// UnmarshalJSON parses one OTLP/JSON ExportTraceServiceRequest (or
+// TracesData, the same shape; ids in hex), unwrapping Jaeger's
+// {"result": ...}. JSON that is not OTLP (no resourceSpans) is ErrNotOTLP.
+func UnmarshalJSON(data []byte) (ptrace.Traces, error) {
+	var u ptrace.JSONUnmarshaler
+	td, err := u.UnmarshalTraces(data)
+	if err != nil {
+		return ptrace.Traces{}, fmt.Errorf("%w: %v", ErrNotOTLP, err)
+	}
+	if td.ResourceSpans().Len() > 0 {
+		return td, nil
+	}
+	var w struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if bytes.Contains(data, []byte(`"result"`)) && json.Unmarshal(data, &w) == nil && len(w.Result) > 0 {
+		if td, err := u.UnmarshalTraces(w.Result); err == nil && td.ResourceSpans().Len() > 0 {
+			return td, nil
+		}
+	}
+	if !bytes.Contains(data, []byte(`"resourceSpans"`)) && !bytes.Contains(data, []byte(`"resource_spans"`)) {
+		if !json.Valid(data) {
+			return ptrace.Traces{}, fmt.Errorf("%w: invalid JSON", ErrNotOTLP)
+		}
+		if t := bytes.TrimSpace(data); !bytes.Equal(t, []byte("{}")) {
+			return ptrace.Traces{}, fmt.Errorf("%w: a JSON object without resourceSpans", ErrNotOTLP)
+		}
+	}
+	return td, nil
+}
+
+// UnmarshalProto parses one OTLP/protobuf ExportTraceServiceRequest.
+func UnmarshalProto(data []byte) (ptrace.Traces, error) {
+	var u ptrace.ProtoUnmarshaler
+	td, err := u.UnmarshalTraces(data)
+	if err != nil {
+		return ptrace.Traces{}, fmt.Errorf("%w: %v", ErrNotOTLP, err)
+	}
+	if td.ResourceSpans().Len() == 0 && len(data) > 0 {
+		return ptrace.Traces{}, fmt.Errorf("%w: no resource spans in %d bytes", ErrNotOTLP, len(data))
+	}
+	return td, nil
+}
+
+var errLongLine = fmt.Errorf("line longer than %d MiB, skipped", MaxLine>>20)
+
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > MaxLine {
+			return nil, errLongLine
+		}
+		if err != bufio.ErrBufferFull {
+			return line, err
+		}
+	}
+}
+
+// skipLine discards the rest of an over-long line and reads the next one.
+func skipLine(br *bufio.Reader) ([]byte, error) {
+	for {
+		_, err := br.ReadSlice('\n')
+		if err == nil {
+			return readLine(br)
+		}
+		if err != bufio.ErrBufferFull {
+			return nil, err
+		}
+	}
+}
+
+// LooksLikeOTLP reports whether head, the first bytes of a file, look like
+// OTLP trace data: an OTLP/JSON object naming resourceSpans, or a protobuf
+// message whose first field is resource_spans holding a resource or scope
+// spans.
+func LooksLikeOTLP(head []byte) bool {
+	t := bytes.TrimLeft(head, " \t\r\n")
+	if len(t) == 0 {
+		return false
+	}
+	if t[0] == '{' {
+		return bytes.Contains(t, []byte(`"resourceSpans"`)) || bytes.Contains(t, []byte(`"resource_spans"`))
+	}
+	if t[0] != 0x0a { // field 1 (resource_spans), length-delimited
+		return false
+	}
+	i := 1
+	for ; i < len(t) && i < 11 && t[i]&0x80 != 0; i++ { // the length varint
+	}
+	i++
+	return i < len(t) && (t[i] == 0x0a || t[i] == 0x12) // resource (1) or scope_spans (2)
+}
