@@ -2,10 +2,13 @@
 // and names formats through it. A new importer adds itself to Formats.
 package all
 
-import "github.com/inspect-dev/inspect/importers"
+import (
+	"github.com/inspect-dev/inspect/importers"
+	"github.com/inspect-dev/inspect/importers/otlp"
+)
 
 // Formats returns every import format, in the order detection tries them
 // (the most specific first).
 func Formats() []importers.Format {
-	return []importers.Format{}
+	return []importers.Format{otlp.Format{}}
 }

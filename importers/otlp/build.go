@@ -408,18 +408,7 @@ func (b *builder) tool(st *state, s *otel.Span) {
 }
 
 // research applies the configured patterns, or DESIGN §13's defaults.
-func (b *builder) research(name string) bool {
-	if b.opt.Research != nil {
-		return b.opt.Research(name)
-	}
-	n := strings.ToLower(name)
-	for _, p := range []string{"read", "get", "list", "search", "find", "fetch", "lookup", "query"} {
-		if strings.HasPrefix(n, p) {
-			return true
-		}
-	}
-	return false
-}
+func (b *builder) research(name string) bool { return b.opt.IsResearch(name) }
 
 // fork makes one fork of overlapping agent spans (or tool spans running
 // agents: a delegation tool called several times in one response).
