@@ -102,7 +102,7 @@ func runsRun(cmd *cobra.Command, opts *RunsOptions) error {
 		return enc.Encode(list)
 	}
 	if len(runs) == 0 {
-		fmt.Fprintf(out, "No runs in %s yet. Try `inspect demo`, or `inspect run PROJECT --task ...`.\n", path)
+		fmt.Fprintf(out, "No runs in %s yet. Try `%s`, or `inspect run PROJECT --task ...`.\n", path, hint(path, "demo"))
 		return nil
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
