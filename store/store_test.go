@@ -420,36 +420,42 @@ func TestOpen_RefusesNewerSchema(t *testing.T) {
 	}
 }
 
-func TestOpen_MigratesPreviousVersion(t *testing.T) {
+// migratedFile writes a file of schema version with rows in that
+// version's own SQL (this build's recorder writes the current schema), then
+// opens it as a writer does: migrated to the current schema.
+func migratedFile(t *testing.T, version int, rows ...string) *DB {
+	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "old.db")
-	const v3 = 3 // the rows below are v3's (project files inline)
-	old, err := open(ctx, path, v3)
+	old, err := open(ctx, path, version)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := old.Version(ctx); v != v3 {
-		t.Fatalf("old file at v%d, want v%d", v, v3)
+	if v, _ := old.Version(ctx); v != version {
+		t.Fatalf("old file at v%d, want v%d", v, version)
 	}
-	// Rows as the previous schema holds them, written with its own SQL (this
-	// build's recorder writes the current schema).
-	for _, q := range []string{
-		`INSERT INTO runs (id, started_ns, status, tasks) VALUES ('oldrun', 1, 'ok', '["go"]')`,
-		`INSERT INTO project_files (run_id, path, sha256, content) VALUES ('oldrun', 'agents.yaml', '', 'agents: []')`,
-		`INSERT INTO nodes (run_id, seq, kind, started_ns, ended_ns, status, text) VALUES ('oldrun', 1, 'user', 1, 2, 'ok', 'kept')`,
-		`INSERT INTO nodes (run_id, seq, kind, started_ns, ended_ns, status, name, tokens_in, tokens_out, tokens_cached) VALUES ('oldrun', 2, 'llm', 2, 3, 'ok', 'm', 10, 2, 4)`,
-	} {
+	for _, q := range rows {
 		if _, err := old.w.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 	}
 	old.Close()
-
 	db, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestOpen_MigratesPreviousVersion(t *testing.T) {
+	ctx := context.Background()
+	// v3's rows: project files inline
+	db := migratedFile(t, 3,
+		`INSERT INTO runs (id, started_ns, status, tasks) VALUES ('oldrun', 1, 'ok', '["go"]')`,
+		`INSERT INTO project_files (run_id, path, sha256, content) VALUES ('oldrun', 'agents.yaml', '', 'agents: []')`,
+		`INSERT INTO nodes (run_id, seq, kind, started_ns, ended_ns, status, text) VALUES ('oldrun', 1, 'user', 1, 2, 'ok', 'kept')`,
+		`INSERT INTO nodes (run_id, seq, kind, started_ns, ended_ns, status, name, tokens_in, tokens_out, tokens_cached) VALUES ('oldrun', 2, 'llm', 2, 3, 'ok', 'm', 10, 2, 4)`)
 	if v, _ := db.Version(ctx); v != SchemaVersion() {
 		t.Errorf("after Open: v%d, want v%d", v, SchemaVersion())
 	}
@@ -589,27 +595,10 @@ func TestAsks(t *testing.T) {
 // v5), and a v4 file's rows read as one attempt and complete asks.
 func TestAttemptsAndIncompleteAsks(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "v4.db")
-	old, err := open(ctx, path, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// rows as v4 holds them, written with its own SQL
-	for _, q := range []string{
+	db := migratedFile(t, 4,
 		`INSERT INTO runs (id, started_ns, ended_ns, status, tasks) VALUES ('v4run', 1, 3, 'ok', '["go"]')`,
 		`INSERT INTO nodes (run_id, seq, kind, started_ns, ended_ns, status, name) VALUES ('v4run', 1, 'llm', 2, 3, 'ok', 'm')`,
-		`INSERT INTO asks (run_id, node_seq, mode, answer, created_ns) VALUES ('v4run', 1, 'question', 'old', 1)`,
-	} {
-		if _, err := old.w.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	old.Close()
-	db, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+		`INSERT INTO asks (run_id, node_seq, mode, answer, created_ns) VALUES ('v4run', 1, 'question', 'old', 1)`)
 	rec2, err := db.CreateRun(ctx, &record.Run{Tasks: []string{"t"}})
 	if err != nil {
 		t.Fatal(err)
