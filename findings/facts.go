@@ -2,6 +2,7 @@ package findings
 
 import (
 	"encoding/json"
+	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/snapshot"
 )
 
 // step is one model response with the tool calls it made.
@@ -69,12 +71,27 @@ func isCall(n *graph.Node) bool {
 // isResearch reports whether n is a research call.
 func isResearch(n *graph.Node) bool { return isCall(n) && n.Tool.Research }
 
-// parseArgs decodes a call's arguments once and returns both their
-// canonical form and their string values, joined.
-func parseArgs(args string) (canon, text string) {
+// parseArgs decodes the arguments of a call of tool once and returns their
+// canonical form (DESIGN §8: the JSON re-encoded with sorted keys and no
+// insignificant whitespace, the path arguments of the built-in tools
+// cleaned, so ./a.md is a.md), their string values joined, and the
+// top-level fields each as one string (a string as it is, anything else as
+// its JSON), for naming what differs between calls.
+func parseArgs(tool, args string) (canon, text string, fields map[string]string) {
 	var v any
 	if err := json.Unmarshal([]byte(args), &v); err != nil {
-		return strings.TrimSpace(args), args
+		return strings.TrimSpace(args), args, nil
+	}
+	if m, ok := v.(map[string]any); ok {
+		cleanBuiltinPath(tool, m)
+		fields = make(map[string]string, len(m))
+		for k, x := range m {
+			if s, ok := x.(string); ok {
+				fields[k] = s
+			} else if b, err := json.Marshal(x); err == nil {
+				fields[k] = string(b)
+			}
+		}
 	}
 	if b, err := json.Marshal(v); err == nil {
 		canon = string(b)
@@ -104,7 +121,24 @@ func parseArgs(args string) (canon, text string) {
 		}
 	}
 	walk(v)
-	return canon, sb.String()
+	return canon, sb.String(), fields
+}
+
+// cleanBuiltinPath cleans the path argument of a built-in workspace tool in
+// place, as the tool reads it: ./a.md and a.md//b are a.md and a.md/b, and
+// list_dir or find_files without a path (or with "" or "/") mean the
+// workspace itself, ".".
+func cleanBuiltinPath(tool string, m map[string]any) {
+	if !snapshot.IsBuiltinTool(tool) {
+		return
+	}
+	folder := tool == snapshot.ToolListDir || tool == snapshot.ToolFindFiles
+	switch s, ok := m["path"].(string); {
+	case ok && s != "" && s != "/":
+		m["path"] = path.Clean(s)
+	case folder && (!ok && m["path"] == nil || s == "" || s == "/"):
+		m["path"] = "."
+	}
 }
 
 // summarize is a short form of a call's argument text for messages: its
@@ -114,6 +148,12 @@ func summarize(text string) string {
 	if i := strings.IndexByte(s, ' '); i > 0 && !strings.Contains(s[:i], "\n") && len(s[:i]) <= 60 {
 		s = s[:i]
 	}
+	return shorten(s)
+}
+
+// shorten cuts one value to 40 characters for messages, on one line.
+func shorten(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > 40 {
 		s = string(r[:39]) + "…"
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/inspect-dev/inspect/chat"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/snapshot"
 )
 
 // The fan-out rules' thresholds.
@@ -115,14 +116,20 @@ type fanoutFacts struct {
 type sharedFacts struct {
 	fanout *fanoutFacts
 	args   map[*graph.Node]*callArgs
+	io     map[*graph.Branch]*branchIO // fork.sequence: what each branch read and wrote
 }
 
 // callArgs are a call's arguments in the forms rules compare and print,
 // parsed once per audit (several rules look at every call).
 type callArgs struct {
-	key     string // tool name and canonical arguments: equal keys are the same call
-	text    string // the string values, joined
-	summary string // a short form for messages
+	key     string            // tool name and canonical arguments: equal keys are the same call
+	text    string            // the string values, joined
+	summary string            // a short form for messages
+	fields  map[string]string // the top-level arguments, each as one string
+	// path is the cleaned path argument of a built-in workspace tool ("."
+	// for the workspace itself), "" for any other call; pattern is
+	// find_files's substring.
+	path, pattern string
 }
 
 // call returns the parsed arguments of call n.
@@ -133,8 +140,17 @@ func (p *Pass) call(n *graph.Node) *callArgs {
 	if p.shared.args == nil {
 		p.shared.args = map[*graph.Node]*callArgs{}
 	}
-	canon, text := parseArgs(n.Tool.Args)
-	a := &callArgs{key: n.Tool.Name + " " + canon, text: text, summary: summarize(text)}
+	canon, text, fields := parseArgs(n.Tool.Name, n.Tool.Args)
+	a := &callArgs{key: n.Tool.Name + " " + canon, text: text, summary: summarize(text), fields: fields}
+	if snapshot.IsBuiltinTool(n.Tool.Name) {
+		a.path, a.pattern = fields["path"], fields["pattern"]
+		switch {
+		case n.Tool.Name == snapshot.ToolFindFiles && a.pattern != "":
+			a.summary = shorten(a.pattern)
+		case a.path != "":
+			a.summary = shorten(a.path)
+		}
+	}
 	p.shared.args[n] = a
 	return a
 }

@@ -38,6 +38,21 @@ const (
 // DefaultMaxForkDepth is the fork depth cap when agents.yaml gives none.
 const DefaultMaxForkDepth = 2
 
+// The built-in workspace tools (DESIGN §3): every project has them, and
+// their arguments name workspace paths (`path`; find_files also takes a
+// `pattern`, a plain substring of the path).
+const (
+	ToolListDir   = "list_dir"
+	ToolFindFiles = "find_files"
+	ToolReadFile  = "read_file"
+	ToolWriteFile = "write_file"
+)
+
+// IsBuiltinTool reports whether name is one of the built-in workspace tools.
+func IsBuiltinTool(name string) bool {
+	return name == ToolListDir || name == ToolFindFiles || name == ToolReadFile || name == ToolWriteFile
+}
+
 // PromptPath is the role file of an agent whose entry has no prompt:,
 // agents/<name>.md.
 func PromptPath(agent string) string { return "agents/" + agent + ".md" }

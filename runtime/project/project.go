@@ -21,12 +21,13 @@ const (
 	DefaultToolTimeout  = 30 * time.Second
 )
 
-// The built-in tool names. All of them work inside the project's workspace.
+// The built-in tool names (written once, in snapshot). All of them work
+// inside the project's workspace.
 const (
-	ToolListDir   = "list_dir"
-	ToolFindFiles = "find_files"
-	ToolReadFile  = "read_file"
-	ToolWriteFile = "write_file"
+	ToolListDir   = snapshot.ToolListDir
+	ToolFindFiles = snapshot.ToolFindFiles
+	ToolReadFile  = snapshot.ToolReadFile
+	ToolWriteFile = snapshot.ToolWriteFile
 )
 
 // BuiltinTools lists the built-in tools in a fixed order.
