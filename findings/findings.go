@@ -402,6 +402,11 @@ type Config struct {
 	// Requests returns the exact recorded request body of llm node seq
 	// (store.DB.Request bound to the run). Nil: causes read "unknown".
 	Requests func(seq int64) ([]byte, error)
+	// Frames, if set, returns the request of llm node seq without its
+	// conversation: model, tools, options and system prompt
+	// (store.DB.RequestFrame bound to the run), all the cause checks read;
+	// it costs what a call offered, not the conversation. Nil: Requests.
+	Frames func(seq int64) ([]byte, error)
 }
 
 // Audit runs the configured rules over run and grades the result.
@@ -432,7 +437,7 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 		Findings: []Finding{}, Checks: []Check{}, Options: opts,
 	}
 	for _, r := range rules {
-		p := &Pass{Rule: r, Graph: run, Options: opts, Project: proj, requests: c.Requests, shared: shared}
+		p := &Pass{Rule: r, Graph: run, Options: opts, Project: proj, requests: c.Requests, frames: c.Frames, shared: shared}
 		r.Run(p)
 		check := Check{Rule: r.ID, Findings: len(p.found)}
 		switch {
@@ -483,6 +488,7 @@ type Pass struct {
 	Project *Project
 
 	requests      func(seq int64) ([]byte, error)
+	frames        func(seq int64) ([]byte, error)
 	shared        *sharedFacts
 	found         []Finding
 	detail        string

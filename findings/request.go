@@ -6,15 +6,37 @@ import (
 	"github.com/inspect-dev/inspect/chat"
 )
 
-// readRequest reads the recorded request of llm node seq through chat: the
-// cause checks look at its tools, its fork tool's agent enum and its
-// system text.
+// readRequest reads what llm node seq's recorded request offered through
+// chat: the cause checks look at its tools, its fork tool's agent enum and
+// its system text. It reads the request's frame when the audit has frames
+// (not the conversation the request carried), and each node's once per
+// audit: several rules ask of the same calls.
 func (p *Pass) readRequest(seq int64) (*chat.Request, error) {
-	body, err := p.Request(seq)
-	if err != nil {
-		return nil, err
+	if r, ok := p.shared.requests[seq]; ok {
+		return r.req, r.err
 	}
-	return chat.ReadRequest(body, "")
+	var body []byte
+	var err error
+	if p.frames != nil {
+		body, err = p.frames(seq)
+	} else {
+		body, err = p.Request(seq)
+	}
+	var req *chat.Request
+	if err == nil {
+		req, err = chat.ReadRequest(body, "")
+	}
+	if p.shared.requests == nil {
+		p.shared.requests = map[int64]readRequest{}
+	}
+	p.shared.requests[seq] = readRequest{req, err}
+	return req, err
+}
+
+// readRequest is one node's request as readRequest read it.
+type readRequest struct {
+	req *chat.Request
+	err error
 }
 
 // forkAgents is the enum of the fork tool's branch agent field

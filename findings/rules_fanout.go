@@ -114,9 +114,10 @@ type fanoutFacts struct {
 
 // sharedFacts holds facts several rules need, computed once per audit.
 type sharedFacts struct {
-	fanout *fanoutFacts
-	args   map[*graph.Node]*callArgs
-	io     map[*graph.Branch]*branchIO // fork.sequence: what each branch read and wrote
+	fanout   *fanoutFacts
+	args     map[*graph.Node]*callArgs
+	io       map[*graph.Branch]*branchIO // fork.sequence: what each branch read and wrote
+	requests map[int64]readRequest       // by llm node seq
 }
 
 // callArgs are a call's arguments in the forms rules compare and print,
@@ -163,6 +164,7 @@ func (p *Pass) fanoutFacts() *fanoutFacts {
 	min := fanoutMinCalls.Get(p.Options)
 	for _, c := range p.Graph.Conversations {
 		var cur []*step
+		var sc *tokenScan
 		flush := func() {
 			if len(cur) >= 2 {
 				ff.runs++
@@ -171,7 +173,10 @@ func (p *Pass) fanoutFacts() *fanoutFacts {
 				ff.longest = len(cur)
 			}
 			if len(cur) >= min {
-				for _, seg := range independentSegments(p, c, cur) {
+				if sc == nil {
+					sc = newTokenScan(p, c)
+				}
+				for _, seg := range independentSegments(p, sc, cur) {
 					if len(seg) >= min {
 						ff.found = append(ff.found, &serialRun{Conv: c, Agent: seg[0].LLM.Agent, Items: seg})
 					}
@@ -203,41 +208,59 @@ func (p *Pass) fanoutFacts() *fanoutFacts {
 	return ff
 }
 
+// tokenScan walks one conversation in order once, building the token
+// origin map independentSegments reads: each series of the conversation
+// continues the walk where the previous one stopped, so a conversation is
+// tokenised once, whatever the number of its series.
+type tokenScan struct {
+	c      *graph.Conversation
+	next   int              // index in c.Nodes of the next node to see
+	origin map[string]int64 // token → seq of the result it first appeared in (0: not a result)
+}
+
+func newTokenScan(p *Pass, c *graph.Conversation) *tokenScan {
+	sc := &tokenScan{c: c, origin: map[string]int64{}}
+	min := tokenMinLen.Get(p.Options)
+	for _, t := range p.Graph.Tasks {
+		sc.see(t, 0, min)
+	}
+	if c.Branch != nil {
+		sc.see(c.Branch.Instructions, 0, min)
+	}
+	return sc
+}
+
+func (sc *tokenScan) see(text string, seq int64, min int) {
+	for _, t := range tokens(text, min) {
+		if _, ok := sc.origin[t]; !ok {
+			sc.origin[t] = seq
+		}
+	}
+}
+
 // independentSegments cuts a series where a call uses an earlier call's
-// result: the token origin map is built over the conversation in order.
-func independentSegments(p *Pass, c *graph.Conversation, run []*step) [][]*step {
-	min, g := tokenMinLen.Get(p.Options), p.Graph
+// result: the token origin map is built over the conversation in order
+// (sc continues from the previous series of the same conversation).
+func independentSegments(p *Pass, sc *tokenScan, run []*step) [][]*step {
+	min := tokenMinLen.Get(p.Options)
 	member := map[int64]int{} // tool seq → index in run
 	for i, s := range run {
 		member[s.Tools[0].Seq] = i
 	}
-	origin := map[string]int64{} // token → seq of the result it first appeared in (0: not a result)
-	see := func(text string, seq int64) {
-		for _, t := range tokens(text, min) {
-			if _, ok := origin[t]; !ok {
-				origin[t] = seq
-			}
-		}
-	}
-	for _, t := range g.Tasks {
-		see(t, 0)
-	}
-	if c.Branch != nil {
-		see(c.Branch.Instructions, 0)
-	}
 	var segs [][]*step
 	start := 0
 	last := run[len(run)-1].Tools[0].Seq
-	for _, n := range c.Nodes {
+	for ; sc.next < len(sc.c.Nodes); sc.next++ {
+		n := sc.c.Nodes[sc.next]
 		if n.Seq > last {
 			break
 		}
 		switch n.Kind {
 		case record.KindUser, record.KindFinal:
-			see(n.Text, 0)
+			sc.see(n.Text, 0, min)
 		case record.KindLLM:
 			if n.LLM != nil {
-				see(n.LLM.Content, 0)
+				sc.see(n.LLM.Content, 0, min)
 			}
 		case record.KindTool:
 			if n.Tool == nil {
@@ -245,15 +268,15 @@ func independentSegments(p *Pass, c *graph.Conversation, run []*step) [][]*step 
 			}
 			if j, ok := member[n.Seq]; ok && j > start {
 				for _, t := range tokens(p.call(n).text, min) {
-					if i, ok := member[origin[t]]; ok && i >= start && i < j {
+					if i, ok := member[sc.origin[t]]; ok && i >= start && i < j {
 						segs = append(segs, run[start:j])
 						start = j
 						break
 					}
 				}
 			}
-			see(p.call(n).text, 0)
-			see(n.Tool.Result, n.Seq)
+			sc.see(p.call(n).text, 0, min)
+			sc.see(n.Tool.Result, n.Seq, min)
 		}
 	}
 	return append(segs, run[start:])

@@ -166,11 +166,9 @@ func laterPass(next *graph.Run) *Pass {
 // from it, however deep.
 func subtreeCalls(g *graph.Run, c *graph.Conversation) []*graph.Node {
 	out := convCalls(c)
-	for _, f := range g.Forks {
-		if f.Parent == c {
-			for _, b := range f.Branches {
-				out = append(out, subtreeCalls(g, b.Conv)...)
-			}
+	for _, f := range g.ForksFrom(c) {
+		for _, b := range f.Branches {
+			out = append(out, subtreeCalls(g, b.Conv)...)
 		}
 	}
 	return out

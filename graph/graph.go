@@ -41,8 +41,23 @@ type Run struct {
 	// A run still running has been going on until then.
 	ReadAt time.Time
 
-	bySeq map[int64]*Node
-	first map[string]*Node
+	bySeq     map[int64]*Node
+	first     map[string]*Node
+	forksFrom map[*Conversation][]*Fork
+}
+
+// ForksFrom returns the forks conversation c made, in sequence order.
+func (g *Run) ForksFrom(c *Conversation) []*Fork {
+	if g.forksFrom == nil { // a Run not made by Build
+		var out []*Fork
+		for _, f := range g.Forks {
+			if f.Parent == c {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	return g.forksFrom[c]
 }
 
 // Node is one recorded node with its place in the graph.
@@ -148,10 +163,11 @@ type convKey struct {
 func Build(r *record.Run, nodes []*record.Node) (*Run, error) {
 	sort.SliceStable(nodes, func(i, j int) bool { return nodes[i].Seq < nodes[j].Seq })
 	g := &Run{
-		Run:   r,
-		Nodes: make([]*Node, len(nodes)),
-		bySeq: make(map[int64]*Node, len(nodes)),
-		first: map[string]*Node{},
+		Run:       r,
+		Nodes:     make([]*Node, len(nodes)),
+		bySeq:     make(map[int64]*Node, len(nodes)),
+		first:     map[string]*Node{},
+		forksFrom: map[*Conversation][]*Fork{},
 	}
 	all := make([]Node, len(nodes)) // one allocation for every node
 	g.Trunk = &Conversation{}
@@ -200,6 +216,7 @@ func Build(r *record.Run, nodes []*record.Node) (*Run, error) {
 			n.ForkOf = f
 			forks[sn.Seq] = f
 			g.Forks = append(g.Forks, f)
+			g.forksFrom[c] = append(g.forksFrom[c], f)
 		case record.KindJoin:
 			if sn.Join != nil {
 				if f := forks[sn.Join.ForkSeq]; f != nil {

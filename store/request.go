@@ -434,7 +434,7 @@ func (db *DB) Request(ctx context.Context, run string, seq int64) ([]byte, error
 		return nil, fmt.Errorf("load request of n%d: %w", seq, err)
 	}
 	out = append(out, hb...)
-	if system != 0 {
+	if system > 0 {
 		var sb []byte
 		if err := db.r.QueryRowContext(ctx, `SELECT data FROM blobs WHERE id=?`, system).Scan(&sb); err != nil {
 			return nil, fmt.Errorf("load request of n%d: %w", seq, err)
@@ -476,6 +476,62 @@ func (db *DB) Request(ctx context.Context, run string, seq int64) ([]byte, error
 	got := sha256.Sum256(out)
 	if !bytes.Equal(got[:], sum) || int64(len(out)) != size {
 		return nil, fmt.Errorf("request of n%d does not match its stored hash (%d bytes rebuilt, %d recorded): the database is damaged", seq, len(out), size)
+	}
+	return out, nil
+}
+
+// RequestFrame returns the request of llm node seq without the messages
+// after its system prompt: head || system message || tail, a JSON body with
+// the same model, tools, options and system prompt and (at most) the system
+// message in its list. It reads a few blobs, not the conversation: rules
+// that look at what a call offered (tools, system prompt) read this. For a
+// request recorded before schema v4 (system prompt in the chain) the chain's
+// first message is taken when it is a system message.
+func (db *DB) RequestFrame(ctx context.Context, run string, seq int64) ([]byte, error) {
+	var head, system, last, tail, size int64
+	err := db.r.QueryRowContext(ctx, `SELECT r.head, r.system, r.last, r.tail, r.size
+		FROM requests r JOIN nodes n ON n.id = r.node_id WHERE n.run_id=? AND n.seq=?`, run, seq).
+		Scan(&head, &system, &last, &tail, &size)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("n%d: %w", seq, ErrNoRequest)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load request of n%d: %w", seq, err)
+	}
+	blob := func(id int64) ([]byte, error) {
+		var b []byte
+		if err := db.r.QueryRowContext(ctx, `SELECT data FROM blobs WHERE id=?`, id).Scan(&b); err != nil {
+			return nil, fmt.Errorf("load request of n%d: %w", seq, err)
+		}
+		return b, nil
+	}
+	var out []byte
+	for i, part := range []int64{head, system, tail} {
+		if i == 1 && part == -1 && last != 0 {
+			// The oldest link of the chain, walked within the recorded size.
+			var first []byte
+			err := db.r.QueryRowContext(ctx, `WITH RECURSIVE c(id, prev, k) AS (
+					SELECT id, prev, 0 FROM chain WHERE id = ?
+					UNION ALL
+					SELECT chain.id, chain.prev, c.k + 1 FROM chain JOIN c ON chain.id = c.prev WHERE c.k < ?
+				)
+				SELECT chain.data FROM c JOIN chain ON chain.id = c.id WHERE c.prev = 0`, last, size).Scan(&first)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return nil, fmt.Errorf("load request of n%d: %w", seq, err)
+			}
+			if isSystem(first) {
+				out = append(out, first...)
+			}
+			continue
+		}
+		if part <= 0 {
+			continue
+		}
+		b, err := blob(part)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b...)
 	}
 	return out, nil
 }

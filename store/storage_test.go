@@ -264,3 +264,65 @@ func TestOpenReadOnly_EmptyFile(t *testing.T) {
 		t.Errorf("the empty file changed: %v, %v", fi, err)
 	}
 }
+
+// The frame of a request is its model, tools and system prompt without the
+// conversation; for a request of a file recorded before v4 (system prompt
+// in the chain, system = -1), the chain's first message when it is one.
+func TestRequestFrame(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	rec := newRun(t, db)
+	bodies := []string{
+		`{"model":"m","messages":[{"role":"system","content":"you fork"},{"role":"user","content":"q"},{"role":"assistant","content":"a"}],"tools":[{"type":"function","function":{"name":"fork"}}]}`,
+		`{"model":"m","messages":[{"role":"user","content":"q"}],"tools":[]}`,
+		`not json`,
+	}
+	for _, b := range bodies {
+		if err := rec.AddNode(ctx, &record.Node{Kind: record.KindLLM, Started: t0, LLM: &record.LLM{Request: []byte(b)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{
+		`{"model":"m","messages":[{"role":"system","content":"you fork"}],"tools":[{"type":"function","function":{"name":"fork"}}]}`,
+		`{"model":"m","messages":[],"tools":[]}`,
+		`not json`,
+	}
+	check := func(when string) {
+		t.Helper()
+		for i, w := range want {
+			got, err := db.RequestFrame(ctx, rec.RunID(), int64(i+1))
+			if err != nil || string(got) != w {
+				t.Errorf("%s: frame of n%d = %s, %v; want %s", when, i+1, got, err, w)
+			}
+		}
+	}
+	check("v4")
+	// As a v3 file migrated: the system message in the chain, system = -1.
+	var sys int64
+	if err := db.r.QueryRowContext(ctx, `SELECT system FROM requests WHERE node_id = (SELECT id FROM nodes WHERE seq = 1)`).Scan(&sys); err != nil {
+		t.Fatal(err)
+	}
+	var sysData []byte
+	if err := db.r.QueryRowContext(ctx, `SELECT data FROM blobs WHERE id = ?`, sys).Scan(&sysData); err != nil {
+		t.Fatal(err)
+	}
+	var firstLink int64
+	if err := db.r.QueryRowContext(ctx, `SELECT id FROM chain WHERE prev = 0 AND data LIKE ',{"role":"user"%' ORDER BY id LIMIT 1`).Scan(&firstLink); err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.w.ExecContext(ctx, `INSERT INTO chain (prev, hkey, data) VALUES (0, 1, ?)`, sysData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := res.LastInsertId()
+	if _, err := db.w.ExecContext(ctx, `UPDATE chain SET prev = ? WHERE id = ?`, root, firstLink); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.w.ExecContext(ctx, `UPDATE requests SET system = -1 WHERE system = ?`, sys); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.Request(ctx, rec.RunID(), 1); err != nil || string(got) != bodies[0] {
+		t.Fatalf("v3-style request rebuilt as %s, %v", got, err)
+	}
+	check("v3 layout")
+}

@@ -104,7 +104,8 @@ func showDemoResult(ctx context.Context, f *Factory, runID string) (int64, error
 		return 0, err
 	}
 	fmt.Fprintln(out)
-	cfg := &findings.Config{Options: findings.DefaultOptions(), Requests: func(seq int64) ([]byte, error) { return db.Request(ctx, g.ID, seq) }}
+	cfg := &findings.Config{Options: findings.DefaultOptions(), Requests: func(seq int64) ([]byte, error) { return db.Request(ctx, g.ID, seq) },
+		Frames: func(seq int64) ([]byte, error) { return db.RequestFrame(ctx, g.ID, seq) }}
 	rep, err := cfg.Audit(g)
 	if err != nil {
 		return 0, err

@@ -322,3 +322,28 @@ func (g *gen) run(n int) error {
 	g.final(trunk, "All regions compared.", record.StatusOK, "")
 	return g.err
 }
+
+// LongConversation calls fn with about n nodes of one conversation that
+// only grows: series of three independent reads, each series closed by a
+// write, every model call carrying the whole conversation as its request
+// (the shape where costs per call that grow with the conversation show).
+func LongConversation(n int, fn func(*record.Node) error) error {
+	g := &gen{fn: fn, clock: map[string]time.Time{}}
+	trunk := &conv{}
+	trunk.setAgent("analyst")
+	g.user(trunk, "Summarise every note")
+	for i := 0; int(g.seq)+8 <= n; i++ {
+		for k := 0; k < 3; k++ {
+			g.read(trunk, fmt.Sprintf("notes/n%d-%d.md", i, k))
+		}
+		args := fmt.Sprintf(`{"path":"summary-%d.md"}`, i)
+		g.llm(trunk, "", [2]string{"write_file", args})
+		g.tool(trunk, "write_file", args, "written")
+		if g.err != nil {
+			return g.err
+		}
+	}
+	g.llm(trunk, "Done.")
+	g.final(trunk, "Done.", record.StatusOK, "")
+	return g.err
+}

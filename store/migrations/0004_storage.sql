@@ -3,8 +3,10 @@
 -- A request's leading system message is a content-addressed blob of its own
 -- (requests.system), out of the shared message chain: conversations of
 -- different agents share the messages they have in common. Rows written
--- before keep system = 0 and their system message in the chain, as before.
-ALTER TABLE requests ADD COLUMN system INTEGER NOT NULL DEFAULT 0; -- blob id, 0 = none
+-- before keep their system message in the chain, as before, marked
+-- system = -1 (the chain may start with it; 0 = no system message).
+ALTER TABLE requests ADD COLUMN system INTEGER NOT NULL DEFAULT 0; -- blob id; 0 none; -1 in the chain
+UPDATE requests SET system = -1;
 
 -- Project files are blobs too: identical snapshots (the same agents.yaml
 -- and prompts in run after run) are stored once. Each existing file's
