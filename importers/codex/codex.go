@@ -1,0 +1,272 @@
+// Package codex reads OpenAI Codex CLI rollout files (format "codex"):
+// ~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl, one JSON
+// line each {timestamp, type, payload} of session_meta, turn_context,
+// response_item, event_msg and newer record types. One rollout and the
+// rollouts of the sub-agents it spawned are one Session: the response items
+// between two token counts are one model response, tool calls are joined to
+// their outputs by call id, the spawn_agent calls of one response are one
+// fork whose branches are the children's own rollouts (found through
+// session_meta.source.subagent.thread_spawn.parent_thread_id in the same
+// tree), and wait's output is the join.
+package codex
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/inspect-dev/inspect/importers"
+	"github.com/inspect-dev/inspect/record"
+)
+
+// Name is the format's name.
+const Name = "codex"
+
+// maxDepth bounds how deep sub-agents of sub-agents are followed.
+const maxDepth = 16
+
+// Format is the codex importer.
+type Format struct{}
+
+var _ importers.Format = Format{}
+
+// Name returns "codex".
+func (Format) Name() string { return Name }
+
+var detectRE = regexp.MustCompile(`^\s*\{[^\n]*"type"\s*:\s*"session_meta"`)
+
+// Detect reports whether path starts with a Codex session_meta line,
+// reading at most 8 KB.
+func (Format) Detect(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 8<<10)
+	n, _ := io.ReadFull(f, head)
+	return detectRE.Match(head[:n])
+}
+
+// Read parses the rollout at path, and the rollouts of the sub-agents it
+// spawned, into one Session.
+func (Format) Read(ctx context.Context, path string, opt importers.Options) ([]*importers.Session, error) {
+	report := &importers.Report{}
+	root, err := readThread(ctx, path, opt, report)
+	if err != nil {
+		return nil, err
+	}
+	idx := &index{root: sessionsRoot(path), from: dateDir(path)}
+	models := append([]string(nil), root.models...)
+	if err := attach(ctx, root, idx, opt, report, map[string]bool{root.meta.ID: true}, 1, &models); err != nil {
+		return nil, err
+	}
+	s := &importers.Session{
+		Source:  record.Source{Format: Name, Version: root.meta.CLIVersion, ID: root.meta.ID, Path: path},
+		Dir:     root.meta.Cwd,
+		Started: root.conv.Started,
+		Ended:   root.conv.Ended,
+		Tasks:   root.tasks,
+		Models:  models,
+		Trunk:   root.conv,
+		Project: project(root.meta.Cwd),
+	}
+	s.Report = *report
+	return []*importers.Session{s}, nil
+}
+
+// attach finds each spawn_agent call's child rollout, reads it and hangs
+// it on the call's branch; depth counts sub-agent levels.
+func attach(ctx context.Context, r *reader, idx *index, opt importers.Options, report *importers.Report, seen map[string]bool, depth int, models *[]string) error {
+	if len(r.spawns) == 0 {
+		return nil
+	}
+	if err := idx.build(ctx); err != nil {
+		return err
+	}
+	children := idx.children[r.meta.ID]
+	used := map[string]bool{}
+	byID := func(id string) *childFile {
+		for _, c := range children {
+			if c.meta.ID == id {
+				return c
+			}
+		}
+		return nil
+	}
+	// First the children the calls name, then the rest in start order for
+	// calls whose output named none (a file cut short).
+	found := make([]*childFile, len(r.spawns))
+	for i, s := range r.spawns {
+		var c *childFile
+		switch {
+		case s.threadID != "":
+			c = byID(s.threadID)
+		case s.taskName != "":
+			for _, cc := range children {
+				if cc.meta.path() == s.taskName || strings.TrimPrefix(cc.meta.path(), "/root/") == strings.TrimPrefix(s.taskName, "/root/") {
+					c = cc
+					break
+				}
+			}
+		}
+		if c != nil && !used[c.meta.ID] {
+			found[i] = c
+			used[c.meta.ID] = true
+		}
+	}
+	for i, s := range r.spawns {
+		if found[i] != nil || s.threadID != "" || s.failed != "" {
+			continue
+		}
+		for _, c := range children {
+			if !used[c.meta.ID] && !c.meta.parsedAt.Before(s.at.Add(-minuteSkew)) {
+				found[i] = c
+				used[c.meta.ID] = true
+				break
+			}
+		}
+	}
+	for _, c := range children {
+		if !used[c.meta.ID] {
+			report.Skip("sub-agent rollouts no spawn_agent call of the parent names")
+		}
+	}
+	for i, s := range r.spawns {
+		b := s.branch
+		c := found[i]
+		switch {
+		case c == nil || seen[c.meta.ID] || depth > maxDepth:
+			b.Conv = &importers.Conversation{Agent: b.Agent, Started: s.at}
+			switch {
+			case s.failed != "":
+				b.Conv.Status, b.Conv.Error = record.StatusError, "spawn_agent failed: "+s.failed
+			case c != nil && depth > maxDepth:
+				b.Conv.Status, b.Conv.Error = record.StatusInterrupted, fmt.Sprintf("sub-agents deeper than %d levels are not read", maxDepth)
+			default:
+				id := s.threadID
+				if id == "" {
+					id = s.taskName
+				}
+				b.Conv.Status = record.StatusInterrupted
+				b.Conv.Error = strings.TrimSpace("the sub-agent's rollout file was not found " + paren(id))
+			}
+		default:
+			child, err := readThread(ctx, c.path, opt, report)
+			if err != nil {
+				b.Conv = &importers.Conversation{Agent: b.Agent, Started: s.at, Status: record.StatusError,
+					Error: "the sub-agent's rollout could not be read: " + err.Error()}
+				break
+			}
+			seen[c.meta.ID] = true
+			for _, m := range child.models {
+				if !contains(*models, m) {
+					*models = append(*models, m)
+				}
+			}
+			if err := attach(ctx, child, idx, opt, report, seen, depth+1, models); err != nil {
+				return err
+			}
+			b.Conv = child.conv
+			if b.Agent == "default" && child.meta.role() != "" {
+				b.Agent = child.meta.role()
+			}
+			b.Conv.Agent = b.Agent
+			if s.nickname == "" {
+				s.nickname = child.meta.nickname()
+			}
+		}
+		if s.status != "" {
+			// What the parent learnt (wait, a notification) is the branch's outcome.
+			b.Conv.Status = s.status
+			if b.Conv.Ended.IsZero() {
+				b.Conv.Ended = s.reported
+			}
+			if s.status != record.StatusOK {
+				b.Conv.Error = s.statusErr
+			} else {
+				b.Conv.Error = ""
+			}
+		}
+		b.Name = branchName(s)
+		if s.fork != nil {
+			b.Name = uniqueName(s.fork.Branches, b)
+			if s.reported.After(s.fork.JoinAt) {
+				s.fork.JoinAt = s.reported
+			}
+		}
+	}
+	return nil
+}
+
+func paren(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "(" + s + ")"
+}
+
+// branchName names a branch by what Codex calls the child: its nickname,
+// its task name, else its role.
+func branchName(s *spawn) string {
+	switch {
+	case s.nickname != "":
+		return s.nickname
+	case s.taskName != "":
+		return strings.TrimPrefix(s.taskName, "/root/")
+	case s.role != "":
+		return s.role
+	}
+	return "agent"
+}
+
+// uniqueName makes b's name unique among its fork's branches.
+func uniqueName(bs []*importers.Branch, b *importers.Branch) string {
+	taken := func(n string) bool {
+		for _, o := range bs {
+			if o != b && o.Name == n {
+				return true
+			}
+		}
+		return false
+	}
+	if !taken(b.Name) {
+		return b.Name
+	}
+	for i := 2; ; i++ {
+		if n := fmt.Sprintf("%s-%d", b.Name, i); !taken(n) {
+			return n
+		}
+	}
+}
+
+// project reads the instruction files Codex reads from the session's
+// folder (AGENTS.md, AGENTS.override.md) into the run's project snapshot,
+// when they are there and readable.
+func project(cwd string) record.Project {
+	if cwd == "" {
+		return record.Project{}
+	}
+	p := record.Project{Name: filepath.Base(cwd)}
+	for _, name := range []string{"AGENTS.md", "AGENTS.override.md"} {
+		fi, err := os.Stat(filepath.Join(cwd, name))
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(cwd, name))
+		if err != nil {
+			continue
+		}
+		sum := sha256.Sum256(b)
+		p.Files = append(p.Files, record.File{Path: name, SHA256: hex.EncodeToString(sum[:]), Content: string(b)})
+	}
+	sort.Slice(p.Files, func(i, j int) bool { return p.Files[i].Path < p.Files[j].Path })
+	return p
+}
