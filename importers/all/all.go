@@ -4,11 +4,13 @@ package all
 
 import (
 	"github.com/inspect-dev/inspect/importers"
+	"github.com/inspect-dev/inspect/importers/codex"
+	"github.com/inspect-dev/inspect/importers/openaiagents"
 	"github.com/inspect-dev/inspect/importers/otlp"
 )
 
 // Formats returns every import format, in the order detection tries them
 // (the most specific first).
 func Formats() []importers.Format {
-	return []importers.Format{otlp.Format{}}
+	return []importers.Format{otlp.Format{}, openaiagents.Format{}, codex.Format{}}
 }

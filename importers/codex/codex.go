@@ -77,6 +77,9 @@ func (Format) Read(ctx context.Context, path string, opt importers.Options) ([]*
 		Models:  models,
 		Trunk:   root.conv,
 		Project: project(root.meta.Cwd),
+		// A rollout records the base instructions and the messages, not
+		// the tool array sent with each request.
+		RequestsLack: []string{"the tool definitions"},
 	}
 	s.Report = *report
 	return []*importers.Session{s}, nil

@@ -315,6 +315,7 @@ func (r *reader) line(l *line, n int) error {
 		m.parsedAt, _ = time.Parse(time.RFC3339Nano, m.Timestamp)
 		m.firstLineTimestamp = at
 		r.meta = &m
+		r.conv.System = truncate(baseInstructions(m.BaseInstructions))
 		r.conv.Started = m.parsedAt
 		if r.conv.Started.IsZero() {
 			r.conv.Started = at
@@ -363,7 +364,15 @@ func (r *reader) line(l *line, n int) error {
 		}
 		r.usageRecords = true
 		r.boundary(v.Usage, at, "token_usage_record")
-	case "compacted", "world_state", "inter_agent_communication_metadata", "retained_context",
+	case "compacted":
+		var c struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(l.Payload, &c) == nil {
+			r.closePending(at)
+			r.conv.Steps = append(r.conv.Steps, importers.Step{Compact: &importers.Compact{At: at, Summary: truncate(c.Message)}})
+		}
+	case "world_state", "inter_agent_communication_metadata", "retained_context",
 		"security_risk_score", "realtime_item":
 		// Known records that carry no model response, tool call or turn.
 	case "inter_agent_communication":
@@ -530,7 +539,7 @@ func (r *reader) newSpawn(args string, at time.Time) *spawn {
 	if instr == "" && len(a.Items) > 0 {
 		instr = contentText(a.Items)
 	}
-	s.branch = &importers.Branch{Agent: a.AgentType, Instructions: truncate(instr)}
+	s.branch = &importers.Branch{Agent: a.AgentType, Instructions: truncate(instr), Args: truncate(args)}
 	if s.branch.Agent == "" {
 		s.branch.Agent = "default"
 	}
@@ -886,6 +895,20 @@ func (r *reader) finish() {
 		r.conv.Status = record.StatusInterrupted
 		r.conv.Error = "the last turn did not complete (a session still running, or one that stopped)"
 	}
+}
+
+// baseInstructions reads session_meta.base_instructions: {"text": ...}
+// or a bare string.
+func baseInstructions(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var v struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &v)
+	return v.Text
 }
 
 // contentText reads message content: [{type: input_text|output_text, text}].
