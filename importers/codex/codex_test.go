@@ -343,7 +343,7 @@ main ok
   llm shell
   tool shell ok research
   llm spawn_agent,spawn_agent,spawn_agent
-  fork inherit
+  fork none
     Kepler=explorer answer=EU Q3 revenue is 4.2M.
       explorer ok
         user Total EU Q3 revenue from regions/eu.md

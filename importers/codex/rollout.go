@@ -830,9 +830,12 @@ func (r *reader) boundary(u *usage, at time.Time, kind string) {
 
 // emitCalls appends the pending calls as steps: tools in order, the
 // spawn_agent calls as one fork at the place of the first; wait calls are
-// the join, not tools.
+// the join, not tools. A fork has one context: the one most of its
+// children had (inherit on a tie), since the record keeps no context per
+// branch and two forks would show concurrent children one after another.
 func (r *reader) emitCalls() {
 	var fork *importers.Fork
+	inherit, fresh := 0, 0
 	for _, c := range r.pendingCalls {
 		switch {
 		case c.spawn != nil:
@@ -841,9 +844,9 @@ func (r *reader) emitCalls() {
 				r.conv.Steps = append(r.conv.Steps, importers.Step{Fork: fork})
 			}
 			if c.spawn.inherit {
-				// One context per fork: inherit when any child was seeded
-				// with the parent's turns (the costly one).
-				fork.Context = "inherit"
+				inherit++
+			} else {
+				fresh++
 			}
 			c.spawn.fork = fork
 			c.spawn.branch.CallID = c.callID
@@ -853,6 +856,9 @@ func (r *reader) emitCalls() {
 		default:
 			r.conv.Steps = append(r.conv.Steps, importers.Step{Tool: c.tool})
 		}
+	}
+	if fork != nil && inherit >= fresh {
+		fork.Context = "inherit"
 	}
 	r.pendingCalls = r.pendingCalls[:0]
 }

@@ -67,6 +67,12 @@ func (c *collector) session(t *trace) *importers.Session {
 		s.Trunk.Steps = append([]importers.Step{{User: &importers.User{At: s.Trunk.Started, Text: first}}}, s.Trunk.Steps...)
 	}
 	s.Title = t.workflow
+	// Generation spans record the messages, never the tool array; response
+	// spans (and generation spans with sensitive data off) record neither.
+	s.RequestsLack = []string{"the tool definitions"}
+	if !b.messages {
+		s.RequestsLack = append(s.RequestsLack, "the messages (the trace records none: sensitive data off, or the Responses API, whose input the SDK does not export)")
+	}
 	return s
 }
 
@@ -170,9 +176,10 @@ func contains(ss []string, s string) bool {
 
 // builder maps spans to conversations.
 type builder struct {
-	opt  importers.Options
-	seen map[*span]bool // spans already mapped (guards against a span reached twice)
-	user string         // the first user message seen
+	opt      importers.Options
+	seen     map[*span]bool // spans already mapped (guards against a span reached twice)
+	user     string         // the first user message seen
+	messages bool           // some model span recorded its input messages
 }
 
 // conversation maps a chain of agent spans (hand-offs between them) to one
@@ -223,6 +230,7 @@ func (b *builder) conversation(chain []*span, task, fn *span) *importers.Convers
 				if b.user == "" {
 					b.user = sp.firstUser
 				}
+				b.messages = b.messages || sp.request != nil
 				conv.Steps = append(conv.Steps, importers.Step{LLM: l})
 				group, groupKnown, last, lastKind = l, sp.callsKnown, l, sp.kind
 			case "function":
@@ -233,8 +241,12 @@ func (b *builder) conversation(chain []*span, task, fn *span) *importers.Convers
 					addCall(group, groupKnown, sp.name)
 					continue
 				}
-				br := &importers.Branch{Name: sp.name, Agent: sub[0].name, Instructions: instructions(sp.input), Answer: sp.output}
+				br := &importers.Branch{Name: sp.name, Agent: sub[0].name, Instructions: instructions(sp.input), Args: sp.input, Answer: sp.output}
 				br.Conv = b.conversation(sub, findTask(sp.children), sp)
+				if n := len(br.Conv.Steps); n > 0 && br.Conv.Steps[n-1].Final != nil && br.Conv.Steps[n-1].Final.Text == "" {
+					// The response's text was not exported; what came back to the parent was.
+					br.Conv.Steps[n-1].Final.Text = br.Answer
+				}
 				if fork == nil {
 					fork = &importers.Fork{At: sp.start, Tool: sp.name, Context: "none"}
 					conv.Steps = append(conv.Steps, importers.Step{Fork: fork})
