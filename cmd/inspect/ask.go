@@ -13,7 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inspect-dev/inspect/ask"
+	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/internal/termsafe"
+	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
 )
 
@@ -141,11 +143,27 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
-	db, g, err := loadGraph(ctx, opts.F, opts.RunRef)
+	db, id, err := openRun(ctx, opts.F, opts.RunRef)
 	if err != nil {
 		return err
 	}
 	seq, err := ParseNodeRef(opts.NodeRef)
+	if err != nil {
+		return err
+	}
+	// A model call is read alone (DESIGN §12: one-node commands read one
+	// node); any other node loads the run, whose conversation the error
+	// message names the nearest model calls from.
+	run, n, err := readNode(ctx, db, id, seq)
+	if err != nil {
+		return err
+	}
+	var g *graph.Run
+	if n.Kind == record.KindLLM {
+		g, err = graph.Build(run, []*record.Node{n.Node})
+	} else {
+		g, err = graph.Load(ctx, db, id)
+	}
 	if err != nil {
 		return err
 	}
@@ -156,7 +174,7 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 	var unknown *ask.UnknownNodeError
 	switch {
 	case errors.As(err, &unknown):
-		return unknownNode(g, seq)
+		return unknownNodeIn(ctx, db, id, seq)
 	case errors.Is(err, store.ErrNoRequest):
 		return Usagef("n%d has no recorded request (recorded by an older inspect?); nothing to ask", seq)
 	case err != nil:

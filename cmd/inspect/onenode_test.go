@@ -11,10 +11,11 @@ import (
 	"github.com/inspect-dev/inspect/record"
 )
 
-// show reads the node it prints (and a fork's join), not the run: with a
-// node elsewhere in the run made unreadable, `inspect graph` fails and
-// `inspect show` of other nodes still works, the fork's join included.
-func TestShow_ReadsOneNode(t *testing.T) {
+// show and ask --dry-run read the node they print (and a fork's join), not
+// the run: with a node elsewhere in the run made unreadable, `inspect graph`
+// fails and `inspect show` of other nodes still works, the fork's join
+// included, as does `inspect ask n2 --dry-run`.
+func TestOneNodeCommands_ReadOneNode(t *testing.T) {
 	f, out, errOut := testFactory(t)
 	g := recordFixture(t, f, "fanout-compact")
 	f.Close()
@@ -53,6 +54,11 @@ func TestShow_ReadsOneNode(t *testing.T) {
 		if !strings.Contains(out.String(), tt.want) {
 			t.Errorf("show %s printed\n%s\nwant %q in it", tt.node, out, tt.want)
 		}
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := run(context.Background(), f, []string{"ask", g.ID, "n2", "--dry-run"}); code != ExitOK || !strings.Contains(out.String(), `"messages"`) {
+		t.Errorf("ask n2 --dry-run: exit %d, %s%s; want the request body", code, out, errOut)
 	}
 	out.Reset()
 	errOut.Reset()

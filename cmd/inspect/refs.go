@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -116,29 +115,35 @@ func loadNode(ctx context.Context, f *Factory, ref string, seq int64) (*store.DB
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	run, n, err := readNode(ctx, db, id, seq)
+	return db, run, n, err
+}
+
+// readNode reads run id and its node seq (see loadNode).
+func readNode(ctx context.Context, db *store.DB, id string, seq int64) (*record.Run, *graph.Node, error) {
 	run, err := db.LoadRun(ctx, id)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	rn, err := db.Node(ctx, run, seq)
 	if errors.Is(err, store.ErrNoNode) {
-		return nil, nil, nil, unknownNodeIn(ctx, db, id, seq)
+		return nil, nil, unknownNodeIn(ctx, db, id, seq)
 	}
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	n := &graph.Node{Node: rn}
 	if rn.Kind == record.KindFork {
 		n.ForkOf = &graph.Fork{Node: n}
 		join, err := db.JoinOf(ctx, run, seq)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 		if join != nil {
 			n.ForkOf.Join = &graph.Node{Node: join, ForkOf: n.ForkOf}
 		}
 	}
-	return db, run, n, nil
+	return run, n, nil
 }
 
 // unknownNodeIn is unknownNode read from the store: the nearest nodes by
@@ -166,42 +171,6 @@ func ParseNodeRef(s string) (int64, error) {
 		return 0, Usagef("%q is not a node reference: write n<number> as `inspect graph` shows it (e.g. n7)", s)
 	}
 	return seq, nil
-}
-
-// unknownNode is the error for a node the run does not have, listing the
-// nearest ones.
-func unknownNode(g *graph.Run, seq int64) error {
-	seqs := make([]int64, 0, len(g.Nodes))
-	for _, n := range g.Nodes {
-		seqs = append(seqs, n.Seq)
-	}
-	sort.Slice(seqs, func(i, j int) bool {
-		di, dj := abs(seqs[i]-seq), abs(seqs[j]-seq)
-		if di != dj {
-			return di < dj
-		}
-		return seqs[i] < seqs[j]
-	})
-	if len(seqs) > 5 {
-		seqs = seqs[:5]
-	}
-	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
-	var near []string
-	for _, s := range seqs {
-		n := g.Node(s)
-		near = append(near, fmt.Sprintf("n%d (%s)", s, n.Kind))
-	}
-	if len(near) == 0 {
-		return Usagef("run %s has no nodes", g.ID)
-	}
-	return Usagef("run %s has no node n%d (it has n1..n%d); nearest: %s", g.ID, seq, g.Nodes[len(g.Nodes)-1].Seq, strings.Join(near, ", "))
-}
-
-func abs(x int64) int64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
 
 // exactArgs and rangeArgs are cobra argument checks whose errors are usage errors.
