@@ -235,6 +235,7 @@ func (b *builder) hasAgentBelow(s *otel.Span) bool {
 type state struct {
 	c         *importers.Conversation
 	cur       string // its current agent
+	first     string // the agent it started with
 	usersSeen int
 	lastLLM   *importers.LLM
 	outKnown  map[*importers.LLM]bool // the span recorded its output (calls known)
@@ -249,9 +250,10 @@ func (b *builder) conv(s *otel.Span, isAgent bool, agent string) *importers.Conv
 		agent = agentName(s)
 	}
 	st := &state{c: c, cur: agent, outKnown: map[*importers.LLM]bool{}}
+	st.first = agent
 	b.fill(st, s, isAgent)
 	if c.Agent == "" {
-		c.Agent = st.cur
+		c.Agent = st.first
 	}
 	if c.Agent == "" {
 		c.Agent = "main"
@@ -325,7 +327,7 @@ func (b *builder) takeOver(st *state, s *otel.Span) {
 		return
 	}
 	if st.cur == "" {
-		st.cur, st.c.Agent = to, to
+		st.cur, st.first = to, to
 		return
 	}
 	h := &importers.Handoff{At: s.Start, From: st.cur, To: to}
@@ -360,7 +362,7 @@ func (b *builder) llm(st *state, s *otel.Span) {
 	l.Status, l.Error = spanStatus(s)
 	if a := s.Attrs.Str(otel.AttrAgentName); a != "" && a != st.cur {
 		if st.cur == "" {
-			st.cur = a
+			st.cur, st.first = a, a
 		} else {
 			l.Agent = a
 		}
@@ -604,6 +606,9 @@ func (b *builder) inspectStep(st *state, s *otel.Span) {
 	case "handoff":
 		h := &importers.Handoff{At: s.Start, From: a.Str(otel.AttrInspectHandoffFrom), To: a.Str(otel.AttrInspectHandoffTo), Reason: a.Str(otel.AttrInspectReason)}
 		st.c.Steps = append(st.c.Steps, importers.Step{Handoff: h})
+		if st.first == "" {
+			st.first = h.From
+		}
 		st.cur = h.To
 	case "join":
 		for i := len(st.c.Steps) - 1; i >= 0; i-- {
