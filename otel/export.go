@@ -35,7 +35,7 @@ func TraceID(runID string) trace.TraceID {
 }
 
 // Bodies gives a model call's request and response bodies (nil when not
-// recorded); the store satisfies it through DB.Request and DB.Response.
+// recorded), for nodes read back from the store, where they are not filled.
 type Bodies func(ctx context.Context, seq int64) (request, response []byte)
 
 // Spanner turns a run's records into GenAI spans as they come: Node for
@@ -161,6 +161,8 @@ func (s *Spanner) Node(ctx context.Context, n *record.Node) {
 	var req, resp []byte
 	if n.Kind == record.KindLLM && s.bodies != nil {
 		req, resp = s.bodies(ctx, n.Seq)
+	} else if n.Kind == record.KindLLM && n.LLM != nil {
+		req, resp = n.LLM.Request, n.LLM.Response // live: the node carries them
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -135,6 +135,14 @@ func (r *runner) add(c *conversation, n *record.Node) {
 		return
 	}
 	r.nodes.Add(1)
+	r.observe(n)
+}
+
+// observe hands a durable node to the Observer, if any.
+func (r *runner) observe(n *record.Node) {
+	if r.cfg.Observer != nil {
+		r.cfg.Observer.Node(r.rctx, n)
+	}
 }
 
 func (r *runner) start(c *conversation, n *record.Node) {
@@ -152,7 +160,9 @@ func (r *runner) finish(n *record.Node) {
 	}
 	if err := r.rec.FinishNode(r.rctx, n); err != nil {
 		r.cancel(fmt.Errorf("record: %w", err))
+		return
 	}
+	r.observe(n)
 }
 
 func (r *runner) fill(c *conversation, n *record.Node) {

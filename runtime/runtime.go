@@ -74,6 +74,19 @@ type Config struct {
 	MaxParallel int
 	// MaxForkDepth and MaxSteps override agents.yaml when > 0.
 	MaxForkDepth, MaxSteps int
+	// Observer sees the run as it is recorded (inspect run --otlp-endpoint
+	// streams it as spans); nil = none.
+	Observer Observer
+}
+
+// Observer sees a run as it is recorded: Start once the run exists, Node
+// after each node is durable (finished, or added complete), Finish once
+// the run is closed. Calls come from the run's goroutines, concurrently
+// for concurrent branches; an observer never fails the run.
+type Observer interface {
+	Start(ctx context.Context, run *record.Run)
+	Node(ctx context.Context, n *record.Node)
+	Finish(ctx context.Context, status record.Status, errMsg string, ended time.Time)
 }
 
 // InputError is a problem with what Run was asked to do — no task, no
@@ -223,6 +236,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record run: %w", err)
 	}
+	if cfg.Observer != nil {
+		cfg.Observer.Start(rctx, run)
+	}
 
 	runCtx, cancelRun := context.WithCancelCause(ctx)
 	defer cancelRun(nil)
@@ -266,6 +282,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cause := context.Cause(runCtx); cause != nil && !errors.Is(cause, context.Canceled) {
 		// a recording failure: the database is the problem, not the run
 		rec.Finish(rctx, record.StatusError, cause.Error(), time.Time{})
+		if cfg.Observer != nil {
+			cfg.Observer.Finish(rctx, record.StatusError, cause.Error(), time.Time{})
+		}
 		return nil, cause
 	}
 	if ctx.Err() != nil {
@@ -280,6 +299,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if err := rec.Finish(rctx, res.Status, res.Error, res.Ended); err != nil {
 		return nil, fmt.Errorf("record run: %w", err)
+	}
+	if cfg.Observer != nil {
+		cfg.Observer.Finish(rctx, res.Status, res.Error, res.Ended)
 	}
 	res.Nodes, res.LLMCalls, res.FirstLLM = int(r.nodes.Load()), int(r.llmCalls.Load()), r.firstLLM.Load()
 	return res, nil

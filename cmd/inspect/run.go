@@ -13,6 +13,7 @@ import (
 
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/internal/secret"
+	"github.com/inspect-dev/inspect/otel"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/runtime"
 	"github.com/inspect-dev/inspect/runtime/openaicompat"
@@ -34,6 +35,10 @@ type RunOptions struct {
 	Check bool
 	// Timeout bounds each attempt of a model call (a real provider).
 	Timeout time.Duration
+	// OTLPEndpoint streams the run as OpenTelemetry spans to this OTLP/HTTP
+	// endpoint ("" = OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, then
+	// OTEL_EXPORTER_OTLP_ENDPOINT, else none).
+	OTLPEndpoint string
 	// Now and RunID are injected by tests; zero values = wall clock, fresh id.
 	Now   func() time.Time
 	RunID string
@@ -85,6 +90,7 @@ scripted error: reply) or was cancelled, or the database is unusable.`,
 	cmd.Flags().StringVar(&opts.Script, "script", "", "answer with the scripted model from `FILE` (a script.yaml)")
 	cmd.Flags().BoolVar(&opts.Realtime, "realtime", false, "scripted model: really wait each latency and run branches concurrently")
 	cmd.Flags().BoolVar(&opts.Check, "check", false, "print the project's load errors and warnings without running it")
+	cmd.Flags().StringVar(&opts.OTLPEndpoint, "otlp-endpoint", "", "stream the run as OpenTelemetry spans to the OTLP/HTTP endpoint `URL` as it is recorded (default $OTEL_EXPORTER_OTLP_ENDPOINT; docs/otel.md)")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", openaicompat.DefaultTimeout, "how long one attempt of a model call may take, a `DURATION` such as 30s or 2m; a 429, a 5xx or a timeout is retried 3 times, each wait printed")
 	return cmd
 }
@@ -118,8 +124,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			mode = "scripted model, real time"
 		}
 	}
+	stream, err := otlpStream(opts)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(ios.ErrOut, "running %s (%s)\n", p.Name, mode)
-	res, err := runtime.Run(ctx, runtime.Config{
+	cfg := runtime.Config{
 		Project:  opts.Project,
 		Script:   opts.Script,
 		Tasks:    opts.Tasks,
@@ -130,11 +140,43 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		Progress: ios.ErrOut,
 		Getenv:   opts.F.Getenv,
 		OpenAI:   openaicompat.Config{Timeout: opts.Timeout},
-	})
+	}
+	if stream != nil {
+		cfg.Observer = stream
+	}
+	res, err := runtime.Run(ctx, cfg)
 	if err != nil {
 		return projectError(err)
 	}
+	if stream != nil {
+		if err := stream.Err(); err != nil {
+			fmt.Fprintf(ios.ErrOut, "warning: %v; the run is recorded all the same (inspect export --format otlp writes it to a file)\n", err)
+		} else {
+			fmt.Fprintf(ios.ErrOut, "spans: trace %s sent to %s\n", otel.TraceID(res.RunID), secret.URL(stream.URL))
+		}
+	}
 	return reportRun(ios, res, opts.F.DBPath, true, res.FirstLLM, opts.Script != "")
+}
+
+// otlpStream is the span stream --otlp-endpoint (or the environment) asks
+// for, or nil.
+func otlpStream(opts *RunOptions) (*otel.Stream, error) {
+	ep, from := opts.OTLPEndpoint, "--otlp-endpoint"
+	if ep == "" {
+		if ep = opts.F.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"); ep != "" {
+			from = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+		} else if ep = opts.F.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT"); ep != "" {
+			from = "OTEL_EXPORTER_OTLP_ENDPOINT"
+		}
+	}
+	if ep == "" {
+		return nil, nil
+	}
+	u, err := otel.TracesURL(ep)
+	if err != nil {
+		return nil, Usagef("%s: %v", from, err)
+	}
+	return &otel.Stream{URL: u}, nil
 }
 
 // reportRun prints a finished run: its answer on stdout (when answer is

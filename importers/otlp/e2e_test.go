@@ -25,7 +25,7 @@ func TestImport_RealFrameworks(t *testing.T) {
 	}
 	defer db.Close()
 	for _, tt := range []struct {
-		file        string
+		file         string
 		graph, audit []string
 	}{
 		{"langgraph-supervisor.otlp.jsonl",

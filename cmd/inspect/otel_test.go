@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/importers"
+	"github.com/inspect-dev/inspect/importers/otlp"
+	"github.com/inspect-dev/inspect/otel"
+	"github.com/inspect-dev/inspect/runtime/runtimetest"
+)
+
+// importFile imports an OTLP file into f's database and returns the run id.
+func importFile(t *testing.T, f *Factory, path string) string {
+	t.Helper()
+	ctx := context.Background()
+	ss, err := otlp.Format{}.Read(ctx, path, importers.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) != 1 {
+		t.Fatalf("%s: %d traces, want 1", path, len(ss))
+	}
+	db, err := f.Store(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := importers.Write(ctx, db, ss[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// commandText is the stdout of inspect ARGS --db (exit 0 or 1), with the
+// run ids among args written RUN, for comparing two runs of one shape.
+func commandText(t *testing.T, f *Factory, buf *bytes.Buffer, args ...string) string {
+	t.Helper()
+	buf.Reset()
+	if code := run(context.Background(), f, append(args, "--db", f.DBPath)); code != ExitOK && code != ExitFindings {
+		t.Fatalf("inspect %v: exit %d; stderr:\n%s", args, code, f.IO.ErrOut)
+	}
+	s := buf.String()
+	for _, id := range args[1:] {
+		s = strings.ReplaceAll(s, id, "RUN")
+	}
+	return s
+}
+
+// TestExport_Command: inspect export writes the run as OTLP/JSON lines that
+// import back to the same audit.
+func TestExport_Command(t *testing.T) {
+	f, out, errOut := testFactory(t)
+	g := recordFixture(t, f, "fanout-compact")
+	file := filepath.Join(t.TempDir(), "run.otlp.jsonl")
+	if code := run(t.Context(), f, []string{"export", g.Run.ID, "--format", "otlp", "-o", file, "--db", f.DBPath}); code != ExitOK {
+		t.Fatalf("export: exit %d: %s", code, errOut)
+	}
+	if want := "as trace " + otel.TraceID(g.Run.ID).String(); !strings.Contains(errOut.String(), want) {
+		t.Errorf("stderr %q lacks %q", errOut, want)
+	}
+	id := importFile(t, f, file)
+	if a, b := commandText(t, f, out, "audit", g.Run.ID), commandText(t, f, out, "audit", id); a != b {
+		t.Errorf("audit of the imported export differs:\n%s\nwant:\n%s", b, a)
+	}
+	if code := run(t.Context(), f, []string{"export", g.Run.ID, "--format", "jaeger", "--db", f.DBPath}); code != ExitUsage {
+		t.Errorf("export --format jaeger: exit %d, want %d", code, ExitUsage)
+	}
+}
+
+// TestJaeger sends fixture runs through a real Jaeger on loopback: inspect
+// run --otlp-endpoint streams the spans, the trace is fetched back from
+// Jaeger's query API (/api/v3/traces/<id>, OTLP JSON) and imported, and
+// the imported run's graph and audit equal the recorded run's. .ci/run
+// builds and starts Jaeger (.ci/jaeger) and sets INSPECT_JAEGER_OTLP and
+// INSPECT_JAEGER_QUERY.
+func TestJaeger(t *testing.T) {
+	otlpURL, query := os.Getenv("INSPECT_JAEGER_OTLP"), os.Getenv("INSPECT_JAEGER_QUERY")
+	if otlpURL == "" || query == "" {
+		t.Skip("no Jaeger to send to: .ci/run builds one and sets INSPECT_JAEGER_OTLP and INSPECT_JAEGER_QUERY")
+	}
+	for _, fx := range []string{"fanout-compact", "handoff-chain", "failing-branch", "audit-fork-uneven", "audit-handoff-loop"} {
+		t.Run(fx, func(t *testing.T) {
+			f, out, errOut := testFactory(t)
+			dir := filepath.Join(t.TempDir(), fx)
+			if err := runtimetest.CopyDir(filepath.Join("..", "..", "fixtures", fx), dir); err != nil {
+				t.Fatal(err)
+			}
+			code := run(t.Context(), f, []string{"run", dir, "--script", filepath.Join(dir, "script.yaml"), "--otlp-endpoint", otlpURL, "--db", f.DBPath})
+			if code != ExitOK && fx != "failing-branch" {
+				t.Fatalf("run: exit %d: %s", code, errOut)
+			}
+			if !strings.Contains(errOut.String(), "spans: trace ") {
+				t.Fatalf("run did not say it sent the spans:\n%s", errOut)
+			}
+			db, err := f.Store(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, err := db.ResolveRun(t.Context(), "latest")
+			if err != nil {
+				t.Fatal(err)
+			}
+			orig, err := graph.Load(t.Context(), db, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(t.TempDir(), "jaeger.json")
+			url := strings.TrimSuffix(query, "/") + "/api/v3/traces/" + otel.TraceID(id).String()
+			// Jaeger stores what its batch processor hands it: poll until every span is there
+			deadline := time.Now().Add(30 * time.Second)
+			var back string
+			for {
+				body := fetch(t, url)
+				if err := os.WriteFile(file, body, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if ss, err := (otlp.Format{}).Read(t.Context(), file, importers.Options{}); err == nil && countSteps(ss[0].Trunk) >= len(orig.Nodes)-countJoins(orig) {
+					back = importFile(t, f, file)
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("Jaeger did not return the whole trace in 30s; last answer:\n%.2000s", body)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			g, err := graph.Load(t.Context(), db, back)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(g.Nodes) != len(orig.Nodes) {
+				t.Errorf("imported %d nodes, recorded %d", len(g.Nodes), len(orig.Nodes))
+			}
+			if a, b := commandText(t, f, out, "graph", id), commandText(t, f, out, "graph", back); a != b {
+				t.Errorf("graph through Jaeger differs:\n%s\nwant:\n%s", b, a)
+			}
+			if a, b := commandText(t, f, out, "audit", id), commandText(t, f, out, "audit", back); a != b {
+				t.Errorf("audit through Jaeger differs:\n%s\nwant:\n%s", b, a)
+			}
+		})
+	}
+}
+
+func fetch(t *testing.T, url string) []byte {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode == http.StatusNotFound {
+		return []byte("{}")
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s: %s", url, resp.Status, b)
+	}
+	return b
+}
+
+// countSteps counts the nodes a conversation's steps make (a fork's join is
+// not a step of its own).
+func countSteps(c *importers.Conversation) int {
+	n := 0
+	for _, s := range c.Steps {
+		n++
+		if s.Fork != nil {
+			for _, b := range s.Fork.Branches {
+				if b.Conv != nil {
+					n += countSteps(b.Conv)
+				}
+			}
+		}
+	}
+	return n
+}
+
+func countJoins(g *graph.Run) int {
+	n := 0
+	for _, x := range g.Nodes {
+		if x.Join != nil {
+			n++
+		}
+	}
+	return n
+}
