@@ -22,12 +22,22 @@ func (p *Pass) readRequest(seq int64) (*chat.Request, error) {
 	} else {
 		body, err = p.Request(seq)
 	}
-	var req *chat.Request
-	if err == nil {
-		req, err = chat.ReadRequest(body, "")
-	}
 	if p.shared.requests == nil {
 		p.shared.requests = map[int64]readRequest{}
+		p.shared.frames = map[string]readRequest{}
+	}
+	var req *chat.Request
+	if err == nil {
+		// The calls of a conversation share their frame (model, tools,
+		// system prompt): each distinct one is parsed once.
+		if r, ok := p.shared.frames[string(body)]; ok && p.frames != nil {
+			req, err = r.req, r.err
+		} else {
+			req, err = chat.ReadRequest(body, "")
+			if p.frames != nil {
+				p.shared.frames[string(body)] = readRequest{req, err}
+			}
+		}
 	}
 	p.shared.requests[seq] = readRequest{req, err}
 	return req, err

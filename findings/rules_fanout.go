@@ -118,6 +118,7 @@ type sharedFacts struct {
 	args     map[*graph.Node]*callArgs
 	io       map[*graph.Branch]*branchIO // fork.sequence: what each branch read and wrote
 	requests map[int64]readRequest       // by llm node seq
+	frames   map[string]readRequest      // by frame bytes
 }
 
 // callArgs are a call's arguments in the forms rules compare and print,

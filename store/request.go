@@ -488,52 +488,38 @@ func (db *DB) Request(ctx context.Context, run string, seq int64) ([]byte, error
 // request recorded before schema v4 (system prompt in the chain) the chain's
 // first message is taken when it is a system message.
 func (db *DB) RequestFrame(ctx context.Context, run string, seq int64) ([]byte, error) {
-	var head, system, last, tail, size int64
-	err := db.r.QueryRowContext(ctx, `SELECT r.head, r.system, r.last, r.tail, r.size
-		FROM requests r JOIN nodes n ON n.id = r.node_id WHERE n.run_id=? AND n.seq=?`, run, seq).
-		Scan(&head, &system, &last, &tail, &size)
+	var system, last, size int64
+	var head, sys, tail []byte
+	err := db.r.QueryRowContext(ctx, `SELECT r.system, r.last, r.size, h.data, s.data, t.data
+		FROM requests r JOIN nodes n ON n.id = r.node_id
+		LEFT JOIN blobs h ON h.id = r.head LEFT JOIN blobs s ON s.id = r.system LEFT JOIN blobs t ON t.id = r.tail
+		WHERE n.run_id=? AND n.seq=?`, run, seq).
+		Scan(&system, &last, &size, &head, &sys, &tail)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("n%d: %w", seq, ErrNoRequest)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load request of n%d: %w", seq, err)
 	}
-	blob := func(id int64) ([]byte, error) {
-		var b []byte
-		if err := db.r.QueryRowContext(ctx, `SELECT data FROM blobs WHERE id=?`, id).Scan(&b); err != nil {
+	if system == -1 && last != 0 {
+		// Recorded before v4: the oldest link of the chain, walked within
+		// the recorded size, when it is a system message.
+		var first []byte
+		err := db.r.QueryRowContext(ctx, `WITH RECURSIVE c(id, prev, k) AS (
+				SELECT id, prev, 0 FROM chain WHERE id = ?
+				UNION ALL
+				SELECT chain.id, chain.prev, c.k + 1 FROM chain JOIN c ON chain.id = c.prev WHERE c.k < ?
+			)
+			SELECT chain.data FROM c JOIN chain ON chain.id = c.id WHERE c.prev = 0`, last, size).Scan(&first)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("load request of n%d: %w", seq, err)
 		}
-		return b, nil
+		if isSystem(first) {
+			sys = first
+		}
 	}
-	var out []byte
-	for i, part := range []int64{head, system, tail} {
-		if i == 1 && part == -1 && last != 0 {
-			// The oldest link of the chain, walked within the recorded size.
-			var first []byte
-			err := db.r.QueryRowContext(ctx, `WITH RECURSIVE c(id, prev, k) AS (
-					SELECT id, prev, 0 FROM chain WHERE id = ?
-					UNION ALL
-					SELECT chain.id, chain.prev, c.k + 1 FROM chain JOIN c ON chain.id = c.prev WHERE c.k < ?
-				)
-				SELECT chain.data FROM c JOIN chain ON chain.id = c.id WHERE c.prev = 0`, last, size).Scan(&first)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return nil, fmt.Errorf("load request of n%d: %w", seq, err)
-			}
-			if isSystem(first) {
-				out = append(out, first...)
-			}
-			continue
-		}
-		if part <= 0 {
-			continue
-		}
-		b, err := blob(part)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, b...)
-	}
-	return out, nil
+	out := make([]byte, 0, len(head)+len(sys)+len(tail))
+	return append(append(append(out, head...), sys...), tail...), nil
 }
 
 // Response returns the stored response body of llm node seq, or nil.
