@@ -15,10 +15,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -45,14 +45,7 @@ var detectRE = regexp.MustCompile(`^\s*\{[^\n]*"type"\s*:\s*"session_meta"`)
 // Detect reports whether path starts with a Codex session_meta line,
 // reading at most 8 KB.
 func (Format) Detect(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, 8<<10)
-	n, _ := io.ReadFull(f, head)
-	return detectRE.Match(head[:n])
+	return detectRE.Match(importers.Head(path, 8<<10))
 }
 
 // Read parses the rollout at path, and the rollouts of the sub-agents it
@@ -170,7 +163,7 @@ func attach(ctx context.Context, r *reader, idx *index, opt importers.Options, r
 			}
 			seen[c.meta.ID] = true
 			for _, m := range child.models {
-				if !contains(*models, m) {
+				if !slices.Contains(*models, m) {
 					*models = append(*models, m)
 				}
 			}

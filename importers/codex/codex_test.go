@@ -3,6 +3,7 @@ package codex
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/importers"
+	"github.com/inspect-dev/inspect/importers/importerstest"
 	"github.com/inspect-dev/inspect/record"
 )
 
@@ -87,9 +89,7 @@ func read(t *testing.T, path string, opt importers.Options) *importers.Session {
 }
 
 type totals struct {
-	Responses, Tools, SubAgents           int
-	In, Cached, Out, Reasoning            int64
-	Overlapping                           int
+	importerstest.Totals
 	ChildrenFound, ChildrenMissing, Tasks int
 }
 
@@ -204,74 +204,30 @@ func rawTotals(t *testing.T, sessions, root string) totals {
 	}
 	count(root, false)
 	tt.ChildrenMissing = tt.SubAgents - tt.ChildrenFound
-	for i := range windows {
-		for j := i + 1; j < len(windows); j++ {
-			if windows[i][0].Before(windows[j][1]) && windows[j][0].Before(windows[i][1]) {
-				tt.Overlapping++
-			}
-		}
-	}
+	tt.Overlapping = importerstest.Overlaps(windows)
 	return tt
 }
 
 func sessionTotals(s *importers.Session) totals {
-	tt := totals{Tasks: len(s.Tasks)}
-	var windows [][2]time.Time
+	tt := totals{Totals: importerstest.Count(s), Tasks: len(s.Tasks)}
 	var walk func(c *importers.Conversation)
 	walk = func(c *importers.Conversation) {
 		for _, st := range c.Steps {
-			switch {
-			case st.LLM != nil:
-				tt.Responses++
-				tt.In += st.LLM.Usage.In
-				tt.Cached += st.LLM.Usage.Cached
-				tt.Out += st.LLM.Usage.Out
-				tt.Reasoning += st.LLM.Usage.Reasoning
-			case st.Tool != nil:
-				tt.Tools++
-			case st.Fork != nil:
-				for _, b := range st.Fork.Branches {
-					tt.SubAgents++
-					if len(b.Conv.Steps) == 0 {
-						tt.ChildrenMissing++
-						continue
-					}
+			if st.Fork == nil {
+				continue
+			}
+			for _, b := range st.Fork.Branches {
+				if len(b.Conv.Steps) == 0 {
+					tt.ChildrenMissing++
+				} else {
 					tt.ChildrenFound++
-					end := b.Conv.Ended
-					if last := b.Conv.Steps[len(b.Conv.Steps)-1]; end.IsZero() || last.Tool != nil && last.Tool.Ended.Before(end) {
-						end = lastTime(b.Conv)
-					}
-					windows = append(windows, [2]time.Time{b.Conv.Started, end})
-					walk(b.Conv)
 				}
+				walk(b.Conv)
 			}
 		}
 	}
 	walk(s.Trunk)
-	for i := range windows {
-		for j := i + 1; j < len(windows); j++ {
-			if windows[i][0].Before(windows[j][1]) && windows[j][0].Before(windows[i][1]) {
-				tt.Overlapping++
-			}
-		}
-	}
 	return tt
-}
-
-// lastTime is the end of a conversation's last step.
-func lastTime(c *importers.Conversation) time.Time {
-	var t time.Time
-	for _, st := range c.Steps {
-		switch {
-		case st.LLM != nil && st.LLM.Ended.After(t):
-			t = st.LLM.Ended
-		case st.Tool != nil && st.Tool.Ended.After(t):
-			t = st.Tool.Ended
-		case st.Final != nil && st.Final.At.After(t):
-			t = st.Final.At
-		}
-	}
-	return t
 }
 
 func TestRead_TotalsMatchRawFiles(t *testing.T) {
@@ -294,11 +250,11 @@ func TestRead_Totals_HandWritten(t *testing.T) {
 	got := sessionTotals(read(t, rollout(t, sessions, parentID), importers.Options{}))
 	// parent 6 responses (the repeated and the null token counts are not
 	// responses), C1 3, C2 1, C3 3 (not the 1 of the copied parent turn).
-	want := totals{Responses: 13, Tools: 7, SubAgents: 3, ChildrenFound: 3, Overlapping: 3, Tasks: 1,
+	want := totals{ChildrenFound: 3, Tasks: 1, Totals: importerstest.Totals{Responses: 13, Tools: 7, SubAgents: 3, Overlapping: 3,
 		In:        5200 + 5600 + 5900 + 6300 + 6500 + 6700 + 2100 + 2300 + 2500 + 1900 + 7000 + 7300 + 7400,
 		Cached:    3000 + 5000 + 5500 + 5800 + 6200 + 6400 + 0 + 2048 + 2048 + 0 + 6000 + 7000 + 7200,
 		Out:       180 + 240 + 40 + 35 + 120 + 30 + 50 + 40 + 25 + 45 + 60 + 30 + 10,
-		Reasoning: 64 + 96 + 32 + 20 + 10 + 30}
+		Reasoning: 64 + 96 + 32 + 20 + 10 + 30}}
 	if got != want {
 		t.Errorf("totals = %+v\nwant     %+v", got, want)
 	}
@@ -419,7 +375,7 @@ func TestRead_Facts(t *testing.T) {
 	if !s.Started.Equal(time.Date(2026, 3, 1, 10, 0, 0, 100e6, time.UTC)) || !s.Ended.Equal(time.Date(2026, 3, 1, 10, 0, 47, 200e6, time.UTC)) {
 		t.Errorf("Started %v Ended %v", s.Started, s.Ended)
 	}
-	if want := map[string]int{`record "future_record"`: 1, `event_msg "brand_new_event"`: 1}; !equalMaps(s.Report.Skipped, want) {
+	if want := map[string]int{`record "future_record"`: 1, `event_msg "brand_new_event"`: 1}; !maps.Equal(s.Report.Skipped, want) {
 		t.Errorf("Skipped = %v, want %v", s.Report.Skipped, want)
 	}
 	fork := s.Trunk.Steps[4].Fork
@@ -457,18 +413,6 @@ func TestRead_Facts(t *testing.T) {
 	if hop.Conv.Status != record.StatusInterrupted || !strings.Contains(hop.Conv.Error, "rollout file was not found") || !ser.Trunk.Steps[8].Fork.JoinAt.IsZero() {
 		t.Errorf("Hopper = %+v", hop.Conv)
 	}
-}
-
-func equalMaps(a, b map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 func TestNewest(t *testing.T) {

@@ -1,17 +1,11 @@
 package codex
 
 import (
-	"context"
-	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/inspect-dev/inspect/findings"
-	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/importers"
-	"github.com/inspect-dev/inspect/mermaid"
+	"github.com/inspect-dev/inspect/importers/importerstest"
 	"github.com/inspect-dev/inspect/record"
-	"github.com/inspect-dev/inspect/store"
 )
 
 // TestImport_Store writes the rollouts into a store file on disk and reads
@@ -20,13 +14,8 @@ import (
 // branch and a missing one is interrupted; the serial reads are a missed
 // fan-out; AGENTS.md is in the run's project.
 func TestImport_Store(t *testing.T) {
-	ctx := context.Background()
 	sessions, _ := tree(t)
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := importerstest.Store(t)
 	for _, tt := range []struct {
 		id           string
 		graph, audit []string
@@ -39,42 +28,15 @@ func TestImport_Store(t *testing.T) {
 			[]string{"fanout.missed", "3 shell calls in the trunk ran one after another in separate responses"}},
 	} {
 		t.Run(tt.id, func(t *testing.T) {
-			s := read(t, rollout(t, sessions, tt.id), importers.Options{})
-			id, err := importers.Write(ctx, db, s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, err := graph.Load(ctx, db, id)
-			if err != nil {
-				t.Fatal(err)
-			}
+			g, mm, audit := importerstest.Shown(t, db, read(t, rollout(t, sessions, tt.id), importers.Options{}))
 			if g.Run.Status != record.StatusOK {
 				t.Errorf("run status %s", g.Run.Status)
 			}
 			if g.Run.Project.File("AGENTS.md") == nil {
 				t.Errorf("project files %+v: no AGENTS.md", g.Run.Project.Files)
 			}
-			var mm, audit strings.Builder
-			if err := mermaid.Fprint(&mm, g); err != nil {
-				t.Fatal(err)
-			}
-			rep, err := findings.Audit(g, func(seq int64) ([]byte, error) { return db.Request(ctx, id, seq) })
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := findings.WriteText(&audit, rep); err != nil {
-				t.Fatal(err)
-			}
-			for _, w := range tt.graph {
-				if !strings.Contains(mm.String(), w) {
-					t.Errorf("graph lacks %q:\n%s", w, mm.String())
-				}
-			}
-			for _, w := range tt.audit {
-				if !strings.Contains(audit.String(), w) {
-					t.Errorf("audit lacks %q:\n%s", w, audit.String())
-				}
-			}
+			importerstest.Contains(t, "graph", mm, tt.graph...)
+			importerstest.Contains(t, "audit", audit, tt.audit...)
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -341,7 +342,7 @@ func (r *reader) line(l *line, n int) error {
 		}
 		if json.Unmarshal(l.Payload, &tc) == nil && tc.Model != "" {
 			r.model = tc.Model
-			if !contains(r.models, tc.Model) {
+			if !slices.Contains(r.models, tc.Model) {
 				r.models = append(r.models, tc.Model)
 			}
 		}
@@ -409,7 +410,7 @@ func (r *reader) responseItem(p json.RawMessage, at time.Time, n int) error {
 	}
 	switch it.Type {
 	case "message":
-		text := contentText(it.Content)
+		text := importers.MessageText(it.Content)
 		switch it.Role {
 		case "user":
 			r.userMessage(text, at)
@@ -537,7 +538,7 @@ func (r *reader) newSpawn(args string, at time.Time) *spawn {
 	}
 	instr := a.Message
 	if instr == "" && len(a.Items) > 0 {
-		instr = contentText(a.Items)
+		instr = importers.MessageText(a.Items)
 	}
 	s.branch = &importers.Branch{Agent: a.AgentType, Instructions: truncate(instr), Args: truncate(args)}
 	if s.branch.Agent == "" {
@@ -917,25 +918,6 @@ func baseInstructions(raw json.RawMessage) string {
 	return v.Text
 }
 
-// contentText reads message content: [{type: input_text|output_text, text}].
-func contentText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(raw, &parts) != nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
-	}
-	return b.String()
-}
-
 // outputText reads a function_call_output's output: a string, content
 // items [{type: input_text, text}], or an object {content, success}; the
 // second result is true when the output says the call failed.
@@ -951,7 +933,7 @@ func outputText(raw json.RawMessage) (string, bool) {
 	if json.Unmarshal(raw, &obj) == nil && obj.Content != nil {
 		return *obj.Content, obj.Success != nil && !*obj.Success
 	}
-	if t := contentText(raw); t != "" {
+	if t := importers.MessageText(raw); t != "" {
 		return t, false
 	}
 	return string(raw), false
@@ -973,12 +955,7 @@ func execText(text string) (string, bool) {
 	return *v.Output, v.Metadata.ExitCode != nil && *v.Metadata.ExitCode != 0
 }
 
-func truncate(s string) string {
-	if len(s) <= maxText {
-		return s
-	}
-	return s[:maxText] + "…"
-}
+func truncate(s string) string { return importers.Truncate(s, maxText) }
 
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
@@ -988,13 +965,4 @@ func firstLine(s string) string {
 		s = s[:300] + "…"
 	}
 	return s
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

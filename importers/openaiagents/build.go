@@ -3,6 +3,7 @@ package openaiagents
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -38,7 +39,7 @@ func (c *collector) session(t *trace) *importers.Session {
 		if sp.end.After(s.Ended) {
 			s.Ended = sp.end
 		}
-		if sp.model != "" && !contains(s.Models, sp.model) {
+		if sp.model != "" && !slices.Contains(s.Models, sp.model) {
 			s.Models = append(s.Models, sp.model)
 		}
 	}
@@ -163,15 +164,6 @@ func findTask(ss []*span) *span {
 		}
 	}
 	return nil
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // builder maps spans to conversations.

@@ -3,16 +3,12 @@ package openaiagents_test
 import (
 	"context"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/inspect-dev/inspect/findings"
-	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/importers"
+	"github.com/inspect-dev/inspect/importers/importerstest"
 	"github.com/inspect-dev/inspect/importers/openaiagents"
-	"github.com/inspect-dev/inspect/mermaid"
 	"github.com/inspect-dev/inspect/record"
-	"github.com/inspect-dev/inspect/store"
 )
 
 // TestImport_Store writes each real trace into a store file on disk and
@@ -22,11 +18,7 @@ import (
 // by hand from the scenarios in testdata/gen/gen.mjs).
 func TestImport_Store(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := importerstest.Store(t)
 	for _, tt := range []struct {
 		file         string
 		status       record.Status
@@ -53,42 +45,16 @@ func TestImport_Store(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			id, err := importers.Write(ctx, db, ss[0])
-			if err != nil {
-				t.Fatal(err)
-			}
+			g, mm, audit := importerstest.Shown(t, db, ss[0])
 			// Importing again updates the same run.
-			if id2, err := importers.Write(ctx, db, ss[0]); err != nil || id2 != id {
-				t.Fatalf("re-import: id %s, %v; want %s", id2, err, id)
-			}
-			g, err := graph.Load(ctx, db, id)
-			if err != nil {
-				t.Fatal(err)
+			if g2, _, _ := importerstest.Shown(t, db, ss[0]); g2.Run.ID != g.Run.ID {
+				t.Errorf("re-import made run %s, want %s again", g2.Run.ID, g.Run.ID)
 			}
 			if g.Run.Status != tt.status {
 				t.Errorf("run status %s, want %s", g.Run.Status, tt.status)
 			}
-			var mm, audit strings.Builder
-			if err := mermaid.Fprint(&mm, g); err != nil {
-				t.Fatal(err)
-			}
-			rep, err := findings.Audit(g, func(seq int64) ([]byte, error) { return db.Request(ctx, id, seq) })
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := findings.WriteText(&audit, rep); err != nil {
-				t.Fatal(err)
-			}
-			for _, w := range tt.graph {
-				if !strings.Contains(mm.String(), w) {
-					t.Errorf("graph lacks %q:\n%s", w, mm.String())
-				}
-			}
-			for _, w := range tt.audit {
-				if !strings.Contains(audit.String(), w) {
-					t.Errorf("audit lacks %q:\n%s", w, audit.String())
-				}
-			}
+			importerstest.Contains(t, "graph", mm, tt.graph...)
+			importerstest.Contains(t, "audit", audit, tt.audit...)
 		})
 	}
 }

@@ -42,14 +42,7 @@ var detectRE = regexp.MustCompile(`"object"\s*:\s*"trace(\.span)?"`)
 // Detect reports whether path starts with an Agents SDK trace or span,
 // reading at most 8 KB.
 func (Format) Detect(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, 8<<10)
-	n, _ := io.ReadFull(f, head)
-	return detectRE.Match(head[:n])
+	return detectRE.Match(importers.Head(path, 8<<10))
 }
 
 // Read parses every trace in path into a Session, in the order the traces

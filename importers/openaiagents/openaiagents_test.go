@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/importers"
+	"github.com/inspect-dev/inspect/importers/importerstest"
 	"github.com/inspect-dev/inspect/record"
 )
 
@@ -42,13 +43,7 @@ func read(t *testing.T, name string) *importers.Session {
 	return ss[0]
 }
 
-// totals are the counts the test compares: computed once from the raw
-// file, once from the Session.
-type totals struct {
-	Responses, Tools, SubAgents, Handoffs int
-	In, Out, Cached, Reasoning            int64
-	Overlapping                           int // pairs of sub-agents whose runs overlap in time
-}
+type totals = importerstest.Totals
 
 // rawTotals counts from the file with nothing but encoding/json and maps:
 // model spans, function spans (those with an agent under them are
@@ -164,55 +159,15 @@ func rawTotals(t *testing.T, name string) totals {
 	} else {
 		tt.In, tt.Out, tt.Cached = respIn, respOut, respCached
 	}
-	for i := range subAgentSpans {
-		for j := i + 1; j < len(subAgentSpans); j++ {
-			a, b := times[subAgentSpans[i]], times[subAgentSpans[j]]
-			if a[0].Before(b[1]) && b[0].Before(a[1]) {
-				tt.Overlapping++
-			}
-		}
+	var windows [][2]time.Time
+	for _, id := range subAgentSpans {
+		windows = append(windows, times[id])
 	}
+	tt.Overlapping = importerstest.Overlaps(windows)
 	return tt
 }
 
-// sessionTotals counts the same from the parsed Session.
-func sessionTotals(s *importers.Session) totals {
-	var tt totals
-	var branches []*importers.Conversation
-	var walk func(c *importers.Conversation)
-	walk = func(c *importers.Conversation) {
-		for _, st := range c.Steps {
-			switch {
-			case st.LLM != nil:
-				tt.Responses++
-				tt.In += st.LLM.Usage.In
-				tt.Out += st.LLM.Usage.Out
-				tt.Cached += st.LLM.Usage.Cached
-				tt.Reasoning += st.LLM.Usage.Reasoning
-			case st.Tool != nil:
-				tt.Tools++
-			case st.Handoff != nil:
-				tt.Handoffs++
-			case st.Fork != nil:
-				for _, b := range st.Fork.Branches {
-					tt.SubAgents++
-					branches = append(branches, b.Conv)
-					walk(b.Conv)
-				}
-			}
-		}
-	}
-	walk(s.Trunk)
-	for i := range branches {
-		for j := i + 1; j < len(branches); j++ {
-			a, b := branches[i], branches[j]
-			if a.Started.Before(b.Ended) && b.Started.Before(a.Ended) {
-				tt.Overlapping++
-			}
-		}
-	}
-	return tt
-}
+var sessionTotals = importerstest.Count
 
 func TestRead_TotalsMatchRawFile(t *testing.T) {
 	for _, name := range fixtures {

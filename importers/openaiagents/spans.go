@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/inspect-dev/inspect/importers"
@@ -248,7 +247,7 @@ func (s *span) readGeneration(d spanData) {
 	if json.Unmarshal(d.Input, &in) == nil && len(in) > 0 {
 		for _, m := range in {
 			if m.Role == "user" {
-				s.firstUser = truncate(contentText(m.Content))
+				s.firstUser = truncate(importers.MessageText(m.Content))
 				break
 			}
 		}
@@ -298,7 +297,7 @@ func (s *span) readOutput(o json.RawMessage) {
 		s.calls = append(s.calls, v.Name)
 	case v.Role == "assistant" || v.Type == "message":
 		s.callsKnown = true
-		if t := contentText(v.Content); t != "" {
+		if t := importers.MessageText(v.Content); t != "" {
 			s.content = truncate(s.content + t)
 		}
 		for _, tc := range v.ToolCalls {
@@ -320,25 +319,6 @@ type toolCall struct {
 	} `json:"custom"`
 }
 
-// contentText reads a message content: a string, or parts with text.
-func contentText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(raw, &parts) != nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
-	}
-	return b.String()
-}
-
 // rawText returns a JSON string's value, or the raw JSON of anything else.
 func rawText(raw json.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "null" {
@@ -351,12 +331,7 @@ func rawText(raw json.RawMessage) string {
 	return string(raw)
 }
 
-func truncate(s string) string {
-	if len(s) <= maxText {
-		return s
-	}
-	return s[:maxText] + "…"
-}
+func truncate(s string) string { return importers.Truncate(s, maxText) }
 
 // errorDetail reads the error data the SDK adds: {"error": "..."} or
 // {"tool_name": ..., "error": ...}.
