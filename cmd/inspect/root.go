@@ -148,6 +148,7 @@ var commands = []func(*Factory) *cobra.Command{
 	func(f *Factory) *cobra.Command { return NewCmdDiff(f, nil) },
 	func(f *Factory) *cobra.Command { return NewCmdMigrate(f, nil) },
 	func(f *Factory) *cobra.Command { return NewCmdExport(f, nil) },
+	func(f *Factory) *cobra.Command { return NewCmdCollect(f, nil) },
 }
 
 // Main runs inspect with args and returns the exit code.

@@ -42,14 +42,20 @@ func (t *Trace) Add(s *otel.Span) {
 // Len is the number of distinct spans.
 func (t *Trace) Len() int { return len(t.spans) }
 
-// Ended reports whether every root span of the trace has ended.
+// Ended reports whether the trace's root span (one without a parent) has
+// arrived and every such root has ended; spans whose parent has not
+// arrived do not count.
 func (t *Trace) Ended() bool {
+	roots := 0
 	for _, s := range t.spans {
-		if _, ok := t.index[s.ParentID]; (s.ParentID == "" || !ok) && s.End.IsZero() {
-			return false
+		if s.ParentID == "" {
+			roots++
+			if s.End.IsZero() {
+				return false
+			}
 		}
 	}
-	return len(t.spans) > 0
+	return roots > 0
 }
 
 // Build maps t to a Session (DESIGN §13, §14): an agent span is a
