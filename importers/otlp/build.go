@@ -105,7 +105,8 @@ func Build(t *Trace, opt importers.Options) *importers.Session {
 
 	sess := &importers.Session{Source: record.Source{Format: Name, ID: t.ID}}
 	root := roots[0]
-	if len(roots) > 1 { // several roots: one container above them
+	if c := b.classOf(root); len(roots) > 1 || c == classLLM || c == classTool || c == classInspect {
+		// several roots, or a root that is a step itself: one container above them
 		root = &otel.Span{SpanID: "", Start: roots[0].Start}
 		b.kids[""] = roots
 		for _, r := range roots {

@@ -27,7 +27,7 @@ type Live struct {
 	// trace has ended; may be nil.
 	OnRun func(runID string, s *importers.Session, spans int, ended bool)
 	// OnError is told of a failed write (the trace is tried again); may be nil.
-	OnError func(traceID string, err error)
+	OnError  func(traceID string, err error)
 	Options  importers.Options
 	Source   string        // the Source.Path of the runs (the listen URL)
 	Debounce time.Duration // the least time between two writes of one trace; 0 = 250ms
