@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"strings"
 	"testing"
@@ -28,26 +29,30 @@ func TestEveryCommandHasExamples(t *testing.T) {
 	walk(root)
 }
 
+// completions runs `inspect __complete args...` and returns the offered
+// words (without their descriptions and cobra's directive line).
+func completions(t *testing.T, f *Factory, out *bytes.Buffer, args ...string) []string {
+	t.Helper()
+	out.Reset()
+	if code := run(t.Context(), f, append([]string{"__complete", "--db", f.DBPath}, args...)); code != ExitOK {
+		t.Fatalf("__complete %v exit %d", args, code)
+	}
+	var got []string
+	for _, l := range strings.Split(out.String(), "\n") {
+		if l != "" && !strings.HasPrefix(l, ":") {
+			got = append(got, strings.SplitN(l, "\t", 2)[0])
+		}
+	}
+	return got
+}
+
 // Shell completion offers run references and node references; it never
 // creates the database it is pointed at.
 func TestCompletion(t *testing.T) {
 	f, out, _ := testFactory(t)
 	g := recordFixture(t, f, "fanout-compact")
 	f.Close()
-	complete := func(args ...string) []string {
-		t.Helper()
-		out.Reset()
-		if code := run(t.Context(), f, append([]string{"__complete", "--db", f.DBPath}, args...)); code != ExitOK {
-			t.Fatalf("__complete %v exit %d", args, code)
-		}
-		var got []string
-		for _, l := range strings.Split(out.String(), "\n") {
-			if l != "" && !strings.HasPrefix(l, ":") {
-				got = append(got, strings.SplitN(l, "\t", 2)[0])
-			}
-		}
-		return got
-	}
+	complete := func(args ...string) []string { t.Helper(); return completions(t, f, out, args...) }
 	has := func(got []string, want string) bool {
 		for _, g := range got {
 			if g == want {

@@ -82,19 +82,15 @@ func TestCompletion_NodePrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	complete := func(args ...string) []string {
+	complete := func(args ...string) []string { // the node references offered
 		t.Helper()
-		out.Reset()
-		if code := run(t.Context(), f, append([]string{"__complete", "--db", f.DBPath}, args...)); code != ExitOK {
-			t.Fatalf("__complete %v exit %d", args, code)
-		}
-		var got []string
-		for _, l := range strings.Split(out.String(), "\n") {
-			if strings.HasPrefix(l, "n") {
-				got = append(got, strings.SplitN(l, "\t", 2)[0])
+		var nodes []string
+		for _, w := range completions(t, f, out, args...) {
+			if strings.HasPrefix(w, "n") {
+				nodes = append(nodes, w)
 			}
 		}
-		return got
+		return nodes
 	}
 	want12 := []string{"n12"}
 	for i := 120; i <= 129; i++ {
