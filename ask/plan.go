@@ -182,7 +182,7 @@ func NewPlan(ctx context.Context, rec Recording, g *graph.Run, seq int64, opts O
 		return nil, fmt.Errorf("n%d: %w", n.Seq, err)
 	}
 	p := &Plan{Mode: opts.Mode(), RunID: g.ID, Node: n, Recorded: NodeChoice(n), Samples: opts.Samples,
-		Notes: cheapCauses(g, req), DryRun: opts.DryRun, Timeout: opts.Timeout}
+		Notes: cheapCauses(g, n, req), DryRun: opts.DryRun, Timeout: opts.Timeout}
 	if p.Samples == 0 {
 		p.Samples = DefaultSamples
 	}
@@ -290,7 +290,16 @@ func baseURL(opts Options, r *record.Run) string {
 // cheapCauses lists what the request itself explains before any model is
 // asked (seed §7: rule out the cheap causes first): fork missing from the
 // call's tools, or the fork instructions missing from its system prompt.
-func cheapCauses(g *graph.Run, req *Request) []string {
+// A reconstructed request (an imported run) says what it lacks first; its
+// tools are not a cause when the source did not record them.
+func cheapCauses(g *graph.Run, n *graph.Node, req *Request) []string {
+	if n.LLM != nil && !n.LLM.Exact() {
+		notes := []string{fmt.Sprintf("%s's request is %s", n.ID(), Reconstruction(g.Run))}
+		if len(req.Read.Tools) == 0 {
+			notes = append(notes, "the tools this call was offered were not recorded, so whether it could delegate is unknown")
+		}
+		return notes
+	}
 	if req.Read.Tool("fork") == nil {
 		return []string{"fork is not among this call's tools (no fork: for the agent in agents.yaml, or the fork depth cap), so it could not fork"}
 	}
@@ -400,4 +409,21 @@ func nodeSummary(n *graph.Node) string {
 	default:
 		panic(fmt.Sprintf("internal error: unhandled node kind %v", n.Kind))
 	}
+}
+
+// Reconstruction says what a reconstructed request of run r is and lacks:
+// "reconstructed from the claude-code session: the messages visible to
+// the model; it lacks the system prompt, the tool definitions".
+func Reconstruction(r *record.Run) string {
+	s := "reconstructed"
+	if r != nil && !r.Source.IsInspect() {
+		s += " from the " + r.Source.Format + " source"
+	}
+	s += ": the messages visible to the model, not the bytes sent"
+	if r != nil {
+		if lack := r.RequestsLack(); len(lack) > 0 {
+			s += "; it lacks " + strings.Join(lack, ", ")
+		}
+	}
+	return s
 }

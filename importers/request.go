@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/inspect-dev/inspect/record"
 )
 
 // request builds the reconstructed requests of one conversation: a Chat
@@ -109,4 +111,32 @@ func (r *request) body(model string) []byte {
 	b = append(b, m...)
 	b = append(b, r.tools...)
 	return append(b, '}')
+}
+
+// response is a Chat Completions response body of one model response, in
+// the request's format: its text, its calls, its usage (prompt_tokens is
+// In, cached_tokens the cache reads when reported).
+func (r *request) response(model, text string, calls []call, u record.Usage) []byte {
+	msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: text}
+	for _, c := range calls {
+		msg.ToolCalls = append(msg.ToolCalls, openai.ToolCall{ID: c.id, Type: openai.ToolTypeFunction,
+			Function: openai.FunctionCall{Name: c.name, Arguments: c.args}})
+	}
+	finish := openai.FinishReasonStop
+	if len(calls) > 0 {
+		finish = openai.FinishReasonToolCalls
+	}
+	usage := openai.Usage{PromptTokens: int(u.In), CompletionTokens: int(u.Out), TotalTokens: int(u.In + u.Out)}
+	if u.CachedReported {
+		usage.PromptTokensDetails = &openai.PromptTokensDetails{CachedTokens: int(u.Cached)}
+	}
+	if u.ReasoningReported {
+		usage.CompletionTokensDetails = &openai.CompletionTokensDetails{ReasoningTokens: int(u.Reasoning)}
+	}
+	b, err := json.Marshal(openai.ChatCompletionResponse{Object: "chat.completion", Model: model,
+		Choices: []openai.ChatCompletionChoice{{Message: msg, FinishReason: finish}}, Usage: usage})
+	if err != nil {
+		return nil
+	}
+	return b
 }

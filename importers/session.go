@@ -147,10 +147,16 @@ type Branch struct {
 	Conv         *Conversation
 }
 
-// Final is a conversation's final message.
+// Final is a conversation's final message, or the end of one trunk turn.
 type Final struct {
 	At   time.Time
 	Text string
+	// Status is how this turn ended when it did not end with an answer
+	// (a turn the user interrupted is cancelled); empty = ok. The last
+	// final of a conversation takes the conversation's status instead when
+	// that is not ok.
+	Status record.Status
+	Error  string
 }
 
 // Report says what an import skipped or could not read.

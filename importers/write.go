@@ -32,6 +32,12 @@ type Writer interface {
 // its trunk's. Requests are reconstructed (record.FidelityReconstructed)
 // from the messages visible to the model, unless the session gives one.
 func Write(ctx context.Context, w Writer, s *Session) (string, error) {
+	id, _, err := write(ctx, w, s)
+	return id, err
+}
+
+// write is Write, also returning how many nodes it recorded.
+func write(ctx context.Context, w Writer, s *Session) (string, int, error) {
 	trunk := s.Trunk
 	if trunk == nil {
 		trunk = &Conversation{}
@@ -60,8 +66,9 @@ func Write(ctx context.Context, w Writer, s *Session) (string, error) {
 		}
 	}
 	run.Status, run.Error = convStatus(trunk)
+	var m *mapper
 	err := w.ImportRun(ctx, run, func(add func(*record.Node) error) error {
-		m := &mapper{ctx: ctx, add: add, last: run.Started}
+		m = &mapper{ctx: ctx, add: add, last: run.Started}
 		if err := m.conversation(trunk, "", 0, 0, newRequest(trunk.System, trunk.Tools)); err != nil {
 			return err
 		}
@@ -71,10 +78,14 @@ func Write(ctx context.Context, w Writer, s *Session) (string, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		return run.ID, fmt.Errorf("record %s session %s: %w", s.Source.Format, s.Source.ID, err)
+	nodes := 0
+	if m != nil {
+		nodes = int(m.seq)
 	}
-	return run.ID, nil
+	if err != nil {
+		return run.ID, nodes, fmt.Errorf("record %s session %s: %w", s.Source.Format, s.Source.ID, err)
+	}
+	return run.ID, nodes, nil
 }
 
 // convStatus is a conversation's outcome: its own status when the source
@@ -236,8 +247,12 @@ func (m *mapper) conversation(c *Conversation, path string, forkSeq int64, depth
 					names = append(names, cl.name)
 				}
 			}
+			resp := l.Response
+			if resp == nil {
+				resp = req.response(l.Model, l.Content, calls, u)
+			}
 			n.LLM = &record.LLM{Model: l.Model, Calls: names, Usage: u, Content: l.Content,
-				Request: body, Response: l.Response, Fidelity: record.FidelityReconstructed}
+				Request: body, Response: resp, Fidelity: record.FidelityReconstructed}
 			if err := m.emit(n); err != nil {
 				return err
 			}
@@ -283,11 +298,9 @@ func (m *mapper) conversation(c *Conversation, path string, forkSeq int64, depth
 		case st.Final != nil:
 			n := node(record.KindFinal, st.Final.At)
 			n.Text = st.Final.Text
-			if i == len(c.Steps)-1 {
+			n.Status, n.Error = st.Final.Status, st.Final.Error
+			if i == len(c.Steps)-1 && status != record.StatusOK {
 				n.Status, n.Error = status, errMsg
-				if status == record.StatusOK {
-					n.Error = ""
-				}
 			}
 			if err := m.emit(n); err != nil {
 				return err

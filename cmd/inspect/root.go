@@ -149,6 +149,7 @@ var commands = []func(*Factory) *cobra.Command{
 	func(f *Factory) *cobra.Command { return NewCmdMigrate(f, nil) },
 	func(f *Factory) *cobra.Command { return NewCmdExport(f, nil) },
 	func(f *Factory) *cobra.Command { return NewCmdCollect(f, nil) },
+	func(f *Factory) *cobra.Command { return NewCmdImport(f, nil) },
 }
 
 // Main runs inspect with args and returns the exit code.

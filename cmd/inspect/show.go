@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/glamour"
 	"github.com/spf13/cobra"
 
+	"github.com/inspect-dev/inspect/ask"
 	"github.com/inspect-dev/inspect/chat"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/internal/termsafe"
@@ -72,7 +73,7 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 		return err
 	}
 	var md strings.Builder
-	if err := writeNode(ctx, &md, db, run.ID, n); err != nil {
+	if err := writeNode(ctx, &md, db, run, n); err != nil {
 		return err
 	}
 	out := md.String()
@@ -92,7 +93,8 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 
 // writeNode writes node n of run in full as Markdown (readable as plain
 // text). A fork node's ForkOf.Join, when set, is its join.
-func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, run string, n *graph.Node) error {
+func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, r *record.Run, n *graph.Node) error {
+	run := r.ID
 	where := "trunk"
 	if n.Branch != "" {
 		where = "branch " + n.Branch
@@ -121,7 +123,7 @@ func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, run string
 			section(w, "Answer", n.Text)
 		}
 	case record.KindLLM:
-		if err := writeLLM(ctx, w, db, run, n); err != nil {
+		if err := writeLLM(ctx, w, db, r, n); err != nil {
 			return err
 		}
 	case record.KindTool:
@@ -182,7 +184,8 @@ func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, run string
 }
 
 // writeLLM writes an llm node: usage, the rebuilt request, the response.
-func writeLLM(ctx context.Context, w *strings.Builder, db *store.DB, run string, n *graph.Node) error {
+func writeLLM(ctx context.Context, w *strings.Builder, db *store.DB, r *record.Run, n *graph.Node) error {
+	run := r.ID
 	if l := n.LLM; l != nil {
 		calls := "answers"
 		switch {
@@ -198,7 +201,13 @@ func writeLLM(ctx context.Context, w *strings.Builder, db *store.DB, run string,
 		if l.Usage.CachedReported {
 			cached = fmt.Sprintf("cached %d", l.Usage.Cached)
 		}
+		if l.Usage.CacheWriteReported {
+			cached += fmt.Sprintf(" · cache writes %d", l.Usage.CacheWrite)
+		}
 		fmt.Fprintf(w, "- model: %s\n- %s\n- usage: in %d · out %d · %s\n", l.Model, calls, l.Usage.In, l.Usage.Out, cached)
+		if !l.Exact() {
+			fmt.Fprintf(w, "- request: %s\n", ask.Reconstruction(r))
+		}
 		if l.Attempts > 1 {
 			fmt.Fprintf(w, "- attempts: %d (the request was sent again after %d failures)\n", l.Attempts, l.Attempts-1)
 		}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inspect-dev/inspect/importers"
+	"github.com/inspect-dev/inspect/importers/all"
+)
+
+// ImportOptions are the inputs of `inspect import`.
+type ImportOptions struct {
+	F      *Factory
+	Paths  []string
+	Format string // "" = detect
+	Strict bool
+	Watch  bool
+	// Poll is how often --watch looks for changes.
+	Poll time.Duration
+	// Getwd is the current folder (injected for tests).
+	Getwd func() (string, error)
+}
+
+// NewCmdImport builds `inspect import`. runF replaces the action in tests.
+func NewCmdImport(f *Factory, runF func(*ImportOptions) error) *cobra.Command {
+	opts := &ImportOptions{F: f, Poll: time.Second, Getwd: os.Getwd}
+	names := importers.Names(all.Formats())
+	cmd := &cobra.Command{
+		Use:   "import [PATH...]",
+		Short: "Import other tools' sessions (Claude Code, …) as runs",
+		Long: `Import the sessions other agent tools record, with their sub-agents, as
+runs: graph, audit, show and ask work on them as on inspect's own runs.
+Each session is one run; importing a session again updates its run.
+
+The format of each PATH is detected; --format names it. With --format and
+no PATH, the newest session of the current folder in that tool's home is
+imported (claude-code: ~/.claude/projects, or CLAUDE_CONFIG_DIR).
+--watch keeps importing as a live session grows, until Ctrl-C.
+
+Formats: ` + strings.Join(names, ", ") + `.
+What maps to what, and what an imported request lacks: docs/import.md.
+
+Records of unknown types are skipped and counted; a malformed line is
+reported as FILE:LINE and the import goes on (--strict makes it fail).
+
+Exit codes: 0 imported; 2 a PATH missing or in no known format, or a
+malformed line under --strict; 3 the database failed.`,
+		Example: `  inspect import ~/.claude/projects/-home-me-app/3f2c….jsonl
+  inspect import --format claude-code            # the newest session of this folder
+  inspect import --format claude-code --watch    # follow it live
+  inspect import session.jsonl --strict`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Paths = args
+			if opts.Format != "" && importers.ByName(all.Formats(), opts.Format) == nil {
+				return Usagef("unknown --format %q; choose one of: %s", opts.Format, strings.Join(names, ", "))
+			}
+			if len(args) == 0 && opts.Format == "" {
+				return Usagef("give a session PATH, or --format (one of: %s) to import the newest session of this folder", strings.Join(names, ", "))
+			}
+			if opts.Watch && len(args) > 1 {
+				return Usagef("--watch follows one session; give one PATH")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return importRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Format, "format", "", "the format of every PATH: `NAME` ("+strings.Join(names, "|")+"); default: detected")
+	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on a malformed line instead of reporting it and going on")
+	cmd.Flags().BoolVar(&opts.Watch, "watch", false, "keep importing as the session grows, until Ctrl-C")
+	cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return names, cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+func importRun(ctx context.Context, opts *ImportOptions) error {
+	formats := all.Formats()
+	paths := opts.Paths
+	if len(paths) == 0 {
+		loc, ok := importers.ByName(formats, opts.Format).(importers.Locator)
+		if !ok {
+			return Usagef("--format %s cannot find sessions by itself; give the session's PATH", opts.Format)
+		}
+		cwd, err := opts.Getwd()
+		if err != nil {
+			return fmt.Errorf("find the current folder: %w", err)
+		}
+		p, err := loc.Newest(cwd, opts.F.Getenv)
+		if err != nil {
+			return &UsageError{Err: err}
+		}
+		paths = []string{p}
+	}
+	// Every path is checked before anything is imported.
+	chosen := make([]importers.Format, len(paths))
+	for i, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			return Usagef("no file %q to import; give the path of a session file", p)
+		}
+		if opts.Format != "" {
+			chosen[i] = importers.ByName(formats, opts.Format)
+			continue
+		}
+		f, err := importers.Detect(formats, p)
+		if err != nil {
+			return &UsageError{Err: err}
+		}
+		chosen[i] = f
+	}
+	db, err := opts.F.Store(ctx)
+	if err != nil {
+		return err
+	}
+	opt := importers.Options{Strict: opts.Strict}
+	if opts.Watch {
+		fmt.Fprintf(opts.F.IO.ErrOut, "watching %s; Ctrl-C stops\n", paths[0])
+		return importers.Watch(ctx, db, chosen[0], paths[0], opt, opts.Poll, func(res []importers.Result, err error) {
+			if err != nil {
+				fmt.Fprintf(opts.F.IO.ErrOut, "%s: %v (retrying when it changes)\n", time.Now().Format("15:04:05"), err)
+				return
+			}
+			printImported(opts, res)
+		})
+	}
+	var imported []importers.Result
+	for i, p := range paths {
+		res, err := importers.Import(ctx, db, chosen[i], p, opt)
+		imported = append(imported, res...)
+		if err != nil {
+			if opts.Strict && !errors.Is(err, context.Canceled) {
+				return &UsageError{Err: err}
+			}
+			return err
+		}
+	}
+	printImported(opts, imported)
+	if len(imported) > 0 {
+		last := imported[len(imported)-1].RunID
+		fmt.Fprintf(opts.F.IO.ErrOut, "next: %s\n", hint(opts.F.DBPath, "graph", last))
+		fmt.Fprintf(opts.F.IO.ErrOut, "next: %s\n", hint(opts.F.DBPath, "audit", last))
+	}
+	return nil
+}
+
+// maxProblems is how many malformed lines are listed one by one.
+const maxProblems = 10
+
+// printImported prints one line per run, then what was skipped or could
+// not be read.
+func printImported(opts *ImportOptions, res []importers.Result) {
+	io := opts.F.IO
+	for _, r := range res {
+		src := r.Source.Format
+		if r.Source.Version != "" {
+			src += " " + r.Source.Version
+		}
+		fmt.Fprintf(io.Out, "imported run %s · %s · session %s · %s · %d %s · %d nodes\n", r.RunID, src, r.Source.ID, r.Status,
+			r.Conversations, plural(r.Conversations, "conversation", "conversations"), r.Nodes)
+		if n := len(r.Report.Skipped); n > 0 {
+			total := 0
+			kinds := make([]string, 0, n)
+			for k, c := range r.Report.Skipped {
+				total += c
+				kinds = append(kinds, fmt.Sprintf("%s ×%d", k, c))
+			}
+			sort.Strings(kinds)
+			fmt.Fprintf(io.ErrOut, "  skipped %d %s of %d unknown %s: %s\n", total, plural(total, "record", "records"), n, plural(n, "type", "types"), strings.Join(kinds, ", "))
+		}
+		for i, p := range r.Report.Problems {
+			if i == maxProblems {
+				fmt.Fprintf(io.ErrOut, "  … and %d more malformed lines\n", len(r.Report.Problems)-maxProblems)
+				break
+			}
+			fmt.Fprintf(io.ErrOut, "  %s:%d: %s\n", p.File, p.Line, p.Err)
+		}
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,224 @@
+package claudecode
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/inspect-dev/inspect/record"
+)
+
+// entry is one line of a Claude Code transcript, with the fields the
+// importer reads; big payloads stay raw until needed.
+type entry struct {
+	Type             string          `json:"type"`
+	Subtype          string          `json:"subtype"`
+	UUID             string          `json:"uuid"`
+	SessionID        string          `json:"sessionId"`
+	Timestamp        string          `json:"timestamp"`
+	IsSidechain      bool            `json:"isSidechain"`
+	AgentID          string          `json:"agentId"`
+	Cwd              string          `json:"cwd"`
+	Version          string          `json:"version"`
+	IsMeta           bool            `json:"isMeta"`
+	IsCompactSummary bool            `json:"isCompactSummary"`
+	IsAPIError       bool            `json:"isApiErrorMessage"`
+	RequestID        string          `json:"requestId"`
+	Message          *message        `json:"message"`
+	ToolUseResult    json.RawMessage `json:"toolUseResult"`
+	Data             *progressData   `json:"data"`
+	ParentToolUseID  string          `json:"parentToolUseID"`
+	Title            string          `json:"customTitle"`
+	AITitle          string          `json:"aiTitle"`
+	Content          json.RawMessage `json:"content"` // system records
+	ParentUUID       string          `json:"parentUuid"`
+}
+
+// message is the API message a user or assistant line carries.
+type message struct {
+	ID      string          `json:"id"`
+	Model   string          `json:"model"`
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"` // a string, or blocks
+	Usage   *usage          `json:"usage"`
+}
+
+// block is one content block.
+type block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"` // tool_result: a string, or blocks
+	IsError   bool            `json:"is_error"`
+}
+
+// usage is Anthropic usage: input_tokens excludes cache reads and writes.
+type usage struct {
+	Input       *int64 `json:"input_tokens"`
+	Output      *int64 `json:"output_tokens"`
+	CacheRead   *int64 `json:"cache_read_input_tokens"`
+	CacheCreate *int64 `json:"cache_creation_input_tokens"`
+}
+
+// progressData is a progress record's payload; agent_progress mirrors a
+// sub-agent's messages into the parent.
+type progressData struct {
+	Type    string `json:"type"`
+	AgentID string `json:"agentId"`
+}
+
+// taskResult is a Task/Agent call's toolUseResult.
+type taskResult struct {
+	Status          string `json:"status"`
+	AgentID         string `json:"agentId"`
+	TotalDurationMs int64  `json:"totalDurationMs"`
+	Usage           *usage `json:"usage"`
+}
+
+// metaFile is subagents/agent-<id>.meta.json.
+type metaFile struct {
+	AgentType   string `json:"agentType"`
+	Description string `json:"description"`
+	ToolUseID   string `json:"toolUseId"`
+}
+
+// taskInput is the input of a Task or Agent call.
+type taskInput struct {
+	Description  string `json:"description"`
+	Prompt       string `json:"prompt"`
+	SubagentType string `json:"subagent_type"`
+	Background   bool   `json:"run_in_background"`
+}
+
+func n64(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// normalised is u in inspect's terms (DESIGN §6): in counts cache reads
+// and writes; cached and cache_write are reported when the line has them.
+func (u *usage) normalised() record.Usage {
+	if u == nil {
+		return record.Usage{}
+	}
+	return record.Usage{
+		In:                 n64(u.Input) + n64(u.CacheRead) + n64(u.CacheCreate),
+		Out:                n64(u.Output),
+		Cached:             n64(u.CacheRead),
+		CachedReported:     u.CacheRead != nil,
+		CacheWrite:         n64(u.CacheCreate),
+		CacheWriteReported: u.CacheCreate != nil,
+	}
+}
+
+// sameInput reports whether u and v describe the same request (input and
+// cache counts equal): the parent's copy of a sub-agent's last usage.
+func (u *usage) sameInput(v *usage) bool {
+	return u != nil && v != nil && n64(u.Input) == n64(v.Input) && n64(u.CacheRead) == n64(v.CacheRead) && n64(u.CacheCreate) == n64(v.CacheCreate)
+}
+
+// blocks decodes content that is either a string (one text block) or an
+// array of blocks.
+func blocks(raw json.RawMessage) []block {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return nil
+		}
+		return []block{{Type: "text", Text: s}}
+	}
+	var bs []block
+	if json.Unmarshal(raw, &bs) != nil {
+		return nil
+	}
+	return bs
+}
+
+// maxText caps one tool result or message text, as the runtime caps tool
+// results: memory stays bounded by the number of steps, not their bytes.
+const maxText = 256 << 10
+
+// capText cuts s to maxText with a note saying how much was cut.
+func capText(s string) string {
+	if len(s) <= maxText {
+		return s
+	}
+	cut := maxText
+	for cut > 0 && !utf8Start(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "\n[… " + itoa(len(s)-cut) + " more bytes not imported]"
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+// resultText is the text of a tool_result's content: its string, or its
+// text blocks joined by newlines (an image is "[image]").
+func resultText(raw json.RawMessage) (all, first string) {
+	var parts []string
+	for _, b := range blocks(raw) {
+		switch b.Type {
+		case "text":
+			parts = append(parts, b.Text)
+		case "image":
+			parts = append(parts, "[image]")
+		}
+	}
+	if len(parts) > 0 {
+		first = parts[0]
+	}
+	return capText(strings.Join(parts, "\n")), capText(first)
+}
+
+// parseTime reads a line's ISO-8601 timestamp; zero when absent or bad.
+func parseTime(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// knownType reports whether the importer knows record type t (it reads it
+// or ignores it on purpose); any other type is skipped and counted.
+func knownType(t string) bool {
+	switch t {
+	case "user", "assistant", "system", "progress", "summary", "queue-operation", "attachment",
+		"file-history-snapshot", "ai-title", "custom-title", "agent-name", "agent-color",
+		"permission-mode", "last-prompt", "pr-link", "agent-setting":
+		return true
+	}
+	return false
+}
+
+// ownResearch reports whether a tool is one of Claude Code's read-only
+// tools (DESIGN §13).
+func ownResearch(name string) bool {
+	switch name {
+	case "Read", "Grep", "Glob", "LS", "WebFetch", "WebSearch", "NotebookRead":
+		return true
+	}
+	return false
+}
+
+// delegation reports whether a tool starts a sub-agent.
+func delegation(name string) bool { return name == "Task" || name == "Agent" }

@@ -1,0 +1,153 @@
+package importers
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/inspect-dev/inspect/record"
+)
+
+// Locator is a Format that can find the newest session of a working folder
+// in its tool's home (Claude Code's ~/.claude/projects, Codex's
+// ~/.codex/sessions, …), for `inspect import --format NAME` without a path.
+type Locator interface {
+	// Newest returns the path of the newest session recorded for working
+	// folder cwd, reading the tool's home from getenv (its override
+	// variable, else HOME); an error that says where it looked when there
+	// is none.
+	Newest(cwd string, getenv func(string) string) (string, error)
+}
+
+// Watched is a Format whose sessions live in more than the file given:
+// Files lists what to watch for changes (files or folders, walked) so a
+// growing session is imported again. A Format without it is watched
+// through its path alone.
+type Watched interface {
+	Files(path string) []string
+}
+
+// Result is one session imported.
+type Result struct {
+	RunID         string
+	Source        record.Source
+	Title         string
+	Status        record.Status // the run's
+	Conversations int           // the trunk and every branch
+	Nodes         int
+	Report        Report
+}
+
+// Import reads path as format f and records each session it holds through
+// w (again into the same run when it was imported before).
+func Import(ctx context.Context, w Writer, f Format, path string, opt Options) ([]Result, error) {
+	sessions, err := f.Read(ctx, path, opt)
+	if err != nil {
+		return nil, err
+	}
+	var out []Result
+	for _, s := range sessions {
+		if s.Source.Format == "" {
+			s.Source.Format = f.Name()
+		}
+		id, nodes, err := write(ctx, w, s)
+		if err != nil {
+			return out, err
+		}
+		st, _ := convStatus(orEmpty(s.Trunk))
+		out = append(out, Result{RunID: id, Source: s.Source, Title: s.Title, Status: st,
+			Conversations: conversations(s.Trunk), Nodes: nodes, Report: s.Report})
+	}
+	return out, nil
+}
+
+func orEmpty(c *Conversation) *Conversation {
+	if c == nil {
+		return &Conversation{}
+	}
+	return c
+}
+
+// conversations counts c and every branch under it.
+func conversations(c *Conversation) int {
+	n := 1
+	if c == nil {
+		return n
+	}
+	for _, st := range c.Steps {
+		if st.Fork != nil {
+			for _, b := range st.Fork.Branches {
+				n += conversations(b.Conv)
+			}
+		}
+	}
+	return n
+}
+
+// Watch imports path now and again whenever its files change (polled
+// every interval), calling done after each import, until ctx ends; it
+// returns nil then. A failed re-import (a line being written, say) is
+// reported through done's error and retried at the next change.
+func Watch(ctx context.Context, w Writer, f Format, path string, opt Options, interval time.Duration, done func([]Result, error)) error {
+	files := []string{path}
+	if wf, ok := f.(Watched); ok {
+		files = wf.Files(path)
+	}
+	var last string
+	for {
+		sig := signature(files)
+		if sig != last {
+			last = sig
+			res, err := Import(ctx, w, f, path, opt)
+			if ctx.Err() != nil {
+				return nil
+			}
+			done(res, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(interval):
+		}
+	}
+}
+
+// signature sums the sizes and modification times of files and of every
+// file under the folders among them.
+func signature(files []string) string {
+	h := sha256.New()
+	add := func(p string, info fs.FileInfo) {
+		fmt.Fprintf(h, "%s\x00%d\x00%d\n", p, info.Size(), info.ModTime().UnixNano())
+	}
+	for _, p := range files {
+		info, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		if !info.IsDir() {
+			add(p, info)
+			continue
+		}
+		count := 0
+		filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if count++; count > 10000 {
+				return errors.New("enough")
+			}
+			if d.Type().IsRegular() {
+				if info, err := d.Info(); err == nil {
+					add(q, info)
+				}
+			}
+			return nil
+		})
+	}
+	return string(h.Sum(nil))
+}
