@@ -97,12 +97,10 @@ func (r *request) toolResult(id, text string) {
 	r.add(openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: id, Content: text})
 }
 
-// body is the request as the model would have received it now; nil when
-// there is no message yet.
+// body is the request as the model would have received it now (with no
+// messages when the source shows none before it, as a session cut short
+// at its start).
 func (r *request) body(model string) []byte {
-	if r.n == 0 {
-		return nil
-	}
 	m, _ := json.Marshal(model)
 	b := make([]byte, 0, len(r.msgs)+len(m)+len(r.tools)+32)
 	b = append(b, `{"messages":[`...)

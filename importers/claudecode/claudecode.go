@@ -381,6 +381,7 @@ func (r *reader) resolve(cv *conv, depth int, seen map[string]bool) {
 				child = c
 			} else if ic := r.inline[id]; ic != nil {
 				child = ic
+				child.finish()
 				delete(r.inline, id)
 			}
 		}
@@ -388,6 +389,7 @@ func (r *reader) resolve(cv *conv, depth int, seen map[string]bool) {
 			for key, ic := range r.inline {
 				if strings.HasPrefix(key, "inline:") && ic.prompt != "" && ic.prompt == tk.input.Prompt {
 					child = ic
+					child.finish()
 					delete(r.inline, key)
 					break
 				}

@@ -300,14 +300,14 @@ func (cv *conv) toolResult(e *entry, b block, t time.Time) {
 			tk.agentID = m[1]
 		}
 	}
-	if tk.agentID == "" {
+	if tk.agentID == "" && !e.IsSidechain {
 		tk.agentID = e.AgentID // 2.0.x: on the result record
 	}
 	tk.answered = true
 	if res.Status == "async_launched" {
 		return // a background agent: its answer comes later in a notification
 	}
-	tk.branch.Answer = first
+	tk.branch.Answer = answer(first)
 	if cancelled || b.IsError {
 		tk.branch.Answer = all
 	}
@@ -412,4 +412,13 @@ func commandLine(text string) string {
 		return text
 	}
 	return line
+}
+
+// answer is a sub-agent's answer without the "agentId: … (for resuming …)"
+// trailer Claude Code appends for the model.
+func answer(s string) string {
+	if m := agentIDLine.FindStringIndex(s); m != nil && (m[0] == 0 || s[m[0]-1] == '\n') {
+		return strings.TrimRight(s[:m[0]], "\n ")
+	}
+	return s
 }
