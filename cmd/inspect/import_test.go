@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestNewCmdImport(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		args    []string
+		want    ImportOptions
+		wantErr string
+	}{
+		{name: "OK", args: []string{"a.jsonl", "b.jsonl"}, want: ImportOptions{Paths: []string{"a.jsonl", "b.jsonl"}}},
+		{name: "Flags", args: []string{"--format", "claude-code", "--strict", "--watch", "a.jsonl"},
+			want: ImportOptions{Paths: []string{"a.jsonl"}, Format: "claude-code", Strict: true, Watch: true}},
+		{name: "NoPathFormat", args: []string{"--format", "claude-code"}, want: ImportOptions{Format: "claude-code"}},
+		{name: "ErrNothing", args: nil, wantErr: "give a session PATH, or --format"},
+		{name: "ErrFormat", args: []string{"--format", "nope", "a"}, wantErr: `unknown --format "nope"; choose one of: `},
+		{name: "ErrWatchTwo", args: []string{"--watch", "a", "b"}, wantErr: "--watch follows one session"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _, _ := testFactory(t)
+			var got *ImportOptions
+			cmd := NewCmdImport(f, func(o *ImportOptions) error { got = o; return nil })
+			cmd.SetArgs(tt.args)
+			cmd.SetOut(new(bytes.Buffer))
+			cmd.SetErr(new(bytes.Buffer))
+			err := cmd.Execute()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || exitCode(err) != ExitUsage {
+					t.Fatalf("error = %v, want %q (exit 2)", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(got.Paths, ",") != strings.Join(tt.want.Paths, ",") || got.Format != tt.want.Format ||
+				got.Strict != tt.want.Strict || got.Watch != tt.want.Watch {
+				t.Errorf("options = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// realSession is the real tool-heavy Claude Code session in ../shared.
+func realSession(t *testing.T) []byte {
+	t.Helper()
+	dir, _ := os.Getwd()
+	for { // the shared folder is beside the repository (or above a worktree of it)
+		if b, err := os.ReadFile(filepath.Join(dir, "shared", "transcripts", "claude-code", "tool_heavy.jsonl")); err == nil {
+			return b
+		}
+		if filepath.Dir(dir) == dir {
+			t.Skip("../shared/transcripts/claude-code not found above the repository")
+		}
+		dir = filepath.Dir(dir)
+	}
+}
+
+// TestImportRun_Newest: --format claude-code without a PATH imports the
+// newest session of the current folder from CLAUDE_CONFIG_DIR.
+func TestImportRun_Newest(t *testing.T) {
+	home, cwd := t.TempDir(), "/home/me/my.app"
+	dir := filepath.Join(home, "projects", "-home-me-my-app")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "d6e0bada.jsonl"), realSession(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, out, errOut := testFactoryEnv(t, map[string]string{"CLAUDE_CONFIG_DIR": home})
+	opts := &ImportOptions{F: f, Format: "claude-code", Getwd: func() (string, error) { return cwd, nil }}
+	if err := importRun(context.Background(), opts); err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	if !strings.Contains(out.String(), "· session d6e0bada-1959-4eec-a9d2-0bfade768d8f · cancelled · 1 conversation · 15 nodes") {
+		t.Errorf("stdout:\n%s", out)
+	}
+	opts.Getwd = func() (string, error) { return "/elsewhere", nil }
+	err := importRun(context.Background(), opts)
+	if err == nil || exitCode(err) != ExitUsage || !strings.Contains(err.Error(), "no Claude Code session of /elsewhere") {
+		t.Errorf("another folder: %v", err)
+	}
+}
+
+// syncBuffer is a buffer two goroutines may share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestImportRun_Watch: --watch imports a growing session again as it
+// grows, into the same run, until Ctrl-C (exit 0).
+func TestImportRun_Watch(t *testing.T) {
+	full := realSession(t)
+	lines := bytes.SplitAfter(full, []byte("\n"))
+	path := filepath.Join(t.TempDir(), "live.jsonl")
+	if err := os.WriteFile(path, bytes.Join(lines[:12], nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, _, _ := testFactory(t)
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	f.IO.Out, f.IO.ErrOut = out, errOut
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- importRun(ctx, &ImportOptions{F: f, Paths: []string{path}, Watch: true, Poll: 20 * time.Millisecond, Getwd: os.Getwd})
+	}()
+	waitFor := func(what string, ok func(string) bool) {
+		t.Helper()
+		for start := time.Now(); !ok(out.String()); time.Sleep(10 * time.Millisecond) {
+			if time.Since(start) > 30*time.Second {
+				cancel()
+				t.Fatalf("no %s; stdout:\n%s\nstderr:\n%s", what, out, errOut)
+			}
+		}
+	}
+	waitFor("first import", func(s string) bool { return strings.Count(s, "imported run") == 1 })
+	if err := os.WriteFile(path, full, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("second import", func(s string) bool { return strings.Count(s, "imported run") == 2 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("watch ended with %v", err)
+	}
+	got := strings.Split(strings.TrimSpace(out.String()), "\n")
+	id := func(l string) string { return strings.Fields(l)[2] }
+	if id(got[0]) != id(got[1]) || !strings.HasSuffix(got[1], "· cancelled · 1 conversation · 15 nodes") || strings.HasSuffix(got[0], "15 nodes") {
+		t.Errorf("imports:\n%s", out)
+	}
+}
