@@ -34,7 +34,7 @@ func (l *lines) env(typ string, sec float64) map[string]any {
 	l.n++
 	m := map[string]any{"type": typ, "uuid": fmt.Sprintf("%s-%s-%d", l.session, l.agent, l.n), "sessionId": l.session,
 		"timestamp": base.Add(time.Duration(sec * float64(time.Second))).Format("2006-01-02T15:04:05.000Z"),
-		"cwd": "/nonexistent/app", "version": "2.1.40", "isSidechain": l.agent != ""}
+		"cwd":       "/nonexistent/app", "version": "2.1.40", "isSidechain": l.agent != ""}
 	if l.agent != "" {
 		m["agentId"] = l.agent
 	}

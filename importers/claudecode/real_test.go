@@ -42,18 +42,18 @@ func transcripts(t *testing.T) string {
 // tally is what a transcript holds, counted straight from its lines with
 // generic JSON decoding: the rules of the research note, not the importer.
 type tally struct {
-	responses             int // distinct message.id
-	tools                 int // tool_use blocks other than Task/Agent
-	research              int // of them: Read, Grep, Glob, LS, WebFetch, WebSearch
-	tasks                 int // Task/Agent tool_use blocks
-	in, out, cached, cw   int64
-	first, last           time.Time
-	taskAgents            map[string]string // Task tool_use id -> agentId of its result
-	taskUsage             map[string]map[string]any
-	lastMsgUsage          map[string]any // the usage kept for the file's last response
-	lastMsgOut            int64
-	perMsg                map[string]map[string]any
-	order                 []string
+	responses           int // distinct message.id
+	tools               int // tool_use blocks other than Task/Agent
+	research            int // of them: Read, Grep, Glob, LS, WebFetch, WebSearch
+	tasks               int // Task/Agent tool_use blocks
+	in, out, cached, cw int64
+	first, last         time.Time
+	taskAgents          map[string]string // Task tool_use id -> agentId of its result
+	taskUsage           map[string]map[string]any
+	lastMsgUsage        map[string]any // the usage kept for the file's last response
+	lastMsgOut          int64
+	perMsg              map[string]map[string]any
+	order               []string
 }
 
 func count(t *testing.T, path string) *tally {
