@@ -355,25 +355,36 @@ func unmarshalData(data string, v any) error {
 // Node loads one node of run by sequence number (without request/response bodies).
 func (db *DB) Node(ctx context.Context, run *record.Run, seq int64) (*record.Node, error) {
 	var found *record.Node
-	rows, err := db.r.QueryContext(ctx, nodeSelect+` WHERE run_id=? AND seq=?`, run.ID, seq)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		n, err := scanNode(rows, run)
-		if err != nil {
-			return nil, err
-		}
+	if err := db.eachNode(ctx, run, ` WHERE run_id=? AND seq=?`, []any{run.ID, seq}, func(n *record.Node) bool {
 		found = n
-	}
-	if err := rows.Err(); err != nil {
+		return false
+	}); err != nil {
 		return nil, err
 	}
 	if found == nil {
 		return nil, fmt.Errorf("run %s has no node n%d: %w", run.ID, seq, ErrNoNode)
 	}
 	return found, nil
+}
+
+// eachNode calls fn with each node nodeSelect+where selects, until fn
+// returns false.
+func (db *DB) eachNode(ctx context.Context, run *record.Run, where string, args []any, fn func(*record.Node) bool) error {
+	rows, err := db.r.QueryContext(ctx, nodeSelect+where, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		n, err := scanNode(rows, run)
+		if err != nil {
+			return err
+		}
+		if !fn(n) {
+			return nil
+		}
+	}
+	return rows.Err()
 }
 
 // ErrNoNode is returned (wrapped) by Node for a sequence number the run
@@ -384,21 +395,15 @@ var ErrNoNode = errors.New("no such node")
 // while the fork is open. It reads forward from the fork to the first join
 // whose payload names it: the fork's own nodes, not the run.
 func (db *DB) JoinOf(ctx context.Context, run *record.Run, forkSeq int64) (*record.Node, error) {
-	rows, err := db.r.QueryContext(ctx, nodeSelect+` WHERE run_id=? AND seq>? AND kind='join' ORDER BY seq`, run.ID, forkSeq)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		n, err := scanNode(rows, run)
-		if err != nil {
-			return nil, err
-		}
+	var join *record.Node
+	err := db.eachNode(ctx, run, ` WHERE run_id=? AND seq>? AND kind='join' ORDER BY seq`, []any{run.ID, forkSeq}, func(n *record.Node) bool {
 		if n.Join != nil && n.Join.ForkSeq == forkSeq {
-			return n, nil
+			join = n
+			return false
 		}
-	}
-	return nil, rows.Err()
+		return true
+	})
+	return join, err
 }
 
 // NodeBrief is what a list of node references shows of each node.
