@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/record"
 )
 
 // Area groups rules for grading.
@@ -351,6 +352,10 @@ type Report struct {
 	Run     string `json:"run"`
 	Project string `json:"project"`
 	Status  string `json:"status"`
+	// Notice is said before everything else when the run did not finish
+	// (cancelled, interrupted or still running): what was cut off is not a
+	// prompt mistake, and its open forks were not audited. "" otherwise.
+	Notice string `json:"notice,omitempty"`
 	// ElapsedMS, TokensIn, TokensOut and LLMCalls are the run's totals,
 	// the scale the grades weigh prices against.
 	ElapsedMS int64 `json:"elapsed_ms"`
@@ -436,9 +441,18 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 		ElapsedMS: run.Elapsed().Milliseconds(), TokensIn: tok.In, TokensOut: tok.Out, LLMCalls: tok.Calls,
 		Findings: []Finding{}, Checks: []Check{}, Options: opts,
 	}
+	rep.Notice = notice(run)
 	for _, r := range rules {
 		p := &Pass{Rule: r, Graph: run, Options: opts, Project: proj, requests: c.Requests, frames: c.Frames, shared: shared}
 		r.Run(p)
+		if p.open > 0 && !p.notApplicable {
+			note := fmt.Sprintf("%s not applicable (%s)", plural(p.open, "open fork", "open forks"), openReason(run))
+			if p.detail == "" {
+				p.detail = note
+			} else {
+				p.detail += "; " + note
+			}
+		}
 		check := Check{Rule: r.ID, Findings: len(p.found)}
 		switch {
 		case len(p.found) > 0:
@@ -490,6 +504,7 @@ type Pass struct {
 	requests      func(seq int64) ([]byte, error)
 	frames        func(seq int64) ([]byte, error)
 	shared        *sharedFacts
+	open          int // open forks the rule left out (Pass.forks)
 	found         []Finding
 	detail        string
 	notApplicable bool
@@ -530,6 +545,65 @@ func (p *Pass) Request(seq int64) ([]byte, error) {
 		return nil, fmt.Errorf("recorded requests are not available to this audit")
 	}
 	return p.requests(seq)
+}
+
+// forks returns the forks a fork rule audits: every fork of the run but the
+// open ones (graph.Fork.Open: never joined, or a branch was cancelled or
+// interrupted). A branch cut off by Ctrl-C or a dead process says nothing
+// about the prompts, so its fork is "not applicable (run interrupted)"; the
+// rule's check counts what was left out.
+func (p *Pass) forks() []*graph.Fork {
+	if p.shared.closed == nil {
+		p.shared.closed = make([]*graph.Fork, 0, len(p.Graph.Forks))
+		for _, f := range p.Graph.Forks {
+			if !f.Open() {
+				p.shared.closed = append(p.shared.closed, f)
+			}
+		}
+	}
+	p.open = len(p.Graph.Forks) - len(p.shared.closed)
+	return p.shared.closed
+}
+
+// openReason says why a run's forks are open: "run interrupted", "run
+// cancelled", "run still running", or, in a run that finished, "a branch
+// stopped" (an imported run whose sub-agent was cancelled).
+func openReason(g *graph.Run) string {
+	switch g.Status {
+	case record.StatusInterrupted:
+		return "run interrupted"
+	case record.StatusCancelled:
+		return "run cancelled"
+	case record.StatusRunning:
+		return "run still running"
+	}
+	return "a branch stopped"
+}
+
+// notice is Report.Notice for run g.
+func notice(g *graph.Run) string {
+	var why string
+	switch g.Status {
+	case record.StatusInterrupted:
+		why = "this run was interrupted: the process recording it died (killed, crashed, its terminal closed) before it finished"
+	case record.StatusCancelled:
+		why = "this run was cancelled (Ctrl-C) before it finished"
+	case record.StatusRunning:
+		why = "this run is still running; the audit covers what it has recorded so far"
+	default:
+		return ""
+	}
+	open := 0
+	for _, f := range g.Forks {
+		if f.Open() {
+			open++
+		}
+	}
+	s := why + ". What was cut off is not a prompt mistake: a branch it stopped is not a failed branch and is never the slowest"
+	if open > 0 {
+		s += fmt.Sprintf(", and its %s not audited", plural(open, "open fork is", "open forks are"))
+	}
+	return s + "."
 }
 
 func sortNodeIDs(ids []string) {

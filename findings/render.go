@@ -61,6 +61,9 @@ func (r *Report) countLine() string {
 func WriteText(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
 	ew.printf("inspect audit · %s\n", r.headline())
+	if r.Notice != "" {
+		ew.printf("notice: %s\n", r.Notice)
+	}
 	ew.printf("grades: %s\n\n%s\n", r.GradeLine(), r.countLine())
 	for i, f := range r.Findings {
 		ew.printf("\n%d. %s %s: %s (%s, agent %s)\n", i+1, strings.ToUpper(f.Severity.String()), f.Rule, f.Name, f.Area, f.Agent)
@@ -105,6 +108,9 @@ func mdEscape(s string) string {
 func WriteMarkdown(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
 	ew.printf("# inspect audit\n\n%s\n\n", mdEscape(r.headline()))
+	if r.Notice != "" {
+		ew.printf("> **Notice:** %s\n\n", mdEscape(r.Notice))
+	}
 	ew.printf("| area | grade | score |\n| --- | --- | --- |\n")
 	for _, a := range Areas() {
 		ew.printf("| %s | %s | %d |\n", a, r.Grades[a], r.Scores[a])
@@ -311,6 +317,9 @@ func buildSARIF(r *Report, o SARIFOptions) (*sarif.Report, error) {
 	}
 	run.WithAutomationDetails(sarif.NewRunAutomationDetails().WithID(id))
 	props := sarif.NewPropertyBag().Add("run", r.Run).Add("project", r.Project).Add("grades", r.Grades)
+	if r.Notice != "" {
+		props.Add("notice", r.Notice)
+	}
 	for k, v := range o.Properties {
 		props.Add(k, v)
 	}
@@ -370,6 +379,9 @@ func WriteJUnitXML(w io.Writer, doc *junit.Testsuites) error {
 func WriteJUnit(w io.Writer, r *Report) error {
 	// The audit is not timed; a suite's time attribute is required.
 	suite := junit.Testsuite{Name: "inspect audit " + r.Run, Time: "0.000"}
+	if r.Notice != "" {
+		suite.AddProperty("notice", JUnitText(r.Notice))
+	}
 	byRule := map[string][]Finding{}
 	for _, f := range r.Findings {
 		byRule[f.Rule] = append(byRule[f.Rule], f)

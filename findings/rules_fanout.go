@@ -117,6 +117,7 @@ type sharedFacts struct {
 	fanout   *fanoutFacts
 	args     map[*graph.Node]*callArgs
 	io       map[*graph.Branch]*branchIO // fork.sequence: what each branch read and wrote
+	closed   []*graph.Fork               // the forks that closed (Pass.forks)
 	requests map[int64]readRequest       // by llm node seq
 	frames   map[string]readRequest      // by frame bytes
 }

@@ -53,7 +53,7 @@ var BranchFailed = &Rule{
 	Severity: Error,
 	Doc: Doc{
 		Title:  "failed branch",
-		Detect: "a fork branch whose status is not ok (error, cancelled or interrupted).",
+		Detect: "a fork branch whose status is error or exhausted (a step or token budget ended it). A branch cancelled or interrupted with its run is no prompt mistake, and its open fork is not applicable.",
 		Price:  "the branch's tokens and time, spent without an answer.",
 		Fix:    "the forking agent's prompt: put every fact the branch needs into its instructions; a branch cannot ask back.",
 		Next:   "that branch ok.",
@@ -126,9 +126,15 @@ var ForkInheritUncached = &Rule{
 	Expect:  expectForkInheritUncached,
 }
 
+// noForks closes a fork rule that has nothing to look at: no fork in the
+// run, or only open ones (Pass.forks).
 func noForks(p *Pass) bool {
 	if len(p.Graph.Forks) == 0 {
 		p.NotApplicable("no fork in this run")
+		return true
+	}
+	if len(p.forks()) == 0 {
+		p.NotApplicable("%s: %s", openReason(p.Graph), plural(len(p.Graph.Forks), "open fork", "open forks"))
 		return true
 	}
 	return false
@@ -186,7 +192,7 @@ func runForkOneBranch(p *Pass) {
 		return
 	}
 	single := 0
-	for _, f := range p.Graph.Forks {
+	for _, f := range p.forks() {
 		if len(f.Branches) != 1 {
 			continue
 		}
@@ -238,7 +244,7 @@ func runForkOneBranch(p *Pass) {
 		})
 	}
 	if single == 0 {
-		p.Clear("%s, none with a single branch", plural(len(p.Graph.Forks), "fork", "forks"))
+		p.Clear("%s, none with a single branch", plural(len(p.forks()), "fork", "forks"))
 	} else {
 		p.Clear("%s with a single branch examined", plural(single, "fork", "forks"))
 	}
@@ -316,7 +322,7 @@ func runJoinRepeat(p *Pass) {
 		return
 	}
 	joins := 0
-	for _, f := range p.Graph.Forks {
+	for _, f := range p.forks() {
 		if f.Join == nil {
 			continue
 		}
@@ -371,11 +377,11 @@ func runBranchFailed(p *Pass) {
 		return
 	}
 	branches := 0
-	for _, f := range p.Graph.Forks {
+	for _, f := range p.forks() {
 		for _, b := range f.Branches {
 			branches++
-			if b.Status == record.StatusOK || b.Status == record.StatusRunning {
-				continue
+			if b.Status != record.StatusError && b.Status != record.StatusExhausted {
+				continue // ok, or stopped by Ctrl-C or a dead process: no prompt mistake
 			}
 			var price Price
 			for _, n := range b.Conv.Nodes {
@@ -476,7 +482,7 @@ func runForkUneven(p *Pass) {
 	}
 	ratio, gap := unevenRatio.Get(p.Options), unevenMinGap.Get(p.Options)
 	examined := 0
-	for _, f := range p.Graph.Forks {
+	for _, f := range p.forks() {
 		if len(f.Branches) < 2 || f.Slowest == nil {
 			continue
 		}
@@ -565,7 +571,7 @@ func runForkOverlap(p *Pass) {
 		return
 	}
 	examined := 0
-	for _, f := range p.Graph.Forks {
+	for _, f := range p.forks() {
 		if len(f.Branches) < 2 {
 			continue
 		}
@@ -624,7 +630,7 @@ func runForkInheritUncached(p *Pass) {
 		return
 	}
 	inherit := 0
-	for _, f := range p.Graph.Forks {
+	for _, f := range p.forks() {
 		if f.Context != "inherit" && f.Context != "" {
 			continue
 		}

@@ -302,7 +302,7 @@ func runForkSequence(p *Pass) {
 		return
 	}
 	pairs := 0
-	for _, f := range p.Graph.Forks {
+	for _, f := range p.forks() {
 		k := len(f.Branches)
 		pairs += k * (k - 1) / 2
 		for i, ds := range p.dependences(f) {
@@ -348,7 +348,7 @@ func runForkSequence(p *Pass) {
 			})
 		}
 	}
-	p.Clear("%s in %s checked", plural(pairs, "sibling pair", "sibling pairs"), plural(len(p.Graph.Forks), "fork", "forks"))
+	p.Clear("%s in %s checked", plural(pairs, "sibling pair", "sibling pairs"), plural(len(p.forks()), "fork", "forks"))
 }
 
 // expectForkSequence: no fork from the agent has a branch that depends on

@@ -114,7 +114,11 @@ type Fork struct {
 	// Branches are in declared order.
 	Branches []*Branch
 	// Slowest is the branch with the longest duration (the first declared on
-	// a tie); exactly one per fork with branches.
+	// a tie): one per fork whose branches all finished (ok, error or
+	// exhausted). An open fork (Open: a branch still running, cancelled or
+	// interrupted) has none: a stopped branch's time says when it was
+	// stopped, not how long its work takes, so which branch the join would
+	// have waited for is not known.
 	Slowest *Branch
 }
 
@@ -132,6 +136,27 @@ type Branch struct {
 	Answer string
 	Fork   *Fork
 	Conv   *Conversation
+}
+
+// Finished reports whether the branch ran to its end: ok, error or
+// exhausted, not still running, cancelled or interrupted.
+func (b *Branch) Finished() bool {
+	return b.Status == record.StatusOK || b.Status == record.StatusError || b.Status == record.StatusExhausted
+}
+
+// Open reports whether the fork never closed: no join was recorded, or a
+// branch was cancelled or interrupted (the run was stopped while it ran).
+// Its branches' times say when they were stopped.
+func (f *Fork) Open() bool {
+	if f.Join == nil {
+		return true
+	}
+	for _, b := range f.Branches {
+		if !b.Finished() {
+			return true
+		}
+	}
+	return false
 }
 
 // Slowest reports whether b is its fork's slowest branch.
@@ -256,6 +281,9 @@ func Build(r *record.Run, nodes []*record.Node) (*Run, error) {
 				b.Status, b.Duration = openBranchState(r, b.Conv, f.Node.Ended, last)
 			}
 			g.Conversations = append(g.Conversations, b.Conv)
+		}
+		if f.Open() {
+			continue
 		}
 		for _, b := range f.Branches {
 			if f.Slowest == nil || b.Duration > f.Slowest.Duration {

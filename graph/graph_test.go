@@ -123,13 +123,19 @@ func TestBuild_HandoffAndOpenFork(t *testing.T) {
 	if f.Join != nil || a.Status != record.StatusInterrupted || b.Status != record.StatusOK {
 		t.Errorf("open fork: join %v, statuses %s %s; want no join, interrupted, ok", f.Join, a.Status, b.Status)
 	}
-	// The interrupted branch ran at least until the run's last recorded moment.
-	if a.Duration != 2*time.Second || b.Duration != 2*time.Second || f.Slowest != a {
-		t.Errorf("open fork: durations %v %v, slowest %s; want 2s, 2s, a", a.Duration, b.Duration, f.Slowest.Name)
+	// The interrupted branch ran at least until the run's last recorded
+	// moment, but it is never the slowest (DESIGN §8, issue 12), and with
+	// a branch cut off nobody knows which one the join would have waited
+	// for: none is.
+	if a.Duration != 2*time.Second || b.Duration != 2*time.Second || f.Slowest != nil || !f.Open() {
+		t.Errorf("open fork: durations %v %v, slowest %v, open %v; want 2s, 2s, b, open", a.Duration, b.Duration, f.Slowest, f.Open())
 	}
 	empty, _ := graph.Build(r, nodes[:5])
 	if c := empty.Forks[0].Branches[1].Conv; c == nil || len(c.Nodes) != 0 {
 		t.Errorf("a branch that recorded nothing still gets an empty conversation")
+	}
+	if s := empty.Forks[0].Slowest; s != nil {
+		t.Errorf("a fork whose branches were all interrupted has slowest %q, want none", s.Name)
 	}
 	if _, err := graph.Build(r, append(nodes, &record.Node{Seq: 6, Kind: record.KindUser})); err == nil {
 		t.Error("two nodes with one seq were accepted")
@@ -274,5 +280,33 @@ func TestFormatDuration(t *testing.T) {
 		if got := graph.FormatDuration(tt.d); got != tt.want {
 			t.Errorf("FormatDuration(%v) = %q, want %q", tt.d, got, tt.want)
 		}
+	}
+}
+
+// TestBuild_CancelledBranchNeverSlowest: a fork joined after Ctrl-C holds a
+// cancelled branch that ran longest (until it was stopped); it is not the
+// slowest, nor is the quick branch (the join never waited for it), and the
+// fork reads open (issue 12, item 5).
+func TestBuild_CancelledBranchNeverSlowest(t *testing.T) {
+	at := func(s int) time.Time { return graphtest.Start.Add(time.Duration(s) * time.Second) }
+	nodes := []*record.Node{
+		{Seq: 1, Kind: record.KindUser, Agent: "a", Started: at(0), Ended: at(0), Status: record.StatusOK, Text: "go"},
+		{Seq: 2, Kind: record.KindFork, Agent: "a", Started: at(0), Ended: at(0), Status: record.StatusOK,
+			Fork: &record.Fork{Context: "none", Branches: []record.ForkBranch{{Name: "quick", Agent: "a"}, {Name: "slow", Agent: "a"}}}},
+		{Seq: 3, Kind: record.KindFinal, Branch: "quick", ForkSeq: 2, Depth: 1, Agent: "a", Started: at(1), Ended: at(1), Status: record.StatusOK, Text: "done"},
+		{Seq: 4, Kind: record.KindFinal, Branch: "slow", ForkSeq: 2, Depth: 1, Agent: "a", Started: at(9), Ended: at(9), Status: record.StatusCancelled, Error: "cancelled while waiting for the model"},
+		{Seq: 5, Kind: record.KindJoin, Agent: "a", Started: at(9), Ended: at(9), Status: record.StatusOK, Join: &record.Join{ForkSeq: 2, Branches: []record.JoinBranch{
+			{Name: "quick", Agent: "a", Status: record.StatusOK, Duration: time.Second},
+			{Name: "slow", Agent: "a", Status: record.StatusCancelled, Duration: 9 * time.Second}}}},
+	}
+	r := run()
+	r.Status = record.StatusCancelled
+	g, err := graph.Build(r, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := g.Forks[0]
+	if f.Slowest != nil || !f.Open() || f.Branches[0].Slowest() || f.Branches[1].Slowest() {
+		t.Errorf("slowest %v, open %v; want none, open", f.Slowest, f.Open())
 	}
 }

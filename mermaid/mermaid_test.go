@@ -122,13 +122,21 @@ func TestInterrupted(t *testing.T) {
 	out := string(render(t, Fprint, interruptedRun(t)))
 	for _, want := range []string{
 		"%% run dead00000001 · interrupted ·",
-		"%%   n3 forked, no join: a=ok 800ms slowest, b=interrupted 800ms", // b ran at least until the run's last moment
+		"%%   n3 forked, no join: a=ok 800ms, b=interrupted 800ms\n", // b ran at least until the run's last moment
 		`subgraph b2["branch b · interrupted · 800ms"]`,
 		"class n6,b2 error",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q\n%s", want, out)
 		}
+	}
+	// With b cut off, which branch the join would have waited for is not
+	// known: none is marked slowest (DESIGN §8, issue 12), in Mermaid and DOT.
+	if strings.Contains(out, "slowest") {
+		t.Errorf("an open fork of an interrupted run marks a branch slowest:\n%s", out)
+	}
+	if dot := string(render(t, FprintDOT, interruptedRun(t))); strings.Contains(dot, "slowest") || strings.Contains(dot, colorSlowest) {
+		t.Errorf("DOT marks a branch of the open fork slowest:\n%s", dot)
 	}
 }
 

@@ -113,4 +113,20 @@ func TestRun_Kill9MidRun(t *testing.T) {
 			t.Errorf("inspect runs does not show the run interrupted:\n%s", out)
 		}
 	}
+	// The audit says the run was interrupted, audits no open fork, counts
+	// no branch it cut off as failed, so --fail-on error passes (issue 12,
+	// item 5: it used to report 3 errors and exit 1).
+	f, out, errOut := testFactory(t)
+	f.DBPath = dbPath
+	if code := run(ctx, f, []string{"audit", id, "--db", dbPath, "--fail-on", "error"}); code != 0 {
+		t.Errorf("inspect audit --fail-on error on the interrupted run: exit %d: %s\n%s", code, errOut, out)
+	}
+	if !strings.Contains(out.String(), "\nnotice: this run was interrupted") || strings.Contains(out.String(), "branch.failed: found") {
+		t.Errorf("audit of the interrupted run:\n%s", out)
+	}
+	for _, fk := range g.Forks {
+		if fk.Slowest != nil && !fk.Slowest.Finished() {
+			t.Errorf("branch %s (%s) of an interrupted run is marked slowest", fk.Slowest.Name, fk.Slowest.Status)
+		}
+	}
 }

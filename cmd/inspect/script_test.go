@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"os"
@@ -8,7 +9,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -50,6 +53,10 @@ func TestMain(m *testing.M) {
 //	pastehints [N]            pastes every `next:` and `try:` line the last
 //	                          command printed into sh, as a user would, and
 //	                          wants each to exit 0; with N, wants N lines
+//	signalafter SIG RE FILE inspect ARGS...
+//	                          runs inspect in a process of its own and, once a
+//	                          line of its stderr matches RE, sends it SIG (INT:
+//	                          Ctrl-C; KILL: kill -9); its stderr goes to FILE
 //
 // Run one script with `go test ./cmd/inspect -run TestScripts/errors`; add
 // -testwork to keep its $WORK.
@@ -79,8 +86,9 @@ func TestScripts(t *testing.T) {
 				}
 				ts.Check(runtimetest.CopyDir(filepath.Join(fixtures, args[0]), ts.MkAbs(args[0])))
 			},
-			"exitcode":   cmdExitCode,
-			"pastehints": cmdPasteHints,
+			"exitcode":    cmdExitCode,
+			"pastehints":  cmdPasteHints,
+			"signalafter": cmdSignalAfter,
 		},
 	})
 }
@@ -152,5 +160,48 @@ func cmdPasteHints(ts *testscript.TestScript, neg bool, args []string) {
 		if goStackTrace.MatchString(ts.ReadFile("stderr")) {
 			ts.Fatalf("pasted %q: a Go stack trace", l)
 		}
+	}
+}
+
+// cmdSignalAfter is the script command `signalafter SIG RE FILE inspect
+// ARGS...`: a user's Ctrl-C (INT) or a crash (KILL) in the middle of a run,
+// at the moment its progress shows a line matching RE, not after a guessed
+// delay. The process runs with the script's inspect variables and folder;
+// its stderr is written to FILE for `grep`. It fails when inspect ends
+// before RE shows.
+func cmdSignalAfter(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 5 || args[3] != "inspect" {
+		ts.Fatalf("usage: signalafter INT|KILL REGEXP FILE inspect ARGS...")
+	}
+	sig := map[string]os.Signal{"INT": os.Interrupt, "KILL": os.Kill}[args[0]]
+	if sig == nil {
+		ts.Fatalf("signalafter: signal %q is not INT or KILL", args[0])
+	}
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	argv, _ := json.Marshal(args[4:])
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Dir = ts.MkAbs(".")
+	cmd.Env = []string{"INSPECT_TEST_ARGS=" + string(argv), "PATH=" + ts.Getenv("PATH"), "HOME=" + ts.Getenv("HOME"),
+		"TMPDIR=" + ts.Getenv("TMPDIR"), "INSPECT_DB=" + ts.Getenv("INSPECT_DB"), "NO_COLOR=1"}
+	stderr, err := cmd.StderrPipe()
+	ts.Check(err)
+	ts.Check(cmd.Start())
+	timer := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	var log strings.Builder
+	sent := false
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		log.WriteString(sc.Text() + "\n")
+		if !sent && re.MatchString(sc.Text()) {
+			ts.Check(cmd.Process.Signal(sig))
+			sent = true
+		}
+	}
+	cmd.Wait()
+	ts.Check(os.WriteFile(ts.MkAbs(args[2]), []byte(log.String()), 0o644))
+	if !sent {
+		ts.Fatalf("signalafter: inspect ended before a stderr line matched %q:\n%s", args[1], log.String())
 	}
 }
