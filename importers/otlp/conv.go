@@ -1,16 +1,23 @@
 package otlp
 
 import (
+	"bytes"
 	"encoding/json"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
-	openai "github.com/sashabaranov/go-openai"
+	jsoniter "github.com/json-iterator/go"
 
 	"github.com/inspect-dev/inspect/otel"
 	"github.com/inspect-dev/inspect/record"
 )
+
+// fastJSON decodes the JSON that attributes carry (message lists, tool
+// definitions): json-iterator, which pdata already parses OTLP/JSON with,
+// in encoding/json's behaviour, at a fraction of its cost per model call.
+var fastJSON = jsoniter.ConfigCompatibleWithStandardLibrary
 
 // This file reads the three conventions of DESIGN §14 off one span: what
 // the span is (class), the names, usage and messages it carries.
@@ -89,7 +96,7 @@ func langGraphNode(s *otel.Span) string {
 		Node string `json:"langgraph_node"`
 		NS   string `json:"langgraph_checkpoint_ns"`
 	}
-	if json.Unmarshal([]byte(md), &m) != nil || m.Node != s.Name || strings.Contains(m.NS, "|") {
+	if fastJSON.Unmarshal([]byte(md), &m) != nil || m.Node != s.Name || strings.Contains(m.NS, "|") {
 		return ""
 	}
 	if m.Node == "__start__" || m.Node == "__end__" {
@@ -173,7 +180,7 @@ type call struct{ ID, Name, Args string }
 // them.
 type messages struct {
 	In, Out []msg
-	Tools   []openai.Tool
+	Tools   []toolDef
 	Finish  string
 }
 
@@ -219,7 +226,7 @@ func messagesOf(s *otel.Span) messages {
 			Input json.RawMessage `json:"input"`
 			Args  json.RawMessage `json:"args"`
 		}
-		if json.Unmarshal([]byte(a.Str("ai.response.toolCalls")), &tcs) == nil {
+		if fastJSON.Unmarshal([]byte(a.Str("ai.response.toolCalls")), &tcs) == nil {
 			for _, tc := range tcs {
 				out.Calls = append(out.Calls, call{ID: tc.ID, Name: tc.Name, Args: argsText(first(tc.Input, tc.Args))})
 			}
@@ -276,8 +283,11 @@ func argsText(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return ""
 	}
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : n-1]) // a plain JSON string: no escapes to undo
+	}
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if fastJSON.Unmarshal(raw, &s) == nil {
 		return s
 	}
 	return string(raw)
@@ -287,12 +297,21 @@ func argsText(raw json.RawMessage) string {
 // [{role, parts: [{type: text, content} | {type: tool_call, id, name,
 // arguments} | {type: tool_call_response, id, response}], finish_reason}].
 func genAIMessages(text string) []msg {
-	var raw []struct {
-		Role  string            `json:"role"`
-		Name  string            `json:"name"`
-		Parts []json.RawMessage `json:"parts"`
+	type part struct {
+		Type      string          `json:"type"`
+		Content   json.RawMessage `json:"content"`
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Response  json.RawMessage `json:"response"`
+		Result    json.RawMessage `json:"result"`
 	}
-	if text == "" || json.Unmarshal([]byte(text), &raw) != nil {
+	var raw []struct {
+		Role  string `json:"role"`
+		Name  string `json:"name"`
+		Parts []part `json:"parts"`
+	}
+	if text == "" || fastJSON.Unmarshal([]byte(text), &raw) != nil {
 		return nil
 	}
 	var out []msg
@@ -300,25 +319,13 @@ func genAIMessages(text string) []msg {
 		m := msg{Role: r.Role, Name: r.Name}
 		var results []msg
 		for _, p := range r.Parts {
-			var part struct {
-				Type      string          `json:"type"`
-				Content   json.RawMessage `json:"content"`
-				ID        string          `json:"id"`
-				Name      string          `json:"name"`
-				Arguments json.RawMessage `json:"arguments"`
-				Response  json.RawMessage `json:"response"`
-				Result    json.RawMessage `json:"result"`
-			}
-			if json.Unmarshal(p, &part) != nil {
-				continue
-			}
-			switch part.Type {
+			switch p.Type {
 			case "text", "":
-				m.Content += argsText(part.Content)
+				m.Content += argsText(p.Content)
 			case "tool_call":
-				m.Calls = append(m.Calls, call{ID: part.ID, Name: part.Name, Args: argsText(part.Arguments)})
+				m.Calls = append(m.Calls, call{ID: p.ID, Name: p.Name, Args: argsText(p.Arguments)})
 			case "tool_call_response":
-				results = append(results, msg{Role: "tool", ToolCallID: part.ID, Content: argsText(first(part.Response, part.Result))})
+				results = append(results, msg{Role: "tool", ToolCallID: p.ID, Content: argsText(first(p.Response, p.Result))})
 			}
 		}
 		if len(results) > 0 && m.Content == "" && len(m.Calls) == 0 {
@@ -341,7 +348,7 @@ func genAIParts(text, role string) []msg {
 		Type    string `json:"type"`
 		Content string `json:"content"`
 	}
-	if json.Unmarshal([]byte(text), &parts) != nil {
+	if fastJSON.Unmarshal([]byte(text), &parts) != nil {
 		return []msg{{Role: role, Content: text}} // a plain string
 	}
 	var b strings.Builder
@@ -413,13 +420,13 @@ func aiSDKMessages(text string) []msg {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	}
-	if json.Unmarshal([]byte(text), &raw) != nil {
+	if fastJSON.Unmarshal([]byte(text), &raw) != nil {
 		return nil
 	}
 	var out []msg
 	for _, r := range raw {
 		var s string
-		if json.Unmarshal(r.Content, &s) == nil {
+		if fastJSON.Unmarshal(r.Content, &s) == nil {
 			out = append(out, msg{Role: r.Role, Content: s})
 			continue
 		}
@@ -433,7 +440,7 @@ func aiSDKMessages(text string) []msg {
 			Output json.RawMessage `json:"output"`
 			Result json.RawMessage `json:"result"`
 		}
-		if json.Unmarshal(r.Content, &parts) != nil {
+		if fastJSON.Unmarshal(r.Content, &parts) != nil {
 			continue
 		}
 		m := msg{Role: r.Role}
@@ -461,7 +468,7 @@ func aiSDKOutput(raw json.RawMessage) string {
 		Type  string          `json:"type"`
 		Value json.RawMessage `json:"value"`
 	}
-	if json.Unmarshal(raw, &o) == nil && o.Type != "" && len(o.Value) > 0 {
+	if fastJSON.Unmarshal(raw, &o) == nil && o.Type != "" && len(o.Value) > 0 {
 		return argsText(o.Value)
 	}
 	return argsText(raw)
@@ -470,7 +477,7 @@ func aiSDKOutput(raw json.RawMessage) string {
 // toolDefs reads a JSON array of tool definitions in the shapes met:
 // {type: function, function: {name, description, parameters}}, or the flat
 // {type: function, name, description, parameters|inputSchema}.
-func toolDefs(text string) []openai.Tool {
+func toolDefs(text string) []toolDef {
 	var raw []struct {
 		Type        string          `json:"type"`
 		Name        string          `json:"name"`
@@ -483,25 +490,26 @@ func toolDefs(text string) []openai.Tool {
 			Parameters  json.RawMessage `json:"parameters"`
 		} `json:"function"`
 	}
-	if text == "" || json.Unmarshal([]byte(text), &raw) != nil {
+	if text == "" || fastJSON.Unmarshal([]byte(text), &raw) != nil {
 		return nil
 	}
-	var out []openai.Tool
+	var out []toolDef
 	for _, r := range raw {
-		f := &openai.FunctionDefinition{Name: r.Name, Description: r.Description}
-		params := first(r.Parameters, r.InputSchema)
+		d := toolDef{Name: r.Name, Description: r.Description, Params: first(r.Parameters, r.InputSchema)}
 		if r.Function != nil {
-			f.Name, f.Description, params = r.Function.Name, r.Function.Description, r.Function.Parameters
+			d = toolDef{Name: r.Function.Name, Description: r.Function.Description, Params: r.Function.Parameters}
 		}
-		if f.Name == "" {
-			continue
+		if d.Name != "" {
+			out = append(out, d)
 		}
-		if len(params) > 0 {
-			f.Parameters = params
-		}
-		out = append(out, openai.Tool{Type: openai.ToolTypeFunction, Function: f})
 	}
 	return out
+}
+
+// toolDef is one tool offered to the model.
+type toolDef struct {
+	Name, Description string
+	Params            json.RawMessage // its JSON schema, or nil
 }
 
 func contentText(v any) string {
@@ -530,7 +538,7 @@ func eventCalls(v any) []call {
 	switch tc := v.(type) {
 	case string:
 		var list []map[string]any
-		if json.Unmarshal([]byte(tc), &list) == nil {
+		if fastJSON.Unmarshal([]byte(tc), &list) == nil {
 			for _, m := range list {
 				out = append(out, callOf(m))
 			}
@@ -560,19 +568,44 @@ func callOf(m map[string]any) call {
 
 // request rebuilds the Chat Completions body of the messages visible to
 // the model (DESIGN §6: reconstructed), or nil when the span recorded none.
+// It is written by hand, not through encoding/json's reflection: an import
+// builds one per model call.
 func request(model string, m messages) []byte {
 	if len(m.In) == 0 {
 		return nil
 	}
-	req := openai.ChatCompletionRequest{Model: model, Tools: m.Tools}
-	for _, x := range m.In {
-		req.Messages = append(req.Messages, chatMessage(x))
+	b := make([]byte, 0, 256)
+	b = append(b, `{"model":`...)
+	b = appendJSONString(b, model)
+	b = append(b, `,"messages":[`...)
+	for i, x := range m.In {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendMessage(b, x, "")
 	}
-	b, err := json.Marshal(req)
-	if err != nil {
-		return nil
+	b = append(b, ']')
+	if len(m.Tools) > 0 {
+		b = append(b, `,"tools":[`...)
+		for i, t := range m.Tools {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"type":"function","function":{"name":`...)
+			b = appendJSONString(b, t.Name)
+			if t.Description != "" {
+				b = append(b, `,"description":`...)
+				b = appendJSONString(b, t.Description)
+			}
+			if len(t.Params) > 0 && json.Valid(t.Params) {
+				b = append(b, `,"parameters":`...)
+				b = append(b, t.Params...)
+			}
+			b = append(b, "}}"...)
+		}
+		b = append(b, ']')
 	}
-	return b
+	return append(b, '}')
 }
 
 // response rebuilds a Chat Completions response of the output message
@@ -582,53 +615,124 @@ func response(model string, m messages, u record.Usage) []byte {
 		return nil
 	}
 	out := m.Out[len(m.Out)-1]
-	cm := chatMessage(out)
-	cm.Role = openai.ChatMessageRoleAssistant
-	finish := openai.FinishReason(m.Finish)
+	finish := m.Finish
 	if finish == "" {
-		finish = openai.FinishReasonStop
+		finish = "stop"
 		if len(out.Calls) > 0 {
-			finish = openai.FinishReasonToolCalls
+			finish = "tool_calls"
 		}
 	}
-	resp := openai.ChatCompletionResponse{
-		Object:  "chat.completion",
-		Model:   model,
-		Choices: []openai.ChatCompletionChoice{{Message: cm, FinishReason: finish}},
-		Usage:   openai.Usage{PromptTokens: int(u.In), CompletionTokens: int(u.Out), TotalTokens: int(u.In + u.Out)},
-	}
+	b := make([]byte, 0, 256)
+	b = append(b, `{"object":"chat.completion","model":`...)
+	b = appendJSONString(b, model)
+	b = append(b, `,"choices":[{"index":0,"message":`...)
+	b = appendMessage(b, out, "assistant")
+	b = append(b, `,"finish_reason":`...)
+	b = appendJSONString(b, finish)
+	b = append(b, `}],"usage":{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, u.In, 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, u.Out, 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, u.In+u.Out, 10)
 	if u.CachedReported {
-		resp.Usage.PromptTokensDetails = &openai.PromptTokensDetails{CachedTokens: int(u.Cached)}
+		b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+		b = strconv.AppendInt(b, u.Cached, 10)
+		b = append(b, '}')
 	}
 	if u.ReasoningReported {
-		resp.Usage.CompletionTokensDetails = &openai.CompletionTokensDetails{ReasoningTokens: int(u.Reasoning)}
+		b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
+		b = strconv.AppendInt(b, u.Reasoning, 10)
+		b = append(b, '}')
 	}
-	b, err := json.Marshal(resp)
-	if err != nil {
-		return nil
-	}
-	return b
+	return append(b, "}}"...)
 }
 
-func chatMessage(x msg) openai.ChatCompletionMessage {
-	role := x.Role
-	switch role {
-	case "human":
-		role = "user"
-	case "ai", "model":
-		role = "assistant"
+// appendMessage writes x as a Chat Completions message (role forced when
+// given).
+func appendMessage(b []byte, x msg, role string) []byte {
+	if role == "" {
+		role = x.Role
+		switch role {
+		case "human":
+			role = "user"
+		case "ai", "model":
+			role = "assistant"
+		}
 	}
-	cm := openai.ChatCompletionMessage{Role: role, Content: x.Content, ToolCallID: x.ToolCallID}
-	if role == "tool" {
-		cm.Name = ""
-	} else if x.Name != "" && role == "user" {
-		cm.Name = x.Name
+	b = append(b, `{"role":`...)
+	b = appendJSONString(b, role)
+	b = append(b, `,"content":`...)
+	b = appendJSONString(b, x.Content)
+	if x.Name != "" && role == "user" {
+		b = append(b, `,"name":`...)
+		b = appendJSONString(b, x.Name)
 	}
-	for _, c := range x.Calls {
-		cm.ToolCalls = append(cm.ToolCalls, openai.ToolCall{ID: c.ID, Type: openai.ToolTypeFunction,
-			Function: openai.FunctionCall{Name: c.Name, Arguments: c.Args}})
+	if len(x.Calls) > 0 {
+		b = append(b, `,"tool_calls":[`...)
+		for i, c := range x.Calls {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"id":`...)
+			b = appendJSONString(b, c.ID)
+			b = append(b, `,"type":"function","function":{"name":`...)
+			b = appendJSONString(b, c.Name)
+			b = append(b, `,"arguments":`...)
+			b = appendJSONString(b, c.Args)
+			b = append(b, "}}"...)
+		}
+		b = append(b, ']')
 	}
-	return cm
+	if x.ToolCallID != "" {
+		b = append(b, `,"tool_call_id":`...)
+		b = appendJSONString(b, x.ToolCallID)
+	}
+	return append(b, '}')
+}
+
+// appendJSONString writes s as a JSON string: quotes, backslashes and
+// control characters escaped, invalid UTF-8 replaced by U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\r':
+				b = append(b, '\\', 'r')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 // toolOf reads a tool span: name, call id, arguments and result.
@@ -656,7 +760,7 @@ func toolOf(s *otel.Span) (name, id, args, result string) {
 		}
 	} else if len(result) > 1 && result[0] == '"' {
 		var s string
-		if json.Unmarshal([]byte(result), &s) == nil { // a JSON string: its text
+		if fastJSON.Unmarshal([]byte(result), &s) == nil { // a JSON string: its text
 			result = s
 		}
 	}
@@ -678,7 +782,7 @@ func langChainToolMessage(v string) (content, callID string, ok bool) {
 			} `json:"kwargs"`
 		} `json:"output"`
 	}
-	if json.Unmarshal([]byte(v), &m) != nil || len(m.Output.ID) == 0 || m.Output.ID[len(m.Output.ID)-1] != "ToolMessage" {
+	if fastJSON.Unmarshal([]byte(v), &m) != nil || len(m.Output.ID) == 0 || m.Output.ID[len(m.Output.ID)-1] != "ToolMessage" {
 		return "", "", false
 	}
 	return argsText(m.Output.Kwargs.Content), m.Output.Kwargs.ToolCallID, true
