@@ -192,14 +192,24 @@ func Lookup(rules []*Rule, id string) *Rule {
 // Location is where a fix goes: a file of the project snapshot and a line.
 type Location struct {
 	// Path is slash-separated and relative to the project folder
-	// ("agents.yaml", "agents/analyst.md").
+	// ("agents.yaml", "agents/analyst.md"); "" when the fix goes to
+	// instructions no file of the snapshot holds (Label says which).
 	Path string `json:"path"`
 	// Line is 1-based; 0 when the file as a whole is meant.
 	Line int `json:"line"`
+	// Label names the place when Path is empty: "the instructions of agent
+	// X" of an imported run whose source has no file for them.
+	Label string `json:"label,omitempty"`
+	// Source is, with Label, the file the run was imported from: SARIF's
+	// location for the finding.
+	Source string `json:"source,omitempty"`
 }
 
-// String is path:line.
+// String is path:line, or the label.
 func (l Location) String() string {
+	if l.Path == "" && l.Label != "" {
+		return l.Label
+	}
 	if l.Line > 0 {
 		return fmt.Sprintf("%s:%d", l.Path, l.Line)
 	}
@@ -431,6 +441,7 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 		return nil, err
 	}
 	proj := ParseProject(run.Project)
+	proj.imported(run.Run)
 	if v, ok := run.Options["maxForkDepth"].(float64); ok && v >= 0 {
 		proj.MaxForkDepth = int(v) // the depth that applied to this run
 	}
@@ -518,8 +529,11 @@ func (p *Pass) Report(f Finding) {
 	if f.Nodes == nil {
 		f.Nodes = []string{}
 	}
-	if f.Fix.Location.Path == "" {
-		f.Fix.Location = Location{Path: AgentsFile, Line: p.Project.AgentLine(f.Agent)}
+	if f.Fix.Location.Path == "" && f.Fix.Location.Label == "" {
+		f.Fix.Location = p.Project.EntryLocation(f.Agent)
+		if !p.Project.Imported {
+			f.Fix.Location = Location{Path: AgentsFile, Line: p.Project.AgentLine(f.Agent)}
+		}
 	}
 	f.Fingerprint = Fingerprint(f.Rule, f.Agent, f.Shape)
 	p.found = append(p.found, f)

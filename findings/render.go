@@ -232,6 +232,16 @@ func newSARIFPaths(p SARIFPaths) *sarifPaths {
 }
 
 func (sp *sarifPaths) loc(l Location) *sarif.Location {
+	if l.Path == "" && l.Source != "" && filepath.IsAbs(l.Source) {
+		// an imported run's instructions no project file holds: the
+		// imported file itself
+		art := sarif.NewArtifactLocation().WithURI((&url.URL{Scheme: "file", Path: filepath.ToSlash(l.Source)}).String())
+		loc := sarif.NewLocationWithPhysicalLocation(sarif.NewPhysicalLocation().WithArtifactLocation(art))
+		if l.Label != "" {
+			loc.WithMessage(sarif.NewTextMessage(l.Label))
+		}
+		return loc
+	}
 	path := l.Path
 	if path == "" {
 		path = AgentsFile

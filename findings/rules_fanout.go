@@ -338,6 +338,9 @@ func fanoutFinding(p *Pass, sr *serialRun, causes []Cause, withFork bool) Findin
 		Shape:   fmt.Sprintf("%s %s by %s", convShape(sr.Conv), toolList, sr.Agent),
 		Promise: fanoutPromise{Items: k, Tools: uniq(tools)},
 	}
+	if p.Project.Imported {
+		return importedFanout(p, f, sr, msg, targets, withFork)
+	}
 	if withFork {
 		f.Message = msg + "; fork was in its tools"
 		f.Fix = Fix{
@@ -370,6 +373,79 @@ func fanoutFinding(p *Pass, sr *serialRun, causes []Cause, withFork bool) Findin
 	return f
 }
 
+// importedFanout words a missed fan-out of an imported run: the agent
+// delegates with its tool's own name, and the fix goes to its instructions.
+func importedFanout(p *Pass, f Finding, sr *serialRun, msg string, targets []string, withFork bool) Finding {
+	k := len(sr.Items)
+	tool, _ := p.delegation(sr.Agent)
+	loc := p.Project.PromptLocation(sr.Agent, "parallel", "sub-agent", "subagent", "task", "delegat")
+	if withFork {
+		f.Message = fmt.Sprintf("%s; %s could delegate (%s)", msg, sr.Agent, tool)
+		f.Next = fmt.Sprintf("one response from %s starting %d sub-agents with %s, one per item, the calls inside them", sr.Agent, k, tool)
+		f.Fix = Fix{Location: loc, Text: fmt.Sprintf("Add a line to %s saying when to delegate, in this task's terms: when the request covers several independent items (%s), start one sub-agent per item with %s in the same response and say what each must return",
+			p.Project.PromptPath(sr.Agent), strings.Join(targets, ", "), tool)}
+		return f
+	}
+	f.Message = msg + "; no delegation tool was seen in this run"
+	f.Next = fmt.Sprintf("one response from %s starting %d sub-agents, one per item, the calls inside them", sr.Agent, k)
+	f.Fix = Fix{Location: loc, Text: fmt.Sprintf("Give %s a delegation tool (Claude Code's Task, Codex's spawn_agent, Kimi's Agent) and add a line to %s saying when to start one sub-agent per item",
+		sr.Agent, p.Project.PromptPath(sr.Agent))}
+	return f
+}
+
+// delegation is the tool agent delegated with in this run ("fork" for our
+// runtime; an imported run's Task, spawn_agent, Agent…) and the first fork
+// node it made; "fork" and nil when it never delegated.
+func (p *Pass) delegation(agent string) (string, *graph.Node) {
+	for _, f := range p.Graph.Forks {
+		if f.Node.Agent == agent && f.Node.Fork != nil {
+			if f.Node.Fork.Tool != "" {
+				return f.Node.Fork.Tool, f.Node
+			}
+			return "fork", f.Node
+		}
+	}
+	return "fork", nil
+}
+
+// delegationTools are the names other tools give the tool that plays fork.
+func isDelegationTool(name string) bool {
+	switch name {
+	case "fork", "Task", "Agent", "AgentSwarm", "spawn_agent":
+		return true
+	}
+	return false
+}
+
+// importedForkCauses checks whether an imported run's agent could
+// delegate at llm node n: the tools its request recorded, or — when the
+// source recorded none — whether it delegated anywhere in the run.
+func (p *Pass) importedForkCauses(n *graph.Node, agent string, req *chat.Request) ([]Cause, bool) {
+	noFile := Cause{Check: causeForkInstructions, Result: "not applicable", Detail: "an imported run has no " + ForkInstructionsFile}
+	if req != nil && len(req.Tools) > 0 {
+		for _, t := range req.Tools {
+			if isDelegationTool(t.Name) || p.usedAsDelegation(t.Name) {
+				return []Cause{{Check: causeForkInTools, Result: "yes", Detail: fmt.Sprintf("%s offered %s; the model chose not to call it", n.ID(), t.Name)}, noFile}, true
+			}
+		}
+		return []Cause{{Check: causeForkInTools, Result: "no", Detail: fmt.Sprintf("%s's recorded tools hold no delegation tool", n.ID())}, noFile}, false
+	}
+	if tool, at := p.delegation(agent); at != nil {
+		return []Cause{{Check: causeForkInTools, Result: "yes", Detail: fmt.Sprintf("the session did not record %s's tools; %s delegated with %s at %s in this run", n.ID(), agent, tool, at.ID())}, noFile}, true
+	}
+	return []Cause{{Check: causeForkInTools, Result: "unknown", Detail: fmt.Sprintf("the session did not record %s's tools and %s never delegated in this run", n.ID(), agent)}, noFile}, false
+}
+
+// usedAsDelegation reports whether some fork of the run was made with tool.
+func (p *Pass) usedAsDelegation(tool string) bool {
+	for _, f := range p.Graph.Forks {
+		if f.Node.Fork != nil && f.Node.Fork.Tool == tool {
+			return true
+		}
+	}
+	return false
+}
+
 const (
 	causeForkInTools      = "fork in tools"
 	causeForkInstructions = "fork instructions in system prompt"
@@ -391,6 +467,12 @@ func (p *Pass) forkCauses(n *graph.Node, agent string, depth int) ([]Cause, bool
 	a := p.Project.Agent(agent)
 	configured := a != nil && a.Fork != nil && depth < p.Project.MaxForkDepth
 	req, err := p.readRequest(n.Seq)
+	if p.Project.Imported {
+		if err != nil {
+			req = nil
+		}
+		return p.importedForkCauses(n, agent, req)
+	}
 	if err != nil {
 		detail := fmt.Sprintf("request of %s not readable (%v); from agents.yaml: ", n.ID(), err)
 		if configured {

@@ -35,6 +35,11 @@ type Session struct {
 	// lack ("the system prompt", "the tool definitions", "thinking blocks"),
 	// for every output that shows one; nil when nothing is known to be missing.
 	RequestsLack []string
+	// Instructions names, per agent, the Project file that holds its
+	// instructions (the trunk's CLAUDE.md or AGENTS.md, a sub-agent's
+	// definition): the audit points its fixes there. An agent without an
+	// entry gets fixes addressed to "the instructions of agent X".
+	Instructions map[string]string
 }
 
 // Conversation is one message list driven by one agent at a time: the

@@ -59,6 +59,9 @@ func write(ctx context.Context, w Writer, s *Session) (string, int, error) {
 	if len(s.RequestsLack) > 0 {
 		run.Options[record.OptionRequestsLack] = s.RequestsLack
 	}
+	if len(s.Instructions) > 0 {
+		run.Options[record.OptionInstructions] = s.Instructions
+	}
 	if s.Dir != "" {
 		run.Options[record.OptionProjectDir] = s.Dir
 		if run.Project.Name == "" {

@@ -92,6 +92,29 @@ func (r *Run) RequestsLack() []string {
 	return nil
 }
 
+// OptionInstructions is the run option of an imported run naming, per
+// agent, the project snapshot file that holds its instructions (a
+// map[string]string: "main" → "CLAUDE.md", "Explore" →
+// ".claude/agents/Explore.md"), where the audit points its fixes.
+const OptionInstructions = "instructions"
+
+// Instructions is the run's OptionInstructions, or nil.
+func (r *Run) Instructions() map[string]string {
+	switch v := r.Options[OptionInstructions].(type) {
+	case map[string]string:
+		return v
+	case map[string]any: // as read back from JSON
+		out := map[string]string{}
+		for k, x := range v {
+			if s, ok := x.(string); ok {
+				out[k] = s
+			}
+		}
+		return out
+	}
+	return nil
+}
+
 // ProjectDir is the run's OptionProjectDir, or "" when it has none.
 func (r *Run) ProjectDir() string {
 	s, _ := r.Options[OptionProjectDir].(string)

@@ -159,6 +159,7 @@ func (Format) Read(ctx context.Context, path string, opt importers.Options) ([]*
 		}
 	}
 	s.Project = r.project(trunk)
+	s.Instructions = instructions(s.Project, trunk)
 	s.RequestsLack = []string{"the system prompt", "the tool definitions"}
 	if r.info.thinking {
 		s.RequestsLack = append(s.RequestsLack, "the thinking blocks of earlier responses")
@@ -545,6 +546,28 @@ func (r *reader) project(trunk *importers.Conversation) record.Project {
 	}
 	sort.Slice(p.Files, func(i, j int) bool { return p.Files[i].Path < p.Files[j].Path })
 	return p
+}
+
+// instructions maps each agent to the snapshot file of its instructions:
+// the trunk's CLAUDE.md (or .claude/CLAUDE.md), each sub-agent type's
+// .claude/agents/<type>.md, when the snapshot has them.
+func instructions(p record.Project, trunk *importers.Conversation) map[string]string {
+	out := map[string]string{}
+	for _, f := range []string{"CLAUDE.md", ".claude/CLAUDE.md"} {
+		if p.File(f) != nil {
+			out[trunk.Agent] = f
+			break
+		}
+	}
+	for _, a := range agentTypes(trunk) {
+		if f := ".claude/agents/" + a + ".md"; p.File(f) != nil {
+			out[a] = f
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // agentTypes lists the sub-agent types of every branch, in order.

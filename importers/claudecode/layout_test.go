@@ -1,6 +1,7 @@
 package claudecode_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/chat"
+	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/importers"
 	"github.com/inspect-dev/inspect/importers/claudecode"
@@ -24,6 +26,7 @@ type lines struct {
 	t       *testing.T
 	session string
 	agent   string // set on sidechain lines
+	cwd     string // the working folder the lines name; default /nonexistent/app
 	n       int
 	out     []string
 }
@@ -37,6 +40,9 @@ func (l *lines) env(typ string, sec float64) map[string]any {
 		"cwd":       "/nonexistent/app", "version": "2.1.40", "isSidechain": l.agent != ""}
 	if l.agent != "" {
 		m["agentId"] = l.agent
+	}
+	if l.cwd != "" {
+		m["cwd"] = l.cwd
 	}
 	return m
 }
@@ -336,5 +342,104 @@ func TestDetect(t *testing.T) {
 	}
 	if (claudecode.Format{}).Detect(dir) {
 		t.Error("Detect(a folder) = true")
+	}
+}
+
+// serialSession writes a session whose trunk reads three reports one by
+// one and, when delegate is set, later starts one Explore sub-agent.
+func serialSession(t *testing.T, cwd string, delegate bool) string {
+	dir := filepath.Join(t.TempDir(), "projects", "p")
+	m := &lines{t: t, session: "s2", cwd: cwd}
+	m.user(0, "summarise eu, us and apac")
+	for i, r := range []string{"eu", "us", "apac"} {
+		sec := float64(1 + 2*i)
+		m.asst(sec, "r"+r, 3, 100, 10, 20, use("c"+r, "Read", map[string]any{"file_path": r + ".md"}))
+		m.result(sec+1, "c"+r, r+" revenue", false, nil)
+	}
+	if delegate {
+		m.asst(8, "mt", 3, 100, 10, 20, task("t1", "notes", "find the notes", "Explore"))
+		m.result(12, "t1", "notes found", false, map[string]any{"status": "completed", "agentId": "x1"})
+		a := &lines{t: t, session: "s2", agent: "x1", cwd: cwd}
+		a.user(8.1, "find the notes")
+		a.asst(9, "mx", 2, 0, 0, 5, use("g", "Grep", map[string]any{"pattern": "notes"}))
+		a.result(10, "g", "notes", false, nil)
+		a.asst(11, "mx2", 2, 0, 0, 5, text("notes found"))
+		a.write(filepath.Join(dir, "s2", "subagents", "agent-x1.jsonl"), true)
+	}
+	m.asst(13, "mf", 3, 100, 10, 20, text("done"))
+	m.write(filepath.Join(dir, "s2.jsonl"), true)
+	return filepath.Join(dir, "s2.jsonl")
+}
+
+// audit imports path and audits it as `inspect audit` does.
+func audit(t *testing.T, path string) (*graph.Run, *findings.Report) {
+	t.Helper()
+	g, db, _ := importFile(t, path)
+	rep, err := findings.Audit(g, func(seq int64) ([]byte, error) { return db.Request(context.Background(), g.ID, seq) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, rep
+}
+
+func finding(rep *findings.Report, rule string) *findings.Finding {
+	for i := range rep.Findings {
+		if rep.Findings[i].Rule == rule {
+			return &rep.Findings[i]
+		}
+	}
+	return nil
+}
+
+// TestInstructionFiles: CLAUDE.md and the sub-agent's definition in the
+// session's folder are in the snapshot, and the fixes point at them; an
+// agent that delegated elsewhere in the run missed a fan-out (not
+// "fork unavailable").
+func TestInstructionFiles(t *testing.T) {
+	cwd := t.TempDir()
+	os.MkdirAll(filepath.Join(cwd, ".claude", "agents"), 0o755)
+	os.WriteFile(filepath.Join(cwd, "CLAUDE.md"), []byte("# House rules\n\nKeep answers short.\nUse sub-agents when the work splits.\n"), 0o644)
+	os.WriteFile(filepath.Join(cwd, ".claude", "agents", "Explore.md"), []byte("---\nname: Explore\n---\nExplore the code.\n"), 0o644)
+	g, rep := audit(t, serialSession(t, cwd, true))
+	if g.Project.File("CLAUDE.md") == nil || g.Project.File(".claude/agents/Explore.md") == nil || g.Project.Name != filepath.Base(cwd) {
+		t.Fatalf("snapshot %+v", g.Project)
+	}
+	f := finding(rep, "fanout.missed")
+	if f == nil {
+		t.Fatalf("no fanout.missed in %+v", rep.Findings)
+	}
+	if f.Fix.Location != (findings.Location{Path: "CLAUDE.md", Line: 4}) || !strings.Contains(f.Fix.Text, "with Task") ||
+		!strings.Contains(f.Causes[0].Detail, "main delegated with Task at") {
+		t.Errorf("fix %+v causes %+v", f.Fix, f.Causes)
+	}
+	if finding(rep, "fanout.missed.nofork") != nil {
+		t.Error("fanout.missed.nofork reported too")
+	}
+	if ob := finding(rep, "fork.one-branch"); ob == nil || !strings.Contains(ob.Fix.Text, "in CLAUDE.md") {
+		t.Errorf("fork.one-branch: %+v", ob)
+	}
+}
+
+// TestInstructionFiles_None: without instruction files the fixes go to
+// "the instructions of agent main", located at the session file; an agent
+// that never delegated may not have had the tool (availability unknown).
+func TestInstructionFiles_None(t *testing.T) {
+	path := serialSession(t, "/nonexistent/app", false)
+	_, rep := audit(t, path)
+	f := finding(rep, "fanout.missed.nofork")
+	if f == nil {
+		t.Fatalf("no fanout.missed.nofork in %+v", rep.Findings)
+	}
+	abs, _ := filepath.Abs(path)
+	if f.Fix.Location != (findings.Location{Label: "the instructions of agent main", Source: abs}) || f.Causes[0].Result != "unknown" ||
+		!strings.Contains(f.Fix.Text, "Give main a delegation tool") {
+		t.Errorf("fix %+v causes %+v", f.Fix, f.Causes)
+	}
+	var sarif bytes.Buffer
+	if err := findings.WriteSARIF(&sarif, rep, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(sarif.String(), `"uri": "file://`+filepath.ToSlash(abs)+`"`) {
+		t.Errorf("SARIF does not locate the finding at the session file:\n%s", sarif.String())
 	}
 }
