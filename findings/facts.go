@@ -2,6 +2,7 @@ package findings
 
 import (
 	"encoding/json"
+	"fmt"
 	"path"
 	"slices"
 	"sort"
@@ -294,3 +295,13 @@ func median(ds []time.Duration) time.Duration {
 
 // forkingAgent is the agent that made fork f.
 func forkingAgent(f *graph.Fork) string { return f.Node.Agent }
+
+// listCut joins items with commas, cut after the first n with a count of
+// the rest ("a, b, c, …and 294 more"), so a message stays short however
+// many items a finding has.
+func listCut(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:n], ", ") + fmt.Sprintf(", …and %d more", len(items)-n)
+}

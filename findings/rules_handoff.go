@@ -3,10 +3,10 @@ package findings
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/snapshot"
 )
 
 // HandoffEarly: A handed off before doing its part, then got it back.
@@ -74,8 +74,10 @@ var DelegationMissedSpecialist = &Rule{
 	Severity: Warning,
 	Doc: Doc{
 		Title: "specialist never used",
-		Detect: "agent A can reach specialist S (S is in A's handoffs or fork agents), S never runs, and A itself called " +
-			"a tool that S declares at least {specialist-min-calls} times.",
+		Detect: "agent A can reach specialist S (S is in A's handoffs or fork agents), S never runs in the run, and A itself called " +
+			"a tool that S declares at least {specialist-min-calls} times. Built-in workspace tools (read_file, list_dir, find_files, " +
+			"write_file) mark no specialist. When several specialists match the same calls, one finding names the one whose tools " +
+			"cover most of them, and no call is priced twice.",
 		Price: "the calls A made of S's tools: their time (model step plus tool) and the tokens of the model steps.",
 		Fix:   "the deciding agent's prompt: say when to hand off or fork to S, in this domain's terms.",
 		Next:  "a fork or hand-off to S, and S's tools called by S.",
@@ -408,75 +410,95 @@ func expectHandoffForAnswer(p handoffPromise, f Finding, next *graph.Run) Verdic
 	return verdict(false, "no hand-off from %s to %s, but no one-branch fork to %s either", p.From, p.To, p.To)
 }
 
+// specialistTools are the tools of s that mark it as a specialist: those
+// it declares that are not built-in workspace tools (any agent may read
+// and write the workspace; DESIGN §8).
+func specialistTools(s *snapshot.Agent) []string {
+	var out []string
+	for _, t := range s.Tools {
+		if !snapshot.IsBuiltinTool(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// candidate is a reachable specialist that never ran, with the agent's
+// calls of its marking tools not yet given to another finding.
+type candidate struct {
+	spec       *snapshot.Agent
+	tools      []string
+	viaHandoff bool
+	viaFork    bool
+}
+
 func runMissedSpecialist(p *Pass) {
 	ran := map[string]bool{}
 	for _, a := range p.Graph.Agents {
 		ran[a] = true
 	}
+	callsBy := map[string][]*graph.Node{} // each running agent's calls, in order
+	for _, n := range p.Graph.Nodes {
+		if isCall(n) {
+			callsBy[n.Agent] = append(callsBy[n.Agent], n)
+		}
+	}
+	min := specialistMinCalls.Get(p.Options)
 	reachable := 0
 	for _, name := range p.Graph.Agents {
 		a := p.Project.Agent(name)
 		if a == nil {
 			continue
 		}
+		var cands []*candidate
 		for _, s := range p.Project.Agents {
 			if s.Name == name {
 				continue
 			}
-			viaHandoff := contains(a.Handoffs, s.Name)
-			viaFork := a.Fork.Allows(s.Name)
+			viaHandoff, viaFork := contains(a.Handoffs, s.Name), a.Fork.Allows(s.Name)
 			if !viaHandoff && !viaFork {
 				continue
 			}
 			reachable++
-			if ran[s.Name] || len(s.Tools) == 0 {
-				continue
+			if tools := specialistTools(s); !ran[s.Name] && len(tools) > 0 {
+				cands = append(cands, &candidate{spec: s, tools: tools, viaHandoff: viaHandoff, viaFork: viaFork})
 			}
-			var calls []*graph.Node
-			for _, n := range p.Graph.Nodes {
-				if isCall(n) && n.Agent == name && contains(s.Tools, n.Tool.Name) {
-					calls = append(calls, n)
+		}
+		// One finding per set of calls: the specialist whose tools cover
+		// most of the agent's calls not yet priced (declared order on a
+		// tie) takes them; the others may only take what is left.
+		priced := map[*graph.Node]bool{}
+		for len(cands) > 0 {
+			best, bestCalls := -1, []*graph.Node(nil)
+			for i, c := range cands {
+				var mine []*graph.Node
+				for _, n := range callsBy[name] {
+					if !priced[n] && contains(c.tools, n.Tool.Name) {
+						mine = append(mine, n)
+					}
+				}
+				if len(mine) > len(bestCalls) {
+					best, bestCalls = i, mine
 				}
 			}
-			if len(calls) < specialistMinCalls.Get(p.Options) {
-				continue
+			if best < 0 || len(bestCalls) < min {
+				break
 			}
-			var price Price
-			var d time.Duration
-			stepSeen := map[int64]bool{}
-			var tools []string
-			nodes := []*graph.Node{}
-			for _, n := range calls {
-				price.Calls++
-				d += n.Duration()
-				tools = append(tools, n.Tool.Name)
-				nodes = append(nodes, n)
-				if st := llmStepOf(n); st != nil && !stepSeen[st.Seq] {
-					stepSeen[st.Seq] = true
-					d += st.Duration()
-					addUsage(&price, st)
+			c := cands[best]
+			cands = append(cands[:best], cands[best+1:]...)
+			var also []string
+			for _, o := range cands {
+				for _, n := range bestCalls {
+					if contains(o.tools, n.Tool.Name) {
+						also = append(also, o.spec.Name)
+						break
+					}
 				}
 			}
-			price.ElapsedMS = d.Milliseconds()
-			price.Basis = fmt.Sprintf("%s of %s's tools made by %s: %s and %d tokens in, %d out", plural(len(calls), "call", "calls"), s.Name, name, graph.FormatDuration(d), price.TokensIn, price.TokensOut)
-			how := "fork"
-			if viaHandoff {
-				how = "hand-off"
+			for _, n := range bestCalls {
+				priced[n] = true
 			}
-			first := llmStepOf(calls[0])
-			p.Report(Finding{
-				Agent: name,
-				Message: fmt.Sprintf("%s can reach %s by %s, %s never ran, and %s made %s of %s's tools itself (%s)",
-					name, s.Name, how, s.Name, name, plural(len(calls), "call", "calls"), s.Name, strings.Join(uniq(tools), ", ")),
-				Nodes:  ids(nodes...),
-				Causes: p.specialistCauses(first, name, s.Name, viaHandoff, viaFork),
-				Fix: Fix{Location: p.Project.PromptLocation(name, s.Name, "delegate", "fork", "transfer"),
-					Text: fmt.Sprintf("Tell %s in %s when to %s to %s, in this task's terms (work that needs %s)", name, p.Project.PromptPath(name), map[bool]string{true: "hand off", false: "fork"}[viaHandoff], s.Name, strings.Join(uniq(tools), ", "))},
-				Next:    fmt.Sprintf("a %s to %s, with %s's tools called by %s", how, s.Name, s.Name, s.Name),
-				Price:   price,
-				Shape:   fmt.Sprintf("%s did %s's %s", name, s.Name, strings.Join(uniq(tools), ",")),
-				Promise: specialistPromise{Specialist: s.Name, Tools: uniq(tools)},
-			})
+			p.Report(missedSpecialistFinding(p, name, c, bestCalls, also))
 		}
 	}
 	if reachable == 0 {
@@ -484,6 +506,41 @@ func runMissedSpecialist(p *Pass) {
 		return
 	}
 	p.Clear("%s of a running agent examined", plural(reachable, "reachable agent", "reachable agents"))
+}
+
+// missedSpecialistFinding is the finding for agent name's calls of
+// specialist c's tools; also names the other specialists that declare some
+// of those tools (their calls are priced here, once).
+func missedSpecialistFinding(p *Pass, name string, c *candidate, calls []*graph.Node, also []string) Finding {
+	s := c.spec.Name
+	price, d := callsPrice(calls)
+	var tools []string
+	for _, n := range calls {
+		tools = append(tools, n.Tool.Name)
+	}
+	tools = uniq(tools)
+	price.Basis = fmt.Sprintf("%s of %s's tools made by %s: %s and %d tokens in, %d out", plural(len(calls), "call", "calls"), s, name, graph.FormatDuration(d), price.TokensIn, price.TokensOut)
+	how, verb := "fork", "fork"
+	if c.viaHandoff {
+		how, verb = "hand-off", "hand off"
+	}
+	msg := fmt.Sprintf("%s can reach %s by %s, %s never ran, and %s made %s of %s's tools itself (%s)",
+		name, s, how, s, name, plural(len(calls), "call", "calls"), s, strings.Join(tools, ", "))
+	if len(also) > 0 {
+		msg += fmt.Sprintf("; %s %s some of them too, and %s tools cover fewer of these calls", listCut(also, 3), map[bool]string{true: "declares", false: "declare"}[len(also) == 1], map[bool]string{true: "its", false: "their"}[len(also) == 1])
+	}
+	return Finding{
+		Agent:   name,
+		Message: msg,
+		Nodes:   ids(calls...),
+		Causes:  p.specialistCauses(llmStepOf(calls[0]), name, s, c.viaHandoff, c.viaFork),
+		Fix: Fix{Location: p.Project.PromptLocation(name, s, "delegate", "fork", "transfer"),
+			Text: fmt.Sprintf("Tell %s in %s when to %s to %s, in this task's terms (work that needs %s)", name, p.Project.PromptPath(name), verb, s, strings.Join(tools, ", "))},
+		Next:    fmt.Sprintf("a %s to %s, with %s's tools called by %s", how, s, s, s),
+		Price:   price,
+		Shape:   fmt.Sprintf("%s did %s's %s", name, s, strings.Join(tools, ",")),
+		Promise: specialistPromise{Specialist: s, Tools: tools},
+	}
 }
 
 // specialistPromise: the specialist runs and calls its own tools.
