@@ -60,7 +60,8 @@ func Read(ctx context.Context, r io.Reader, lim Limits, fn func(*Span) error) (S
 		}
 		return st, emit(td, lim, &st, fn)
 	}
-	line, err := readLine(br)
+	var buf []byte // one line's bytes, reused: pdata copies what it keeps
+	line, err := readLine(br, buf)
 	if err != nil && err != io.EOF {
 		return st, err
 	}
@@ -95,10 +96,11 @@ func Read(ctx context.Context, r io.Reader, lim Limits, fn func(*Span) error) (S
 		if err == io.EOF {
 			break
 		}
-		if line, err = readLine(br); err != nil && err != io.EOF {
+		buf = line[:0]
+		if line, err = readLine(br, buf); err != nil && err != io.EOF {
 			if errors.Is(err, errLongLine) {
 				st.Problems = append(st.Problems, Problem{Line: n + 1, Err: err.Error()})
-				if line, err = skipLine(br); err != nil && err != io.EOF {
+				if line, err = skipLine(br, buf); err != nil && err != io.EOF {
 					return st, err
 				}
 				n++
@@ -170,8 +172,7 @@ func UnmarshalProto(data []byte) (ptrace.Traces, error) {
 
 var errLongLine = fmt.Errorf("line longer than %d MiB, skipped", MaxLine>>20)
 
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var line []byte
+func readLine(br *bufio.Reader, line []byte) ([]byte, error) {
 	for {
 		chunk, err := br.ReadSlice('\n')
 		line = append(line, chunk...)
@@ -185,11 +186,11 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 }
 
 // skipLine discards the rest of an over-long line and reads the next one.
-func skipLine(br *bufio.Reader) ([]byte, error) {
+func skipLine(br *bufio.Reader, buf []byte) ([]byte, error) {
 	for {
 		_, err := br.ReadSlice('\n')
 		if err == nil {
-			return readLine(br)
+			return readLine(br, buf[:0])
 		}
 		if err != bufio.ErrBufferFull {
 			return nil, err

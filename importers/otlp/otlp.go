@@ -11,7 +11,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	goruntime "runtime"
 	"sort"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/inspect-dev/inspect/importers"
 	"github.com/inspect-dev/inspect/otel"
@@ -60,18 +63,25 @@ func (Format) Read(ctx context.Context, path string, opt importers.Options) ([]*
 		p := st.Problems[0]
 		return nil, fmt.Errorf("%s:%d: %s", path, p.Line, p.Err)
 	}
-	var out []*importers.Session
-	for _, t := range traces {
-		s := Build(t, opt)
-		s.Source.Path = path
-		for _, p := range st.Problems {
-			s.Report.Problems = append(s.Report.Problems, importers.Problem{File: path, Line: p.Line, Err: p.Err})
-		}
-		if st.Truncated > 0 {
-			s.Report.Skipped[fmt.Sprintf("attribute values over %d MiB (cut)", otel.DefaultMaxValue>>20)] += st.Truncated
-		}
-		out = append(out, s)
+	// traces are independent: build them on every core, keep file order
+	out := make([]*importers.Session, len(traces))
+	var g errgroup.Group
+	g.SetLimit(goruntime.GOMAXPROCS(0))
+	for i, t := range traces {
+		g.Go(func() error {
+			s := Build(t, opt)
+			s.Source.Path = path
+			for _, p := range st.Problems {
+				s.Report.Problems = append(s.Report.Problems, importers.Problem{File: path, Line: p.Line, Err: p.Err})
+			}
+			if st.Truncated > 0 {
+				s.Report.Skipped[fmt.Sprintf("attribute values over %d MiB (cut)", otel.DefaultMaxValue>>20)] += st.Truncated
+			}
+			out[i] = s
+			return nil
+		})
 	}
+	g.Wait()
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no spans in it", path)
 	}
