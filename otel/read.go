@@ -203,14 +203,18 @@ func skipLine(br *bufio.Reader, buf []byte) ([]byte, error) {
 // message whose first field is resource_spans holding a resource or scope
 // spans.
 func LooksLikeOTLP(head []byte) bool {
+	if looksLikeProto(head) { // before trimming: 0x0a, its first byte, is a newline
+		return true
+	}
 	t := bytes.TrimLeft(head, " \t\r\n")
-	if len(t) == 0 {
+	if len(t) == 0 || t[0] != '{' {
 		return false
 	}
-	if t[0] == '{' {
-		return bytes.Contains(t, []byte(`"resourceSpans"`)) || bytes.Contains(t, []byte(`"resource_spans"`))
-	}
-	if t[0] != 0x0a { // field 1 (resource_spans), length-delimited
+	return bytes.Contains(t, []byte(`"resourceSpans"`)) || bytes.Contains(t, []byte(`"resource_spans"`))
+}
+
+func looksLikeProto(t []byte) bool {
+	if len(t) < 3 || t[0] != 0x0a { // field 1 (resource_spans), length-delimited
 		return false
 	}
 	i := 1

@@ -149,3 +149,24 @@ func TestTracesURL(t *testing.T) {
 		}
 	}
 }
+
+func TestLooksLikeOTLP(t *testing.T) {
+	pb := exportBody(t, 1, 0, true)
+	js := exportBody(t, 1, 0, false)
+	for _, tt := range []struct {
+		name string
+		head []byte
+		want bool
+	}{
+		{"protobuf", pb, true},
+		{"json", js, true},
+		{"json after blank lines", append([]byte("\n\n"), js...), true},
+		{"other json", []byte(`{"type":"session_meta"}`), false},
+		{"text", []byte("hello\n"), false},
+		{"empty", nil, false},
+	} {
+		if got := LooksLikeOTLP(tt.head); got != tt.want {
+			t.Errorf("%s: LooksLikeOTLP = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -41,7 +41,8 @@ func importFile(t *testing.T, f *Factory, path string) string {
 }
 
 // commandText is the stdout of inspect ARGS --db (exit 0 or 1), with the
-// run ids among args written RUN, for comparing two runs of one shape.
+// run id (args[1], but for import) written RUN, for comparing two runs of
+// one shape.
 func commandText(t *testing.T, f *Factory, buf *bytes.Buffer, args ...string) string {
 	t.Helper()
 	buf.Reset()
@@ -49,8 +50,8 @@ func commandText(t *testing.T, f *Factory, buf *bytes.Buffer, args ...string) st
 		t.Fatalf("inspect %v: exit %d; stderr:\n%s", args, code, f.IO.ErrOut)
 	}
 	s := buf.String()
-	for _, id := range args[1:] {
-		s = strings.ReplaceAll(s, id, "RUN")
+	if len(args) > 1 && args[0] != "import" { // args[1] is the run
+		s = strings.ReplaceAll(s, args[1], "RUN")
 	}
 	return s
 }
@@ -194,4 +195,59 @@ func countJoins(g *graph.Run) int {
 		}
 	}
 	return n
+}
+
+// TestImport_RealFrameworks: inspect import of the traces LangGraph and the
+// AI SDK exported gives runs whose graph, audit, show and ask --dry-run
+// read as those of inspect's own runs (expectations written by hand from
+// importers/otlp/testdata/gen).
+func TestImport_RealFrameworks(t *testing.T) {
+	f, out, _ := testFactory(t)
+	dir := filepath.Join("..", "..", "importers", "otlp", "testdata")
+	for _, tt := range []struct {
+		file    string
+		node    string // a model call to show and ask
+		imports string
+		graph   []string
+		ask     []string
+	}{
+		{"langgraph-supervisor.otlp.jsonl", "n8", "otlp @arizeai/openinference-instrumentation-langchain 4.1.1",
+			[]string{"handoff supervisor to research_expert", "tool web_search FAANG headcount 2024", "handoff math_expert to supervisor"},
+			[]string{"You are a team supervisor", "Successfully transferred back to supervisor", "transfer_to_math_expert"}},
+		{"aisdk.otlp.pb", "n5", "otlp ai 6.0.326",
+			[]string{"calls getWeather x2", "fork (none context) researcher-1, researcher-2", "tool lookup London"},
+			[]string{"You plan trips.", `"tool_call_id":"call_8_1"`, `"name":"research"`}},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			if imp := commandText(t, f, out, "import", filepath.Join(dir, tt.file)); !strings.Contains(imp, tt.imports) {
+				t.Errorf("import said %q, want it to name %q", imp, tt.imports)
+			}
+			db, err := f.Store(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, err := db.ResolveRun(t.Context(), "latest")
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := commandText(t, f, out, "graph", id)
+			for _, w := range tt.graph {
+				if !strings.Contains(g, w) {
+					t.Errorf("graph lacks %q:\n%s", w, g)
+				}
+			}
+			if a := commandText(t, f, out, "audit", id); !strings.Contains(a, "grades:") || !strings.Contains(a, "checks:") {
+				t.Errorf("audit:\n%s", a)
+			}
+			if s := commandText(t, f, out, "show", id, tt.node); !strings.Contains(s, "reconstructed") {
+				t.Errorf("show %s does not say the request is reconstructed:\n%s", tt.node, s)
+			}
+			ask := commandText(t, f, out, "ask", id, tt.node, "Why this call?", "--dry-run")
+			for _, w := range append(tt.ask, "Why this call?") {
+				if !strings.Contains(ask, w) {
+					t.Errorf("ask --dry-run lacks %q:\n%s", w, ask)
+				}
+			}
+		})
+	}
 }

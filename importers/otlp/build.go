@@ -122,6 +122,14 @@ func Build(t *Trace, opt importers.Options) *importers.Session {
 	if v := root.ScopeVersion; root.Scope != "" {
 		sess.Source.Version = strings.TrimSpace(root.Scope + " " + v)
 	}
+	if root.ScopeVersion == "" {
+		for _, s := range t.spans { // the AI SDK names its version only in its user agent: ai/6.0.326
+			if ua := s.Attrs.Str("ai.request.headers.user-agent"); ua != "" {
+				sess.Source.Version = strings.ReplaceAll(ua, "/", " ")
+				break
+			}
+		}
+	}
 	if b.native {
 		b.readRun(root, sess)
 	}
