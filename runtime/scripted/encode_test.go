@@ -6,16 +6,18 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/inspect-dev/inspect/cache/prefix"
 	openai "github.com/sashabaranov/go-openai"
 )
 
 // The incremental encoder gives the bytes json.Marshal gives, step after
 // step of a conversation that grows, switches agent (a new system prompt
 // and tools), has a message rewritten, carries HTML-escaped and non-ASCII
-// text, tool calls and parts; and its cache key is the one computed from
-// scratch.
+// text, tool calls and parts; and its cache key (the prompt interned a
+// call at a time) is the one computed from scratch.
 func TestEncoder_SameBytesAsMarshal(t *testing.T) {
 	e := encoder{convs: map[string]*encoded{}}
+	m := &Model{tree: prefix.NewTree(), paths: map[string]*interned{}}
 	tools := []openai.Tool{{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: "read_file", Description: "Read <a> & b"}}}
 	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: "You are the analyst."}}
 	check := func(step string, req openai.ChatCompletionRequest) {
@@ -32,7 +34,11 @@ func TestEncoder_SameBytesAsMarshal(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Fatalf("%s: body\n%s\nwant\n%s", step, got, want)
 		}
-		if k, want := cacheKey(req, enc), scratchKey(req); !bytes.Equal(k, want) {
+		tools := []byte("null")
+		if len(req.Tools) > 0 {
+			tools, _ = json.Marshal(req.Tools)
+		}
+		if k, want := m.tree.Key(m.prompt("trunk", tools, req.Messages, enc)), scratchKey(req); !bytes.Equal(k, want) {
 			t.Fatalf("%s: cache key\n%s\nwant\n%s", step, k, want)
 		}
 	}
@@ -56,19 +62,21 @@ func TestEncoder_SameBytesAsMarshal(t *testing.T) {
 	check("system only", openai.ChatCompletionRequest{Model: "m", Messages: msgs[:1]})
 }
 
-// scratchKey is cacheKey computed from scratch, as before the encoder.
+// scratchKey is the prompt's key computed from scratch: the tools as the
+// body holds them, the leading system message, the other messages.
 func scratchKey(body openai.ChatCompletionRequest) []byte {
-	tools, _ := json.Marshal(body.Tools)
-	b := tools
-	var rest []openai.ChatCompletionMessage
-	for _, msg := range body.Messages {
-		if msg.Role == openai.ChatMessageRoleSystem {
-			enc, _ := json.Marshal(msg)
-			b = append(b, enc...)
-		} else {
-			rest = append(rest, msg)
-		}
+	var tools, system []byte
+	if len(body.Tools) > 0 {
+		tools, _ = json.Marshal(body.Tools)
 	}
-	r, _ := json.Marshal(rest)
-	return append(b, r...)
+	var rest [][]byte
+	for i, msg := range body.Messages {
+		enc, _ := json.Marshal(msg)
+		if i == 0 && msg.Role == openai.ChatMessageRoleSystem {
+			system = enc
+			continue
+		}
+		rest = append(rest, enc)
+	}
+	return prefix.Key(tools, system, rest)
 }

@@ -1,7 +1,6 @@
 package scripted
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,8 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/btree"
-
+	"github.com/inspect-dev/inspect/cache/prefix"
 	"github.com/inspect-dev/inspect/runtime/model"
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -21,14 +19,17 @@ type Model struct {
 	script *Script
 
 	mu    sync.Mutex
-	next  map[string]int     // branch path -> index of its next reply
-	prior map[string]*prompt // model -> earlier requests the cache holds
-	enc   encoder            // each conversation's encoded messages
+	next  map[string]int         // branch path -> index of its next reply
+	tree  *prefix.Tree           // every request's prompt, interned
+	prior map[string]*prefix.Set // model -> earlier requests the cache holds
+	paths map[string]*interned   // branch path -> its last request's interned messages
+	enc   encoder                // each conversation's encoded messages
 }
 
 // New returns a provider that answers from s.
 func New(s *Script) *Model {
-	return &Model{script: s, next: map[string]int{}, prior: map[string]*prompt{}, enc: encoder{convs: map[string]*encoded{}}}
+	return &Model{script: s, next: map[string]int{}, tree: prefix.NewTree(), prior: map[string]*prefix.Set{},
+		paths: map[string]*interned{}, enc: encoder{convs: map[string]*encoded{}}}
 }
 
 // BaseURL names the scripted provider in the run record.
@@ -67,7 +68,7 @@ func (m *Model) Complete(ctx context.Context, req *model.Request) (*model.Respon
 		return nil, &model.CallError{Status: reply.Status, Reason: fmt.Sprintf("scripted failure at %s", where), Latency: reply.Latency}
 	}
 	// only a request the provider answered enters the cache
-	cached := m.cache(req.Body, enc, req.At, reply.Latency)
+	cached := m.cache(req.Body, enc, req.Conversation, req.At, reply.Latency)
 
 	msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: reply.Say}
 	key := convKey(req.Conversation)
@@ -136,128 +137,66 @@ func (m *Model) take(path string) (*Reply, int, error) {
 	return c.Replies[i], i, nil
 }
 
-// cache simulates a provider prompt cache: the longest byte prefix this
-// request shares with an earlier request of the same model that had been
-// processed before this one starts, counted in the order tools, system
-// prompt, messages, divided by 4. A request becomes cacheable at its start
-// plus its latency, so sibling branches starting at the same virtual moment
-// do not hit each other's prefixes, as they would not at a provider serving
-// them concurrently; only answered requests are recorded (failed and
-// unusable ones never reach it). A request without a start time (zero at)
-// sees every earlier one.
-func (m *Model) cache(body openai.ChatCompletionRequest, enc [][]byte, at time.Time, latency time.Duration) int64 {
-	key := cacheKey(body, enc)
+// cache simulates a provider prompt cache with the shared definition of
+// package prefix: the longest prefix (tools, system prompt, messages) this
+// request shares with an earlier request of the same model that had
+// finished when this one starts, within prefix.DefaultLifetime, in
+// prefix.Tokens. A request finishes at its start plus its latency, so
+// sibling branches starting at the same virtual moment do not hit each
+// other's prefixes, as they would not at a provider serving them
+// concurrently; only answered requests enter it (failed and unusable ones
+// never reach it). A request without a start time (zero at) sees every
+// earlier one.
+func (m *Model) cache(body openai.ChatCompletionRequest, enc [][]byte, conv string, at time.Time, latency time.Duration) int64 {
+	tools := []byte("null") // what the body holds: "tools" is omitted when empty
+	if len(body.Tools) > 0 {
+		tools, _ = json.Marshal(body.Tools)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	p := m.prior[body.Model]
-	if p == nil {
-		p = newPrompt()
-		m.prior[body.Model] = p
+	q := m.prompt(conv, tools, body.Messages, enc)
+	set := m.prior[body.Model]
+	if set == nil {
+		set = m.tree.NewSet()
+		m.prior[body.Model] = set
 	}
-	best := p.longest(key, at)
-	p.add(key, at.Add(latency))
-	return int64(best / 4)
+	best, _ := set.Longest(q, func(e *prefix.Entry) bool { return prefix.Reusable(e.Ready, at, prefix.DefaultLifetime) })
+	set.Add(q, at.Add(latency), 0)
+	return prefix.Tokens(best)
 }
 
-// cacheEntry is a request the simulated prompt cache holds: its cache key,
-// the moment it becomes cacheable (its start plus its latency), and its
-// order of arrival (keys may repeat).
-type cacheEntry struct {
-	key   []byte
-	ready time.Time
-	n     int
-}
-
-// prompt is one model's simulated cache: its requests sorted by key. The
-// longest prefix a query shares with any key is shared with its neighbour
-// in that order, so a lookup walks out from the query's place to the first
-// entry on each side that is ready at the query's start: O(log n) plus the
-// entries still being processed, instead of a comparison with every earlier
-// request.
-type prompt struct {
-	tree *btree.BTreeG[*cacheEntry]
-	n    int
-}
-
-func newPrompt() *prompt {
-	return &prompt{tree: btree.NewG(16, func(a, b *cacheEntry) bool {
-		if c := bytes.Compare(a.key, b.key); c != 0 {
-			return c < 0
+// prompt interns a request of conversation conv in the tree: the leading
+// system message, then the other messages. Messages the conversation sent
+// before (the same encoding, after the same ones) keep their node, so a
+// call interns only what it adds.
+func (m *Model) prompt(conv string, tools []byte, msgs []openai.ChatCompletionMessage, enc [][]byte) prefix.Prompt {
+	var system []byte
+	rest := enc
+	if len(msgs) > 0 && msgs[0].Role == openai.ChatMessageRoleSystem {
+		system, rest = enc[0], enc[1:]
+	}
+	prev := m.paths[conv]
+	path := make([]prefix.Msg, len(rest))
+	last := prefix.Root
+	same := prev != nil
+	for i, e := range rest {
+		if same && i < len(prev.enc) && len(prev.enc[i]) == len(e) && (len(e) == 0 || &prev.enc[i][0] == &e[0]) {
+			last = prev.path[i]
+		} else {
+			same = false
+			last = m.tree.Message(last, e)
 		}
-		return a.n < b.n
-	})}
+		path[i] = last
+	}
+	m.paths[conv] = &interned{enc: rest, path: path}
+	return prefix.Prompt{Tools: m.tree.Part(tools), System: m.tree.Part(system), Last: last}
 }
 
-func (p *prompt) add(key []byte, ready time.Time) {
-	p.n++
-	p.tree.ReplaceOrInsert(&cacheEntry{key: key, ready: ready, n: p.n})
-}
-
-// longest returns the longest prefix key shares with an entry ready at at
-// (every entry when at is zero).
-func (p *prompt) longest(key []byte, at time.Time) int {
-	ready := func(e *cacheEntry) bool { return at.IsZero() || !e.ready.After(at) }
-	pivot := &cacheEntry{key: key}
-	best := 0
-	p.tree.DescendLessOrEqual(pivot, func(e *cacheEntry) bool {
-		if !ready(e) {
-			return true
-		}
-		best = commonPrefix(e.key, key)
-		return false
-	})
-	p.tree.AscendGreaterOrEqual(pivot, func(e *cacheEntry) bool {
-		if !ready(e) {
-			return true
-		}
-		best = max(best, commonPrefix(e.key, key))
-		return false
-	})
-	return best
-}
-
-// cacheKey is what the simulated cache compares: the tools, the system
-// messages, then the other messages as a JSON array (enc holds each
-// message's encoding).
-func cacheKey(body openai.ChatCompletionRequest, enc [][]byte) []byte {
-	tools, _ := json.Marshal(body.Tools)
-	size := len(tools) + 2
-	for _, e := range enc {
-		size += len(e) + 1
-	}
-	b := append(make([]byte, 0, size), tools...)
-	for i, msg := range body.Messages {
-		if msg.Role == openai.ChatMessageRoleSystem {
-			b = append(b, enc[i]...)
-		}
-	}
-	n := 0
-	b = append(b, '[')
-	for i, msg := range body.Messages {
-		if msg.Role != openai.ChatMessageRoleSystem {
-			if n > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, enc[i]...)
-			n++
-		}
-	}
-	if n == 0 {
-		return append(b[:len(b)-1], "null"...) // as json.Marshal of no messages
-	}
-	return append(b, ']')
-}
-
-func commonPrefix(a, b []byte) int {
-	n := min(len(a), len(b))
-	i := 0
-	for i+64 <= n && bytes.Equal(a[i:i+64], b[i:i+64]) { // memeq a chunk at a time
-		i += 64
-	}
-	for i < n && a[i] == b[i] {
-		i++
-	}
-	return i
+// interned is a conversation's last request as the tree holds it: the
+// encoding of each message after the system prompt and its node.
+type interned struct {
+	enc  [][]byte
+	path []prefix.Msg
 }
 
 // convKey turns a branch path into an id-safe word.
