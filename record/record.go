@@ -321,3 +321,37 @@ type JoinBranch struct {
 	Duration time.Duration
 	Answer   string // the branch's final message, or its error
 }
+
+// RequestParts is a stored request body as the store keeps it, for readers
+// that compare many requests without rebuilding each (the cache analysis):
+// the body is Head, then System, then the messages of the chain ending at
+// Last (each a MessageLink), then Tail. Equal ids mean equal bytes, and a
+// reader of a whole run gets the same slice for the same blob.
+type RequestParts struct {
+	Seq  int64 // the llm node's seq
+	Head []byte
+	// System is the leading system message (without a separator), nil
+	// when the request has none or keeps it in the chain (SystemInChain).
+	System []byte
+	Tail   []byte
+	// HeadID, SystemID and TailID name the blobs (SystemID 0: no System).
+	HeadID, SystemID, TailID int64
+	// SystemInChain is set on a request recorded before the system prompt
+	// was stored apart: its chain's first message may be the system message.
+	SystemInChain bool
+	// Last is the MessageLink of the request's last message; 0: none.
+	Last int64
+	// Size is the body's length in bytes.
+	Size int64
+}
+
+// MessageLink is one message of the store's message chain: the requests
+// that repeat a history share its links, so a conversation's N requests
+// are N pointers into one chain of its messages.
+type MessageLink struct {
+	ID   int64 // unique in the file
+	Prev int64 // the link before it; 0: the first message of the chain
+	// Data is the message's bytes as the body holds them, with the
+	// separator (a comma and any space) before it.
+	Data []byte
+}

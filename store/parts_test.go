@@ -1,0 +1,126 @@
+package store_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/inspect-dev/inspect/graph/graphtest"
+	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/store"
+)
+
+// parts rebuilds every request ScanRequestParts gives from its parts.
+func parts(t *testing.T, db *store.DB, run string, seqs []int64) (map[int64][]byte, int) {
+	t.Helper()
+	links := map[int64]record.MessageLink{}
+	out := map[int64][]byte{}
+	err := db.ScanRequestParts(context.Background(), run, seqs, func(l record.MessageLink) error {
+		if _, dup := links[l.ID]; dup {
+			t.Errorf("link %d given twice", l.ID)
+		}
+		if _, ok := links[l.Prev]; l.Prev != 0 && !ok {
+			t.Errorf("link %d before its prev %d", l.ID, l.Prev)
+		}
+		links[l.ID] = l
+		return nil
+	}, func(p record.RequestParts) error {
+		var chain [][]byte
+		for id := p.Last; id != 0; id = links[id].Prev {
+			chain = append(chain, links[id].Data)
+		}
+		b := append(append([]byte(nil), p.Head...), p.System...)
+		for i := len(chain) - 1; i >= 0; i-- {
+			b = append(b, chain[i]...)
+		}
+		out[p.Seq] = append(b, p.Tail...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, len(links)
+}
+
+// The parts of every request of a realistic run join back to the body
+// Request rebuilds, each link given once; a subset reads only its own.
+func TestScanRequestParts_JoinsBack(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	run, err := graphtest.RecordRealistic(ctx, db, 600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, links := parts(t, db, run, nil)
+	var llm []int64
+	if err := db.ScanNodes(ctx, &record.Run{ID: run}, func(n *record.Node) error {
+		if n.Kind == record.KindLLM {
+			llm = append(llm, n.Seq)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != len(llm) || len(llm) < 100 {
+		t.Fatalf("%d requests for %d llm nodes", len(all), len(llm))
+	}
+	for _, seq := range llm {
+		want, err := db.Request(ctx, run, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(all[seq], want) {
+			t.Fatalf("n%d: parts join to\n%s\nwant\n%s", seq, all[seq], want)
+		}
+	}
+	some, fewer := parts(t, db, run, llm[:3])
+	if len(some) != 3 || fewer >= links {
+		t.Errorf("a subset of 3 requests gave %d requests and %d of the run's %d links", len(some), fewer, links)
+	}
+}
+
+// A chain that loops, or a link whose bytes were cut, is refused as damaged.
+func TestScanRequestParts_Damaged(t *testing.T) {
+	for _, tt := range []struct{ name, sql string }{
+		{"loop", `UPDATE chain SET prev = (SELECT max(id) FROM chain) WHERE prev = 0`},
+		{"cut", `UPDATE chain SET data = substr(data, 2) WHERE id = (SELECT max(id) FROM chain)`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			path := filepath.Join(t.TempDir(), "runs.db")
+			db, err := store.Open(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run, err := graphtest.RecordRealistic(ctx, db, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			raw, err := sql.Open("sqlite3", "file:"+path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := raw.Exec(tt.sql); err != nil {
+				t.Fatal(err)
+			}
+			raw.Close()
+			ro, err := store.OpenReadOnly(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ro.Close()
+			err = ro.ScanRequestParts(ctx, run, nil, func(record.MessageLink) error { return nil }, func(record.RequestParts) error { return nil })
+			if err == nil || !strings.Contains(err.Error(), "the database is damaged") {
+				t.Fatalf("ScanRequestParts = %v, want the database is damaged", err)
+			}
+		})
+	}
+}
