@@ -1,0 +1,603 @@
+// Package cache is the prompt-cache analysis of a recorded run (DESIGN
+// §15, `inspect cache`): for every llm node whose stored request holds its
+// tools and system prompt (an exact request, or a reconstructed one that
+// kept them, marked as such) it predicts the prefix a provider could reuse
+// — the definition of package prefix, the one the scripted model's
+// simulated cache uses — and names, by structure, where reuse broke:
+// `tools` (which tool was added, removed, changed or moved), `system`
+// (which prompt file, which line) or `messages[k]` (which message, and why:
+// a new agent after a hand-off, a tool call dropped by compact, a branch's
+// assignment, an edited earlier message, or just the new tail). Beside it
+// stand the cached and cache-write tokens the provider reported, and each
+// mismatch named (predicted reusable but reported 0: the minimum prefix
+// length, the cache lifetime, routing). A hit or a miss is only ever called
+// measured when the provider reported it; the rest is a prediction and
+// says so. Totals per conversation, agent and run give reads, writes,
+// uncached input, the hit ratio and the weighted tokens (uncached input,
+// cache writes and output in full, cache reads at 25%, as zut's budget
+// counts them).
+//
+// The analysis reads the stored requests as the store keeps them (a
+// Source; *store.DB satisfies it), never rebuilding a body: a run's
+// messages are read once, interned in a prefix.Tree, and the requests are
+// swept in start order through one prefix.Set per model that holds exactly
+// the requests finished within the lifetime, so it costs O(n log n) in
+// the run, not the sum of its request sizes.
+//
+// It knows no SQL and renders nothing: cmd/inspect prints a Report.
+package cache
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/inspect-dev/inspect/cache/prefix"
+	"github.com/inspect-dev/inspect/chat"
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/record"
+)
+
+// Source is where the analysis reads a run's stored requests; *store.DB
+// satisfies it (see store.DB.ScanRequestParts).
+type Source interface {
+	ScanRequestParts(ctx context.Context, run string, seqs []int64, link func(record.MessageLink) error, req func(record.RequestParts) error) error
+}
+
+// Options are the analysis' settings. The zero value (and nil) means the
+// defaults.
+type Options struct {
+	// Lifetime is how long a finished request stays reusable
+	// (cache-lifetime); 0 means prefix.DefaultLifetime.
+	Lifetime time.Duration
+	// MinPrefix is the shortest prefix, in tokens, a provider caches at
+	// all (1,024 at OpenAI and for most Anthropic models); 0 means
+	// DefaultMinPrefix. It only names mismatches.
+	MinPrefix int64
+	// Seqs, when not nil, limits the calls analysed to these llm nodes
+	// (the earlier requests they may reuse are read all the same when the
+	// graph holds them): `inspect show` analyses one node.
+	Seqs []int64
+}
+
+// DefaultMinPrefix is Options.MinPrefix's default.
+const DefaultMinPrefix = 1024
+
+func (o *Options) lifetime() time.Duration {
+	if o == nil || o.Lifetime == 0 {
+		return prefix.DefaultLifetime
+	}
+	return o.Lifetime
+}
+
+func (o *Options) minPrefix() int64 {
+	if o == nil || o.MinPrefix <= 0 {
+		return DefaultMinPrefix
+	}
+	return o.MinPrefix
+}
+
+// Report is the cache analysis of one run.
+type Report struct {
+	// Run is the run's id.
+	Run string
+	// Lifetime and MinPrefix are the settings in force.
+	Lifetime  time.Duration
+	MinPrefix int64
+	// Simulated is set when the run's reported figures come from the
+	// scripted model's simulated cache (the same definition as the
+	// prediction), not from a provider.
+	Simulated bool
+	// Calls has one entry per llm node, in seq order.
+	Calls []*Call
+	// Total sums every call; Conversations and Agents group them (in the
+	// graph's conversation order and in order of first appearance).
+	Total         Totals
+	Conversations []Group
+	Agents        []Group
+}
+
+// Call is one llm node's analysis.
+type Call struct {
+	Node *graph.Node
+	// Fidelity is the stored request's: exact or reconstructed; "" when
+	// none was stored.
+	Fidelity record.Fidelity
+	// Analyzed is set when the request could be compared; else Skipped
+	// says why ("no request was recorded", "the reconstructed request
+	// lacks the system prompt").
+	Analyzed bool
+	Skipped  string
+	// Bytes is the length of the request's prompt (tools, system,
+	// messages) as the cache compares it.
+	Bytes int
+	// Reusable is the predicted reusable prefix in bytes, Tokens the same
+	// in tokens (bytes/4, or in the provider's tokens scaled by the call's
+	// reported input when a provider reported it), Share = Reusable/Bytes.
+	Reusable int
+	Tokens   int64
+	Share    float64
+	// Match is the earlier request the prefix is shared with (nil when
+	// none shares anything), Since how long before this call started it
+	// had finished.
+	Match *graph.Node
+	Since time.Duration
+	// Break is where reuse stopped.
+	Break Break
+	// Reported are the provider's figures.
+	Reported Reported
+	// Mismatch names how the reported cached tokens differ from the
+	// prediction; nil when they agree or nothing was reported.
+	Mismatch *Mismatch
+	// Unstable is set when, against the previous request of the same
+	// conversation and agent (Previous), the prefix broke before that
+	// request's last message: something early changed (cache.unstable-prefix).
+	Unstable *Unstable
+
+	cold string // why nothing was reusable, when Match is nil
+}
+
+// Reported are the cache figures a provider gave for one call.
+type Reported struct {
+	In, Out            int64
+	Cached             int64
+	CachedReported     bool
+	CacheWrite         int64
+	CacheWriteReported bool
+}
+
+// Break kinds: what broke reuse (Break.Cause).
+const (
+	CauseCold    = "cold"         // nothing earlier to reuse: the first request of its model, or none within the lifetime
+	CauseRepeat  = "repeat"       // the same prompt as an earlier request
+	CauseTail    = "tail"         // the earlier request of its conversation reused whole; only the new tail is new
+	CauseHandoff = "handoff"      // a new agent after a hand-off: its tools and system prompt are new
+	CauseBack    = "handoff-back" // the agent's own prefix from before it handed off reused
+	CauseJoin    = "join"         // the parent after a join: its prefix up to the fork call, the join's result new
+	CauseBranch  = "branch"       // a fork branch's assignment (or its agent's other prompt)
+	CauseCompact = "compact"      // a tool call dropped by compact context
+	CauseEdited  = "edited"       // an earlier message of the conversation changed
+	CauseTools   = "tools"        // the tool array changed within the conversation and agent
+	CauseSystem  = "system"       // the system prompt changed within the conversation and agent
+	CauseOther   = "other"        // an earlier request of another conversation, parting where noted
+	CauseCut     = "cut"          // the conversation's history was cut (a compaction): it starts again
+)
+
+// Break is where a call's reusable prefix stopped, by structure.
+type Break struct {
+	// Where is "tools", "system" or "messages[k]" (k indexes the
+	// request's messages array, system message included); "" when
+	// nothing broke (CauseRepeat) or nothing was there (CauseCold).
+	Where string
+	// Message is, in the messages, k; -1 otherwise.
+	Message int
+	// What names the element: "tool fork added", "agents/analyst.md:3",
+	// "a tool result (call_1)".
+	What string
+	// Cause is one of the Cause constants; Why says it in words, with the
+	// evidence ("new agent billing after the hand-off at n9").
+	Cause string
+	Why   string
+	// Expected is set when the break is the shape's known cost (DESIGN
+	// §15, seed §4's table): a new tail, a hand-off, a branch's start.
+	Expected bool
+	// Location is the prompt file and line of a system break, when the
+	// changed text is in a file of the run's project; Path "" otherwise.
+	Location Location
+}
+
+// Location is a file of the run's project and a line (1-based).
+type Location struct {
+	Path string
+	Line int
+}
+
+// String is path:line.
+func (l Location) String() string {
+	if l.Line > 0 {
+		return fmt.Sprintf("%s:%d", l.Path, l.Line)
+	}
+	return l.Path
+}
+
+// Mismatch kinds.
+const (
+	MismatchMinimum  = "minimum"  // predicted reusable, reported 0: shorter than the provider's minimum prefix
+	MismatchLifetime = "lifetime" // predicted reusable, reported 0: the earlier request may have left the cache
+	MismatchRouting  = "routing"  // predicted reusable, reported 0: the request may have reached a server without it
+	MismatchFewer    = "fewer"    // reported fewer than predicted
+	MismatchMore     = "more"     // reported more than predicted
+)
+
+// Mismatch is how a call's reported cached tokens differ from the prediction.
+type Mismatch struct {
+	Kind string
+	// Text says it, with the numbers.
+	Text string
+}
+
+// Unstable is a prefix that broke early against the previous request of
+// the same conversation and agent.
+type Unstable struct {
+	// Previous is that request.
+	Previous *graph.Node
+	// Break is where the two part.
+	Break Break
+	// Lost is the tokens re-sent uncached: the previous request's prompt
+	// up to its last message that this call did not share.
+	Lost int64
+}
+
+// Totals sum calls.
+type Totals struct {
+	// Calls counts llm calls; Analyzed those with a prediction.
+	Calls, Analyzed int
+	// In and Out are the input and output tokens (In counts every input
+	// token, cached and cache-written ones included).
+	In, Out int64
+	// Reads are cache reads: reported where the provider reported them,
+	// else predicted; ReadsReported counts the calls that reported.
+	Reads         int64
+	ReadsReported int
+	// Predicted sums the predicted reusable tokens of the analysed calls.
+	Predicted int64
+	// Writes are the reported cache writes; WritesReported counts the
+	// calls that reported them.
+	Writes         int64
+	WritesReported int
+	// Uncached is In minus reads and writes.
+	Uncached int64
+	// Weighted is uncached input, cache writes and output in full, cache
+	// reads at 25%.
+	Weighted float64
+	// Mismatches counts calls whose report differs from the prediction.
+	Mismatches int
+}
+
+// HitRatio is Reads/In (0 with no input).
+func (t Totals) HitRatio() float64 {
+	if t.In == 0 {
+		return 0
+	}
+	return float64(t.Reads) / float64(t.In)
+}
+
+// Basis says where Reads come from: "reported", "predicted", or
+// "reported on N of M calls, predicted for the rest".
+func (t Totals) Basis() string {
+	switch {
+	case t.Calls == 0:
+		return "no calls"
+	case t.ReadsReported == t.Calls:
+		return "reported"
+	case t.ReadsReported == 0:
+		return "predicted"
+	}
+	return fmt.Sprintf("reported on %d of %d calls, predicted for the rest", t.ReadsReported, t.Calls)
+}
+
+func (t *Totals) add(c *Call) {
+	t.Calls++
+	r := c.Reported
+	t.In += r.In
+	t.Out += r.Out
+	reads := int64(0)
+	switch {
+	case r.CachedReported:
+		reads = r.Cached
+		t.ReadsReported++
+	case c.Analyzed:
+		reads = min(c.Tokens, r.In)
+	}
+	if c.Analyzed {
+		t.Analyzed++
+		t.Predicted += c.Tokens
+	}
+	writes := int64(0)
+	if r.CacheWriteReported {
+		writes = r.CacheWrite
+		t.WritesReported++
+	}
+	t.Reads += reads
+	t.Writes += writes
+	uncached := max(r.In-reads-writes, 0)
+	t.Uncached += uncached
+	t.Weighted += float64(uncached+writes+r.Out) + float64(reads)/4
+	if c.Mismatch != nil {
+		t.Mismatches++
+	}
+}
+
+// Group is the totals of one conversation or one agent.
+type Group struct {
+	// Name is the branch path ("" for the trunk) or the agent.
+	Name string
+	Totals
+}
+
+// Call returns the analysis of llm node seq, or nil.
+func (r *Report) Call(seq int64) *Call {
+	i := sort.Search(len(r.Calls), func(i int) bool { return r.Calls[i].Node.Seq >= seq })
+	if i < len(r.Calls) && r.Calls[i].Node.Seq == seq {
+		return r.Calls[i]
+	}
+	return nil
+}
+
+// prompt is one request as read: its prompt in the tree and what the
+// break names need.
+type prompt struct {
+	p     prefix.Prompt
+	frame *frame
+	// inArray is set when the system prompt is the messages array's first
+	// element (Chat Completions), so message k of the prompt is messages[k]
+	// of the request, not messages[k-1].
+	inArray bool
+	// ok is false when the request lacks what the cache compares (lack).
+	ok   bool
+	lack string
+}
+
+// frame is what a distinct head/system/tail triple holds: the tools and
+// the system prompt, read through chat once per triple.
+type frame struct {
+	tools  []byte        // the tools array's JSON, "null" when none
+	system []byte        // the system part: the leading system message, or the top-level system/instructions
+	req    *chat.Request // the frame read (tools, system text); nil when unreadable
+}
+
+type frameKey struct{ head, system, tail int64 }
+
+// Analyze runs the analysis of run g, reading its stored requests from src.
+func Analyze(ctx context.Context, g *graph.Run, src Source, o *Options) (*Report, error) {
+	a := &analysis{g: g, o: o, tree: prefix.NewTree(), frames: map[frameKey]*frame{}, links: map[int64]prefix.Msg{}, prompts: map[int64]*prompt{}}
+	rep := &Report{Run: g.ID, Lifetime: o.lifetime(), MinPrefix: o.minPrefix(), Simulated: strings.HasPrefix(g.BaseURL, "scripted:")}
+	if err := a.read(ctx, src); err != nil {
+		return nil, err
+	}
+	only := map[int64]bool{}
+	for _, s := range o.seqsOrNil() {
+		only[s] = true
+	}
+	var calls []*Call
+	for _, n := range g.Nodes {
+		if n.Kind != record.KindLLM || n.LLM == nil {
+			continue
+		}
+		c := &Call{Node: n, Break: Break{Message: -1}}
+		u := n.LLM.Usage
+		c.Reported = Reported{In: u.In, Out: u.Out, Cached: u.Cached, CachedReported: u.CachedReported, CacheWrite: u.CacheWrite, CacheWriteReported: u.CacheWriteReported}
+		p := a.prompts[n.Seq]
+		switch {
+		case p == nil:
+			c.Skipped = "no request was recorded"
+		case !p.ok && !n.LLM.Exact():
+			c.Fidelity = record.FidelityReconstructed
+			c.Skipped = "the reconstructed request lacks " + p.lack
+		default:
+			c.Fidelity = record.FidelityExact
+			if !n.LLM.Exact() {
+				c.Fidelity = record.FidelityReconstructed
+			}
+			c.Analyzed = true
+			c.Bytes = a.tree.Len(p.p)
+		}
+		calls = append(calls, c)
+	}
+	a.sweep(calls, rep)
+	for _, c := range calls {
+		if len(only) > 0 && !only[c.Node.Seq] {
+			continue
+		}
+		if c.Analyzed {
+			a.explain(c, rep)
+		}
+		rep.Calls = append(rep.Calls, c)
+	}
+	rep.group(g)
+	return rep, nil
+}
+
+func (o *Options) seqsOrNil() []int64 {
+	if o == nil {
+		return nil
+	}
+	return o.Seqs
+}
+
+// analysis is the state of one Analyze.
+type analysis struct {
+	g       *graph.Run
+	o       *Options
+	tree    *prefix.Tree
+	frames  map[frameKey]*frame
+	links   map[int64]prefix.Msg // store link -> tree node
+	sysLink map[int64][]byte     // a first link that is a system message (older files)
+	prompts map[int64]*prompt
+}
+
+// tokens turns n prompt bytes of call c into tokens: bytes/4 (the scripted
+// model's count), or, when a provider reported the call's input, the same
+// share of its reported input tokens.
+func (a *analysis) tokens(c *Call, n int, rep *Report) int64 {
+	if rep.Simulated || c.Reported.In <= 0 || c.Bytes == 0 {
+		return prefix.Tokens(n)
+	}
+	return int64(float64(n)/float64(c.Bytes)*float64(c.Reported.In) + 0.5)
+}
+
+// read interns every stored request of the run.
+func (a *analysis) read(ctx context.Context, src Source) error {
+	a.sysLink = map[int64][]byte{}
+	return src.ScanRequestParts(ctx, a.g.ID, nil, func(l record.MessageLink) error {
+		data := element(l.Data)
+		if l.Prev == 0 && isSystemMessage(data) {
+			a.sysLink[l.ID] = data // an older file's system message in the chain
+		}
+		a.links[l.ID] = a.tree.Message(a.links[l.Prev], data)
+		return nil
+	}, func(rp record.RequestParts) error {
+		a.prompts[rp.Seq] = a.prompt(rp)
+		return nil
+	})
+}
+
+// element strips a message piece's separator (a comma and spaces).
+func element(piece []byte) []byte { return bytes.TrimLeft(piece, " \t\r\n,") }
+
+func isSystemMessage(data []byte) bool {
+	if len(data) == 0 || data[0] != '{' || !bytes.Contains(data, []byte(`"system"`)) {
+		return false
+	}
+	var m struct {
+		Role string `json:"role"`
+	}
+	return json.Unmarshal(data, &m) == nil && m.Role == "system"
+}
+
+// prompt builds one request's prompt.
+func (a *analysis) prompt(rp record.RequestParts) *prompt {
+	k := frameKey{rp.HeadID, rp.SystemID, rp.TailID}
+	f := a.frames[k]
+	if f == nil {
+		f = readFrame(rp)
+		a.frames[k] = f
+	}
+	p := &prompt{frame: f, ok: true, inArray: len(rp.System) > 0}
+	system, last := f.system, a.links[rp.Last]
+	if rp.SystemInChain && rp.Last != 0 {
+		// An older file: the system message may be the chain's first link;
+		// re-root the path after it.
+		first := a.tree.Ancestor(last, 1)
+		if isSystemMessage(a.tree.Data(first)) {
+			system, p.inArray = a.tree.Data(first), true
+			path := []prefix.Msg{}
+			for m := last; m != first; m = a.tree.Parent(m) {
+				path = append(path, m)
+			}
+			last = prefix.Root
+			for i := len(path) - 1; i >= 0; i-- {
+				last = a.tree.Message(last, a.tree.Data(path[i]))
+			}
+		}
+	}
+	p.p = prefix.Prompt{Tools: a.tree.Part(f.tools), System: a.tree.Part(system), Last: last}
+	var lack []string
+	if len(system) == 0 {
+		lack = append(lack, "the system prompt")
+	}
+	if string(f.tools) == "null" {
+		lack = append(lack, "the tool definitions")
+	}
+	if len(lack) > 0 {
+		p.ok, p.lack = false, strings.Join(lack, " and ")
+	}
+	return p
+}
+
+// readFrame reads the tools and system prompt of a request from its head,
+// system message and tail, which join into a JSON body whose messages
+// array holds only the system message.
+func readFrame(rp record.RequestParts) *frame {
+	body := make([]byte, 0, len(rp.Head)+len(rp.System)+len(rp.Tail))
+	body = append(append(append(body, rp.Head...), rp.System...), rp.Tail...)
+	f := &frame{tools: []byte("null"), system: rp.System}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) == nil {
+		if t := top["tools"]; len(t) > 0 && string(t) != "null" && string(t) != "[]" {
+			f.tools = t
+		}
+		if len(f.system) == 0 { // Anthropic's system, Responses' instructions
+			for _, key := range []string{"system", "instructions"} {
+				if s := top[key]; len(s) > 0 && string(s) != "null" {
+					f.system = s
+					break
+				}
+			}
+		}
+	}
+	if req, err := chat.ReadRequest(body, ""); err == nil {
+		f.req = req
+	}
+	return f
+}
+
+// sweep finds each analysed call's longest reusable prefix: calls in start
+// order, each model's set holding the requests that finished by then
+// within the lifetime and were recorded before the call.
+func (a *analysis) sweep(calls []*Call, rep *Report) {
+	lifetime := a.o.lifetime()
+	var queries, ready []*Call
+	for _, c := range calls {
+		if !c.Analyzed {
+			continue
+		}
+		queries = append(queries, c)
+		if c.Node.Status == record.StatusOK && !c.Node.Ended.IsZero() {
+			ready = append(ready, c)
+		}
+	}
+	sort.SliceStable(queries, func(i, j int) bool { return queries[i].Node.Started.Before(queries[j].Node.Started) })
+	sort.SliceStable(ready, func(i, j int) bool { return ready[i].Node.Ended.Before(ready[j].Node.Ended) })
+	sets := map[string]*prefix.Set{}
+	set := func(model string) *prefix.Set {
+		s := sets[model]
+		if s == nil {
+			s = a.tree.NewSet()
+			sets[model] = s
+		}
+		return s
+	}
+	type held struct {
+		entry *prefix.Entry
+		model string
+		ready time.Time
+	}
+	var live []held // in ready order
+	next, first := 0, 0
+	everHeld := map[string]bool{}
+	bySeq := map[int64]*Call{}
+	for _, c := range calls {
+		bySeq[c.Node.Seq] = c
+	}
+	for _, q := range queries {
+		at := q.Node.Started
+		for next < len(ready) && !ready[next].Node.Ended.After(at) {
+			r := ready[next]
+			e := set(r.Node.LLM.Model).Add(a.prompts[r.Node.Seq].p, r.Node.Ended, r.Node.Seq)
+			live = append(live, held{e, r.Node.LLM.Model, r.Node.Ended})
+			everHeld[r.Node.LLM.Model] = true
+			next++
+		}
+		for first < len(live) && !prefix.Reusable(live[first].ready, at, lifetime) {
+			sets[live[first].model].Remove(live[first].entry)
+			live[first] = held{}
+			first++
+		}
+		seq := q.Node.Seq
+		n, e := set(q.Node.LLM.Model).Longest(a.prompts[seq].p, func(e *prefix.Entry) bool {
+			return e.ID < seq && prefix.Reusable(e.Ready, at, lifetime)
+		})
+		q.Reusable = n
+		if e != nil {
+			q.Match = bySeq[e.ID].Node
+			q.Since = at.Sub(e.Ready)
+		}
+		q.Tokens = prefix.Tokens(n)
+		if q.Bytes > 0 {
+			q.Share = float64(n) / float64(q.Bytes)
+		}
+		q.Tokens = a.tokens(q, n, rep)
+		switch {
+		case e != nil:
+		case everHeld[q.Node.LLM.Model]:
+			q.cold = fmt.Sprintf("no earlier request of %s had finished within the %s lifetime when it started", q.Node.LLM.Model, graph.FormatDuration(lifetime))
+		default:
+			q.cold = fmt.Sprintf("nothing earlier to reuse: no request of %s had finished when it started", q.Node.LLM.Model)
+		}
+	}
+}
