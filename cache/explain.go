@@ -140,7 +140,7 @@ func (a *analysis) describe(c *Call, m *graph.Node, br prefix.Break) Break {
 			out.Why = fmt.Sprintf("agent %s's prefix up to %s, before it handed off, is reused; from %s on the messages are new to the cache", n.Agent, m.ID(), out.Where)
 		} else {
 			out.Cause = CauseTail
-			out.Why = fmt.Sprintf("%s reused whole; only what came since is new (%s on)", m.ID(), out.Where)
+			out.Why = fmt.Sprintf("%s reused whole; new from %s on (%s)", m.ID(), out.Where, out.What)
 		}
 	case sameConv && a.tree.Depth(q.p.Last) < a.tree.Depth(mp.p.Last):
 		out.Cause = CauseCut

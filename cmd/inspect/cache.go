@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/glamour"
+	"github.com/spf13/cobra"
+
+	"github.com/inspect-dev/inspect/cache"
+	"github.com/inspect-dev/inspect/cache/report"
+	"github.com/inspect-dev/inspect/internal/termsafe"
+	"github.com/inspect-dev/inspect/record"
+)
+
+// cacheFormats are the values of `inspect cache --format`.
+var cacheFormats = []string{"text", "markdown", "json"}
+
+// CacheOptions are the inputs of `inspect cache`.
+type CacheOptions struct {
+	F *Factory
+	// Run is the run reference ([FILE.db:]RUN; latest by default).
+	Run string
+	// Node is "" for the whole run, else n<seq> of one llm node.
+	Node string
+	// Format is one of cacheFormats.
+	Format string
+	// Lifetime is the cache lifetime (--cache-lifetime).
+	Lifetime time.Duration
+	// MinPrefix is the provider's minimum cacheable prefix in tokens.
+	MinPrefix int64
+}
+
+// nodeRefRe tells a node reference from a run reference (run ids are hex).
+var nodeRefRe = regexp.MustCompile(`^[nN][0-9]+$`)
+
+// NewCmdCache builds `inspect cache`. runF replaces the action in tests.
+func NewCmdCache(f *Factory, runF func(*CacheOptions) error) *cobra.Command {
+	opts := &CacheOptions{F: f}
+	cmd := &cobra.Command{
+		Use:   "cache [RUN] [NODE]",
+		Short: "Show what the prompt cache could reuse in a run, what it did, and what broke it",
+		Long: `Analyse a recorded run (default: the latest) for prompt caching. For each
+model call whose request holds its tools and system prompt, the predicted
+reusable prefix: the longest byte prefix (tools, then system prompt, then
+messages) it shares with an earlier request to the same model that had
+finished before it started, within the cache lifetime; where that prefix
+broke, named by structure — tools (which tool was added, removed, changed or
+moved), system (which prompt file, which line), messages[k] (which message
+and why: a new agent after a hand-off, a branch's assignment, a tool call
+dropped by compact context, an edited earlier message, or just the new
+tail) — and beside it the cached and cache-write tokens the provider
+reported, with each mismatch named (predicted reusable but reported 0: the
+minimum prefix length, the cache lifetime, routing).
+
+A prediction is never called a hit or a miss: only reported figures are
+measured. Totals per conversation, agent and run give cache reads, writes,
+uncached input, the hit ratio and the weighted tokens (uncached input, cache
+writes and output in full, cache reads at 25%).
+
+With NODE (n<seq>), one model call's analysis in full.
+
+Formats: text (rendered with glamour on a terminal, plain otherwise),
+markdown, json (documented in docs/cache-json.md).`,
+		Example: `  inspect cache                       # the latest run
+  inspect cache n7                    # one call's prefix analysis
+  inspect cache 7f3a --format json | jq '.calls[] | select(.mismatch)'
+  inspect cache --cache-lifetime 1h   # a provider that keeps prefixes an hour`,
+		Args:              rangeArgs(0, 2),
+		ValidArgsFunction: runNodeCompletion(f, true),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Run = "latest"
+			switch {
+			case len(args) == 2:
+				opts.Run, opts.Node = args[0], args[1]
+			case len(args) == 1 && nodeRefRe.MatchString(args[0]):
+				opts.Node = args[0]
+			case len(args) == 1:
+				opts.Run = args[0]
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return cacheRun(cmd, opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Format, "format", "text", "output `FORMAT`: "+strings.Join(cacheFormats, ", "))
+	cmd.Flags().DurationVar(&opts.Lifetime, "cache-lifetime", 5*time.Minute, "how long a finished request stays reusable (`DURATION`)")
+	cmd.Flags().Int64Var(&opts.MinPrefix, "min-prefix", cache.DefaultMinPrefix, "the provider's minimum cacheable prefix in `TOKENS` (names mismatches only)")
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(cacheFormats, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func cacheRun(cmd *cobra.Command, opts *CacheOptions) error {
+	io := opts.F.IO
+	if !auditContains(cacheFormats, opts.Format) {
+		return Usagef("unknown --format %q; use one of: %s", opts.Format, strings.Join(cacheFormats, ", "))
+	}
+	if opts.Lifetime <= 0 {
+		return Usagef("--cache-lifetime %s: give a positive duration such as 5m", opts.Lifetime)
+	}
+	if opts.MinPrefix < 1 {
+		return Usagef("--min-prefix %d: give a number of tokens of at least 1", opts.MinPrefix)
+	}
+	var seq int64
+	if opts.Node != "" {
+		s, err := ParseNodeRef(opts.Node)
+		if err != nil {
+			return err
+		}
+		seq = s
+	}
+	ctx := cmd.Context()
+	db, g, err := loadGraph(ctx, opts.F, opts.Run)
+	if err != nil {
+		return err
+	}
+	if seq > 0 {
+		n := g.Node(seq)
+		if n == nil {
+			return unknownNodeIn(ctx, db, g.ID, seq)
+		}
+		if n.Kind != record.KindLLM {
+			var llm []string
+			for _, x := range g.Nodes {
+				if x.Kind == record.KindLLM && len(llm) < 8 {
+					llm = append(llm, x.ID())
+				}
+			}
+			return Usagef("%s is a %s node; inspect cache analyses model calls (llm nodes: %s)", n.ID(), n.Kind, strings.Join(llm, ", "))
+		}
+	}
+	rep, err := cache.Analyze(ctx, g, db, &cache.Options{Lifetime: opts.Lifetime, MinPrefix: opts.MinPrefix})
+	if err != nil {
+		return err
+	}
+	switch opts.Format {
+	case "json":
+		return report.WriteJSON(io.Data(), rep, seq)
+	case "markdown":
+		return report.WriteMarkdown(io.Out, rep, seq)
+	}
+	if style, ok := io.markdownStyle(opts.F.Getenv("GLAMOUR_STYLE")); ok {
+		var md bytes.Buffer
+		if err := report.WriteMarkdown(&md, rep, seq); err != nil {
+			return err
+		}
+		if r, err := glamour.NewTermRenderer(glamour.WithStylePath(style), glamour.WithWordWrap(io.Width)); err == nil {
+			if s, err := r.Render(termsafe.String(md.String())); err == nil {
+				_, err = fmt.Fprint(io.Raw, s) // glamour's styles; its input is sanitized
+				return err
+			}
+		}
+	}
+	return report.WriteText(io.Out, rep, seq)
+}
