@@ -121,7 +121,7 @@ func nodeStyle(it *item) string {
 
 func printDOT(out io.Writer, v *view, c *Config) error {
 	w := mwriter{bufio.NewWriter(out)}
-	l := &labeler{v: v, esc: func(s string) string { return s }}
+	l := &labeler{v: v, esc: func(s string) string { return s }, cache: c.Cache}
 	head := header(v, l, c)
 	for _, h := range head {
 		w.line(0, "// "+dotComment(h))

@@ -10,14 +10,22 @@ import (
 
 	"github.com/inspect-dev/inspect/runtime/runtimetest"
 
+	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/store"
 )
 
 // namedRun is a run with the name of its goldens.
 type namedRun struct {
-	name string
-	g    *graph.Run
+	name  string
+	g     *graph.Run
+	cache *cache.Report // its prompt-cache analysis, for the labels
+}
+
+// formats are the fixture's renderings with its cache analysis.
+func (r namedRun) formats() []format {
+	c := &Config{Cache: r.cache}
+	return []format{{".mmd", c.Fprint}, {".dot", c.FprintDOT}, {".json", FprintJSON}}
 }
 
 // fixtures records every scripted project under ../fixtures once per test
@@ -73,7 +81,11 @@ func recordFixtures() ([]namedRun, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, namedRun{name, g})
+		rep, err := cache.Analyze(ctx, g, db, nil)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, namedRun{name, g, rep})
 	}
 	return out, nil
 }
@@ -82,7 +94,7 @@ func recordFixtures() ([]namedRun, error) {
 // under testdata/fixtures/ (go test ./mermaid -update rewrites them).
 func TestGolden_Fixtures(t *testing.T) {
 	for _, r := range fixtureRuns(t) {
-		for _, f := range formats {
+		for _, f := range r.formats() {
 			t.Run(r.name+f.ext, func(t *testing.T) {
 				got := render(t, f.print, r.g)
 				if again := render(t, f.print, r.g); string(got) != string(again) {

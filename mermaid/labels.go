@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inspect-dev/inspect/cache"
+	"github.com/inspect-dev/inspect/cache/report"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
 )
@@ -23,8 +25,9 @@ const (
 // the output language (Escape for Mermaid; identity for DOT, which quotes
 // whole labels).
 type labeler struct {
-	v   *view
-	esc func(string) string
+	v     *view
+	esc   func(string) string
+	cache *cache.Report // nil: no reusable shares
 }
 
 func (l *labeler) name(s string) string { return l.esc(oneLine(s, nameRunes)) }
@@ -92,6 +95,11 @@ func (l *labeler) node(n *graph.Node) string {
 			u = n.LLM.Usage
 		}
 		fmt.Fprintf(&b, " · in %d out %d", u.In, u.Out)
+		if l.cache != nil {
+			if r := report.Share(l.cache.Call(n.Seq)); r != "" {
+				b.WriteString(" · " + r)
+			}
+		}
 		if n.Status != record.StatusRunning {
 			b.WriteString(" · ")
 			b.WriteString(graph.FormatDuration(n.Duration()))

@@ -27,6 +27,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/inspect-dev/inspect/cache"
+	"github.com/inspect-dev/inspect/cache/report"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
 )
@@ -49,6 +51,10 @@ type Config struct {
 	// MaxTextSize is the most characters (UTF-16 code units, as Mermaid
 	// counts them) a collapsed chart may have; 0 means DefaultMaxTextSize.
 	MaxTextSize int
+	// Cache is the run's prompt-cache analysis (cache.Analyze): each llm
+	// node's label shows its predicted reusable share and a %% cache line
+	// sums the run. Nil leaves both out.
+	Cache *cache.Report
 }
 
 // Fprint writes run g as Mermaid flowchart text to w with the default
@@ -184,6 +190,9 @@ func header(v *view, l *labeler, c *Config) []string {
 		cached = fmt.Sprintf("cached %d (reported)", t.Cached)
 	}
 	lines = append(lines, fmt.Sprintf("tokens in %d · out %d · %s · calls %d", t.In, t.Out, cached, t.Calls))
+	if c.Cache != nil {
+		lines = append(lines, "cache "+report.Header(c.Cache))
+	}
 
 	lines = append(lines, "branches")
 	if len(g.Forks) == 0 {
@@ -286,7 +295,7 @@ func (w mwriter) line(indent int, s string) {
 
 func printMermaid(out io.Writer, v *view, c *Config) error {
 	w := mwriter{bufio.NewWriter(out)}
-	l := &labeler{v: v, esc: Escape}
+	l := &labeler{v: v, esc: Escape, cache: c.Cache}
 	for _, h := range header(v, l, c) {
 		w.line(0, "%% "+h)
 	}

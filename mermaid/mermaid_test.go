@@ -230,7 +230,7 @@ func TestMermaidParses(t *testing.T) {
 		files[tt.name+"-tiny.mmd"] = render(t, (&Config{MaxEdges: 8, MaxTextSize: 2000}).Fprint, tt.g)
 	}
 	for _, r := range fixtureRuns(t) {
-		files["fixture-"+r.name+".mmd"] = render(t, Fprint, r.g)
+		files["fixture-"+r.name+".mmd"] = render(t, r.formats()[0].print, r.g)
 	}
 	files["big.mmd"] = render(t, Fprint, bigRun(t, bigNodes))
 	var labels bytes.Buffer

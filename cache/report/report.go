@@ -353,7 +353,7 @@ func Share(c *cache.Call) string {
 // Header is the %% cache line of a Mermaid chart (without the %%).
 func Header(rep *cache.Report) string {
 	t := rep.Total
-	s := fmt.Sprintf("cache reads %s (%s) · predicted reusable %s of input · hit ratio %s · weighted %s tokens",
+	s := fmt.Sprintf("reads %s (%s) · predicted reusable %s of input · hit ratio %s · weighted %s tokens",
 		group(t.Reads), t.Basis(), percent(ratio(t.Predicted, t.In)), percent(t.HitRatio()), group(int64(t.Weighted+0.5)))
 	if t.Mismatches > 0 {
 		s += fmt.Sprintf(" · %d reported unlike predicted", t.Mismatches)

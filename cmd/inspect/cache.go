@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -12,8 +13,10 @@ import (
 
 	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/cache/report"
+	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/internal/termsafe"
 	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/store"
 )
 
 // cacheFormats are the values of `inspect cache --format`.
@@ -156,4 +159,16 @@ func cacheRun(cmd *cobra.Command, opts *CacheOptions) error {
 		}
 	}
 	return report.WriteText(io.Out, rep, seq)
+}
+
+// analyzeCache runs the prompt-cache analysis for a graph's labels; when it
+// fails (a damaged request), it says so on stderr and the graph is drawn
+// without it.
+func analyzeCache(ctx context.Context, f *Factory, db *store.DB, g *graph.Run) *cache.Report {
+	rep, err := cache.Analyze(ctx, g, db, nil)
+	if err != nil {
+		fmt.Fprintf(f.IO.ErrOut, "inspect: the prompt-cache analysis failed (%v); the graph is drawn without it\n", err)
+		return nil
+	}
+	return rep
 }

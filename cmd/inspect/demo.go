@@ -100,7 +100,7 @@ func showDemoResult(ctx context.Context, f *Factory, runID string) (int64, error
 		return 0, err
 	}
 	out := f.IO.Out
-	if err := mermaid.Fprint(out, g); err != nil {
+	if err := (&mermaid.Config{Cache: analyzeCache(ctx, f, db, g)}).Fprint(out, g); err != nil {
 		return 0, err
 	}
 	fmt.Fprintln(out)

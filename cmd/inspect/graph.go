@@ -148,11 +148,11 @@ func graphRun(ctx context.Context, opts *GraphOptions) error {
 	if err := opts.validate(); err != nil {
 		return err
 	}
-	_, g, err := loadGraph(ctx, opts.F, opts.RunRef)
+	db, g, err := loadGraph(ctx, opts.F, opts.RunRef)
 	if err != nil {
 		return err
 	}
-	cfg := &mermaid.Config{Full: opts.Full}
+	cfg := &mermaid.Config{Full: opts.Full, Cache: analyzeCache(ctx, opts.F, db, g)}
 	var buf bytes.Buffer
 	switch opts.Format {
 	case "mermaid":

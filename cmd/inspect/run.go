@@ -199,6 +199,7 @@ func reportRun(ios *IOStreams, res *runtime.Result, dbPath string, answer bool, 
 		res.RunID, res.Status, graph.FormatDuration(res.Elapsed()), res.LLMCalls, calls, res.Nodes)
 	fmt.Fprintf(ios.ErrOut, "next: %s\n", hint(dbPath, "graph", res.RunID))
 	fmt.Fprintf(ios.ErrOut, "next: %s\n", hint(dbPath, "audit", res.RunID))
+	fmt.Fprintf(ios.ErrOut, "next: %s\n", hint(dbPath, "cache", res.RunID))
 	if askSeq > 0 {
 		ask := []string{res.RunID, fmt.Sprintf("n%d", askSeq)}
 		if scripted {
