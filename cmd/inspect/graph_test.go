@@ -14,6 +14,7 @@ import (
 	"github.com/inspect-dev/inspect/runtime/runtimetest"
 
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/mermaid"
 	"github.com/inspect-dev/inspect/store"
 )
@@ -68,9 +69,20 @@ func TestNewCmdGraph(t *testing.T) {
 func TestGraphRun(t *testing.T) {
 	f, out, errOut := testFactory(t)
 	g := recordFixture(t, f, "fanout-compact")
-	var want bytes.Buffer
-	if err := mermaid.Fprint(&want, g); err != nil {
+	db, err := f.Store(context.Background())
+	if err != nil {
 		t.Fatal(err)
+	}
+	rep, err := cache.Analyze(context.Background(), g, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := (&mermaid.Config{Cache: rep}).Fprint(&want, g); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(want.String(), "%% cache reads ") || !strings.Contains(want.String(), " · reuse 94% · ") {
+		t.Errorf("the chart lacks the cache line or a reusable share:\n%s", want.String())
 	}
 
 	if code := run(context.Background(), f, []string{"graph"}); code != ExitOK {
@@ -122,7 +134,7 @@ func TestGraphRun(t *testing.T) {
 		if code := run(context.Background(), f, []string{"graph", "-o", path}); code != ExitOK {
 			t.Fatalf("graph -o %s: exit %d: %s", tt.file, code, errOut)
 		}
-		if b, _ := os.ReadFile(path); !bytes.Contains(b[:min(len(b), 400)], []byte(tt.magic)) {
+		if b, _ := os.ReadFile(path); !bytes.Contains(b[:min(len(b), 800)], []byte(tt.magic)) {
 			t.Errorf("graph -o %s wrote %q, want it to hold %q", tt.file, b[:min(len(b), 40)], tt.magic)
 		}
 	}
