@@ -1,0 +1,442 @@
+// Package kimi holds what the two Kimi importers (importers/kimicli for the
+// Python Kimi CLI, importers/kimicode for the TypeScript Kimi Code CLI)
+// share: a Builder that turns one agent's journal events — turns, steps,
+// text, usage, tool calls and results — into an importers.Conversation, with
+// the Agent/AgentSwarm calls of a step gathered into one fork whose branches
+// the importer fills in; the parsing of those calls' arguments and results;
+// sub-agent statuses; the instruction files of a session's folder; and the
+// newest-session lookup. It knows the events, not the files that hold them.
+package kimi
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/inspect-dev/inspect/importers"
+	"github.com/inspect-dev/inspect/record"
+)
+
+// MaxText bounds every text an importer keeps (a tool's result, its
+// arguments, a response's text), so a session of any size keeps bounded
+// memory per node; a longer text keeps its head and says how much was cut.
+const MaxText = 128 << 10
+
+// Clip returns s cut to MaxText bytes (on a rune boundary) with a note of
+// what was cut.
+func Clip(s string) string {
+	if len(s) <= MaxText {
+		return s
+	}
+	cut := MaxText
+	for cut > 0 && !utf8Start(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "… [" + strconv.Itoa(len(s)-cut) + " more bytes not imported]"
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// Delegation is one Agent or AgentSwarm call: the step's fork holds it; the
+// importer turns it into one branch (Agent) or several (AgentSwarm) once it
+// has read the sub-agents' files.
+type Delegation struct {
+	CallID   string
+	Name     string // the tool: Agent, AgentSwarm, Task
+	Args     string // JSON text, possibly cut short in a live file
+	At       time.Time
+	Fork     *importers.Fork // the fork of the step that made the call
+	Done     bool            // a result came back
+	ResultAt time.Time
+	Result   string
+	IsError  bool
+	Note     string // the source's short message about the result (a brief, a note)
+}
+
+// Builder builds one conversation from one agent's events, in file order.
+// Its methods take the time of the record they come from.
+type Builder struct {
+	Conv        *importers.Conversation
+	Delegations []*Delegation // every delegation call, in call order
+
+	research func(string) bool // the format's list, else the options' patterns
+	delegate func(string) bool // Agent/AgentSwarm (and Task, for old Kimi CLI)
+	skipped  func(string)      // counts a record the builder could not place
+
+	step     *step // the open step
+	last     *step // the most recent step, open or closed
+	turnLLM  *importers.LLM
+	turnOpen bool
+	tools    map[string]*toolCall
+	deleg    map[string]*Delegation
+	lastCall *toolCall // the most recent open call, for argument parts
+	lastAt   time.Time
+}
+
+type toolCall struct {
+	tool *importers.Tool
+	del  *Delegation
+	args strings.Builder
+}
+
+type step struct {
+	llm       *importers.LLM
+	fork      *importers.Fork
+	text      strings.Builder
+	usage     usageFrom
+	messageID string
+	lastAt    time.Time
+	open      bool
+}
+
+type usageFrom int
+
+const (
+	usageNone usageFrom = iota
+	usageStepEnd
+	usageRecord
+)
+
+// NewBuilder starts a conversation of agent. research says whether a tool
+// is research, delegate whether it starts sub-agents; skipped counts records
+// that reference nothing (a result with no call).
+func NewBuilder(agent string, research, delegate func(string) bool, skipped func(string)) *Builder {
+	return &Builder{
+		Conv:     &importers.Conversation{Agent: agent},
+		research: research,
+		delegate: delegate,
+		skipped:  skipped,
+		tools:    map[string]*toolCall{},
+		deleg:    map[string]*Delegation{},
+	}
+}
+
+func (b *Builder) touch(at time.Time) {
+	if at.IsZero() {
+		return
+	}
+	if b.Conv.Started.IsZero() || at.Before(b.Conv.Started) {
+		b.Conv.Started = at
+	}
+	if at.After(b.lastAt) {
+		b.lastAt = at
+	}
+	if b.step != nil && at.After(b.step.lastAt) {
+		b.step.lastAt = at
+	}
+}
+
+// LastAt is the time of the latest event seen.
+func (b *Builder) LastAt() time.Time { return b.lastAt }
+
+// Turn starts a user turn: the previous turn, if still open, ended without
+// saying so (interrupted).
+func (b *Builder) Turn(at time.Time, text string) {
+	b.closeStep(at, false)
+	b.touch(at)
+	b.turnOpen = true
+	b.turnLLM = nil
+	b.Conv.Ended = time.Time{}
+	b.Conv.Status = ""
+	b.Conv.Error = ""
+	b.Conv.Steps = append(b.Conv.Steps, importers.Step{User: &importers.User{At: at, Text: Clip(text)}})
+}
+
+// Steer is user input added to the running turn.
+func (b *Builder) Steer(at time.Time, text string) {
+	b.touch(at)
+	b.Conv.Steps = append(b.Conv.Steps, importers.Step{User: &importers.User{At: at, Text: Clip(text)}})
+}
+
+// TurnEnd ends the turn with status (empty: ok) and err; the turn's last
+// response, when it called nothing and said something, is the final answer.
+func (b *Builder) TurnEnd(at time.Time, status record.Status, err string) {
+	b.closeStep(at, false)
+	b.touch(at)
+	if l := b.turnLLM; l != nil && len(l.Calls) == 0 && strings.TrimSpace(l.Content) != "" && (status == "" || status == record.StatusOK) {
+		b.Conv.Steps = append(b.Conv.Steps, importers.Step{Final: &importers.Final{At: at, Text: l.Content}})
+	}
+	b.turnOpen = false
+	b.Conv.Ended = at
+	b.Conv.Status = status
+	b.Conv.Error = err
+}
+
+// TurnOpen reports whether a turn has started and not ended.
+func (b *Builder) TurnOpen() bool { return b.turnOpen }
+
+// Step starts one model response.
+func (b *Builder) Step(at time.Time) {
+	b.closeStep(at, false)
+	b.touch(at)
+	s := &step{llm: &importers.LLM{Started: at}, open: true, lastAt: at}
+	b.step, b.last = s, s
+	b.turnLLM = s.llm
+	b.Conv.Steps = append(b.Conv.Steps, importers.Step{LLM: s.llm})
+}
+
+// openStep returns the open step, starting one when an event comes
+// outside any (a journal that lost its step record).
+func (b *Builder) openStep(at time.Time) *step {
+	if b.step == nil {
+		b.Step(at)
+	}
+	return b.step
+}
+
+// Text adds response text to the open step.
+func (b *Builder) Text(at time.Time, text string) {
+	s := b.openStep(at)
+	b.touch(at)
+	if s.text.Len() < MaxText+1 {
+		s.text.WriteString(text)
+	}
+}
+
+// Model sets the model of the open (or latest) step.
+func (b *Builder) Model(model string) {
+	if s := b.last; s != nil && model != "" {
+		s.llm.Model = model
+	}
+}
+
+// StepUsage is usage the step's end repeats: used only when no usage record
+// came for the step.
+func (b *Builder) StepUsage(at time.Time, u record.Usage) {
+	if s := b.last; s != nil && s.usage == usageNone {
+		s.llm.Usage = u
+		s.usage = usageStepEnd
+		if s.llm.Ended.IsZero() || at.Before(s.llm.Ended) {
+			s.llm.Ended = at
+		}
+	}
+}
+
+// Usage is the usage of one model response, recorded when it completed. It
+// belongs to the open step, or to the latest step when that has no usage
+// record yet; otherwise (a compaction call, usage outside any step, a
+// session-scoped record) it is a model response of its own.
+func (b *Builder) Usage(at time.Time, u record.Usage, model, messageID string, own bool) {
+	b.touch(at)
+	s := b.last
+	switch {
+	case !own && s != nil && s.usage != usageRecord:
+		s.llm.Usage = u
+	case !own && s != nil && messageID != "" && s.messageID == messageID:
+		s.llm.Usage = u // the same response said twice
+	case !own && s != nil && s.open:
+		s.llm.Usage = addUsage(s.llm.Usage, u) // a second response in one step (a retry)
+	default:
+		l := &importers.LLM{Started: at, Ended: at, Model: model, Usage: u, Status: record.StatusOK}
+		b.Conv.Steps = append(b.Conv.Steps, importers.Step{LLM: l})
+		return
+	}
+	s.usage = usageRecord
+	if messageID != "" {
+		s.messageID = messageID
+	}
+	if model != "" {
+		s.llm.Model = model
+	}
+	s.llm.Ended = at
+}
+
+func addUsage(a, b record.Usage) record.Usage {
+	return record.Usage{
+		In: a.In + b.In, Out: a.Out + b.Out,
+		Cached: a.Cached + b.Cached, CachedReported: a.CachedReported || b.CachedReported,
+		CacheWrite: a.CacheWrite + b.CacheWrite, CacheWriteReported: a.CacheWriteReported || b.CacheWriteReported,
+		Reasoning: a.Reasoning + b.Reasoning, ReasoningReported: a.ReasoningReported || b.ReasoningReported,
+	}
+}
+
+// Call is one tool call of the open step. A delegation call joins the
+// step's fork (made at the step's first one) instead of becoming a tool.
+func (b *Builder) Call(at time.Time, id, name, args string) {
+	s := b.openStep(at)
+	b.touch(at)
+	s.llm.Calls = append(s.llm.Calls, name)
+	c := &toolCall{}
+	c.args.WriteString(args)
+	if b.delegate(name) {
+		if s.fork == nil {
+			s.fork = &importers.Fork{At: at, Tool: name, Context: "none"}
+			b.Conv.Steps = append(b.Conv.Steps, importers.Step{Fork: s.fork})
+		}
+		d := &Delegation{CallID: id, Name: name, At: at, Fork: s.fork}
+		c.del = d
+		b.Delegations = append(b.Delegations, d)
+		if id != "" {
+			b.deleg[id] = d
+		}
+	} else {
+		t := &importers.Tool{Started: at, CallID: id, Name: name, Research: b.research(name)}
+		c.tool = t
+		b.Conv.Steps = append(b.Conv.Steps, importers.Step{Tool: t})
+	}
+	if id != "" {
+		b.tools[id] = c
+	}
+	b.lastCall = c
+}
+
+// ArgsPart appends streamed arguments to the most recent open call.
+func (b *Builder) ArgsPart(at time.Time, part string) {
+	b.touch(at)
+	if c := b.lastCall; c != nil && c.args.Len() <= MaxText {
+		c.args.WriteString(part)
+		return
+	}
+	b.skipped("argument part with no open call")
+}
+
+// Result joins a tool result to its call by id.
+func (b *Builder) Result(at time.Time, id, output string, isError bool, note string) {
+	b.touch(at)
+	c, ok := b.tools[id]
+	if !ok {
+		b.skipped("tool result with no call")
+		return
+	}
+	delete(b.tools, id)
+	if b.lastCall == c {
+		b.lastCall = nil
+	}
+	b.sealArgs(c)
+	if d := c.del; d != nil {
+		d.Done, d.ResultAt, d.Result, d.IsError, d.Note = true, at, Clip(output), isError, note
+		return
+	}
+	t := c.tool
+	t.Ended, t.Result = at, Clip(output)
+	t.Status = record.StatusOK
+	if isError {
+		t.Status = record.StatusError
+		t.Error = firstNonEmpty(note, firstLine(output), "the tool reported an error")
+	}
+}
+
+func (b *Builder) sealArgs(c *toolCall) {
+	args := Clip(c.args.String())
+	if c.del != nil {
+		c.del.Args = args
+	} else {
+		c.tool.Args = args
+	}
+}
+
+// StepEnd closes the open step; status says how its response ended (empty:
+// it completed).
+func (b *Builder) StepEnd(at time.Time, status record.Status, err string) {
+	if b.step != nil && status != "" {
+		b.step.llm.Status, b.step.llm.Error = status, err
+	}
+	b.closeStep(at, false)
+	b.touch(at)
+}
+
+// Interrupted marks the open step as stopped (by the user or an error): its
+// response, if it had not completed, and its open tools are interrupted.
+func (b *Builder) Interrupted(at time.Time) {
+	b.closeStep(at, true)
+	b.touch(at)
+}
+
+func (b *Builder) closeStep(at time.Time, interrupted bool) {
+	s := b.step
+	if s == nil {
+		return
+	}
+	b.step = nil
+	s.open = false
+	l := s.llm
+	l.Content = Clip(s.text.String())
+	if l.Ended.IsZero() {
+		l.Ended = s.lastAt
+	}
+	if l.Status == "" {
+		switch {
+		case s.usage != usageNone || !interrupted && (l.Content != "" || len(l.Calls) > 0):
+			l.Status = record.StatusOK
+		default:
+			l.Status = record.StatusInterrupted
+			l.Error = "the response never completed"
+		}
+	}
+	// Arguments are final once the step is over.
+	for _, c := range b.tools {
+		b.sealArgs(c)
+	}
+}
+
+// Finish closes what is still open at the end of the journal: the open step
+// and every call without a result (interrupted; their end stays unknown).
+func (b *Builder) Finish() {
+	if b.step != nil {
+		b.closeStep(b.lastAt, true)
+	}
+	for id, c := range b.tools {
+		b.sealArgs(c)
+		if c.tool != nil && c.tool.Status == "" {
+			c.tool.Status = record.StatusInterrupted
+			c.tool.Error = "no result was recorded"
+		}
+		delete(b.tools, id)
+	}
+}
+
+// Delegation returns the delegation call with id, or nil.
+func (b *Builder) Delegation(id string) *Delegation { return b.deleg[id] }
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return s
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if strings.TrimSpace(s) != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// InsertFork puts a fork step into conv where it happened: before the first
+// step that started after it.
+func InsertFork(conv *importers.Conversation, f *importers.Fork) {
+	i := len(conv.Steps)
+	for j, st := range conv.Steps {
+		if at := stepAt(st); !at.IsZero() && at.After(f.At) {
+			i = j
+			break
+		}
+	}
+	conv.Steps = append(conv.Steps, importers.Step{})
+	copy(conv.Steps[i+1:], conv.Steps[i:])
+	conv.Steps[i] = importers.Step{Fork: f}
+}
+
+func stepAt(st importers.Step) time.Time {
+	switch {
+	case st.User != nil:
+		return st.User.At
+	case st.LLM != nil:
+		return st.LLM.Started
+	case st.Tool != nil:
+		return st.Tool.Started
+	case st.Handoff != nil:
+		return st.Handoff.At
+	case st.Fork != nil:
+		return st.Fork.At
+	case st.Final != nil:
+		return st.Final.At
+	}
+	return time.Time{}
+}

@@ -1,0 +1,232 @@
+package kimi
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/inspect-dev/inspect/importers"
+	"github.com/inspect-dev/inspect/record"
+)
+
+// Log collects what an import skipped or could not read into a Report.
+type Log struct {
+	Report *importers.Report
+	Strict bool
+}
+
+// NewLog returns a Log writing into rep.
+func NewLog(rep *importers.Report, strict bool) *Log {
+	if rep.Skipped == nil {
+		rep.Skipped = map[string]int{}
+	}
+	return &Log{Report: rep, Strict: strict}
+}
+
+// Malformed reports a line that could not be read; under Strict it is the
+// error that fails the import.
+func (l *Log) Malformed(file string, line int, why string) error {
+	l.Report.Problems = append(l.Report.Problems, importers.Problem{File: file, Line: line, Err: why})
+	if l.Strict {
+		return fmt.Errorf("%s:%d: %s (the import is strict; without --strict such lines are reported and skipped)", file, line, why)
+	}
+	return nil
+}
+
+// Note reports something missing or cut short that never fails an import
+// (a live session's unfinished last line, a sub-agent file that is gone).
+func (l *Log) Note(file string, line int, why string) {
+	l.Report.Problems = append(l.Report.Problems, importers.Problem{File: file, Line: line, Err: why})
+}
+
+// Skip counts one record of a type (or shape) the import does not know.
+func (l *Log) Skip(kind string) { l.Report.Skipped[kind]++ }
+
+// Seconds converts Kimi CLI's float epoch seconds to a time (zero for 0 or
+// an impossible value).
+func Seconds(s float64) time.Time {
+	if s <= 0 || s > 1e11 || s != s {
+		return time.Time{}
+	}
+	sec := int64(s)
+	return time.Unix(sec, int64((s-float64(sec))*1e9)).UTC().Round(time.Microsecond)
+}
+
+// Millis converts Kimi Code's epoch milliseconds to a time (zero for 0 or
+// an impossible value).
+func Millis(ms float64) time.Time {
+	if ms <= 0 || ms > 1e14 || ms != ms {
+		return time.Time{}
+	}
+	return time.UnixMilli(int64(ms)).UTC()
+}
+
+// Usage normalises Kimi's token counts (input_other excludes the cache reads
+// and the cache creation) to DESIGN §6: In counts every input token.
+func Usage(inputOther, output, cacheRead, cacheCreation int64) record.Usage {
+	clamp := func(n int64) int64 { v, _ := record.ClampTokens(n); return v }
+	inputOther, output, cacheRead, cacheCreation = clamp(inputOther), clamp(output), clamp(cacheRead), clamp(cacheCreation)
+	return record.Usage{
+		In:                 inputOther + cacheRead + cacheCreation,
+		Out:                output,
+		Cached:             cacheRead,
+		CachedReported:     true,
+		CacheWrite:         cacheCreation,
+		CacheWriteReported: true,
+	}
+}
+
+// ReadJSON decodes a small JSON file (state.json, meta.json) of at most
+// 4 MiB into v; a missing file is (false, nil).
+func ReadJSON(path string, v any) (bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 4<<20))
+	if err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return false, fmt.Errorf("%s: %v", path, err)
+	}
+	return true, nil
+}
+
+// ReadHead returns the first n bytes of a file (fewer when it is shorter).
+func ReadHead(path string, n int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	m, err := io.ReadFull(f, b)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return b[:m], nil
+}
+
+// IsFile reports whether path is a regular file.
+func IsFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// IsDir reports whether path is a directory.
+func IsDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+// Limits of the instruction files a snapshot holds.
+const (
+	maxInstructionFile  = 1 << 20
+	maxInstructionFiles = 64
+)
+
+// Instructions snapshots the instruction files of a session: the ones in
+// its folder dir (rel, slash paths; a name ending in /*.md takes every .md
+// file of that folder) and the ones it names by absolute path (named).
+// Files under dir keep their path relative to it, files under home become
+// ~/…; unreadable, missing or oversized files are left out.
+func Instructions(dir string, rel, named []string) record.Project {
+	p := record.Project{}
+	if dir != "" {
+		p.Name = filepath.Base(dir)
+	}
+	seen := map[string]bool{}
+	add := func(abs, path string) {
+		if seen[path] || len(p.Files) >= maxInstructionFiles {
+			return
+		}
+		fi, err := os.Stat(abs)
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxInstructionFile {
+			return
+		}
+		b, err := os.ReadFile(abs)
+		if err != nil {
+			return
+		}
+		seen[path] = true
+		sum := sha256.Sum256(b)
+		p.Files = append(p.Files, record.File{Path: path, SHA256: hex.EncodeToString(sum[:]), Content: string(b)})
+	}
+	home, _ := os.UserHomeDir()
+	for _, n := range named {
+		if n == "" || !filepath.IsAbs(n) {
+			continue
+		}
+		n = filepath.Clean(n)
+		switch {
+		case dir != "" && within(dir, n):
+			r, _ := filepath.Rel(dir, n)
+			add(n, filepath.ToSlash(r))
+		case home != "" && within(home, n):
+			r, _ := filepath.Rel(home, n)
+			add(n, "~/"+filepath.ToSlash(r))
+		}
+	}
+	if dir != "" {
+		for _, r := range rel {
+			if folder, ok := strings.CutSuffix(r, "/*.md"); ok {
+				matches, _ := filepath.Glob(filepath.Join(dir, filepath.FromSlash(folder), "*.md"))
+				sort.Strings(matches)
+				for _, m := range matches {
+					add(m, folder+"/"+filepath.Base(m))
+				}
+				continue
+			}
+			add(filepath.Join(dir, filepath.FromSlash(r)), r)
+		}
+	}
+	sort.Slice(p.Files, func(i, j int) bool { return p.Files[i].Path < p.Files[j].Path })
+	return p
+}
+
+func within(dir, path string) bool {
+	r, err := filepath.Rel(dir, path)
+	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r)
+}
+
+// Newest returns the session folder under buckets (each a folder of session
+// folders) whose marker file (relative to the session folder) changed
+// last, or "" when there is none.
+func Newest(buckets []string, marker string) string {
+	var best string
+	var bestAt time.Time
+	for _, b := range buckets {
+		entries, err := os.ReadDir(b)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			dir := filepath.Join(b, e.Name())
+			fi, err := os.Stat(filepath.Join(dir, marker))
+			if err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
+			if best == "" || fi.ModTime().After(bestAt) || fi.ModTime().Equal(bestAt) && dir > best {
+				best, bestAt = dir, fi.ModTime()
+			}
+		}
+	}
+	return best
+}

@@ -1,0 +1,459 @@
+package kimicli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/inspect-dev/inspect/importers"
+	"github.com/inspect-dev/inspect/importers/internal/jsonl"
+	"github.com/inspect-dev/inspect/importers/internal/kimi"
+	"github.com/inspect-dev/inspect/record"
+)
+
+type reader struct {
+	ctx    context.Context
+	dir    string
+	opt    importers.Options
+	sess   *importers.Session
+	log    *kimi.Log
+	models map[string]bool
+
+	// From the trunk's journal: the agent each Agent call started (as the
+	// sub-agent's forwarded events say), the conversations rebuilt from
+	// those events for sub-agents whose own folder is missing, and the
+	// completion notices of background tasks.
+	wrappedAgent map[string]string        // Agent call id -> agent id
+	wrapped      map[string]*kimi.Builder // Agent call id -> conversation from forwarded events
+	hasOwnWire   map[string]bool          // agent id -> subagents/<id>/wire.jsonl exists
+	notices      map[string]notice        // background task id -> its completion notice
+}
+
+type notice struct {
+	at     time.Time
+	status string
+	reason string
+	ended  time.Time
+}
+
+func newReader(ctx context.Context, dir string, opt importers.Options) *reader {
+	s := &importers.Session{Source: record.Source{Format: Name, ID: filepath.Base(dir), Path: dir}}
+	return &reader{
+		ctx: ctx, dir: dir, opt: opt, sess: s,
+		log:          kimi.NewLog(&s.Report, opt.Strict),
+		models:       map[string]bool{},
+		wrappedAgent: map[string]string{},
+		wrapped:      map[string]*kimi.Builder{},
+		hasOwnWire:   map[string]bool{},
+		notices:      map[string]notice{},
+	}
+}
+
+func (r *reader) newBuilder(agent string) *kimi.Builder {
+	return kimi.NewBuilder(agent,
+		func(tool string) bool { return IsResearch(r.opt, tool) },
+		isDelegation, r.log.Skip)
+}
+
+func (r *reader) session() (*importers.Session, error) {
+	s := r.sess
+	trunk := r.newBuilder("main")
+	if err := r.readWire(filepath.Join(r.dir, "wire.jsonl"), trunk, window{}, true); err != nil {
+		return nil, err
+	}
+	trunk.Finish()
+	s.Trunk = trunk.Conv
+	for _, st := range trunk.Conv.Steps {
+		if st.User != nil && st.User.Text != "" {
+			s.Tasks = append(s.Tasks, st.User.Text)
+		}
+	}
+	if err := r.branches(trunk); err != nil {
+		return nil, err
+	}
+	s.Started, s.Ended = trunk.Conv.Started, trunk.Conv.Ended
+
+	var state struct {
+		Title *string `json:"custom_title"`
+	}
+	if _, err := kimi.ReadJSON(filepath.Join(r.dir, "state.json"), &state); err != nil {
+		r.log.Note(filepath.Join(r.dir, "state.json"), 0, "unreadable, so the session has no title: "+err.Error())
+	} else if state.Title != nil {
+		s.Title = *state.Title
+	}
+	s.Dir = r.workDir()
+	agentsMd := "AGENTS.md"
+	if s.Dir != "" && !kimi.IsFile(filepath.Join(s.Dir, agentsMd)) {
+		agentsMd = "agents.md"
+	}
+	s.Project = kimi.Instructions(s.Dir, []string{".kimi/AGENTS.md", agentsMd}, nil)
+	for m := range r.models {
+		s.Models = append(s.Models, m)
+	}
+	sort.Strings(s.Models)
+	return s, nil
+}
+
+// workDir finds the session's working folder in <share>/kimi.json: the
+// work_dirs entry whose path hashes to the session's bucket folder.
+func (r *reader) workDir() string {
+	bucket := filepath.Base(filepath.Dir(r.dir))
+	share := filepath.Dir(filepath.Dir(filepath.Dir(r.dir)))
+	if filepath.Base(filepath.Dir(filepath.Dir(r.dir))) != "sessions" {
+		return ""
+	}
+	var meta struct {
+		WorkDirs []struct {
+			Path string `json:"path"`
+			Kaos string `json:"kaos"`
+		} `json:"work_dirs"`
+	}
+	if ok, err := kimi.ReadJSON(filepath.Join(share, "kimi.json"), &meta); !ok || err != nil {
+		return ""
+	}
+	for _, wd := range meta.WorkDirs {
+		key := WorkDirKey(wd.Path)
+		if wd.Kaos != "" && wd.Kaos != "local" {
+			key = wd.Kaos + "_" + key
+		}
+		if key == bucket && filepath.IsAbs(wd.Path) {
+			return filepath.Clean(wd.Path)
+		}
+	}
+	return ""
+}
+
+// window limits a sub-agent's journal to the turns one Agent call ran when
+// several calls resumed the same sub-agent: turns starting in [from, to).
+type window struct{ from, to time.Time }
+
+func (w window) zero() bool { return w.from.IsZero() && w.to.IsZero() }
+
+func (w window) holds(at time.Time) bool {
+	return (w.from.IsZero() || !at.Before(w.from)) && (w.to.IsZero() || at.Before(w.to))
+}
+
+// line is one wire.jsonl record.
+type line struct {
+	Type      string          `json:"type"`
+	Version   string          `json:"protocol_version"`
+	Timestamp float64         `json:"timestamp"`
+	Message   json.RawMessage `json:"message"`
+}
+
+type envelope struct {
+	Type    string          `json:"type"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// readWire streams one journal into b. trunk: the session's own journal,
+// whose forwarded sub-agent events are routed to their calls.
+func (r *reader) readWire(path string, b *kimi.Builder, w window, trunk bool) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("cannot read %s: %v", path, err)
+	}
+	defer f.Close()
+	sc := jsonl.New(f)
+	inWindow := w.zero()
+	for sc.Scan() {
+		if sc.Line()%1024 == 0 {
+			if err := r.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if sc.TooLong() {
+			if err := r.log.Malformed(path, sc.Line(), fmt.Sprintf("a line over %d MiB was skipped", jsonl.MaxLine>>20)); err != nil {
+				return err
+			}
+			continue
+		}
+		var l line
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			if sc.Partial() {
+				r.log.Note(path, sc.Line(), "the last line is cut short (a session still being written?); it was left out")
+				continue
+			}
+			if err := r.log.Malformed(path, sc.Line(), "not a JSON record: "+shortErr(err)); err != nil {
+				return err
+			}
+			continue
+		}
+		if l.Type == "metadata" {
+			continue
+		}
+		var env envelope
+		if len(l.Message) == 0 || json.Unmarshal(l.Message, &env) != nil || env.Type == "" {
+			if err := r.log.Malformed(path, sc.Line(), `a record without "message": {"type": …}`); err != nil {
+				return err
+			}
+			continue
+		}
+		at := kimi.Seconds(l.Timestamp)
+		if !w.zero() && (env.Type == "TurnBegin") {
+			inWindow = w.holds(at)
+		}
+		if !inWindow {
+			continue
+		}
+		if err := r.event(b, at, env.Type, env.Payload, trunk); err != nil {
+			if err := r.log.Malformed(path, sc.Line(), env.Type+": "+shortErr(err)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading %s: %v", path, err)
+	}
+	return nil
+}
+
+func shortErr(err error) string {
+	s := err.Error()
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// event applies one wire message to b. Its error says the payload did not
+// have the type's shape.
+func (r *reader) event(b *kimi.Builder, at time.Time, typ string, payload json.RawMessage, trunk bool) error {
+	switch typ {
+	case "TurnBegin", "SteerInput":
+		var p struct {
+			UserInput json.RawMessage `json:"user_input"`
+		}
+		if err := json.Unmarshal(payload, &p); err != nil {
+			return err
+		}
+		text := contentText(p.UserInput)
+		if typ == "TurnBegin" {
+			b.Turn(at, text)
+		} else {
+			b.Steer(at, text)
+		}
+	case "TurnEnd":
+		b.TurnEnd(at, "", "")
+	case "StepBegin":
+		b.Step(at)
+	case "StepInterrupted":
+		b.Interrupted(at)
+	case "StatusUpdate":
+		var p struct {
+			Usage *struct {
+				InputOther    int64 `json:"input_other"`
+				Output        int64 `json:"output"`
+				CacheRead     int64 `json:"input_cache_read"`
+				CacheCreation int64 `json:"input_cache_creation"`
+			} `json:"token_usage"`
+			MessageID string `json:"message_id"`
+		}
+		if err := json.Unmarshal(payload, &p); err != nil {
+			return err
+		}
+		if u := p.Usage; u != nil {
+			b.Usage(at, kimi.Usage(u.InputOther, u.Output, u.CacheRead, u.CacheCreation), "", p.MessageID, false)
+		}
+	case "ContentPart", "TextPart":
+		var p struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(payload, &p); err != nil {
+			return err
+		}
+		if p.Type == "text" {
+			b.Text(at, p.Text)
+		}
+	case "ToolCall":
+		var p struct {
+			ID       string `json:"id"`
+			Function struct {
+				Name      string  `json:"name"`
+				Arguments *string `json:"arguments"`
+			} `json:"function"`
+		}
+		if err := json.Unmarshal(payload, &p); err != nil {
+			return err
+		}
+		args := ""
+		if p.Function.Arguments != nil {
+			args = *p.Function.Arguments
+		}
+		b.Call(at, p.ID, p.Function.Name, args)
+	case "ToolCallPart":
+		var p struct {
+			Part *string `json:"arguments_part"`
+		}
+		if err := json.Unmarshal(payload, &p); err != nil {
+			return err
+		}
+		if p.Part != nil {
+			b.ArgsPart(at, *p.Part)
+		}
+	case "ToolResult":
+		var p struct {
+			ID    string `json:"tool_call_id"`
+			Value struct {
+				IsError bool            `json:"is_error"`
+				Output  json.RawMessage `json:"output"`
+				Message string          `json:"message"`
+				Display []struct {
+					Type string `json:"type"`
+					Text string `json:"text"`
+				} `json:"display"`
+			} `json:"return_value"`
+		}
+		if err := json.Unmarshal(payload, &p); err != nil {
+			return err
+		}
+		out := contentText(p.Value.Output)
+		if out == "" {
+			out = p.Value.Message
+		}
+		note := ""
+		for _, d := range p.Value.Display {
+			if d.Type == "brief" && d.Text != "" {
+				note = d.Text
+				break
+			}
+		}
+		if note == "" && p.Value.IsError {
+			note = p.Value.Message
+		}
+		b.Result(at, p.ID, out, p.Value.IsError, note)
+	case "Notification":
+		var p struct {
+			SourceKind string `json:"source_kind"`
+			SourceID   string `json:"source_id"`
+			Payload    struct {
+				Status   string   `json:"status"`
+				TimedOut bool     `json:"timed_out"`
+				Reason   *string  `json:"failure_reason"`
+				Finished *float64 `json:"finished_at"`
+			} `json:"payload"`
+		}
+		if err := json.Unmarshal(payload, &p); err != nil {
+			return err
+		}
+		if p.SourceKind == "background_task" && p.SourceID != "" {
+			n := notice{at: at, status: p.Payload.Status}
+			if p.Payload.TimedOut {
+				n.status = "timed_out"
+			}
+			if p.Payload.Reason != nil {
+				n.reason = *p.Payload.Reason
+			}
+			if p.Payload.Finished != nil {
+				n.ended = kimi.Seconds(*p.Payload.Finished)
+			}
+			r.notices[p.SourceID] = n
+		}
+	case "SubagentEvent":
+		var p struct {
+			CallID     string          `json:"parent_tool_call_id"`
+			LegacyCall string          `json:"task_tool_call_id"`
+			AgentID    string          `json:"agent_id"`
+			Type       string          `json:"subagent_type"`
+			Event      json.RawMessage `json:"event"`
+		}
+		if err := json.Unmarshal(payload, &p); err != nil {
+			return err
+		}
+		if !trunk {
+			return nil // sub-agents cannot start sub-agents; nothing to route
+		}
+		call := p.CallID
+		if call == "" {
+			call = p.LegacyCall
+		}
+		if call == "" {
+			r.log.Skip("SubagentEvent without its Agent call id")
+			return nil
+		}
+		if p.AgentID != "" {
+			r.wrappedAgent[call] = p.AgentID
+			own, known := r.hasOwnWire[p.AgentID]
+			if !known {
+				own = r.ownWire(p.AgentID)
+				r.hasOwnWire[p.AgentID] = own
+			}
+			if own {
+				return nil // its own journal has these events (and their usage) once
+			}
+		}
+		var inner envelope
+		if err := json.Unmarshal(p.Event, &inner); err != nil || inner.Type == "" {
+			return fmt.Errorf(`the forwarded event is not {"type": …, "payload": …}`)
+		}
+		child := r.wrapped[call]
+		if child == nil {
+			agent := p.Type
+			if agent == "" {
+				agent = kimi.DefaultSubagentType
+			}
+			child = r.newBuilder(agent)
+			r.wrapped[call] = child
+		}
+		return r.event(child, at, inner.Type, inner.Payload, false)
+	case "StepRetry", "CompactionBegin", "CompactionEnd", "HookTriggered", "HookResolved",
+		"MCPLoadingBegin", "MCPLoadingEnd", "ApprovalRequest", "ApprovalResponse",
+		"ApprovalRequestResolved", "ToolCallRequest", "QuestionRequest", "HookRequest",
+		"PlanDisplay", "BtwBegin", "BtwEnd":
+		// Known and not part of the graph.
+	default:
+		r.log.Skip(typ)
+	}
+	return nil
+}
+
+// ownWire reports whether the sub-agent has its own non-empty journal.
+func (r *reader) ownWire(agentID string) bool {
+	if !safeID(agentID) {
+		return false
+	}
+	fi, err := os.Stat(filepath.Join(r.dir, "subagents", agentID, "wire.jsonl"))
+	return err == nil && fi.Mode().IsRegular() && fi.Size() > 0
+}
+
+// safeID reports whether an id from the journal can name a folder.
+func safeID(id string) bool {
+	return id != "" && id != "." && id != ".." && !strings.ContainsAny(id, `/\`) && len(id) < 256
+}
+
+// contentText is the text of a string or a list of content parts.
+func contentText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] == 'n' {
+		return ""
+	}
+	if raw[0] == '"' {
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return ""
+	}
+	var sb strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" && p.Text != "" {
+			if sb.Len() > 0 {
+				sb.WriteString("\n")
+			}
+			sb.WriteString(p.Text)
+		}
+	}
+	return sb.String()
+}
