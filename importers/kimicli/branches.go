@@ -5,7 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,8 +55,8 @@ func (r *reader) branches(trunk *kimi.Builder) error {
 		if d.Done {
 			c.res = kimi.ParseResult(d.Result)
 		}
-		c.agentID = firstOf(c.res.AgentID, r.wrappedAgent[d.CallID], c.args.Resume)
-		if !safeID(c.agentID) {
+		c.agentID = kimi.FirstOf(c.res.AgentID, r.wrappedAgent[d.CallID], c.args.Resume)
+		if !kimi.SafeID(c.agentID) {
 			c.agentID = ""
 		}
 		calls = append(calls, c)
@@ -66,9 +66,13 @@ func (r *reader) branches(trunk *kimi.Builder) error {
 	}
 	names := map[*importers.Fork]map[string]int{}
 	for _, c := range calls {
-		var w window
+		w := kimi.Window{}
 		if list := claims[c.agentID]; len(list) > 1 {
-			w = claimWindow(list, c)
+			at := make([]time.Time, len(list))
+			for i, x := range list {
+				at[i] = x.d.At
+			}
+			w = kimi.Claim(at, slices.Index(list, c))
 		}
 		br, err := r.branch(c.d, c.args, c.res, c.agentID, w)
 		if err != nil {
@@ -79,67 +83,23 @@ func (r *reader) branches(trunk *kimi.Builder) error {
 			seen = map[string]int{}
 			names[c.d.Fork] = seen
 		}
-		br.Name = uniqueName(seen, br.Name)
+		br.Name = kimi.UniqueName(seen, br.Name)
 		c.d.Fork.Branches = append(c.d.Fork.Branches, br)
 	}
 	for _, st := range trunk.Conv.Steps {
 		if f := st.Fork; f != nil {
-			f.JoinAt = joinAt(f)
+			f.JoinAt = kimi.JoinAt(f)
 		}
 	}
 	return r.orphans(trunk.Conv, claims)
 }
 
-// claimWindow gives one call of a sub-agent resumed by several calls the
-// turns from its call (less a second of clock slack) to the next call's.
-func claimWindow(list []*call, c *call) window {
-	var w window
-	for i, x := range list {
-		if x != c {
-			continue
-		}
-		w.from = x.d.At.Add(-time.Second)
-		if i+1 < len(list) {
-			w.to = list[i+1].d.At.Add(-time.Second)
-		}
-	}
-	return w
-}
 
-// joinAt is when the last branch's result came back, or zero while one is
-// still out.
-func joinAt(f *importers.Fork) time.Time {
-	var at time.Time
-	for _, b := range f.Branches {
-		if b.Conv == nil || b.Conv.Ended.IsZero() {
-			return time.Time{}
-		}
-		if b.Conv.Ended.After(at) {
-			at = b.Conv.Ended
-		}
-	}
-	return at
-}
 
-func uniqueName(seen map[string]int, name string) string {
-	seen[name]++
-	if n := seen[name]; n > 1 {
-		return name + "-" + strconv.Itoa(n)
-	}
-	return name
-}
 
-func firstOf(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
-}
 
 // branch builds the branch of one Agent call.
-func (r *reader) branch(d *kimi.Delegation, a kimi.Args, res kimi.Result, agentID string, w window) (*importers.Branch, error) {
+func (r *reader) branch(d *kimi.Delegation, a kimi.Args, res kimi.Result, agentID string, w kimi.Window) (*importers.Branch, error) {
 	sub := filepath.Join(r.dir, "subagents", agentID)
 	var m meta
 	hasMeta := false
@@ -150,12 +110,12 @@ func (r *reader) branch(d *kimi.Delegation, a kimi.Args, res kimi.Result, agentI
 		}
 		hasMeta = ok && err == nil
 	}
-	agent := firstOf(res.Type, m.Type, a.SubagentType, kimi.DefaultSubagentType)
+	agent := kimi.FirstOf(res.Type, m.Type, a.SubagentType, kimi.DefaultSubagentType)
 	model := ""
 	if m.LaunchSpec.EffectiveModel != nil {
 		model = *m.LaunchSpec.EffectiveModel
 	}
-	model = firstOf(a.Model, model)
+	model = kimi.FirstOf(a.Model, model)
 	if model != "" {
 		r.models[model] = true
 	}
@@ -202,7 +162,7 @@ func (r *reader) branch(d *kimi.Delegation, a kimi.Args, res kimi.Result, agentI
 	}
 	name := agentID
 	if name == "" {
-		name = strings.ReplaceAll(firstOf(strings.TrimSpace(a.Description), "call-"+d.CallID), "/", "-")
+		name = strings.ReplaceAll(kimi.FirstOf(strings.TrimSpace(a.Description), "call-"+d.CallID), "/", "-")
 	}
 	br := &importers.Branch{Name: name, Agent: agent, Instructions: kimi.Clip(instructions), CallID: d.CallID, Conv: conv}
 
@@ -239,13 +199,13 @@ func (r *reader) branch(d *kimi.Delegation, a kimi.Args, res kimi.Result, agentI
 		}
 		br.Answer = readSummary(filepath.Join(sub, "output"))
 	case d.Done && !d.IsError:
-		status = kimi.Outcome(firstOf(res.Status, "completed"), "")
+		status = kimi.Outcome(kimi.FirstOf(res.Status, "completed"), "")
 		ended = d.ResultAt
 		br.Answer = res.Summary
 	case d.Done:
 		reason := strings.TrimSpace(d.Note + " " + d.Result)
 		status = kimi.Outcome("failed", reason)
-		errText = firstOf(d.Result, d.Note, "the sub-agent failed")
+		errText = kimi.FirstOf(d.Result, d.Note, "the sub-agent failed")
 		ended = d.ResultAt
 		br.Answer = d.Result
 	default:
@@ -300,7 +260,7 @@ func firstTime(ts ...time.Time) time.Time {
 
 func (r *reader) runtime(taskID string) (taskRuntime, bool) {
 	var rt taskRuntime
-	if !safeID(taskID) {
+	if !kimi.SafeID(taskID) {
 		return rt, false
 	}
 	p := filepath.Join(r.dir, "tasks", taskID, "runtime.json")
@@ -371,7 +331,7 @@ func (r *reader) orphans(trunk *importers.Conversation, claims map[string][]*cal
 	}
 	for _, e := range entries {
 		id := e.Name()
-		if !e.IsDir() || claims[id] != nil || !safeID(id) {
+		if !e.IsDir() || claims[id] != nil || !kimi.SafeID(id) {
 			continue
 		}
 		if !r.ownWire(id) {
@@ -383,9 +343,9 @@ func (r *reader) orphans(trunk *importers.Conversation, claims map[string][]*cal
 		if _, err := kimi.ReadJSON(filepath.Join(sub, "meta.json"), &m); err != nil {
 			r.log.Note(filepath.Join(sub, "meta.json"), 0, "unreadable: "+err.Error())
 		}
-		agent := firstOf(m.Type, kimi.DefaultSubagentType)
+		agent := kimi.FirstOf(m.Type, kimi.DefaultSubagentType)
 		b := r.newBuilder(agent)
-		if err := r.readWire(filepath.Join(sub, "wire.jsonl"), b, window{}, false); err != nil {
+		if err := r.readWire(filepath.Join(sub, "wire.jsonl"), b, kimi.Window{}, false); err != nil {
 			return err
 		}
 		b.Finish()

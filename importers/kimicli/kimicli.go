@@ -74,7 +74,7 @@ func Newest(cwd string) (string, error) {
 		return "", err
 	}
 	sessions := filepath.Join(share, "sessions")
-	if d := kimi.Newest([]string{filepath.Join(sessions, WorkDirKey(abs))}, "wire.jsonl"); d != "" {
+	if d := kimi.Newest(kimi.Sessions(filepath.Join(sessions, WorkDirKey(abs))), "wire.jsonl"); d != "" {
 		return d, nil
 	}
 	return "", fmt.Errorf("no Kimi CLI session of %s in %s; pass the session folder, or set KIMI_SHARE_DIR when Kimi CLI keeps its data elsewhere", abs, sessions)

@@ -1,14 +1,12 @@
 package kimicli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/inspect-dev/inspect/importers"
@@ -64,7 +62,7 @@ func (r *reader) newBuilder(agent string) *kimi.Builder {
 func (r *reader) session() (*importers.Session, error) {
 	s := r.sess
 	trunk := r.newBuilder("main")
-	if err := r.readWire(filepath.Join(r.dir, "wire.jsonl"), trunk, window{}, true); err != nil {
+	if err := r.readWire(filepath.Join(r.dir, "wire.jsonl"), trunk, kimi.Window{}, true); err != nil {
 		return nil, err
 	}
 	trunk.Finish()
@@ -129,16 +127,6 @@ func (r *reader) workDir() string {
 	return ""
 }
 
-// window limits a sub-agent's journal to the turns one Agent call ran when
-// several calls resumed the same sub-agent: turns starting in [from, to).
-type window struct{ from, to time.Time }
-
-func (w window) zero() bool { return w.from.IsZero() && w.to.IsZero() }
-
-func (w window) holds(at time.Time) bool {
-	return (w.from.IsZero() || !at.Before(w.from)) && (w.to.IsZero() || at.Before(w.to))
-}
-
 // line is one wire.jsonl record.
 type line struct {
 	Type      string          `json:"type"`
@@ -154,14 +142,14 @@ type envelope struct {
 
 // readWire streams one journal into b. trunk: the session's own journal,
 // whose forwarded sub-agent events are routed to their calls.
-func (r *reader) readWire(path string, b *kimi.Builder, w window, trunk bool) error {
+func (r *reader) readWire(path string, b *kimi.Builder, w kimi.Window, trunk bool) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("cannot read %s: %v", path, err)
 	}
 	defer f.Close()
 	sc := jsonl.New(f)
-	inWindow := w.zero()
+	inWindow := w.Zero()
 	for sc.Scan() {
 		if sc.Line()%1024 == 0 {
 			if err := r.ctx.Err(); err != nil {
@@ -180,7 +168,7 @@ func (r *reader) readWire(path string, b *kimi.Builder, w window, trunk bool) er
 				r.log.Note(path, sc.Line(), "the last line is cut short (a session still being written?); it was left out")
 				continue
 			}
-			if err := r.log.Malformed(path, sc.Line(), "not a JSON record: "+shortErr(err)); err != nil {
+			if err := r.log.Malformed(path, sc.Line(), "not a JSON record: "+kimi.ShortErr(err)); err != nil {
 				return err
 			}
 			continue
@@ -196,14 +184,14 @@ func (r *reader) readWire(path string, b *kimi.Builder, w window, trunk bool) er
 			continue
 		}
 		at := kimi.Seconds(l.Timestamp)
-		if !w.zero() && (env.Type == "TurnBegin") {
-			inWindow = w.holds(at)
+		if !w.Zero() && (env.Type == "TurnBegin") {
+			inWindow = w.Holds(at)
 		}
 		if !inWindow {
 			continue
 		}
 		if err := r.event(b, at, env.Type, env.Payload, trunk); err != nil {
-			if err := r.log.Malformed(path, sc.Line(), env.Type+": "+shortErr(err)); err != nil {
+			if err := r.log.Malformed(path, sc.Line(), env.Type+": "+kimi.ShortErr(err)); err != nil {
 				return err
 			}
 		}
@@ -212,14 +200,6 @@ func (r *reader) readWire(path string, b *kimi.Builder, w window, trunk bool) er
 		return fmt.Errorf("reading %s: %v", path, err)
 	}
 	return nil
-}
-
-func shortErr(err error) string {
-	s := err.Error()
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
 }
 
 // event applies one wire message to b. Its error says the payload did not
@@ -233,7 +213,7 @@ func (r *reader) event(b *kimi.Builder, at time.Time, typ string, payload json.R
 		if err := json.Unmarshal(payload, &p); err != nil {
 			return err
 		}
-		text := contentText(p.UserInput)
+		text := kimi.ContentText(p.UserInput)
 		if typ == "TurnBegin" {
 			b.Turn(at, text)
 		} else {
@@ -314,7 +294,7 @@ func (r *reader) event(b *kimi.Builder, at time.Time, typ string, payload json.R
 		if err := json.Unmarshal(payload, &p); err != nil {
 			return err
 		}
-		out := contentText(p.Value.Output)
+		out := kimi.ContentText(p.Value.Output)
 		if out == "" {
 			out = p.Value.Message
 		}
@@ -416,44 +396,9 @@ func (r *reader) event(b *kimi.Builder, at time.Time, typ string, payload json.R
 
 // ownWire reports whether the sub-agent has its own non-empty journal.
 func (r *reader) ownWire(agentID string) bool {
-	if !safeID(agentID) {
+	if !kimi.SafeID(agentID) {
 		return false
 	}
 	fi, err := os.Stat(filepath.Join(r.dir, "subagents", agentID, "wire.jsonl"))
 	return err == nil && fi.Mode().IsRegular() && fi.Size() > 0
-}
-
-// safeID reports whether an id from the journal can name a folder.
-func safeID(id string) bool {
-	return id != "" && id != "." && id != ".." && !strings.ContainsAny(id, `/\`) && len(id) < 256
-}
-
-// contentText is the text of a string or a list of content parts.
-func contentText(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] == 'n' {
-		return ""
-	}
-	if raw[0] == '"' {
-		var s string
-		_ = json.Unmarshal(raw, &s)
-		return s
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(raw, &parts) != nil {
-		return ""
-	}
-	var sb strings.Builder
-	for _, p := range parts {
-		if p.Type == "text" && p.Text != "" {
-			if sb.Len() > 0 {
-				sb.WriteString("\n")
-			}
-			sb.WriteString(p.Text)
-		}
-	}
-	return sb.String()
 }

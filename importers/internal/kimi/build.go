@@ -85,7 +85,8 @@ type step struct {
 	text      strings.Builder
 	usage     usageFrom
 	messageID string
-	lastAt    time.Time
+	lastAt    time.Time // the latest event of the step, its tools' results included
+	respAt    time.Time // the latest event of the response itself (text, calls)
 	open      bool
 }
 
@@ -170,6 +171,7 @@ func (b *Builder) Step(at time.Time) {
 	b.closeStep(at, false)
 	b.touch(at)
 	s := &step{llm: &importers.LLM{Started: at}, open: true, lastAt: at}
+	s.respAt = at
 	b.step, b.last = s, s
 	b.turnLLM = s.llm
 	b.Conv.Steps = append(b.Conv.Steps, importers.Step{LLM: s.llm})
@@ -188,6 +190,7 @@ func (b *Builder) openStep(at time.Time) *step {
 func (b *Builder) Text(at time.Time, text string) {
 	s := b.openStep(at)
 	b.touch(at)
+	s.respAt = later(s.respAt, at)
 	if s.text.Len() < MaxText+1 {
 		s.text.WriteString(text)
 	}
@@ -201,15 +204,20 @@ func (b *Builder) Model(model string) {
 }
 
 // StepUsage is usage the step's end repeats: used only when no usage record
-// came for the step.
-func (b *Builder) StepUsage(at time.Time, u record.Usage) {
+// came for the step. (The step's end comes after its tools ran, so it does
+// not date the response.)
+func (b *Builder) StepUsage(u record.Usage) {
 	if s := b.last; s != nil && s.usage == usageNone {
 		s.llm.Usage = u
 		s.usage = usageStepEnd
-		if s.llm.Ended.IsZero() || at.Before(s.llm.Ended) {
-			s.llm.Ended = at
-		}
 	}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // Usage is the usage of one model response, recorded when it completed. It
@@ -255,6 +263,7 @@ func addUsage(a, b record.Usage) record.Usage {
 func (b *Builder) Call(at time.Time, id, name, args string) {
 	s := b.openStep(at)
 	b.touch(at)
+	s.respAt = later(s.respAt, at)
 	s.llm.Calls = append(s.llm.Calls, name)
 	c := &toolCall{}
 	c.args.WriteString(args)
@@ -283,6 +292,9 @@ func (b *Builder) Call(at time.Time, id, name, args string) {
 // ArgsPart appends streamed arguments to the most recent open call.
 func (b *Builder) ArgsPart(at time.Time, part string) {
 	b.touch(at)
+	if b.step != nil {
+		b.step.respAt = later(b.step.respAt, at)
+	}
 	if c := b.lastCall; c != nil && c.args.Len() <= MaxText {
 		c.args.WriteString(part)
 		return
@@ -352,7 +364,7 @@ func (b *Builder) closeStep(at time.Time, interrupted bool) {
 	l := s.llm
 	l.Content = Clip(s.text.String())
 	if l.Ended.IsZero() {
-		l.Ended = s.lastAt
+		l.Ended = s.respAt
 	}
 	if l.Status == "" {
 		switch {

@@ -1,6 +1,7 @@
 package kimi
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -203,30 +205,140 @@ func within(dir, path string) bool {
 	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r)
 }
 
-// Newest returns the session folder under buckets (each a folder of session
-// folders) whose marker file (relative to the session folder) changed
-// last, or "" when there is none.
-func Newest(buckets []string, marker string) string {
+// Sessions lists the session folders in bucket (a folder of them).
+func Sessions(bucket string) []string {
+	entries, err := os.ReadDir(bucket)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, filepath.Join(bucket, e.Name()))
+		}
+	}
+	return out
+}
+
+// Newest returns the session folder of dirs whose marker file (relative
+// to the session folder) changed last, or "" when none has one.
+func Newest(dirs []string, marker string) string {
 	var best string
 	var bestAt time.Time
-	for _, b := range buckets {
-		entries, err := os.ReadDir(b)
-		if err != nil {
+	for _, dir := range dirs {
+		fi, err := os.Stat(filepath.Join(dir, marker))
+		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		for _, e := range entries {
-			if !e.IsDir() {
-				continue
-			}
-			dir := filepath.Join(b, e.Name())
-			fi, err := os.Stat(filepath.Join(dir, marker))
-			if err != nil || !fi.Mode().IsRegular() {
-				continue
-			}
-			if best == "" || fi.ModTime().After(bestAt) || fi.ModTime().Equal(bestAt) && dir > best {
-				best, bestAt = dir, fi.ModTime()
-			}
+		if best == "" || fi.ModTime().After(bestAt) || fi.ModTime().Equal(bestAt) && dir > best {
+			best, bestAt = dir, fi.ModTime()
 		}
 	}
 	return best
+}
+
+// ContentText is the text of a string or of a list of content parts
+// ({"type": "text", "text": …}; other parts are left out).
+func ContentText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] == 'n' {
+		return ""
+	}
+	if raw[0] == '"' {
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return ""
+	}
+	var sb strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" && p.Text != "" {
+			if sb.Len() > 0 {
+				sb.WriteString("\n")
+			}
+			sb.WriteString(p.Text)
+		}
+	}
+	return sb.String()
+}
+
+// SafeID reports whether an id read from a journal can name a folder.
+func SafeID(id string) bool {
+	return id != "" && id != "." && id != ".." && !strings.ContainsAny(id, `/\`) && len(id) < 256
+}
+
+// FirstOf returns the first non-empty string.
+func FirstOf(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// ShortErr is an error's text cut to one readable line.
+func ShortErr(err error) string {
+	s := err.Error()
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// Window limits a sub-agent's journal to the turns one call ran when
+// several calls resumed the same sub-agent: turns starting in [From, To).
+type Window struct{ From, To time.Time }
+
+// Zero reports whether the window holds everything.
+func (w Window) Zero() bool { return w.From.IsZero() && w.To.IsZero() }
+
+// Holds reports whether a turn starting at at is in the window.
+func (w Window) Holds(at time.Time) bool {
+	return (w.From.IsZero() || !at.Before(w.From)) && (w.To.IsZero() || at.Before(w.To))
+}
+
+// Claim is the window of the i-th of the calls (at their times, in order)
+// that ran one sub-agent: from its call, less a second of clock slack, to
+// the next call's. A sub-agent one call ran gets the whole journal.
+func Claim(calls []time.Time, i int) Window {
+	if len(calls) < 2 {
+		return Window{}
+	}
+	w := Window{From: calls[i].Add(-time.Second)}
+	if i+1 < len(calls) {
+		w.To = calls[i+1].Add(-time.Second)
+	}
+	return w
+}
+
+// JoinAt is when a fork's last branch came back, or zero while one is
+// still out.
+func JoinAt(f *importers.Fork) time.Time {
+	var at time.Time
+	for _, b := range f.Branches {
+		if b.Conv == nil || b.Conv.Ended.IsZero() {
+			return time.Time{}
+		}
+		if b.Conv.Ended.After(at) {
+			at = b.Conv.Ended
+		}
+	}
+	return at
+}
+
+// UniqueName makes a branch name unique among its fork's siblings (seen
+// counts the names given so far): the second "x" is "x-2".
+func UniqueName(seen map[string]int, name string) string {
+	seen[name]++
+	if n := seen[name]; n > 1 {
+		return name + "-" + strconv.Itoa(n)
+	}
+	return name
 }

@@ -1,0 +1,258 @@
+package kimicli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inspect-dev/inspect/importers"
+	"github.com/inspect-dev/inspect/importers/importtest"
+	"github.com/inspect-dev/inspect/record"
+)
+
+// rawTotals counts a Kimi CLI session folder's figures from its files
+// alone, with none of the importer's code: steps, tool calls, tokens by
+// kind from the top-level StatusUpdates (a sub-agent's from its own
+// wire.jsonl, or from the events the trunk forwarded when that is gone),
+// Agent calls and the pairs of one step's calls whose [call, result)
+// windows overlap.
+func rawTotals(t *testing.T, dir string) importtest.Totals {
+	t.Helper()
+	tot := importtest.Totals{Statuses: map[string]int{}}
+	type call struct {
+		step     int
+		at, done float64
+		output   string
+		isError  bool
+	}
+	var calls []*call
+	byID := map[string]*call{}
+	step := 0
+	forkSteps := map[int]bool{}
+
+	var count func(typ string, p map[string]any, ts float64, trunk bool)
+	count = func(typ string, p map[string]any, ts float64, trunk bool) {
+		switch typ {
+		case "StepBegin":
+			tot.LLM++
+			if trunk {
+				step++
+			}
+		case "StatusUpdate":
+			u, _ := p["token_usage"].(map[string]any)
+			if u == nil {
+				return
+			}
+			num := func(k string) int64 { f, _ := u[k].(float64); return int64(f) }
+			tot.In += num("input_other") + num("input_cache_read") + num("input_cache_creation")
+			tot.Out += num("output")
+			tot.Cached += num("input_cache_read")
+			tot.CacheWrite += num("input_cache_creation")
+		case "ToolCall":
+			fn, _ := p["function"].(map[string]any)
+			name, _ := fn["name"].(string)
+			if trunk && (name == "Agent" || name == "Task") {
+				c := &call{step: step, at: ts}
+				calls = append(calls, c)
+				id, _ := p["id"].(string)
+				byID[id] = c
+				forkSteps[step] = true
+				return
+			}
+			tot.Tools++
+			switch name {
+			case "ReadFile", "ReadMediaFile", "Grep", "Glob", "SearchWeb", "FetchURL":
+				tot.Research++
+			}
+		case "ToolResult":
+			id, _ := p["tool_call_id"].(string)
+			if c := byID[id]; c != nil && trunk {
+				rv, _ := p["return_value"].(map[string]any)
+				c.done = ts
+				c.output, _ = rv["output"].(string)
+				c.isError, _ = rv["is_error"].(bool)
+			}
+		case "SubagentEvent":
+			agent, _ := p["agent_id"].(string)
+			if _, err := os.Stat(filepath.Join(dir, "subagents", agent, "wire.jsonl")); err == nil {
+				return // counted from its own file
+			}
+			ev, _ := p["event"].(map[string]any)
+			typ, _ := ev["type"].(string)
+			inner, _ := ev["payload"].(map[string]any)
+			count(typ, inner, ts, false)
+		}
+	}
+	readLines := func(path string, trunk bool) {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<26)
+		for sc.Scan() {
+			var r struct {
+				Timestamp float64
+				Message   struct {
+					Type    string
+					Payload map[string]any
+				}
+			}
+			if json.Unmarshal(sc.Bytes(), &r) != nil || r.Message.Type == "" {
+				continue
+			}
+			count(r.Message.Type, r.Message.Payload, r.Timestamp, trunk)
+		}
+	}
+	readLines(filepath.Join(dir, "wire.jsonl"), true)
+	subs, _ := filepath.Glob(filepath.Join(dir, "subagents", "*", "wire.jsonl"))
+	for _, s := range subs {
+		readLines(s, false)
+	}
+	tot.Branches = len(calls)
+	tot.Forks = len(forkSteps)
+	for i, a := range calls {
+		switch {
+		case a.done == 0:
+			tot.Statuses["interrupted"]++
+		case !a.isError && strings.Contains(a.output, "status: completed"):
+			tot.Statuses["ok"]++
+		default:
+			tot.Statuses["error or exhausted"]++
+		}
+		for _, b := range calls[i+1:] {
+			if a.step != b.step {
+				continue
+			}
+			if (a.done == 0 || a.done > b.at) && (b.done == 0 || b.done > a.at) {
+				tot.Overlaps++
+			}
+		}
+	}
+	return tot
+}
+
+func readOne(t *testing.T, path string, opt importers.Options) *importers.Session {
+	t.Helper()
+	ss, err := Format{}.Read(context.Background(), path, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) != 1 {
+		t.Fatalf("%d sessions, want 1", len(ss))
+	}
+	return ss[0]
+}
+
+// TestRead_RealSessions imports the real Kimi CLI sessions of
+// ../shared/transcripts and compares every total with rawTotals.
+func TestRead_RealSessions(t *testing.T) {
+	for _, name := range []string{"with-tool-calls", "with-subagent-collapsed"} {
+		t.Run(name, func(t *testing.T) {
+			dir := importtest.Sample(t, "kimi-cli/"+name)
+			s := readOne(t, dir, importers.Options{})
+			got, want := importtest.Count(s), rawTotals(t, dir)
+			if n := got.Statuses["error"] + got.Statuses["exhausted"]; n > 0 {
+				got.Statuses["error or exhausted"] = n
+				delete(got.Statuses, "error")
+				delete(got.Statuses, "exhausted")
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("imported totals %+v\nraw totals      %+v\n%s", got, want, importtest.Dump(s))
+			}
+			t.Logf("totals %+v", want)
+			if len(s.Report.Skipped) != 0 {
+				t.Errorf("skipped %v: every record type of a real session is known", s.Report.Skipped)
+			}
+			if s.Source.Format != Name || s.Source.ID != name || s.Source.Path != dir {
+				t.Errorf("source = %+v", s.Source)
+			}
+		})
+	}
+}
+
+// TestRead_WithToolCalls pins the facts of the scripted real session: the
+// hook-blocked Shell call is a failed tool of the first step, whose
+// response ends at its StatusUpdate; the title comes from state.json.
+func TestRead_WithToolCalls(t *testing.T) {
+	s := readOne(t, importtest.Sample(t, "kimi-cli/with-tool-calls"), importers.Options{})
+	if s.Title != "run echo hi" || !reflect.DeepEqual(s.Tasks, []string{"run echo hi"}) {
+		t.Errorf("title %q, tasks %q", s.Title, s.Tasks)
+	}
+	steps := s.Trunk.Steps
+	if len(steps) != 4 || steps[0].User == nil || steps[1].LLM == nil || steps[2].Tool == nil || steps[3].LLM == nil {
+		t.Fatalf("steps:\n%s", importtest.Dump(s))
+	}
+	l, tool := steps[1].LLM, steps[2].Tool
+	at := func(sec float64) time.Time {
+		whole, frac := math.Modf(sec)
+		return time.Unix(int64(whole), int64(frac*1e9)).UTC()
+	}
+	if l.Usage != (record.Usage{In: 10, Out: 2, CachedReported: true, CacheWriteReported: true}) ||
+		!reflect.DeepEqual(l.Calls, []string{"Shell"}) || l.Status != record.StatusOK {
+		t.Errorf("first step: %+v", l)
+	}
+	if d := l.Ended.Sub(at(1774949785.2407029)); d < -time.Millisecond || d > time.Millisecond {
+		t.Errorf("first step ends %v, want its StatusUpdate's time", l.Ended)
+	}
+	if tool.Name != "Shell" || tool.CallID != "tc1" || tool.Args != `{"command": "echo hi"}` ||
+		tool.Status != record.StatusError || tool.Result != "Shell blocked by hook" || tool.Error != "Hook blocked" || tool.Research {
+		t.Errorf("tool: %+v", tool)
+	}
+	// The journal stops inside the second step: nothing says it completed.
+	if last := steps[3].LLM; last.Content != "OK, shell was blocked." || last.Status != record.StatusInterrupted {
+		t.Errorf("second step: %+v", last)
+	}
+	if !s.Trunk.Ended.IsZero() || !s.Ended.IsZero() {
+		t.Errorf("the turn never ended, yet the session ends at %v", s.Ended)
+	}
+}
+
+// TestRead_SubagentCollapsed pins the real session with three parallel
+// Agent calls cut to its first ten lines: the two calls it still has are
+// one fork; the first sub-agent's branch is rebuilt from its forwarded
+// events (its folder is not part of the sample) and the second, whose
+// arguments are cut short, still gets its description and prompt head.
+func TestRead_SubagentCollapsed(t *testing.T) {
+	s := readOne(t, importtest.Sample(t, "kimi-cli/with-subagent-collapsed"), importers.Options{})
+	var fork *importers.Fork
+	for _, st := range s.Trunk.Steps {
+		if st.Fork != nil {
+			if fork != nil {
+				t.Fatal("two forks; the calls are of one step")
+			}
+			fork = st.Fork
+		}
+	}
+	if fork == nil || len(fork.Branches) != 2 || fork.Tool != "Agent" || !fork.JoinAt.IsZero() {
+		t.Fatalf("fork:\n%s", importtest.Dump(s))
+	}
+	b1, b2 := fork.Branches[0], fork.Branches[1]
+	if b1.Name != "ac1f74988" || b1.Agent != "coder" || b1.CallID != "tool_Ct3NdbCjJ2Xbl7YzithE2Dy8" ||
+		!strings.HasPrefix(b1.Instructions, "你是一个测试用的 sub agent。") {
+		t.Errorf("branch 1: %+v", b1)
+	}
+	if c := b1.Conv; c.Status != record.StatusInterrupted || !c.Ended.IsZero() || len(c.Steps) != 2 ||
+		c.Steps[0].User == nil || c.Steps[0].User.Text != b1.Instructions || c.Steps[1].LLM == nil {
+		t.Errorf("branch 1's conversation from its forwarded events:\n%s", importtest.Dump(s))
+	}
+	if b2.Name != "Sub agent 2: Shell 命令" || b2.CallID != "tool_OtoGSYsrDQpEaav0hLYbXDhd" ||
+		!strings.Contains(b2.Instructions, "echo \"Hello from Sub Agent 2!\" > subagent2_test.txt") ||
+		b2.Conv.Status != record.StatusInterrupted || len(b2.Conv.Steps) != 0 {
+		t.Errorf("branch 2: %+v %+v", b2, b2.Conv)
+	}
+	if got := s.Trunk.Steps[1].LLM.Calls; !reflect.DeepEqual(got, []string{"Agent", "Agent"}) {
+		t.Errorf("calls %v", got)
+	}
+	if len(s.Report.Problems) != 2 {
+		t.Errorf("problems %+v: want one note for the missing folder of ac1f74988 and one for the unnamed second sub-agent", s.Report.Problems)
+	}
+}
