@@ -94,10 +94,6 @@ func (r *reader) branches(trunk *kimi.Builder) error {
 	return r.orphans(trunk.Conv, claims)
 }
 
-
-
-
-
 // branch builds the branch of one Agent call.
 func (r *reader) branch(d *kimi.Delegation, a kimi.Args, res kimi.Result, agentID string, w kimi.Window) (*importers.Branch, error) {
 	sub := filepath.Join(r.dir, "subagents", agentID)

@@ -136,7 +136,6 @@ func (r *reader) branches(a *agentFile, depth int) error {
 	return r.orphans(a, spare, depth)
 }
 
-
 // branch reads one slot's sub-agent and decides its outcome.
 func (r *reader) branch(parent *agentFile, s *slot, w kimi.Window, depth int) (*importers.Branch, error) {
 	d := s.d
