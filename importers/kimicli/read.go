@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/importers"
-	"github.com/inspect-dev/inspect/importers/internal/jsonl"
 	"github.com/inspect-dev/inspect/importers/internal/kimi"
 	"github.com/inspect-dev/inspect/record"
 )
@@ -44,7 +43,7 @@ func newReader(ctx context.Context, dir string, opt importers.Options) *reader {
 	s := &importers.Session{Source: record.Source{Format: Name, ID: filepath.Base(dir), Path: dir}}
 	return &reader{
 		ctx: ctx, dir: dir, opt: opt, sess: s,
-		log:          kimi.NewLog(&s.Report, opt.Strict),
+		log:          kimi.NewLog(&s.Report, opt),
 		models:       map[string]bool{},
 		wrappedAgent: map[string]string{},
 		wrapped:      map[string]*kimi.Builder{},
@@ -143,63 +142,35 @@ type envelope struct {
 // readWire streams one journal into b. trunk: the session's own journal,
 // whose forwarded sub-agent events are routed to their calls.
 func (r *reader) readWire(path string, b *kimi.Builder, w kimi.Window, trunk bool) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("cannot read %s: %v", path, err)
-	}
-	defer f.Close()
-	sc := jsonl.New(f)
 	inWindow := w.Zero()
-	for sc.Scan() {
-		if sc.Line()%1024 == 0 {
-			if err := r.ctx.Err(); err != nil {
-				return err
-			}
-		}
-		if sc.TooLong() {
-			if err := r.log.Malformed(path, sc.Line(), fmt.Sprintf("a line over %d MiB was skipped", jsonl.MaxLine>>20)); err != nil {
-				return err
-			}
-			continue
-		}
+	return r.log.Lines(r.ctx, path, func(n int, raw []byte, unterminated bool) error {
 		var l line
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			if sc.Partial() {
-				r.log.Note(path, sc.Line(), "the last line is cut short (a session still being written?); it was left out")
-				continue
+		if err := json.Unmarshal(raw, &l); err != nil {
+			if unterminated {
+				r.log.CutShort(path, n)
+				return nil
 			}
-			if err := r.log.Malformed(path, sc.Line(), "not a JSON record: "+kimi.ShortErr(err)); err != nil {
-				return err
-			}
-			continue
+			return r.log.Malformed(path, n, "not a JSON record: "+kimi.ShortErr(err))
 		}
 		if l.Type == "metadata" {
-			continue
+			return nil
 		}
 		var env envelope
 		if len(l.Message) == 0 || json.Unmarshal(l.Message, &env) != nil || env.Type == "" {
-			if err := r.log.Malformed(path, sc.Line(), `a record without "message": {"type": …}`); err != nil {
-				return err
-			}
-			continue
+			return r.log.Malformed(path, n, `a record without "message": {"type": …}`)
 		}
 		at := kimi.Seconds(l.Timestamp)
-		if !w.Zero() && (env.Type == "TurnBegin") {
+		if !w.Zero() && env.Type == "TurnBegin" {
 			inWindow = w.Holds(at)
 		}
 		if !inWindow {
-			continue
+			return nil
 		}
 		if err := r.event(b, at, env.Type, env.Payload, trunk); err != nil {
-			if err := r.log.Malformed(path, sc.Line(), env.Type+": "+kimi.ShortErr(err)); err != nil {
-				return err
-			}
+			return r.log.Malformed(path, n, env.Type+": "+kimi.ShortErr(err))
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("reading %s: %v", path, err)
-	}
-	return nil
+		return nil
+	})
 }
 
 // event applies one wire message to b. Its error says the payload did not

@@ -17,13 +17,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/inspect-dev/inspect/importers"
-	"github.com/inspect-dev/inspect/importers/internal/jsonl"
 	"github.com/inspect-dev/inspect/importers/internal/kimi"
 )
 
@@ -114,13 +114,17 @@ func indexed(index, workDir string) []string {
 	}
 	defer f.Close()
 	var out []string
-	sc := jsonl.NewSize(f, 1<<20)
-	for sc.Scan() {
+	lr := importers.NewLineReader(f)
+	for {
+		line, _, _, err := lr.Next()
+		if errors.Is(err, io.EOF) || err != nil && !errors.Is(err, importers.ErrLineTooLong) {
+			break
+		}
 		var e struct {
 			SessionDir string `json:"sessionDir"`
 			WorkDir    string `json:"workDir"`
 		}
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.SessionDir == "" || !filepath.IsAbs(e.SessionDir) {
+		if json.Unmarshal(line, &e) != nil || e.SessionDir == "" || !filepath.IsAbs(e.SessionDir) {
 			continue
 		}
 		if filepath.Clean(e.WorkDir) == workDir {

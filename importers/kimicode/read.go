@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/importers"
-	"github.com/inspect-dev/inspect/importers/internal/jsonl"
 	"github.com/inspect-dev/inspect/importers/internal/kimi"
 	"github.com/inspect-dev/inspect/record"
 )
@@ -53,7 +52,7 @@ func newReader(ctx context.Context, dir string, opt importers.Options) *reader {
 	s := &importers.Session{Source: record.Source{Format: Name, ID: filepath.Base(dir), Path: dir}}
 	return &reader{
 		ctx: ctx, dir: dir, opt: opt, sess: s,
-		log:      kimi.NewLog(&s.Report, opt.Strict),
+		log:      kimi.NewLog(&s.Report, opt),
 		models:   map[string]bool{},
 		children: map[string][]string{},
 		claimed:  map[string]bool{},
@@ -215,60 +214,34 @@ type rec struct {
 }
 
 func (r *reader) readWire(path string, a *agentFile, w kimi.Window) error {
-	f, err := os.Open(path)
-	if os.IsNotExist(err) && a.id != "main" {
+	if a.id != "main" && !kimi.IsFile(path) {
 		return nil // the caller says the journal is missing
 	}
-	if err != nil {
-		return fmt.Errorf("cannot read %s: %v", path, err)
-	}
-	defer f.Close()
-	sc := jsonl.New(f)
 	inWindow := w.Zero()
-	for sc.Scan() {
-		if sc.Line()%1024 == 0 {
-			if err := r.ctx.Err(); err != nil {
-				return err
-			}
-		}
-		if sc.TooLong() {
-			if err := r.log.Malformed(path, sc.Line(), fmt.Sprintf("a line over %d MiB was skipped", jsonl.MaxLine>>20)); err != nil {
-				return err
-			}
-			continue
-		}
-		line := sc.Bytes()
+	return r.log.Lines(r.ctx, path, func(n int, line []byte, unterminated bool) error {
 		var h rec
 		if err := json.Unmarshal(line, &h); err != nil || h.Type == "" {
 			if err == nil {
 				err = fmt.Errorf(`no "type"`)
 			}
-			if sc.Partial() {
-				r.log.Note(path, sc.Line(), "the last line is cut short (a session still being written?); it was left out")
-				continue
+			if unterminated {
+				r.log.CutShort(path, n)
+				return nil
 			}
-			if err := r.log.Malformed(path, sc.Line(), "not a Kimi Code record: "+kimi.ShortErr(err)); err != nil {
-				return err
-			}
-			continue
+			return r.log.Malformed(path, n, "not a Kimi Code record: "+kimi.ShortErr(err))
 		}
 		at := kimi.Millis(h.Time)
 		if h.Type == "turn.prompt" && !w.Zero() {
 			inWindow = w.Holds(at)
 		}
 		if !inWindow && !setup[h.Type] {
-			continue
+			return nil
 		}
 		if err := r.record(a, at, h.Type, line); err != nil {
-			if err := r.log.Malformed(path, sc.Line(), h.Type+": "+kimi.ShortErr(err)); err != nil {
-				return err
-			}
+			return r.log.Malformed(path, n, h.Type+": "+kimi.ShortErr(err))
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("reading %s: %v", path, err)
-	}
-	return nil
+		return nil
+	})
 }
 
 // setup are the records that describe the agent rather than a turn: read

@@ -2,6 +2,7 @@ package kimi
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -23,25 +24,18 @@ import (
 // Log collects what an import skipped or could not read into a Report.
 type Log struct {
 	Report *importers.Report
-	Strict bool
+	Opt    importers.Options
 }
 
 // NewLog returns a Log writing into rep.
-func NewLog(rep *importers.Report, strict bool) *Log {
-	if rep.Skipped == nil {
-		rep.Skipped = map[string]int{}
-	}
-	return &Log{Report: rep, Strict: strict}
+func NewLog(rep *importers.Report, opt importers.Options) *Log {
+	return &Log{Report: rep, Opt: opt}
 }
 
-// Malformed reports a line that could not be read; under Strict it is the
-// error that fails the import.
+// Malformed reports a line that could not be read; under Options.Strict it
+// is the error that fails the import.
 func (l *Log) Malformed(file string, line int, why string) error {
-	l.Report.Problems = append(l.Report.Problems, importers.Problem{File: file, Line: line, Err: why})
-	if l.Strict {
-		return fmt.Errorf("%s:%d: %s (the import is strict; without --strict such lines are reported and skipped)", file, line, why)
-	}
-	return nil
+	return l.Report.Problem(l.Opt, file, line, errors.New(why))
 }
 
 // Note reports something missing or cut short that never fails an import
@@ -51,7 +45,7 @@ func (l *Log) Note(file string, line int, why string) {
 }
 
 // Skip counts one record of a type (or shape) the import does not know.
-func (l *Log) Skip(kind string) { l.Report.Skipped[kind]++ }
+func (l *Log) Skip(kind string) { l.Report.Skip(kind) }
 
 // Seconds converts Kimi CLI's float epoch seconds to a time (zero for 0 or
 // an impossible value).
@@ -341,4 +335,45 @@ func UniqueName(seen map[string]int, name string) string {
 		return name + "-" + strconv.Itoa(n)
 	}
 	return name
+}
+
+// Lines streams the non-blank lines of a journal to each, with their
+// number and whether the line ends the file without a newline (a live
+// session's line still being written). A line over importers.MaxLine is
+// reported and skipped; each's error stops the read and is returned.
+func (l *Log) Lines(ctx context.Context, path string, each func(n int, line []byte, unterminated bool) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("cannot read %s: %v", path, err)
+	}
+	defer f.Close()
+	lr := importers.NewLineReader(f)
+	for {
+		line, n, unterminated, err := lr.Next()
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case errors.Is(err, importers.ErrLineTooLong):
+			if err := l.Malformed(path, n, fmt.Sprintf("a line over %d MiB was skipped", importers.MaxLine>>20)); err != nil {
+				return err
+			}
+			continue
+		case err != nil:
+			return fmt.Errorf("reading %s: %v", path, err)
+		}
+		if n%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if err := each(n, line, unterminated); err != nil {
+			return err
+		}
+	}
+}
+
+// CutShort notes a last line that does not parse because the session is
+// still being written.
+func (l *Log) CutShort(path string, n int) {
+	l.Note(path, n, "the last line is cut short (a session still being written?); it was left out")
 }
