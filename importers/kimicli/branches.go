@@ -2,6 +2,7 @@ package kimicli
 
 import (
 	"bufio"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -152,15 +153,18 @@ func (r *reader) branch(d *kimi.Delegation, a kimi.Args, res kimi.Result, agentI
 		conv.Started = d.At
 	}
 
-	instructions := a.Prompt
+	instructions := kimi.FirstOf(a.Prompt, kimi.AsBranch(conv))
 	if instructions == "" && agentID != "" {
 		instructions = readPrompt(filepath.Join(sub, "prompt.txt"))
+	}
+	if agentID != "" {
+		conv.System = systemPrompt(filepath.Join(sub, "context.jsonl"))
 	}
 	name := agentID
 	if name == "" {
 		name = strings.ReplaceAll(kimi.FirstOf(strings.TrimSpace(a.Description), "call-"+d.CallID), "/", "-")
 	}
-	br := &importers.Branch{Name: name, Agent: agent, Instructions: kimi.Clip(instructions), CallID: d.CallID, Conv: conv}
+	br := &importers.Branch{Name: name, Agent: agent, Instructions: kimi.Clip(instructions), CallID: d.CallID, Args: d.Args, Conv: conv}
 
 	// The outcome.
 	childEnded := conv.Ended
@@ -369,10 +373,34 @@ func (r *reader) orphans(trunk *importers.Conversation, claims map[string][]*cal
 		} else if conv.Ended.IsZero() {
 			conv.Ended = kimi.Seconds(m.UpdatedAt)
 		}
-		br := &importers.Branch{Name: id, Agent: agent, Instructions: kimi.Clip(readPrompt(filepath.Join(sub, "prompt.txt"))), Conv: conv}
+		prompt := kimi.FirstOf(kimi.AsBranch(conv), readPrompt(filepath.Join(sub, "prompt.txt")))
+		conv.System = systemPrompt(filepath.Join(sub, "context.jsonl"))
+		br := &importers.Branch{Name: id, Agent: agent, Instructions: kimi.Clip(prompt), Conv: conv}
 		kimi.InsertFork(trunk, &importers.Fork{At: conv.Started, Tool: kimi.ToolAgent, Context: "none",
 			Branches: []*importers.Branch{br}, JoinAt: conv.Ended})
 		r.log.Note(filepath.Join(sub, "wire.jsonl"), 0, "no Agent call of the session names this sub-agent; it is imported as a fork of its own where it started")
 	}
 	return nil
+}
+
+// systemPrompt is the system prompt a context.jsonl starts with (its
+// _system_prompt marker line), or "".
+func systemPrompt(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	line, _, _, err := importers.NewLineReader(f).Next()
+	if err != nil {
+		return ""
+	}
+	var m struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.Role != "_system_prompt" {
+		return ""
+	}
+	return kimi.Clip(m.Content)
 }

@@ -235,10 +235,11 @@ func TestRead_Fanout(t *testing.T) {
 	if b := f.Branches[1]; b.Agent != "explore" || !strings.Contains(b.Conv.Error, "Max steps 3 reached") {
 		t.Errorf("exhausted branch: %+v %+v", b, b.Conv)
 	}
-	if b := f.Branches[0]; b.Answer != "auth ok" || len(b.Conv.Steps) != 5 || !near(b.Conv.Ended, at(30)) {
+	if b := f.Branches[0]; b.Answer != "auth ok" || len(b.Conv.Steps) != 4 || !near(b.Conv.Ended, at(30)) ||
+		b.Args != `{"description": "auth", "prompt": "check auth", "subagent_type": "explore"}` {
 		t.Errorf("first run of aaaa1111 (its first turn only): answer %q\n%s", b.Answer, importtest.Dump(s))
 	}
-	if b := fs[1].Branches[0]; b.Answer != "more" || len(b.Conv.Steps) != 3 || b.Conv.Steps[0].User.Text != "go on" {
+	if b := fs[1].Branches[0]; b.Answer != "more" || len(b.Conv.Steps) != 2 || b.Conv.Steps[0].LLM.Content != "more" {
 		t.Errorf("resumed run of aaaa1111 (its second turn only):\n%s", importtest.Dump(s))
 	}
 	if f := fs[3]; !near(f.JoinAt, at(89)) || f.Branches[0].Answer != "" || f.Branches[0].Instructions != "watch the queue" {

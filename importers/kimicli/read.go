@@ -66,6 +66,11 @@ func (r *reader) session() (*importers.Session, error) {
 	}
 	trunk.Finish()
 	s.Trunk = trunk.Conv
+	s.Trunk.System = systemPrompt(filepath.Join(r.dir, "context.jsonl"))
+	s.RequestsLack = []string{"the tool definitions (Kimi CLI does not record them)", "thinking blocks"}
+	if s.Trunk.System == "" {
+		s.RequestsLack = append([]string{"the system prompt"}, s.RequestsLack...)
+	}
 	for _, st := range trunk.Conv.Steps {
 		if st.User != nil && st.User.Text != "" {
 			s.Tasks = append(s.Tasks, st.User.Text)
@@ -354,7 +359,9 @@ func (r *reader) event(b *kimi.Builder, at time.Time, typ string, payload json.R
 			r.wrapped[call] = child
 		}
 		return r.event(child, at, inner.Type, inner.Payload, false)
-	case "StepRetry", "CompactionBegin", "CompactionEnd", "HookTriggered", "HookResolved",
+	case "CompactionEnd":
+		b.Compact(at, "(the context was compacted here; Kimi CLI does not record the summary in its journal)")
+	case "StepRetry", "CompactionBegin", "HookTriggered", "HookResolved",
 		"MCPLoadingBegin", "MCPLoadingEnd", "ApprovalRequest", "ApprovalResponse",
 		"ApprovalRequestResolved", "ToolCallRequest", "QuestionRequest", "HookRequest",
 		"PlanDisplay", "BtwBegin", "BtwEnd":

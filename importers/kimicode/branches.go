@@ -174,7 +174,8 @@ func (r *reader) branch(parent *agentFile, s *slot, w kimi.Window, depth int) (*
 			name += " #" + strconv.Itoa(s.i+1)
 		}
 	}
-	br := &importers.Branch{Name: name, Agent: s.agent, Instructions: kimi.Clip(s.prompt), CallID: d.CallID, Conv: conv}
+	s.prompt = kimi.FirstOf(s.prompt, kimi.AsBranch(conv))
+	br := &importers.Branch{Name: name, Agent: s.agent, Instructions: kimi.Clip(s.prompt), CallID: d.CallID, Args: d.Args, Conv: conv}
 
 	// The outcome: the task's end, else the call's result, else the
 	// sub-agent's own last turn, else it never finished.
@@ -281,11 +282,7 @@ func (r *reader) orphans(a *agentFile, ids []string, depth int) error {
 		} else if conv.Status == "" {
 			conv.Status = record.StatusOK
 		}
-		prompt := ""
-		if st := conv.Steps; len(st) > 0 && st[0].User != nil {
-			prompt = st[0].User.Text
-		}
-		br := &importers.Branch{Name: id, Agent: conv.Agent, Instructions: prompt, Conv: conv}
+		br := &importers.Branch{Name: id, Agent: conv.Agent, Instructions: kimi.AsBranch(conv), Conv: conv}
 		kimi.InsertFork(a.b.Conv, &importers.Fork{At: conv.Started, Tool: kimi.ToolAgent, Context: "none",
 			Branches: []*importers.Branch{br}, JoinAt: conv.Ended})
 		r.log.Note(wire, 0, "no Agent call of "+a.id+" names this sub-agent; it is imported as a fork of its own where it started")

@@ -42,6 +42,8 @@ type reader struct {
 	models map[string]bool
 	cwd    string
 	named  []string // AGENTS.md paths the session loaded
+	// toolsSeen: some journal recorded the tools offered (llm.tools_snapshot).
+	toolsSeen bool
 
 	children map[string][]string // agent id -> its sub-agents per state.json (or found on disk), in agent-N order
 	claimed  map[string]bool     // sub-agents some call is linked to
@@ -92,6 +94,13 @@ func (r *reader) session() (*importers.Session, error) {
 		if t, err := time.Parse(time.RFC3339Nano, r.state.CreatedAt); err == nil {
 			s.Started = t.UTC()
 		}
+	}
+	s.RequestsLack = []string{"thinking blocks"}
+	if !r.toolsSeen {
+		s.RequestsLack = append(s.RequestsLack, "the tool definitions (no llm.tools_snapshot in the journal)")
+	}
+	if s.Trunk.System == "" {
+		s.RequestsLack = append([]string{"the system prompt"}, s.RequestsLack...)
 	}
 	s.Dir = r.cwd
 	s.Project = kimi.Instructions(s.Dir, []string{"AGENTS.md", ".kimi-code/AGENTS.md", ".kimi-code/agents/*.md", ".agents/agents/*.md"}, r.named)
@@ -251,12 +260,12 @@ var setup = map[string]bool{"metadata": true, "config.update": true, "profile.bi
 // known are the durable record types of Kimi Code's wire manifest (protocol
 // 1.5) that are not part of the graph.
 var known = map[string]bool{
-	"context.append_message": true, "context.apply_compaction": true, "context.clear": true, "context.undo": true,
+	"context.append_message": true, "context.clear": true, "context.undo": true,
 	"cron.add": true, "cron.cursor": true, "cron.delete": true, "forked": true,
 	"full_compaction.begin": true, "full_compaction.cancel": true, "full_compaction.complete": true,
 	"goal.clear": true, "goal.create": true, "goal.update": true,
 	"interaction.request": true, "interaction.resolved": true, "interruptionReminder.recorded": true,
-	"llm.tools_snapshot": true, "mcp.tools_discovered": true,
+	"mcp.tools_discovered": true,
 	"permission.record_approval_result": true, "permission.set_mode": true,
 	"plan_mode.cancel": true, "plan_mode.enter": true, "plan_mode.exit": true, "plan.revision": true,
 	"plugin.session_start": true, "prompt.accepted": true, "runtime.set_binding": true,
@@ -290,8 +299,9 @@ func (r *reader) record(a *agentFile, at time.Time, typ string, line []byte) err
 			Environment *struct {
 				Cwd string `json:"cwd"`
 			} `json:"environmentDisclosure"`
-			AgentsMd    []string `json:"agentsMdPaths"`
-			ProfileName string   `json:"profileName"`
+			AgentsMd     []string `json:"agentsMdPaths"`
+			ProfileName  string   `json:"profileName"`
+			SystemPrompt string   `json:"systemPrompt"`
 		}
 		if err := json.Unmarshal(line, &p); err != nil {
 			return err
@@ -304,6 +314,9 @@ func (r *reader) record(a *agentFile, at time.Time, typ string, line []byte) err
 			r.cwd = filepath.Clean(cwd)
 		}
 		r.named = append(r.named, p.AgentsMd...)
+		if p.SystemPrompt != "" {
+			b.Conv.System = kimi.Clip(p.SystemPrompt)
+		}
 		if p.ProfileName != "" && a.id != "main" {
 			a.profile = p.ProfileName
 		}
@@ -387,6 +400,42 @@ func (r *reader) record(a *agentFile, at time.Time, typ string, line []byte) err
 		if p.Model != "" {
 			r.models[p.Model] = true
 		}
+	case "llm.tools_snapshot":
+		var p struct {
+			Tools []struct {
+				Name        string          `json:"name"`
+				Description string          `json:"description"`
+				Parameters  json.RawMessage `json:"parameters"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal(line, &p); err != nil {
+			return err
+		}
+		if len(p.Tools) > 0 {
+			tools := make([]importers.ToolDef, 0, len(p.Tools))
+			for _, t := range p.Tools {
+				tools = append(tools, importers.ToolDef{Name: t.Name, Description: kimi.Clip(t.Description), Parameters: t.Parameters})
+			}
+			b.Conv.Tools = tools
+			r.toolsSeen = true
+		}
+	case "context.apply_compaction":
+		var p struct {
+			Summary        json.RawMessage `json:"summary"`
+			ContextSummary string          `json:"contextSummary"`
+		}
+		if err := json.Unmarshal(line, &p); err != nil {
+			return err
+		}
+		summary := kimi.ContentText(p.Summary)
+		if summary == "" && len(p.Summary) > 0 && p.Summary[0] == '{' {
+			var m struct {
+				Content json.RawMessage `json:"content"`
+			}
+			_ = json.Unmarshal(p.Summary, &m)
+			summary = kimi.ContentText(m.Content)
+		}
+		b.Compact(at, kimi.FirstOf(summary, p.ContextSummary, "(the context was compacted here)"))
 	case "task.started", "task.terminated":
 		var p struct {
 			Info *task `json:"info"`

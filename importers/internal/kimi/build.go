@@ -452,3 +452,29 @@ func stepAt(st importers.Step) time.Time {
 	}
 	return time.Time{}
 }
+
+// Compact records a context compaction: from here on the model sees
+// summary. Kimi compacts at the start of a step, before its model call, so
+// a compaction inside a step whose response has not begun goes before it.
+func (b *Builder) Compact(at time.Time, summary string) {
+	b.touch(at)
+	st := importers.Step{Compact: &importers.Compact{At: at, Summary: Clip(summary)}}
+	steps := b.Conv.Steps
+	if s := b.step; s != nil && len(steps) > 0 && steps[len(steps)-1].LLM == s.llm && s.text.Len() == 0 && len(s.llm.Calls) == 0 {
+		b.Conv.Steps = append(steps[:len(steps)-1], st, steps[len(steps)-1])
+		return
+	}
+	b.Conv.Steps = append(steps, st)
+}
+
+// AsBranch makes a finished conversation a branch's: its first step, the
+// user turn that carries the parent's prompt, goes (the fork's instructions
+// are that message); it returns that prompt.
+func AsBranch(c *importers.Conversation) string {
+	if len(c.Steps) > 0 && c.Steps[0].User != nil {
+		text := c.Steps[0].User.Text
+		c.Steps = c.Steps[1:]
+		return text
+	}
+	return ""
+}
