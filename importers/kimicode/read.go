@@ -265,7 +265,7 @@ var known = map[string]bool{
 	"full_compaction.begin": true, "full_compaction.cancel": true, "full_compaction.complete": true,
 	"goal.clear": true, "goal.create": true, "goal.update": true,
 	"interaction.request": true, "interaction.resolved": true, "interruptionReminder.recorded": true,
-	"mcp.tools_discovered": true,
+	"mcp.tools_discovered":              true,
 	"permission.record_approval_result": true, "permission.set_mode": true,
 	"plan_mode.cancel": true, "plan_mode.enter": true, "plan_mode.exit": true, "plan.revision": true,
 	"plugin.session_start": true, "prompt.accepted": true, "runtime.set_binding": true,
