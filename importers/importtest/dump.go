@@ -51,6 +51,8 @@ func Dump(s *importers.Session) string {
 				}
 			case st.Final != nil:
 				fmt.Fprintf(&b, "%s  final %s %q\n", ind, rel(st.Final.At), clip(st.Final.Text))
+			case st.Compact != nil:
+				fmt.Fprintf(&b, "%s  compact %s %q\n", ind, rel(st.Compact.At), clip(st.Compact.Summary))
 			default:
 				fmt.Fprintf(&b, "%s  (empty step)\n", ind)
 			}

@@ -193,7 +193,10 @@ func (r *reader) branch(parent *agentFile, s *slot, w kimi.Window, depth int) (*
 		if term.EndedAt != nil {
 			ended = kimi.Millis(*term.EndedAt)
 		}
-		if d.Done && d.Name != kimi.ToolAgentSwarm && res.Status != "running" {
+		switch {
+		case s.entry != nil:
+			br.Answer = s.entry.Body
+		case d.Done && d.Name != kimi.ToolAgentSwarm && res.Status != "running":
 			br.Answer = res.Summary
 		}
 	case s.entry != nil:
