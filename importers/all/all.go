@@ -6,6 +6,8 @@ import (
 	"github.com/inspect-dev/inspect/importers"
 	"github.com/inspect-dev/inspect/importers/claudecode"
 	"github.com/inspect-dev/inspect/importers/codex"
+	"github.com/inspect-dev/inspect/importers/kimicli"
+	"github.com/inspect-dev/inspect/importers/kimicode"
 	"github.com/inspect-dev/inspect/importers/openaiagents"
 	"github.com/inspect-dev/inspect/importers/otlp"
 )
@@ -13,5 +15,5 @@ import (
 // Formats returns every import format, in the order detection tries them
 // (the most specific first).
 func Formats() []importers.Format {
-	return []importers.Format{otlp.Format{}, openaiagents.Format{}, codex.Format{}, claudecode.Format{}}
+	return []importers.Format{otlp.Format{}, openaiagents.Format{}, codex.Format{}, claudecode.Format{}, kimicli.Format{}, kimicode.Format{}}
 }

@@ -242,6 +242,9 @@ func (r *reader) branch(d *kimi.Delegation, a kimi.Args, res kimi.Result, agentI
 			errText = why
 		}
 	}
+	if status != record.StatusOK && strings.TrimSpace(errText) == "" {
+		errText = kimi.Why(status)
+	}
 	conv.Status, conv.Error, conv.Ended = status, errText, ended
 	if status == record.StatusInterrupted {
 		conv.Ended = time.Time{}

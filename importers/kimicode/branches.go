@@ -252,6 +252,9 @@ func (r *reader) branch(parent *agentFile, s *slot, w kimi.Window, depth int) (*
 	} else if s.byOrder {
 		r.log.Note(wire, 0, "linked to "+d.Name+" call "+d.CallID+" by order: nothing in the session names the sub-agent that call started")
 	}
+	if status != record.StatusOK && strings.TrimSpace(errText) == "" {
+		errText = kimi.Why(status)
+	}
 	conv.Status, conv.Error, conv.Ended = status, errText, ended
 	return br, nil
 }

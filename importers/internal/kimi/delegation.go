@@ -321,3 +321,18 @@ func Compact(raw []byte) string {
 	}
 	return buf.String()
 }
+
+// Why is the error text a branch gets when its source gives none.
+func Why(status record.Status) string {
+	switch status {
+	case record.StatusError:
+		return "the sub-agent failed"
+	case record.StatusExhausted:
+		return "the sub-agent hit its step or time limit"
+	case record.StatusCancelled:
+		return "the sub-agent was stopped before it finished"
+	case record.StatusInterrupted:
+		return "the sub-agent never finished"
+	}
+	return ""
+}
