@@ -15,20 +15,8 @@ import (
 // fails when INSPECT_REQUIRE_TRANSCRIPTS is set.
 func Transcripts(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		p := filepath.Join(dir, "shared", "transcripts")
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			break
-		}
-		dir = parent
+	if p := Find(); p != "" {
+		return p
 	}
 	why := "the real sample sessions were not found: no shared/transcripts above the repository"
 	if os.Getenv("INSPECT_REQUIRE_TRANSCRIPTS") != "" {
@@ -47,4 +35,24 @@ func Sample(t testing.TB, rel string) string {
 		t.Fatalf("sample %s: %v", rel, err)
 	}
 	return p
+}
+
+// Find returns the shared/transcripts folder above the working folder, or
+// "" (fuzz targets seed from it when it is there).
+func Find() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		p := filepath.Join(dir, "shared", "transcripts")
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
 }

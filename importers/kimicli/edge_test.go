@@ -58,7 +58,7 @@ func completed(agent, summary string) string {
 	return "agent_id: " + agent + "\nresumed: false\nactual_subagent_type: explore\nstatus: completed\n\n[summary]\n" + summary
 }
 
-func write(t *testing.T, path, content string) {
+func write(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -80,7 +80,7 @@ func metaJSON(id, status string, updated float64) string {
 // by a notification; a final call whose sub-agent never finished; a
 // sub-agent folder no call names; an unknown record type twice; a broken
 // line; and a last line cut short.
-func fanoutSession(t *testing.T) string {
+func fanoutSession(t testing.TB) string {
 	dir := filepath.Join(t.TempDir(), "session-1")
 	trunk := newJournal().
 		ev(0, "TurnBegin", `{"user_input": [{"type": "text", "text": "check the three services"}]}`).

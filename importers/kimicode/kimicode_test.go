@@ -261,7 +261,7 @@ func taskRec(typ, task, agent, call, status string, started, ended float64, stop
 		task, agent, call, status, int64(t0+started), end, stop)
 }
 
-func write(t *testing.T, path, content string) {
+func write(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -276,7 +276,7 @@ func write(t *testing.T, path, content string) {
 // sub-agent starts a sub-agent of its own; a final Agent call that never
 // finished; a compaction; an unknown record type; a broken line; a cut
 // last line.
-func swarmSession(t *testing.T) string {
+func swarmSession(t testing.TB) string {
 	dir := filepath.Join(t.TempDir(), "sess-1")
 	swarmResult := "<agent_swarm_result>\n<summary>completed: 1, failed: 1, aborted: 1</summary>\n" +
 		`<subagent agent_id="agent-0" item="a.go" state="started" outcome="completed">a is fine</subagent>` + "\n" +
