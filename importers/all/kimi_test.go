@@ -6,14 +6,14 @@ import (
 
 	"github.com/inspect-dev/inspect/importers"
 	"github.com/inspect-dev/inspect/importers/all"
-	"github.com/inspect-dev/inspect/importers/importtest"
+	"github.com/inspect-dev/inspect/importers/importerstest"
 )
 
 // TestDetect_Kimi: the real Kimi samples are detected as their own format
 // by the whole registry (no other format claims them first), folder or
 // journal alike.
 func TestDetect_Kimi(t *testing.T) {
-	tr := importtest.Transcripts(t)
+	tr := importerstest.Transcripts(t)
 	for path, want := range map[string]string{
 		"kimi-cli/with-tool-calls":                       "kimi-cli",
 		"kimi-cli/with-tool-calls/wire.jsonl":            "kimi-cli",

@@ -275,11 +275,7 @@ func (r *reader) runtime(taskID string) (taskRuntime, bool) {
 }
 
 func readPrompt(path string) string {
-	b, err := kimi.ReadHead(path, kimi.MaxText+1)
-	if err != nil {
-		return ""
-	}
-	return string(b)
+	return kimi.Clip(string(importers.Head(path, kimi.MaxText+1)))
 }
 
 // tail returns the last n bytes of a file.

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/inspect-dev/inspect/importers"
-	"github.com/inspect-dev/inspect/importers/importtest"
+	"github.com/inspect-dev/inspect/importers/importerstest"
 )
 
 func TestDump(t *testing.T) {
@@ -18,5 +18,5 @@ func TestDump(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Log("\n" + importtest.Dump(ss[0]))
+	t.Log("\n" + importerstest.Dump(ss[0]))
 }

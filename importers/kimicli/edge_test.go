@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/importers"
-	"github.com/inspect-dev/inspect/importers/importtest"
+	"github.com/inspect-dev/inspect/importers/importerstest"
 	"github.com/inspect-dev/inspect/record"
 )
 
@@ -220,7 +220,7 @@ func TestRead_Fanout(t *testing.T) {
 		{"ffff6666 interrupted"}, // never finished
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("forks %q, want %q\n%s", got, want, importtest.Dump(s))
+		t.Fatalf("forks %q, want %q\n%s", got, want, importerstest.Dump(s))
 	}
 	// The first fork: calls in order, arguments joined across the
 	// ToolCallPart, the join at the last result, windows overlapping.
@@ -237,10 +237,10 @@ func TestRead_Fanout(t *testing.T) {
 	}
 	if b := f.Branches[0]; b.Answer != "auth ok" || len(b.Conv.Steps) != 4 || !near(b.Conv.Ended, at(30)) ||
 		b.Args != `{"description": "auth", "prompt": "check auth", "subagent_type": "explore"}` {
-		t.Errorf("first run of aaaa1111 (its first turn only): answer %q\n%s", b.Answer, importtest.Dump(s))
+		t.Errorf("first run of aaaa1111 (its first turn only): answer %q\n%s", b.Answer, importerstest.Dump(s))
 	}
 	if b := fs[1].Branches[0]; b.Answer != "more" || len(b.Conv.Steps) != 2 || b.Conv.Steps[0].LLM.Content != "more" {
-		t.Errorf("resumed run of aaaa1111 (its second turn only):\n%s", importtest.Dump(s))
+		t.Errorf("resumed run of aaaa1111 (its second turn only):\n%s", importerstest.Dump(s))
 	}
 	if f := fs[3]; !near(f.JoinAt, at(89)) || f.Branches[0].Answer != "" || f.Branches[0].Instructions != "watch the queue" {
 		t.Errorf("background fork: join %v", f.JoinAt)
@@ -259,25 +259,23 @@ func TestRead_Fanout(t *testing.T) {
 	}
 
 	// Totals: the forwarded StatusUpdate of aaaa1111 is not counted twice.
-	tot := importtest.Count(s)
-	wantTot := importtest.Totals{
-		LLM:      5 + 3 + 2 + 1 + 1 + 1 + 1, // trunk, aaaa (both runs), bbbb, cccc, eeee, ffff, zzzz
-		Tools:    1 + 2 + 1,                 // ReadFile, two Grep, the unfinished Grep
-		Research: 4,
-		Forks:    5, Branches: 7,
-		In:         (1562 + 10240 + 100) + 14000 + 14200 + 14400 + 14600 + 500 + 1000 + 1200 + 300 + 300 + 400 + 800 + 100,
-		Out:        240 + 50 + 40 + 30 + 20 + 100 + 80 + 60 + 20 + 20 + 50 + 90 + 10,
-		Cached:     10240 + 12000 + 12100 + 12200 + 12300 + 400 + 500,
-		CacheWrite: 100,
-		Overlaps:   3,
-		Statuses:   map[string]int{"ok": 5, "exhausted": 1, "interrupted": 1},
+	wantTot := importerstest.Totals{
+		Responses: 5 + 3 + 2 + 1 + 1 + 1 + 1, // trunk, aaaa (both runs), bbbb, cccc, eeee, ffff, zzzz
+		Tools:     1 + 2 + 1,                 // ReadFile, two Grep, the unfinished Grep
+		SubAgents: 7,
+		In:        (1562 + 10240 + 100) + 14000 + 14200 + 14400 + 14600 + 500 + 1000 + 1200 + 300 + 300 + 400 + 800 + 100,
+		Out:       240 + 50 + 40 + 30 + 20 + 100 + 80 + 60 + 20 + 20 + 50 + 90 + 10,
+		Cached:    10240 + 12000 + 12100 + 12200 + 12300 + 400 + 500,
+		// The three parallel calls pairwise, and the resumed call with the
+		// orphan sub-agent that ran meanwhile.
+		Overlapping: 4,
 	}
-	if !reflect.DeepEqual(tot, wantTot) {
-		t.Errorf("totals %+v\nwant   %+v", tot, wantTot)
+	wantDet := importerstest.Details{CacheWrite: 100, Research: 4, Forks: 5,
+		Statuses: map[string]int{"ok": 5, "exhausted": 1, "interrupted": 1}}
+	if tot, det := importerstest.Count(s), importerstest.Detail(s); tot != wantTot || !reflect.DeepEqual(det, wantDet) {
+		t.Errorf("totals %+v %+v\nwant   %+v %+v", tot, det, wantTot, wantDet)
 	}
-	if raw := rawTotals(t, dir); raw.LLM != tot.LLM || raw.In != tot.In || raw.Out != tot.Out || raw.Cached != tot.Cached || raw.Tools != tot.Tools {
-		t.Errorf("raw totals %+v", raw)
-	}
+	checkRaw(t, dir, s)
 
 	// What was skipped or could not be read, with file:line.
 	if !reflect.DeepEqual(s.Report.Skipped, map[string]int{"FancyNewEvent": 2}) {
@@ -321,7 +319,7 @@ func TestRead_MissingSubagent(t *testing.T) {
 	s := readOne(t, dir, importers.Options{})
 	fs := forks(s.Trunk)
 	if len(fs) != 1 || len(fs[0].Branches) != 1 {
-		t.Fatalf("%s", importtest.Dump(s))
+		t.Fatalf("%s", importerstest.Dump(s))
 	}
 	b := fs[0].Branches[0]
 	if b.Name != "a0000001" || b.Conv.Status != record.StatusOK || len(b.Conv.Steps) != 0 || b.Answer != "done" {
@@ -339,7 +337,7 @@ func TestDetect(t *testing.T) {
 			t.Errorf("Detect(%s) = false", p)
 		}
 	}
-	tr := importtest.Transcripts(t)
+	tr := importerstest.Transcripts(t)
 	for _, p := range []string{"kimi-cli/with-tool-calls", "kimi-cli/with-subagent-collapsed", "kimi-cli/with-tool-calls/wire.jsonl"} {
 		if !(Format{}).Detect(filepath.Join(tr, p)) {
 			t.Errorf("Detect(%s) = false", p)
@@ -362,11 +360,12 @@ func TestDetect(t *testing.T) {
 // through kimi.json.
 func TestNewest(t *testing.T) {
 	share := t.TempDir()
-	t.Setenv("KIMI_SHARE_DIR", share)
+	env := map[string]string{"KIMI_SHARE_DIR": share, "HOME": "/nonexistent"}
+	getenv := func(k string) string { return env[k] }
 	work := filepath.Join(t.TempDir(), "proj")
 	write(t, filepath.Join(work, "AGENTS.md"), "# house rules\n")
 	write(t, filepath.Join(work, ".kimi", "AGENTS.md"), "# kimi rules\n")
-	if _, err := Newest(work); err == nil || !strings.Contains(err.Error(), "KIMI_SHARE_DIR") {
+	if _, err := (Format{}).Newest(work, getenv); err == nil || !strings.Contains(err.Error(), "KIMI_SHARE_DIR") {
 		t.Fatalf("no session yet: %v", err)
 	}
 	bucket := filepath.Join(share, "sessions", WorkDirKey(work))
@@ -378,7 +377,7 @@ func TestNewest(t *testing.T) {
 	if err := os.Chtimes(filepath.Join(bucket, "old", "wire.jsonl"), old, old); err != nil {
 		t.Fatal(err)
 	}
-	got, err := Newest(work)
+	got, err := (Format{}).Newest(work, getenv)
 	if err != nil || got != filepath.Join(bucket, "new") {
 		t.Fatalf("Newest = %q, %v", got, err)
 	}
@@ -387,6 +386,11 @@ func TestNewest(t *testing.T) {
 	if s.Dir != work || s.Project.Name != "proj" || len(s.Project.Files) != 2 ||
 		s.Project.Files[0].Path != ".kimi/AGENTS.md" || s.Project.Files[1].Path != "AGENTS.md" || s.Project.Files[1].Content != "# house rules\n" {
 		t.Errorf("dir %q project %+v", s.Dir, s.Project)
+	}
+	// Without KIMI_SHARE_DIR the folder is ~/.kimi.
+	delete(env, "KIMI_SHARE_DIR")
+	if _, err := (Format{}).Newest(work, getenv); err == nil || !strings.Contains(err.Error(), filepath.Join("/nonexistent", ".kimi", "sessions")) {
+		t.Errorf("HOME's folder: %v", err)
 	}
 	// The key is Kimi CLI's: the MD5 of the path (checked against the
 	// bucket names of its own multi-workdir test fixture).

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/inspect-dev/inspect/importers"
-	"github.com/inspect-dev/inspect/importers/importtest"
+	"github.com/inspect-dev/inspect/importers/importerstest"
 )
 
 // FuzzRead reads any bytes as a session's wire.jsonl beside any bytes as
@@ -16,7 +16,7 @@ import (
 // a trunk. Seeds: the real samples' journals and the hand-written session.
 func FuzzRead(f *testing.F) {
 	var seeds [][]byte
-	if tr := importtest.Find(); tr != "" {
+	if tr := importerstest.Find(); tr != "" {
 		for _, name := range []string{"with-tool-calls", "with-subagent-collapsed"} {
 			if b, err := os.ReadFile(filepath.Join(tr, "kimi-cli", name, "wire.jsonl")); err == nil {
 				seeds = append(seeds, b)
@@ -57,7 +57,8 @@ func FuzzRead(f *testing.F) {
 				t.Fatalf("no error and %d sessions", len(ss))
 			}
 			if err == nil {
-				importtest.Count(ss[0])
+				importerstest.Count(ss[0])
+				importerstest.Detail(ss[0])
 			}
 		}
 	})

@@ -30,7 +30,11 @@ const Name = "kimi-cli"
 // Format is the kimi-cli importer.
 type Format struct{}
 
-var _ importers.Format = Format{}
+var (
+	_ importers.Format  = Format{}
+	_ importers.Locator = Format{}
+	_ importers.Watched = Format{}
+)
 
 // Name implements importers.Format.
 func (Format) Name() string { return Name }
@@ -48,24 +52,25 @@ func IsResearch(opt importers.Options, tool string) bool {
 
 func isDelegation(name string) bool { return name == kimi.ToolAgent || name == kimi.ToolTask }
 
-// ShareDir is Kimi CLI's data folder: $KIMI_SHARE_DIR, else ~/.kimi.
-func ShareDir() (string, error) {
-	if d := os.Getenv("KIMI_SHARE_DIR"); d != "" {
+// ShareDir is Kimi CLI's data folder: $KIMI_SHARE_DIR, else ~/.kimi
+// (variables read through getenv).
+func ShareDir(getenv func(string) string) (string, error) {
+	if d := getenv("KIMI_SHARE_DIR"); d != "" {
 		return d, nil
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("cannot find the home folder (%v); set KIMI_SHARE_DIR to Kimi CLI's data folder", err)
+	home := getenv("HOME")
+	if home == "" {
+		return "", fmt.Errorf("HOME is not set, so Kimi CLI's folder cannot be found; set KIMI_SHARE_DIR or give the session folder's path")
 	}
 	return filepath.Join(home, ".kimi"), nil
 }
 
 // Newest returns the folder of the newest Kimi CLI session of the working
-// folder cwd: the one under <share>/sessions/<md5(cwd)>/ whose wire.jsonl
-// changed last (Kimi CLI keys a folder's sessions by the MD5 of its
-// absolute path).
-func Newest(cwd string) (string, error) {
-	share, err := ShareDir()
+// folder cwd (importers.Locator): the one under
+// <share>/sessions/<md5(cwd)>/ whose wire.jsonl changed last (Kimi CLI
+// keys a folder's sessions by the MD5 of its absolute path).
+func (Format) Newest(cwd string, getenv func(string) string) (string, error) {
+	share, err := ShareDir(getenv)
 	if err != nil {
 		return "", err
 	}
@@ -74,10 +79,20 @@ func Newest(cwd string) (string, error) {
 		return "", err
 	}
 	sessions := filepath.Join(share, "sessions")
-	if d := kimi.Newest(kimi.Sessions(filepath.Join(sessions, WorkDirKey(abs))), "wire.jsonl"); d != "" {
+	bucket := filepath.Join(sessions, WorkDirKey(abs))
+	if d := kimi.Newest(kimi.Sessions(bucket), "wire.jsonl"); d != "" {
 		return d, nil
 	}
-	return "", fmt.Errorf("no Kimi CLI session of %s in %s; pass the session folder, or set KIMI_SHARE_DIR when Kimi CLI keeps its data elsewhere", abs, sessions)
+	return "", fmt.Errorf("no Kimi CLI session of %s in %s; give the session folder's path, or set KIMI_SHARE_DIR when Kimi CLI keeps its data elsewhere", abs, bucket)
+}
+
+// Files lists what a live session grows in: its folder, walked
+// (importers.Watched).
+func (Format) Files(path string) []string {
+	if dir, err := sessionDir(path); err == nil {
+		return []string{dir}
+	}
+	return []string{path}
 }
 
 // WorkDirKey is the name of the folder that holds the sessions of the
@@ -117,11 +132,7 @@ func (Format) Detect(path string) bool {
 	} else if base := filepath.Base(path); base == "context.jsonl" || base == "state.json" {
 		wire = filepath.Join(filepath.Dir(path), "wire.jsonl")
 	}
-	head, err := kimi.ReadHead(wire, 8<<10)
-	if err != nil {
-		return false
-	}
-	return detectHead(head)
+	return detectHead(importers.Head(wire, 8<<10))
 }
 
 // detectHead: a record {"timestamp": <number>, "message": {"type": …}} in

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/inspect-dev/inspect/importers"
-	"github.com/inspect-dev/inspect/importers/importtest"
+	"github.com/inspect-dev/inspect/importers/importerstest"
 )
 
 // FuzzRead reads any bytes as the main journal, one sub-agent's journal
@@ -21,7 +21,7 @@ func FuzzRead(f *testing.F) {
 	sub, _ := os.ReadFile(filepath.Join(dir, "agents", "agent-3", "wire.jsonl"))
 	state, _ := os.ReadFile(filepath.Join(dir, "state.json"))
 	f.Add(main, sub, state)
-	if tr := importtest.Find(); tr != "" {
+	if tr := importerstest.Find(); tr != "" {
 		s := filepath.Join(tr, "kimi-code", "sample-main")
 		m, _ := os.ReadFile(filepath.Join(s, "agents", "main", "wire.jsonl"))
 		a, _ := os.ReadFile(filepath.Join(s, "agents", "agent-0", "wire.jsonl"))
@@ -57,7 +57,8 @@ func FuzzRead(f *testing.F) {
 				t.Fatalf("no error and %d sessions", len(ss))
 			}
 			if err == nil {
-				importtest.Count(ss[0])
+				importerstest.Count(ss[0])
+				importerstest.Detail(ss[0])
 			}
 		}
 	})

@@ -33,7 +33,11 @@ const Name = "kimi-code"
 // Format is the kimi-code importer.
 type Format struct{}
 
-var _ importers.Format = Format{}
+var (
+	_ importers.Format  = Format{}
+	_ importers.Locator = Format{}
+	_ importers.Watched = Format{}
+)
 
 // Name implements importers.Format.
 func (Format) Name() string { return Name }
@@ -53,14 +57,15 @@ func IsResearch(opt importers.Options, tool string) bool {
 
 func isDelegation(name string) bool { return name == kimi.ToolAgent || name == kimi.ToolAgentSwarm }
 
-// Home is Kimi Code's data folder: $KIMI_CODE_HOME, else ~/.kimi-code.
-func Home() (string, error) {
-	if d := os.Getenv("KIMI_CODE_HOME"); d != "" {
+// Home is Kimi Code's data folder: $KIMI_CODE_HOME, else ~/.kimi-code
+// (variables read through getenv).
+func Home(getenv func(string) string) (string, error) {
+	if d := getenv("KIMI_CODE_HOME"); d != "" {
 		return d, nil
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("cannot find the home folder (%v); set KIMI_CODE_HOME to Kimi Code's data folder", err)
+	home := getenv("HOME")
+	if home == "" {
+		return "", fmt.Errorf("HOME is not set, so Kimi Code's folder cannot be found; set KIMI_CODE_HOME or give the session folder's path")
 	}
 	return filepath.Join(home, ".kimi-code"), nil
 }
@@ -85,11 +90,11 @@ func WorkDirKey(dir string) string {
 }
 
 // Newest returns the folder of the newest Kimi Code session of the working
-// folder cwd: of the sessions in <home>/sessions/<WorkDirKey(cwd)>/ and
-// those session_index.jsonl lists for cwd, the one whose main journal
-// changed last.
-func Newest(cwd string) (string, error) {
-	home, err := Home()
+// folder cwd (importers.Locator): of the sessions in
+// <home>/sessions/<WorkDirKey(cwd)>/ and those session_index.jsonl lists
+// for cwd, the one whose main journal changed last.
+func (Format) Newest(cwd string, getenv func(string) string) (string, error) {
+	home, err := Home(getenv)
 	if err != nil {
 		return "", err
 	}
@@ -103,7 +108,16 @@ func Newest(cwd string) (string, error) {
 	if d := kimi.Newest(dirs, filepath.Join("agents", "main", "wire.jsonl")); d != "" {
 		return d, nil
 	}
-	return "", fmt.Errorf("no Kimi Code session of %s in %s; pass the session folder, or set KIMI_CODE_HOME when Kimi Code keeps its data elsewhere", abs, sessions)
+	return "", fmt.Errorf("no Kimi Code session of %s in %s; give the session folder's path, or set KIMI_CODE_HOME when Kimi Code keeps its data elsewhere", abs, filepath.Join(sessions, WorkDirKey(abs)))
+}
+
+// Files lists what a live session grows in: its folder, walked
+// (importers.Watched).
+func (Format) Files(path string) []string {
+	if dir, err := sessionDir(path); err == nil {
+		return []string{dir}
+	}
+	return []string{path}
 }
 
 // indexed lists the session folders session_index.jsonl gives for workDir.
@@ -168,11 +182,7 @@ func (Format) Detect(path string) bool {
 	case filepath.Base(path) == "state.json":
 		wire = filepath.Join(filepath.Dir(path), "agents", "main", "wire.jsonl")
 	}
-	head, err := kimi.ReadHead(wire, 8<<10)
-	if err != nil {
-		return false
-	}
-	return detectHead(head)
+	return detectHead(importers.Head(wire, 8<<10))
 }
 
 // detectHead: a metadata line with created_at, or a record with a dotted

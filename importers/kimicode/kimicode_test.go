@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/importers"
-	"github.com/inspect-dev/inspect/importers/importtest"
+	"github.com/inspect-dev/inspect/importers/importerstest"
 	"github.com/inspect-dev/inspect/record"
 )
 
@@ -30,32 +30,37 @@ func readOne(t *testing.T, path string, opt importers.Options) *importers.Sessio
 }
 
 // rawTotals counts a Kimi Code session folder's figures from its files
-// alone, with none of the importer's code: steps (step.begin), tool calls
-// (tool.call other than Agent/AgentSwarm), tokens by kind from usage.record
-// (step.end repeats them), sub-agents (task.started of kind agent, else
-// one per Agent call and one per AgentSwarm item) and overlapping
-// sub-agents of one step ([task start, task end or result) windows).
-func rawTotals(t *testing.T, dir string) importtest.Totals {
+// alone, with none of the importer's code: responses (step.begin, and
+// usage records of session scope: compaction calls), tool calls (tool.call
+// other than Agent/AgentSwarm), tokens by kind from usage.record (step.end
+// repeats them), sub-agents (task.started of kind agent, else one per
+// Agent call and one per AgentSwarm item) with their statuses from
+// task.terminated, and the pairs of sub-agents whose runs overlap (from
+// the task's start to its end, else the call's result, else the last
+// event of the sub-agent's journal).
+func rawTotals(t *testing.T, dir string) (importerstest.Totals, importerstest.Details) {
 	t.Helper()
-	tot := importtest.Totals{Statuses: map[string]int{}}
+	var tot importerstest.Totals
+	det := importerstest.Details{Statuses: map[string]int{}}
 	wires, _ := filepath.Glob(filepath.Join(dir, "agents", "*", "wire.jsonl"))
-	type win struct {
-		step       string
-		start, end float64
+	type task struct {
+		agent, call string
+		start, end  float64
 	}
+	var tasks []*task
+	lastEvent := map[string]float64{} // agent -> its journal's last record
+	results := map[string]float64{}   // call id -> result time
 	for _, w := range wires {
+		agent := filepath.Base(filepath.Dir(w))
 		f, err := os.Open(w)
 		if err != nil {
 			t.Fatal(err)
 		}
 		sc := bufio.NewScanner(f)
 		sc.Buffer(nil, 1<<26)
-		calls := map[string]string{}    // call id -> step uuid (delegations)
-		items := map[string]int{}       // call id -> sub-agents its arguments ask for
-		started := map[string]bool{}    // call ids with task.started
-		wins := map[string]*win{}       // task id -> window
-		results := map[string]float64{} // call id -> result time
-		taskCall := map[string]string{} // task id -> call id
+		items := map[string]int{}    // call id -> sub-agents its arguments ask for
+		started := map[string]bool{} // call ids with task.started
+		byTask := map[string]*task{}
 		steps := map[string]bool{}
 		for sc.Scan() {
 			var r map[string]any
@@ -63,18 +68,20 @@ func rawTotals(t *testing.T, dir string) importtest.Totals {
 				continue
 			}
 			at, _ := r["time"].(float64)
+			if r["type"] != "metadata" && r["type"] != "config.update" {
+				lastEvent[agent] = at
+			}
 			switch r["type"] {
 			case "context.append_loop_event":
 				ev, _ := r["event"].(map[string]any)
 				switch ev["type"] {
 				case "step.begin":
-					tot.LLM++
+					tot.Responses++
 				case "tool.call":
 					name, _ := ev["name"].(string)
 					id, _ := ev["toolCallId"].(string)
-					step, _ := ev["stepUuid"].(string)
 					if name == "Agent" || name == "AgentSwarm" {
-						calls[id] = step
+						step, _ := ev["stepUuid"].(string)
 						steps[step] = true
 						items[id] = 1
 						if args, _ := ev["args"].(map[string]any); name == "AgentSwarm" {
@@ -86,7 +93,7 @@ func rawTotals(t *testing.T, dir string) importtest.Totals {
 					tot.Tools++
 					switch name {
 					case "Read", "ReadMediaFile", "Grep", "Glob", "WebSearch", "FetchURL":
-						tot.Research++
+						det.Research++
 					}
 				case "tool.result":
 					id, _ := ev["toolCallId"].(string)
@@ -98,66 +105,90 @@ func rawTotals(t *testing.T, dir string) importtest.Totals {
 				tot.In += num("inputOther") + num("inputCacheRead") + num("inputCacheCreation")
 				tot.Out += num("output")
 				tot.Cached += num("inputCacheRead")
-				tot.CacheWrite += num("inputCacheCreation")
+				det.CacheWrite += num("inputCacheCreation")
+				if r["usageScope"] == "session" {
+					tot.Responses++
+				}
 			case "task.started", "task.terminated":
 				info, _ := r["info"].(map[string]any)
 				if info["kind"] != "agent" {
 					continue
 				}
-				task, _ := info["taskId"].(string)
+				id, _ := info["taskId"].(string)
 				if r["type"] == "task.started" {
-					call, _ := info["parentToolCallId"].(string)
-					started[call] = true
-					taskCall[task] = call
-					s, _ := info["startedAt"].(float64)
-					wins[task] = &win{step: calls[call], start: s}
+					tk := &task{}
+					tk.agent, _ = info["agentId"].(string)
+					tk.call, _ = info["parentToolCallId"].(string)
+					tk.start, _ = info["startedAt"].(float64)
+					started[tk.call] = true
+					byTask[id] = tk
+					tasks = append(tasks, tk)
 					continue
 				}
-				if e, ok := info["endedAt"].(float64); ok && wins[task] != nil {
-					wins[task].end = e
+				if tk := byTask[id]; tk != nil {
+					tk.end, _ = info["endedAt"].(float64)
 				}
-				tot.Statuses[map[string]string{"completed": "ok", "failed": "error", "timed_out": "exhausted", "killed": "cancelled"}[info["status"].(string)]]++
+				status, _ := info["status"].(string)
+				stop, _ := info["stopReason"].(string)
+				switch {
+				case status == "failed" && strings.Contains(stop, "maxSteps"):
+					status = "exhausted"
+				default:
+					status = map[string]string{"completed": "ok", "failed": "error", "timed_out": "exhausted", "killed": "cancelled"}[status]
+				}
+				det.Statuses[status]++
 			}
 		}
 		f.Close()
-		tot.Forks += len(steps)
+		det.Forks += len(steps)
 		for call, n := range items {
 			if !started[call] {
-				tot.Branches += n
-			}
-		}
-		var list []*win
-		for task, w := range wins {
-			tot.Branches++
-			if w.end == 0 {
-				w.end = results[taskCall[task]]
-			}
-			list = append(list, w)
-		}
-		for i, a := range list {
-			for _, b := range list[i+1:] {
-				if a.step == b.step && (a.end == 0 || a.end > b.start) && (b.end == 0 || b.end > a.start) {
-					tot.Overlaps++
-				}
+				tot.SubAgents += n
 			}
 		}
 	}
-	return tot
+	var windows [][2]time.Time
+	ms := func(x float64) time.Time {
+		if x == 0 {
+			return time.Time{}
+		}
+		return time.UnixMilli(int64(x))
+	}
+	for _, tk := range tasks {
+		tot.SubAgents++
+		if tk.end == 0 {
+			tk.end = results[tk.call]
+		}
+		if tk.end == 0 {
+			tk.end = lastEvent[tk.agent]
+			det.Statuses["interrupted"]++
+		}
+		windows = append(windows, [2]time.Time{ms(tk.start), ms(tk.end)})
+	}
+	tot.Overlapping = importerstest.Overlaps(windows)
+	return tot, det
+}
+
+// checkRaw compares a session's totals and details with rawTotals.
+func checkRaw(t *testing.T, dir string, s *importers.Session) {
+	t.Helper()
+	want, wantDet := rawTotals(t, dir)
+	got, det := importerstest.Count(s), importerstest.Detail(s)
+	if got != want || !reflect.DeepEqual(det, wantDet) {
+		t.Errorf("imported totals %+v %+v\nraw totals      %+v %+v\n%s", got, det, want, wantDet, importerstest.Dump(s))
+	}
+	t.Logf("totals %+v %+v", want, wantDet)
 }
 
 // TestRead_RealSession imports the real (hand-written upstream) Kimi Code
 // sample and compares its totals with rawTotals.
 func TestRead_RealSession(t *testing.T) {
-	dir := importtest.Sample(t, "kimi-code/sample-main")
+	dir := importerstest.Sample(t, "kimi-code/sample-main")
 	s := readOne(t, dir, importers.Options{})
-	got, want := importtest.Count(s), rawTotals(t, dir)
-	t.Logf("totals %+v", want)
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("imported %+v\nraw      %+v\n%s", got, want, importtest.Dump(s))
-	}
+	checkRaw(t, dir, s)
 	if s.Title != "fixture: hello world" || s.Dir != "/tmp/work" || s.Trunk.System != "You are Kimi." ||
 		!reflect.DeepEqual(s.Models, []string{"kimi-k2"}) || !reflect.DeepEqual(s.Tasks, []string{"hi"}) {
-		t.Errorf("session facts:\n%s\nsystem %q", importtest.Dump(s), s.Trunk.System)
+		t.Errorf("session facts:\n%s\nsystem %q", importerstest.Dump(s), s.Trunk.System)
 	}
 	l := s.Trunk.Steps[1].LLM
 	if l == nil || l.Usage != (record.Usage{In: 10, Out: 5, CachedReported: true, CacheWriteReported: true}) ||
@@ -311,7 +342,7 @@ func swarmSession(t testing.TB) string {
 		stepEnd(62010, "s3", tokens(1100, 20, 9100, 0)).
 		ended(62020, "completed", "").
 		rec(63000, "context.apply_compaction", `"summary":"we reviewed a, b and c","compactedCount":9`).
-		usage(63001, `{"inputOther":500,"output":40,"inputCacheRead":0,"inputCacheCreation":0},"usageScope":"session"`).
+		rec(63001, "usage.record", `"agentId":"main","model":"kimi-k2","usage":`+tokens(500, 40, 0, 0)+`,"usageScope":"session"`).
 		prompt(70000, "one more").
 		step(70010, "s4").
 		usage(70500, tokens(600, 10, 0, 0)).
@@ -389,7 +420,7 @@ func TestRead_Swarm(t *testing.T) {
 		{"agent-5 @explore interrupted"}, // never finished
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("forks %q\nwant %q\n%s", got, want, importtest.Dump(s))
+		t.Fatalf("forks %q\nwant %q\n%s", got, want, importerstest.Dump(s))
 	}
 	sw := fs[0]
 	if sw.Tool != "AgentSwarm" || !sw.At.Equal(ms(1000)) || !sw.JoinAt.Equal(ms(41000)) {
@@ -402,7 +433,7 @@ func TestRead_Swarm(t *testing.T) {
 		}
 	}
 	if b := sw.Branches[0]; b.Answer != "a is fine" || !b.Conv.Ended.Equal(ms(30000)) || len(b.Conv.Steps) != 4 {
-		t.Errorf("agent-0: %q\n%s", b.Answer, importtest.Dump(s))
+		t.Errorf("agent-0: %q\n%s", b.Answer, importerstest.Dump(s))
 	}
 	if b := sw.Branches[1]; b.Conv.Error != "Turn exceeded maxSteps=3." {
 		t.Errorf("agent-1 error %q", b.Conv.Error)
@@ -410,10 +441,10 @@ func TestRead_Swarm(t *testing.T) {
 	// The serial call's sub-agent delegated once more: a nested fork.
 	nested := forks(fs[1].Branches[0].Conv)
 	if len(nested) != 1 || !reflect.DeepEqual(facts(nested[0]), []string{"agent-4 @explore ok"}) || nested[0].Branches[0].Instructions != "check one line" {
-		t.Errorf("nested fork:\n%s", importtest.Dump(s))
+		t.Errorf("nested fork:\n%s", importerstest.Dump(s))
 	}
 	if last := fs[2]; !last.JoinAt.IsZero() || len(last.Branches[0].Conv.Steps) != 2 {
-		t.Errorf("unfinished fork:\n%s", importtest.Dump(s))
+		t.Errorf("unfinished fork:\n%s", importerstest.Dump(s))
 	}
 	// The compaction is a step, its call an llm node of its own.
 	compacted := false
@@ -424,7 +455,7 @@ func TestRead_Swarm(t *testing.T) {
 		}
 	}
 	if !compacted {
-		t.Errorf("compaction:\n%s", importtest.Dump(s))
+		t.Errorf("compaction:\n%s", importerstest.Dump(s))
 	}
 	if s.Trunk.System != "You are main." || len(s.Trunk.Tools) != 2 || s.Trunk.Tools[1].Name != "AgentSwarm" ||
 		fs[0].Branches[0].Conv.System != "You are agent-0." {
@@ -434,27 +465,22 @@ func TestRead_Swarm(t *testing.T) {
 		t.Errorf("dir %q title %q tasks %q", s.Dir, s.Title, s.Tasks)
 	}
 
-	tot := importtest.Count(s)
-	wantTot := importtest.Totals{
-		LLM:      3 + 1 + 1 + 2 + 1 + 1 + 2 + 1 + 1, // trunk steps, compaction call, last step; agent-0..5
-		Tools:    1 + 1 + 1,
-		Research: 3,
-		Forks:    4, Branches: 6,
-		In:         (900 + 8000 + 50) + 10000 + 10200 + 500 + 600 + 300 + 600 + 300 + 300 + 700 + 800 + 200,
-		Out:        120 + 30 + 20 + 40 + 10 + 20 + 30 + 20 + 20 + 50 + 10 + 5,
-		Cached:     8000 + 9000 + 9100 + 200,
-		CacheWrite: 50,
-		Overlaps:   3,
-		Statuses:   map[string]int{"ok": 3, "exhausted": 1, "cancelled": 1, "interrupted": 1},
+	wantTot := importerstest.Totals{
+		Responses: 3 + 1 + 1 + 2 + 1 + 1 + 2 + 1 + 1, // trunk steps, compaction call, last step; agent-0..5
+		Tools:     1 + 1 + 1,
+		SubAgents: 6,
+		In:        (900 + 8000 + 50) + 10000 + 10200 + 500 + 600 + 300 + 600 + 300 + 300 + 700 + 800 + 200,
+		Out:       120 + 30 + 20 + 40 + 10 + 20 + 30 + 20 + 20 + 50 + 10 + 5,
+		Cached:    8000 + 9000 + 9100 + 200,
+		// The swarm's three pairwise, and agent-3 with the sub-agent it ran.
+		Overlapping: 4,
 	}
-	if !reflect.DeepEqual(tot, wantTot) {
-		t.Errorf("totals %+v\nwant   %+v", tot, wantTot)
+	wantDet := importerstest.Details{CacheWrite: 50, Research: 3, Forks: 4,
+		Statuses: map[string]int{"ok": 3, "exhausted": 1, "cancelled": 1, "interrupted": 1}}
+	if tot, det := importerstest.Count(s), importerstest.Detail(s); tot != wantTot || !reflect.DeepEqual(det, wantDet) {
+		t.Errorf("totals %+v %+v\nwant   %+v %+v", tot, det, wantTot, wantDet)
 	}
-	raw := rawTotals(t, dir)
-	if raw.LLM != tot.LLM-1 || raw.In != tot.In || raw.Out != tot.Out || raw.Cached != tot.Cached || raw.Tools != tot.Tools ||
-		raw.Branches != tot.Branches || raw.Overlaps != tot.Overlaps { // raw counts step.begin: the compaction call is no step
-		t.Errorf("raw totals %+v", raw)
-	}
+	checkRaw(t, dir, s)
 
 	if !reflect.DeepEqual(s.Report.Skipped, map[string]int{"FancyNewRecord": 1}) {
 		t.Errorf("skipped %v", s.Report.Skipped)
@@ -490,7 +516,7 @@ func TestRead_Unlinked(t *testing.T) {
 	fs := forks(s.Trunk)
 	if len(fs) != 2 || !reflect.DeepEqual(facts(fs[0]), []string{"agent-0 @coder interrupted"}) ||
 		!reflect.DeepEqual(facts(fs[1]), []string{"agent-1 @coder ok"}) || fs[1].Branches[0].Instructions != "stray" {
-		t.Fatalf("%s", importtest.Dump(s))
+		t.Fatalf("%s", importerstest.Dump(s))
 	}
 	if len(s.Report.Problems) != 2 || !strings.Contains(s.Report.Problems[0].Err, "by order") ||
 		!strings.Contains(s.Report.Problems[1].Err, "no Agent call of main names this sub-agent") {
@@ -509,7 +535,7 @@ func TestDetect(t *testing.T) {
 	if s := readOne(t, filepath.Join(dir, "agents", "agent-3", "wire.jsonl"), importers.Options{}); s.Source.ID != "sess-1" {
 		t.Errorf("read from a sub-agent's journal: %+v", s.Source)
 	}
-	tr := importtest.Transcripts(t)
+	tr := importerstest.Transcripts(t)
 	if !(Format{}).Detect(filepath.Join(tr, "kimi-code", "sample-main")) {
 		t.Error("the real sample is not detected")
 	}
@@ -540,11 +566,12 @@ func TestWorkDirKey(t *testing.T) {
 
 func TestNewest(t *testing.T) {
 	home := t.TempDir()
-	t.Setenv("KIMI_CODE_HOME", home)
+	env := map[string]string{"KIMI_CODE_HOME": home, "HOME": "/nonexistent"}
+	getenv := func(k string) string { return env[k] }
 	work := filepath.Join(t.TempDir(), "proj")
 	write(t, filepath.Join(work, "AGENTS.md"), "# rules\n")
 	write(t, filepath.Join(work, ".kimi-code", "agents", "reviewer.md"), "---\nname: reviewer\n---\nReview.\n")
-	if _, err := Newest(work); err == nil || !strings.Contains(err.Error(), "KIMI_CODE_HOME") {
+	if _, err := (Format{}).Newest(work, getenv); err == nil || !strings.Contains(err.Error(), "KIMI_CODE_HOME") {
 		t.Fatalf("no session yet: %v", err)
 	}
 	one := newJournal("main").prompt(0, "hi").b.String()
@@ -558,7 +585,7 @@ func TestNewest(t *testing.T) {
 	if err := os.Chtimes(filepath.Join(bucket, "old", "agents", "main", "wire.jsonl"), old, old); err != nil {
 		t.Fatal(err)
 	}
-	got, err := Newest(work)
+	got, err := (Format{}).Newest(work, getenv)
 	if err != nil || got != other {
 		t.Fatalf("Newest = %q, %v", got, err)
 	}

@@ -9,7 +9,6 @@
 package kimi
 
 import (
-	"strconv"
 	"strings"
 	"time"
 
@@ -22,20 +21,8 @@ import (
 // memory per node; a longer text keeps its head and says how much was cut.
 const MaxText = 128 << 10
 
-// Clip returns s cut to MaxText bytes (on a rune boundary) with a note of
-// what was cut.
-func Clip(s string) string {
-	if len(s) <= MaxText {
-		return s
-	}
-	cut := MaxText
-	for cut > 0 && !utf8Start(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "… [" + strconv.Itoa(len(s)-cut) + " more bytes not imported]"
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+// Clip returns s cut to MaxText bytes (importers.Truncate).
+func Clip(s string) string { return importers.Truncate(s, MaxText) }
 
 // Delegation is one Agent or AgentSwarm call: the step's fork holds it; the
 // importer turns it into one branch (Agent) or several (AgentSwarm) once it

@@ -102,21 +102,6 @@ func ReadJSON(path string, v any) (bool, error) {
 	return true, nil
 }
 
-// ReadHead returns the first n bytes of a file (fewer when it is shorter).
-func ReadHead(path string, n int) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b := make([]byte, n)
-	m, err := io.ReadFull(f, b)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	return b[:m], nil
-}
-
 // IsFile reports whether path is a regular file.
 func IsFile(path string) bool {
 	fi, err := os.Stat(path)

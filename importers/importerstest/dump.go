@@ -1,4 +1,4 @@
-package importtest
+package importerstest
 
 import (
 	"fmt"

@@ -1,7 +1,4 @@
-// Package importtest helps importer tests find the real sample sessions in
-// ../shared/transcripts (copied there with their SOURCE.txt; the project
-// keeps fetched data outside the repository).
-package importtest
+package importerstest
 
 import (
 	"os"
@@ -9,7 +6,9 @@ import (
 	"testing"
 )
 
-// Transcripts returns the shared/transcripts folder found by walking up
+// Transcripts returns the real sample sessions' folder, shared/transcripts
+// (copied there with their SOURCE.txt; the project keeps fetched data
+// outside the repository), by walking up
 // from the package directory (the repository's parent holds shared/ in CI
 // and in the team's checkout). When it is absent the test is skipped, or
 // fails when INSPECT_REQUIRE_TRANSCRIPTS is set.
