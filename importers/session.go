@@ -77,6 +77,27 @@ type Step struct {
 	Compact *Compact // the context was compacted: the model sees a summary instead of what came before
 }
 
+// At is when the step started (zero when the source gave no time).
+func (st Step) At() time.Time {
+	switch {
+	case st.User != nil:
+		return st.User.At
+	case st.LLM != nil:
+		return st.LLM.Started
+	case st.Tool != nil:
+		return st.Tool.Started
+	case st.Handoff != nil:
+		return st.Handoff.At
+	case st.Fork != nil:
+		return st.Fork.At
+	case st.Final != nil:
+		return st.Final.At
+	case st.Compact != nil:
+		return st.Compact.At
+	}
+	return time.Time{}
+}
+
 // Compact is a context compaction: from here on the model sees Summary (as
 // a user message) in place of the conversation so far. It records no node
 // of its own; the call that wrote the summary, when the source has it, is an

@@ -144,32 +144,11 @@ func models(s *Session) []string {
 // firstTime is the time of the first thing a conversation did.
 func firstTime(c *Conversation) time.Time {
 	for _, st := range c.Steps {
-		if t := stepTime(st); !t.IsZero() {
+		if t := st.At(); !t.IsZero() {
 			return t
 		}
 	}
 	return c.Ended
-}
-
-// stepTime is when a step started.
-func stepTime(st Step) time.Time {
-	switch {
-	case st.User != nil:
-		return st.User.At
-	case st.LLM != nil:
-		return st.LLM.Started
-	case st.Tool != nil:
-		return st.Tool.Started
-	case st.Handoff != nil:
-		return st.Handoff.At
-	case st.Fork != nil:
-		return st.Fork.At
-	case st.Final != nil:
-		return st.Final.At
-	case st.Compact != nil:
-		return st.Compact.At
-	}
-	return time.Time{}
 }
 
 // mapper turns conversations into numbered nodes.
