@@ -412,7 +412,7 @@ func firstNonEmpty(ss ...string) string {
 func InsertFork(conv *importers.Conversation, f *importers.Fork) {
 	i := len(conv.Steps)
 	for j, st := range conv.Steps {
-		if at := stepAt(st); !at.IsZero() && at.After(f.At) {
+		if at := st.At(); !at.IsZero() && at.After(f.At) {
 			i = j
 			break
 		}
@@ -422,23 +422,6 @@ func InsertFork(conv *importers.Conversation, f *importers.Fork) {
 	conv.Steps[i] = importers.Step{Fork: f}
 }
 
-func stepAt(st importers.Step) time.Time {
-	switch {
-	case st.User != nil:
-		return st.User.At
-	case st.LLM != nil:
-		return st.LLM.Started
-	case st.Tool != nil:
-		return st.Tool.Started
-	case st.Handoff != nil:
-		return st.Handoff.At
-	case st.Fork != nil:
-		return st.Fork.At
-	case st.Final != nil:
-		return st.Final.At
-	}
-	return time.Time{}
-}
 
 // Compact records a context compaction: from here on the model sees
 // summary. Kimi compacts at the start of a step, before its model call, so
