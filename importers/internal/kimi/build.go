@@ -422,7 +422,6 @@ func InsertFork(conv *importers.Conversation, f *importers.Fork) {
 	conv.Steps[i] = importers.Step{Fork: f}
 }
 
-
 // Compact records a context compaction: from here on the model sees
 // summary. Kimi compacts at the start of a step, before its model call, so
 // a compaction inside a step whose response has not begun goes before it.
