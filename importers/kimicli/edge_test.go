@@ -60,12 +60,7 @@ func completed(agent, summary string) string {
 
 func write(t testing.TB, path, content string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	importerstest.Write(t, filepath.Dir(path), filepath.Base(path), content)
 }
 
 func metaJSON(id, status string, updated float64) string {
@@ -186,16 +181,6 @@ func at(sec float64) time.Time {
 
 func near(a, b time.Time) bool { d := a.Sub(b); return d > -time.Millisecond && d < time.Millisecond }
 
-func forks(c *importers.Conversation) []*importers.Fork {
-	var out []*importers.Fork
-	for _, st := range c.Steps {
-		if st.Fork != nil {
-			out = append(out, st.Fork)
-		}
-	}
-	return out
-}
-
 func branchFacts(f *importers.Fork) []string {
 	var out []string
 	for _, b := range f.Branches {
@@ -207,7 +192,7 @@ func branchFacts(f *importers.Fork) []string {
 func TestRead_Fanout(t *testing.T) {
 	dir := fanoutSession(t)
 	s := readOne(t, dir, importers.Options{})
-	fs := forks(s.Trunk)
+	fs := importerstest.Forks(s.Trunk)
 	got := [][]string{}
 	for _, f := range fs {
 		got = append(got, branchFacts(f))
@@ -317,7 +302,7 @@ func TestRead_MissingSubagent(t *testing.T) {
 		ev(2, "ToolResult", result("c1", completed("a0000001", "done"), false, "", "")).
 		ev(3, "TurnEnd", `{}`).b.String())
 	s := readOne(t, dir, importers.Options{})
-	fs := forks(s.Trunk)
+	fs := importerstest.Forks(s.Trunk)
 	if len(fs) != 1 || len(fs[0].Branches) != 1 {
 		t.Fatalf("%s", importerstest.Dump(s))
 	}

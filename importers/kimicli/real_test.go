@@ -2,7 +2,6 @@ package kimicli
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -220,16 +219,9 @@ func checkRaw(t *testing.T, dir string, s *importers.Session) {
 	t.Logf("totals %+v %+v", want, wantDet)
 }
 
-func readOne(t *testing.T, path string, opt importers.Options) *importers.Session {
+func readOne(t testing.TB, path string, opt importers.Options) *importers.Session {
 	t.Helper()
-	ss, err := Format{}.Read(context.Background(), path, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ss) != 1 {
-		t.Fatalf("%d sessions, want 1", len(ss))
-	}
-	return ss[0]
+	return importerstest.ReadOne(t, Format{}, path, opt)
 }
 
 // TestRead_RealSessions imports the real Kimi CLI sessions of

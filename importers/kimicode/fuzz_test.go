@@ -42,13 +42,7 @@ func FuzzRead(f *testing.F) {
 			"agents/agent-3/wire.jsonl": subWire,
 			"state.json":                stateJSON,
 		} {
-			p := filepath.Join(d, filepath.FromSlash(path))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			importerstest.Write(t, d, path, string(b))
 		}
 		(Format{}).Detect(d)
 		for _, strict := range []bool{false, true} {

@@ -17,16 +17,9 @@ import (
 	"github.com/inspect-dev/inspect/record"
 )
 
-func readOne(t *testing.T, path string, opt importers.Options) *importers.Session {
+func readOne(t testing.TB, path string, opt importers.Options) *importers.Session {
 	t.Helper()
-	ss, err := Format{}.Read(context.Background(), path, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ss) != 1 {
-		t.Fatalf("%d sessions, want 1", len(ss))
-	}
-	return ss[0]
+	return importerstest.ReadOne(t, Format{}, path, opt)
 }
 
 // rawTotals counts a Kimi Code session folder's figures from its files
@@ -294,12 +287,7 @@ func taskRec(typ, task, agent, call, status string, started, ended float64, stop
 
 func write(t testing.TB, path, content string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	importerstest.Write(t, filepath.Dir(path), filepath.Base(path), content)
 }
 
 // swarmSession writes: an AgentSwarm of three (completed, stopped by its
@@ -386,16 +374,6 @@ func swarmSession(t testing.TB) string {
 	return dir
 }
 
-func forks(c *importers.Conversation) []*importers.Fork {
-	var out []*importers.Fork
-	for _, st := range c.Steps {
-		if st.Fork != nil {
-			out = append(out, st.Fork)
-		}
-	}
-	return out
-}
-
 func facts(f *importers.Fork) []string {
 	var out []string
 	for _, b := range f.Branches {
@@ -409,7 +387,7 @@ func ms(x float64) time.Time { return time.UnixMilli(int64(t0 + x)).UTC() }
 func TestRead_Swarm(t *testing.T) {
 	dir := swarmSession(t)
 	s := readOne(t, dir, importers.Options{})
-	fs := forks(s.Trunk)
+	fs := importerstest.Forks(s.Trunk)
 	var got [][]string
 	for _, f := range fs {
 		got = append(got, facts(f))
@@ -439,7 +417,7 @@ func TestRead_Swarm(t *testing.T) {
 		t.Errorf("agent-1 error %q", b.Conv.Error)
 	}
 	// The serial call's sub-agent delegated once more: a nested fork.
-	nested := forks(fs[1].Branches[0].Conv)
+	nested := importerstest.Forks(fs[1].Branches[0].Conv)
 	if len(nested) != 1 || !reflect.DeepEqual(facts(nested[0]), []string{"agent-4 @explore ok"}) || nested[0].Branches[0].Instructions != "check one line" {
 		t.Errorf("nested fork:\n%s", importerstest.Dump(s))
 	}
@@ -513,7 +491,7 @@ func TestRead_Unlinked(t *testing.T) {
 		prompt(400, "stray").step(410, "y").text(420, "y", "hi").usage(430, tokens(5, 1, 0, 0)).ended(440, "completed", "").b.String())
 	write(t, filepath.Join(dir, "state.json"), `{"agents":{"main":{"type":"main","parentAgentId":null},"agent-0":{"type":"sub","parentAgentId":"main"}}}`)
 	s := readOne(t, dir, importers.Options{})
-	fs := forks(s.Trunk)
+	fs := importerstest.Forks(s.Trunk)
 	if len(fs) != 2 || !reflect.DeepEqual(facts(fs[0]), []string{"agent-0 @coder interrupted"}) ||
 		!reflect.DeepEqual(facts(fs[1]), []string{"agent-1 @coder ok"}) || fs[1].Branches[0].Instructions != "stray" {
 		t.Fatalf("%s", importerstest.Dump(s))
