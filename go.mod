@@ -8,6 +8,7 @@ require (
 	github.com/creack/pty v1.1.24
 	github.com/fogleman/gg v1.3.0
 	github.com/goccy/go-graphviz v0.2.10
+	github.com/goccy/go-json v0.10.5
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0
 	github.com/google/btree v1.1.3
 	github.com/json-iterator/go v1.1.12

@@ -14,17 +14,28 @@ import (
 // conversation does (each message is encoded once), so a conversation of N
 // calls costs its messages, not N² of them; a compaction starts it again
 // from the summary.
+//
+// The body handed to the store is the conversation's own buffer, not a copy:
+// buf is `{"messages":[` then the messages, and body appends the tail to it
+// for one call. The store remembers the last body of each conversation and
+// checks that the next one starts with it; since buf is only ever appended
+// to (a reset or an inherit starts a new buffer), that check finds the same
+// bytes at the same address and costs nothing, and no call copies the
+// history. The store keeps no byte of it beyond the call once a longer body
+// replaces it.
 type request struct {
-	msgs  []byte // the encoded messages so far, comma-separated
+	buf   []byte // `{"messages":[` and the encoded messages so far, comma-separated
 	n     int    // how many
 	tools []byte // `,"tools":[…]`, or nil
-	// atAssistant is len(msgs) and n right after the latest assistant
+	// atAssistant is len(buf) and n right after the latest assistant
 	// message: what an inherit branch starts from.
 	atAssistant, nAssistant int
 }
 
+const bodyHead = `{"messages":[`
+
 func newRequest(system string, tools []ToolDef) *request {
-	r := &request{}
+	r := &request{buf: []byte(bodyHead)}
 	if system != "" {
 		r.add(openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: system})
 	}
@@ -47,29 +58,58 @@ func newRequest(system string, tools []ToolDef) *request {
 // inherit is a copy of r up to and including its latest assistant message:
 // what a branch seeded with the parent's turns starts from.
 func (r *request) inherit() *request {
-	return &request{msgs: append([]byte(nil), r.msgs[:r.atAssistant]...), n: r.nAssistant, tools: r.tools,
+	at := r.atAssistant
+	if at == 0 {
+		at = len(bodyHead)
+	}
+	return &request{buf: append([]byte(nil), r.buf[:at]...), n: r.nAssistant, tools: r.tools,
 		atAssistant: r.atAssistant, nAssistant: r.nAssistant}
 }
 
 // reset starts the visible history again (a compaction), keeping the system
 // prompt when the conversation had one.
 func (r *request) reset(system, summary string) {
-	r.msgs, r.n, r.atAssistant, r.nAssistant = r.msgs[:0], 0, 0, 0
+	// a new buffer: the store may still hold the old one's bytes
+	r.buf, r.n, r.atAssistant, r.nAssistant = []byte(bodyHead), 0, 0, 0
 	if system != "" {
 		r.add(openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: system})
 	}
 	r.user(summary)
 }
 
+// message is one Chat Completions message as go-openai encodes it (the
+// same keys and order), marshalled in one pass.
+type message struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"content,omitempty"`
+	ToolCalls  []toolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+type toolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
 func (r *request) add(m openai.ChatCompletionMessage) {
-	b, err := json.Marshal(m)
+	mm := message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+	for _, c := range m.ToolCalls {
+		tc := toolCall{ID: c.ID, Type: string(c.Type)}
+		tc.Function.Name, tc.Function.Arguments = c.Function.Name, c.Function.Arguments
+		mm.ToolCalls = append(mm.ToolCalls, tc)
+	}
+	b, err := json.Marshal(mm)
 	if err != nil { // a message of plain strings always encodes
 		return
 	}
 	if r.n > 0 {
-		r.msgs = append(r.msgs, ',')
+		r.buf = append(r.buf, ',')
 	}
-	r.msgs = append(r.msgs, b...)
+	r.buf = append(r.buf, b...)
 	r.n++
 }
 
@@ -87,7 +127,7 @@ func (r *request) assistant(text string, calls []call) {
 			Function: openai.FunctionCall{Name: c.name, Arguments: c.args}})
 	}
 	r.add(m)
-	r.atAssistant, r.nAssistant = len(r.msgs), r.n
+	r.atAssistant, r.nAssistant = len(r.buf), r.n
 }
 
 func (r *request) toolResult(id, text string) {
@@ -100,15 +140,17 @@ func (r *request) toolResult(id, text string) {
 // body is the request as the model would have received it now (with no
 // messages when the source shows none before it, as a session cut short
 // at its start).
+//
+// The body shares r's buffer: it is valid until the next message is added.
 func (r *request) body(model string) []byte {
 	m, _ := json.Marshal(model)
-	b := make([]byte, 0, len(r.msgs)+len(m)+len(r.tools)+32)
-	b = append(b, `{"messages":[`...)
-	b = append(b, r.msgs...)
-	b = append(b, `],"model":`...)
+	end := len(r.buf)
+	b := append(r.buf, `],"model":`...)
 	b = append(b, m...)
 	b = append(b, r.tools...)
-	return append(b, '}')
+	b = append(b, '}')
+	r.buf = b[:end] // keep a grown array: the next body starts with this one's bytes, at the same place
+	return b
 }
 
 // response is a Chat Completions response body of one model response, in

@@ -18,7 +18,9 @@ type Writer interface {
 	// that run again, under its id, with its nodes replaced. It creates the
 	// run (status running), calls nodes with a function that adds one
 	// finished node, then finishes the run with r.Status, r.Error and
-	// r.Ended as they are after nodes returns. It sets r.ID.
+	// r.Ended as they are after nodes returns. It sets r.ID. An llm node's
+	// Request is valid only during the add call that receives it (Write
+	// reuses the conversation's buffer): a Writer that keeps it copies it.
 	ImportRun(ctx context.Context, r *record.Run, nodes func(add func(*record.Node) error) error) error
 }
 

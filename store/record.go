@@ -234,7 +234,9 @@ func (rec *Recorder) insert(ctx context.Context, n *record.Node) (err error) {
 	}
 	args := []any{rec.run, n.Seq, string(n.Kind), n.Branch, n.ForkSeq, n.Agent, n.Depth, n.Started.UnixNano(), endedNS(n),
 		string(n.Status), n.Error, row.name, row.calls, row.callID, row.in, row.out, row.cached, row.cacheWrite, row.reasoning, row.fidelity, row.attempts, row.research, row.args, row.text, row.data}
-	if n.Kind == record.KindFinal {
+	if n.Kind == record.KindFinal && n.ForkSeq != 0 {
+		// A branch ends with its final; the trunk's next turn goes on
+		// from its last request, so what the trunk sent stays known.
 		rec.forget(convKey{n.ForkSeq, n.Branch})
 	}
 	if n.Kind != record.KindLLM || n.LLM == nil || n.LLM.Request == nil {

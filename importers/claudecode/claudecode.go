@@ -19,9 +19,9 @@ package claudecode
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	json "github.com/goccy/go-json"
 	"io"
 	"os"
 	"path/filepath"
@@ -216,9 +216,10 @@ func (r *reader) readFile(path string, fn func(e *entry)) error {
 			continue
 		}
 		if !knownType(e.Type) {
-			r.rep.Skip(e.Type)
+			r.rep.Skip(strings.Clone(e.Type))
 			continue
 		}
+		e.keep()
 		if e.UUID != "" {
 			h := hash(e.UUID)
 			if seen[h] {

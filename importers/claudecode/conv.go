@@ -1,7 +1,7 @@
 package claudecode
 
 import (
-	"encoding/json"
+	json "github.com/goccy/go-json"
 	"regexp"
 	"strings"
 	"time"
@@ -155,6 +155,7 @@ func (cv *conv) toolUse(b block, t time.Time) {
 	if delegation(b.Name) {
 		var in taskInput
 		_ = json.Unmarshal(b.Input, &in)
+		in.Description, in.Prompt, in.SubagentType = strings.Clone(in.Description), strings.Clone(in.Prompt), strings.Clone(in.SubagentType)
 		if cv.fork == nil {
 			cv.fork = &importers.Fork{At: t, Tool: b.Name, Context: "none"}
 			cv.add(importers.Step{Fork: cv.fork})
@@ -290,6 +291,7 @@ func (cv *conv) toolResult(e *entry, b block, t time.Time) {
 	var res taskResult
 	if len(e.ToolUseResult) > 0 && e.ToolUseResult[0] == '{' {
 		_ = json.Unmarshal(e.ToolUseResult, &res)
+		res.Status, res.AgentID = strings.Clone(res.Status), strings.Clone(res.AgentID)
 	}
 	tk.result, tk.isError, tk.cancel = &res, b.IsError, cancelled
 	if tk.agentID == "" {

@@ -2,7 +2,7 @@ package claudecode
 
 import (
 	"bytes"
-	"encoding/json"
+	json "github.com/goccy/go-json"
 	"strings"
 	"time"
 
@@ -124,6 +124,32 @@ func (u *usage) sameInput(v *usage) bool {
 	return u != nil && v != nil && n64(u.Input) == n64(v.Input) && n64(u.CacheRead) == n64(v.CacheRead) && n64(u.CacheCreate) == n64(v.CacheCreate)
 }
 
+// The decoder's strings share the memory of the line they came from (it
+// decodes without copying), so whatever the importer keeps is cloned first:
+// a kept name must not hold a whole line, let alone a 32 MiB one.
+
+// keep clones the strings of e that outlive its line.
+func (e *entry) keep() {
+	for _, p := range []*string{&e.UUID, &e.ParentUUID, &e.SessionID, &e.AgentID, &e.Cwd, &e.Version, &e.RequestID,
+		&e.ParentToolUseID, &e.Title, &e.AITitle} {
+		*p = strings.Clone(*p)
+	}
+	if e.Message != nil {
+		e.Message.ID, e.Message.Model = strings.Clone(e.Message.ID), strings.Clone(e.Message.Model)
+	}
+	if e.Data != nil {
+		e.Data.AgentID = strings.Clone(e.Data.AgentID)
+	}
+}
+
+func (b *block) keep() {
+	for _, p := range []*string{&b.Type, &b.Text, &b.Thinking, &b.ID, &b.Name, &b.ToolUseID} {
+		*p = strings.Clone(*p)
+	}
+	b.Input = bytes.Clone(b.Input)
+	b.Content = bytes.Clone(b.Content)
+}
+
 // blocks decodes content that is either a string (one text block) or an
 // array of blocks.
 func blocks(raw json.RawMessage) []block {
@@ -136,11 +162,14 @@ func blocks(raw json.RawMessage) []block {
 		if json.Unmarshal(raw, &s) != nil {
 			return nil
 		}
-		return []block{{Type: "text", Text: s}}
+		return []block{{Type: "text", Text: strings.Clone(s)}}
 	}
 	var bs []block
 	if json.Unmarshal(raw, &bs) != nil {
 		return nil
+	}
+	for i := range bs {
+		bs[i].keep()
 	}
 	return bs
 }
