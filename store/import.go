@@ -11,6 +11,9 @@ import (
 	"github.com/inspect-dev/inspect/record"
 )
 
+// importBatch is how many nodes an import commits at once.
+const importBatch = 2000
+
 // RunBySource returns the id of the run imported from source id of format,
 // or "" when there is none (or id is empty: such a source cannot be
 // imported twice).
@@ -56,7 +59,41 @@ func (db *DB) ImportRun(ctx context.Context, r *record.Run, nodes func(add func(
 	if err != nil {
 		return err
 	}
-	if err := nodes(func(n *record.Node) error { return rec.AddNode(ctx, n) }); err != nil {
+	// Nodes are committed in batches: an import costs its rows, not a
+	// commit each, and a reader sees the run grow batch by batch.
+	added := 0
+	commit := func() error {
+		if rec.batch == nil {
+			return nil
+		}
+		err := rec.batch.Commit()
+		rec.batch = nil
+		return err
+	}
+	err = nodes(func(n *record.Node) error {
+		if rec.batch == nil {
+			tx, err := db.w.BeginTx(ctx, nil)
+			if err != nil {
+				return err
+			}
+			rec.batch = tx
+		}
+		if err := rec.AddNode(ctx, n); err != nil {
+			return err
+		}
+		if added++; added%importBatch == 0 {
+			return commit()
+		}
+		return nil
+	})
+	if err == nil {
+		err = commit()
+	}
+	if err != nil {
+		if rec.batch != nil {
+			rec.batch.Rollback()
+			rec.batch = nil
+		}
 		if ferr := rec.Finish(context.WithoutCancel(ctx), record.StatusInterrupted, "the import stopped: "+err.Error(), r.Ended); ferr != nil {
 			return errors.Join(err, ferr)
 		}

@@ -94,6 +94,10 @@ type Recorder struct {
 	blobs map[[32]byte]int64     // committed blob ids by hash
 	links map[link]int64         // committed chain ids by (prev, hash)
 	convs map[convKey]*convState // each open conversation's last stored request
+
+	// batch, when set, is the transaction AddNode writes into (an import
+	// commits its nodes in batches; see DB.ImportRun).
+	batch *sql.Tx
 }
 
 // CreateRun inserts r with status running, together with its project
@@ -239,6 +243,11 @@ func (rec *Recorder) insert(ctx context.Context, n *record.Node) (err error) {
 		// from its last request, so what the trunk sent stays known.
 		rec.forget(convKey{n.ForkSeq, n.Branch})
 	}
+	if rec.batch != nil {
+		pending, err := rec.insertIn(ctx, rec.batch, n, args)
+		rec.remember(pending) // the batch's commit makes them durable; a failed one ends the import
+		return err
+	}
 	if n.Kind != record.KindLLM || n.LLM == nil || n.LLM.Request == nil {
 		// One statement commits on its own: no BEGIN/COMMIT round trips.
 		if _, err := rec.db.stmts.insertNode.ExecContext(ctx, args...); err != nil {
@@ -251,9 +260,26 @@ func (rec *Recorder) insert(ctx context.Context, n *record.Node) (err error) {
 		return fmt.Errorf("record n%d: %w", n.Seq, err)
 	}
 	defer tx.Rollback()
+	pending, err := rec.insertIn(ctx, tx, n, args)
+	if err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("record n%d: %w", n.Seq, err)
+	}
+	rec.remember(pending)
+	return nil
+}
+
+// insertIn inserts node n (its row args) and, for an llm node, its request
+// inside tx; the ids it wrote are to be remembered once tx commits.
+func (rec *Recorder) insertIn(ctx context.Context, tx *sql.Tx, n *record.Node, args []any) (*pendingIDs, error) {
 	res, err := tx.StmtContext(ctx, rec.db.stmts.insertNode).ExecContext(ctx, args...)
 	if err != nil {
-		return fmt.Errorf("record n%d: %w", n.Seq, err)
+		return nil, fmt.Errorf("record n%d: %w", n.Seq, err)
+	}
+	if n.Kind != record.KindLLM || n.LLM == nil || n.LLM.Request == nil {
+		return nil, nil
 	}
 	id, _ := res.LastInsertId()
 	var response []byte
@@ -262,13 +288,9 @@ func (rec *Recorder) insert(ctx context.Context, n *record.Node) (err error) {
 	}
 	pending, err := rec.storeRequest(ctx, tx, id, convKey{n.ForkSeq, n.Branch}, n.LLM.Request, response)
 	if err != nil {
-		return fmt.Errorf("record request of n%d: %w", n.Seq, err)
+		return nil, fmt.Errorf("record request of n%d: %w", n.Seq, err)
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("record n%d: %w", n.Seq, err)
-	}
-	rec.remember(pending)
-	return nil
+	return pending, nil
 }
 
 // FinishNode closes an open node: its end time (db.Now() when zero), status
