@@ -3,10 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 
 	"github.com/inspect-dev/inspect/record"
 )
@@ -117,16 +115,10 @@ func (db *DB) reopenRun(ctx context.Context, r *record.Run) (_ *Recorder, err er
 		r.Started = db.Now()
 	}
 	r.Status = record.StatusRunning
-	tasks, _ := json.Marshal(nonNil(r.Tasks))
-	opts := []byte("{}")
-	if len(r.Options) > 0 {
-		if opts, err = json.Marshal(r.Options); err != nil {
-			return nil, fmt.Errorf("encode run options: %w", err)
-		}
+	tasks, opts, modelsJSON, err := runColumns(r)
+	if err != nil {
+		return nil, err
 	}
-	models := append([]string(nil), r.Models...)
-	sort.Strings(models)
-	modelsJSON, _ := json.Marshal(nonNil(models))
 	host, pid, tag := writerIdentity()
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {

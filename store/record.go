@@ -118,17 +118,10 @@ func (db *DB) CreateRun(ctx context.Context, r *record.Run) (_ *Recorder, err er
 		r.Started = db.Now()
 	}
 	r.Status = record.StatusRunning
-	tasks, _ := json.Marshal(nonNil(r.Tasks))
-	opts := []byte("{}")
-	if len(r.Options) > 0 {
-		var err error
-		if opts, err = json.Marshal(r.Options); err != nil {
-			return nil, fmt.Errorf("encode run options: %w", err)
-		}
+	tasks, opts, modelsJSON, err := runColumns(r)
+	if err != nil {
+		return nil, err
 	}
-	models := append([]string(nil), r.Models...)
-	sort.Strings(models)
-	modelsJSON, _ := json.Marshal(nonNil(models))
 	host, pid, tag := writerIdentity()
 
 	tx, err := db.w.BeginTx(ctx, nil)
@@ -158,6 +151,22 @@ func (db *DB) CreateRun(ctx context.Context, r *record.Run) (_ *Recorder, err er
 	}
 	rec.remember(w.p)
 	return rec, nil
+}
+
+// runColumns are r's tasks, options and models (sorted) as the runs table
+// holds them: JSON text.
+func runColumns(r *record.Run) (tasks, opts, models []byte, err error) {
+	tasks, _ = json.Marshal(nonNil(r.Tasks))
+	opts = []byte("{}")
+	if len(r.Options) > 0 {
+		if opts, err = json.Marshal(r.Options); err != nil {
+			return nil, nil, nil, fmt.Errorf("encode run options: %w", err)
+		}
+	}
+	m := append([]string(nil), r.Models...)
+	sort.Strings(m)
+	models, _ = json.Marshal(nonNil(m))
+	return tasks, opts, models, nil
 }
 
 // storeProject stores r's project snapshot inside tx (identical snapshots

@@ -3,9 +3,11 @@ package claudecode
 import (
 	"bytes"
 	json "github.com/goccy/go-json"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/inspect-dev/inspect/importers"
 	"github.com/inspect-dev/inspect/record"
 )
 
@@ -183,18 +185,8 @@ func capText(s string) string {
 	if len(s) <= maxText {
 		return s
 	}
-	cut := maxText
-	for cut > 0 && !utf8Start(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "\n[… " + itoa(len(s)-cut) + " more bytes not imported]"
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
-
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
+	cut := importers.Truncate(s, maxText)
+	return cut + "\n[" + strconv.Itoa(len(s)-len(cut)+len("…")) + " more bytes not imported]"
 }
 
 // resultText is the text of a tool_result's content: its string, or its
