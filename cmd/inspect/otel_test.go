@@ -5,9 +5,11 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -249,5 +251,68 @@ func TestImport_RealFrameworks(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRun_OTLPEndpoint: inspect run streams the run's spans to the
+// endpoint OTEL_EXPORTER_OTLP_ENDPOINT names (here our own receiver on
+// loopback); what arrives imports as the same graph and audit. An endpoint
+// that is down is a warning, not a failed run; one that is not a URL is a
+// usage error.
+func TestRun_OTLPEndpoint(t *testing.T) {
+	var mu sync.Mutex
+	trace := otlp.NewTrace("")
+	posts := 0
+	srv := httptest.NewServer(&otel.Handler{Consume: func(ctx context.Context, spans []*otel.Span) (int, string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		posts++
+		for _, s := range spans {
+			trace.ID = s.TraceID
+			trace.Add(s)
+		}
+		return 0, "", nil
+	}})
+	defer srv.Close()
+	f, out, errOut := testFactoryEnv(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": srv.URL})
+	dir := filepath.Join(t.TempDir(), "fanout-compact")
+	if err := runtimetest.CopyDir(filepath.Join("..", "..", "fixtures", "fanout-compact"), dir); err != nil {
+		t.Fatal(err)
+	}
+	if code := run(t.Context(), f, []string{"run", dir, "--script", filepath.Join(dir, "script.yaml"), "--db", f.DBPath}); code != ExitOK {
+		t.Fatalf("run: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut.String(), "spans: trace ") || posts == 0 {
+		t.Fatalf("%d posts; stderr:\n%s", posts, errOut)
+	}
+	db, err := f.Store(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := db.ResolveRun(t.Context(), "latest")
+	back, err := importers.Write(t.Context(), db, otlp.Build(trace, importers.Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := commandText(t, f, out, "audit", id), commandText(t, f, out, "audit", back); a != b {
+		t.Errorf("audit of the streamed spans differs:\n%s\nwant:\n%s", b, a)
+	}
+	if a, b := commandText(t, f, out, "graph", id), commandText(t, f, out, "graph", back); a != b {
+		t.Errorf("graph of the streamed spans differs:\n%s\nwant:\n%s", b, a)
+	}
+
+	// a backend that is down: the run is recorded all the same
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	errOut.Reset()
+	if code := run(t.Context(), f, []string{"run", dir, "--script", filepath.Join(dir, "script.yaml"), "--otlp-endpoint", down.URL, "--db", f.DBPath}); code != ExitOK {
+		t.Fatalf("run to a closed endpoint: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut.String(), "warning: send spans to "+down.URL) {
+		t.Errorf("no warning about the endpoint:\n%s", errOut)
+	}
+	errOut.Reset()
+	if code := run(t.Context(), f, []string{"run", dir, "--script", filepath.Join(dir, "script.yaml"), "--otlp-endpoint", "localhost:4318", "--db", f.DBPath}); code != ExitUsage {
+		t.Errorf("--otlp-endpoint localhost:4318: exit %d, want %d: %s", code, ExitUsage, errOut)
 	}
 }
