@@ -568,8 +568,10 @@ func callOf(m map[string]any) call {
 
 // request rebuilds the Chat Completions body of the messages visible to
 // the model (DESIGN §6: reconstructed), or nil when the span recorded none.
-// It is written by hand, not through encoding/json's reflection: an import
-// builds one per model call.
+// It is written by hand, not through encoding/json's reflection (an import
+// builds one per model call), in the shape our runtime sends: an assistant
+// message that only calls has no content, "stream" follows the messages,
+// each tool is {"function": ..., "type": "function"}.
 func request(model string, m messages) []byte {
 	if len(m.In) == 0 {
 		return nil
@@ -584,14 +586,14 @@ func request(model string, m messages) []byte {
 		}
 		b = appendMessage(b, x, "")
 	}
-	b = append(b, ']')
+	b = append(b, `],"stream":false`...)
 	if len(m.Tools) > 0 {
 		b = append(b, `,"tools":[`...)
 		for i, t := range m.Tools {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, `{"type":"function","function":{"name":`...)
+			b = append(b, `{"function":{"name":`...)
 			b = appendJSONString(b, t.Name)
 			if t.Description != "" {
 				b = append(b, `,"description":`...)
@@ -601,7 +603,7 @@ func request(model string, m messages) []byte {
 				b = append(b, `,"parameters":`...)
 				b = append(b, t.Params...)
 			}
-			b = append(b, "}}"...)
+			b = append(b, `},"type":"function"}`...)
 		}
 		b = append(b, ']')
 	}
@@ -662,8 +664,10 @@ func appendMessage(b []byte, x msg, role string) []byte {
 	}
 	b = append(b, `{"role":`...)
 	b = appendJSONString(b, role)
-	b = append(b, `,"content":`...)
-	b = appendJSONString(b, x.Content)
+	if x.Content != "" || len(x.Calls) == 0 {
+		b = append(b, `,"content":`...)
+		b = appendJSONString(b, x.Content)
+	}
 	if x.Name != "" && role == "user" {
 		b = append(b, `,"name":`...)
 		b = appendJSONString(b, x.Name)
