@@ -334,7 +334,7 @@ func (r *reader) orphans(trunk *importers.Conversation, claims map[string][]*cal
 			continue
 		}
 		if !r.ownWire(id) {
-			r.log.Skip("sub-agent folder with no journal")
+			r.log.Note(filepath.Join(r.dir, "subagents", id), 0, "a sub-agent folder no Agent call names, with no journal: not imported")
 			continue
 		}
 		sub := filepath.Join(r.dir, "subagents", id)
@@ -350,7 +350,7 @@ func (r *reader) orphans(trunk *importers.Conversation, claims map[string][]*cal
 		b.Finish()
 		conv := b.Conv
 		if len(conv.Steps) == 0 {
-			r.log.Skip("sub-agent with no activity")
+			r.log.Note(filepath.Join(sub, "wire.jsonl"), 0, "a sub-agent no Agent call names that never started a turn: not imported")
 			continue
 		}
 		model := ""

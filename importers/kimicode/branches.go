@@ -270,7 +270,7 @@ func (r *reader) orphans(a *agentFile, ids []string, depth int) error {
 		r.claimed[id] = true
 		wire := filepath.Join(r.dir, "agents", id, "wire.jsonl")
 		if !kimi.IsFile(wire) {
-			r.log.Skip("sub-agent with no journal")
+			r.log.Note(filepath.Join(r.dir, "agents", id), 0, "a sub-agent no call names, with no journal: not imported")
 			continue
 		}
 		child, err := r.agent(id, kimi.Window{}, depth+1)
@@ -279,7 +279,7 @@ func (r *reader) orphans(a *agentFile, ids []string, depth int) error {
 		}
 		conv := child.b.Conv
 		if len(conv.Steps) == 0 {
-			r.log.Skip("sub-agent with no activity")
+			r.log.Note(wire, 0, "a sub-agent no call names that never started a turn: not imported")
 			continue
 		}
 		if conv.Ended.IsZero() {

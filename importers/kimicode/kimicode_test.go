@@ -192,9 +192,10 @@ func TestRead_RealSession(t *testing.T) {
 	if !l.Ended.Equal(time.UnixMilli(1779256800302).UTC()) {
 		t.Errorf("ended %v", l.Ended)
 	}
-	// agent-0 has a journal with no turn: counted, not a branch.
-	if s.Report.Skipped["sub-agent with no activity"] != 1 || len(s.Report.Skipped) != 1 {
-		t.Errorf("skipped %v", s.Report.Skipped)
+	// agent-0 has a journal with no turn: said, not a branch.
+	if len(s.Report.Skipped) != 0 || len(s.Report.Problems) != 1 || !strings.Contains(s.Report.Problems[0].Err, "never started a turn") ||
+		!strings.HasSuffix(s.Report.Problems[0].File, filepath.Join("agent-0", "wire.jsonl")) {
+		t.Errorf("skipped %v, problems %+v", s.Report.Skipped, s.Report.Problems)
 	}
 	if s.Source.Format != Name || s.Source.ID != "sample-main" {
 		t.Errorf("source %+v", s.Source)
