@@ -491,3 +491,26 @@ func (g *Run) ToolCounts() ToolCounts {
 	})
 	return tc
 }
+
+// CriticalPath returns the conversations the run's end waited on, in the
+// order of Conversations: the trunk, and at each fork of a conversation on
+// the path its slowest branch (the one its join waited for longest),
+// recursively. Their nodes are the run's critical path: making any other
+// branch faster would not end the run sooner.
+func (g *Run) CriticalPath() []*Conversation {
+	on := map[*Conversation]bool{g.Trunk: true}
+	// Forks are in sequence order, and a branch's forks come after the
+	// fork that opened it, so one pass sees each parent before its branches.
+	for _, f := range g.Forks {
+		if on[f.Parent] && f.Slowest != nil && f.Slowest.Conv != nil {
+			on[f.Slowest.Conv] = true
+		}
+	}
+	out := make([]*Conversation, 0, len(on))
+	for _, c := range g.Conversations {
+		if on[c] {
+			out = append(out, c)
+		}
+	}
+	return out
+}

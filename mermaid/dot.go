@@ -119,6 +119,40 @@ func nodeStyle(it *item) string {
 	return fmt.Sprintf("shape=%s, style=%q, fillcolor=%q, color=%q, penwidth=%s, fontcolor=%q", shape, style, fill, color, pen, text)
 }
 
+// nodeHooks is the id and class attributes of an item with Config.Hooks.
+func nodeHooks(c *Config, it *item) string {
+	if !c.Hooks {
+		return ""
+	}
+	class := "box-" + boxKinds[it.kind].String()
+	if it.kind == itemNode || it.kind == itemFork {
+		class = kindClass(it.node.Kind)
+	}
+	if failed(it) {
+		class += " failed"
+	}
+	return fmt.Sprintf(", id=%s, class=%q", dotQuote("g-"+it.id()), class)
+}
+
+// clusterHooks is the id and class attributes of a branch's cluster with
+// Config.Hooks.
+func clusterHooks(c *Config, bv *branchView, critical map[*graph.Conversation]bool) string {
+	if !c.Hooks {
+		return ""
+	}
+	class := "branch"
+	if bv.b.Status != record.StatusOK && bv.b.Status != record.StatusRunning {
+		class += " failed"
+	}
+	if bv.b.Slowest() {
+		class += " slowest"
+	}
+	if critical[bv.b.Conv] {
+		class += " critical"
+	}
+	return fmt.Sprintf(", id=\"g-b%d\", class=%q", bv.k, class)
+}
+
 func printDOT(out io.Writer, v *view, c *Config) error {
 	w := mwriter{bufio.NewWriter(out)}
 	l := &labeler{v: v, esc: func(s string) string { return s }, cache: c.Cache}
@@ -144,10 +178,16 @@ func printDOT(out io.Writer, v *view, c *Config) error {
 		strings.Join(title, `\l`), dotFont))
 	w.line(1, fmt.Sprintf("node [fontname=%q, fontsize=11, margin=\"0.15,0.06\"];", dotFont))
 	w.line(1, fmt.Sprintf("edge [color=%q, arrowsize=0.7];", colorBorder))
+	critical := map[*graph.Conversation]bool{}
+	if c.Hooks {
+		for _, cv := range v.g.CriticalPath() {
+			critical[cv] = true
+		}
+	}
 	var body func(items []*item, indent int)
 	body = func(items []*item, indent int) {
 		for _, it := range items {
-			w.line(indent, fmt.Sprintf("%s [label=%s, %s];", it.id(), dotQuote(l.label(it)), nodeStyle(it)))
+			w.line(indent, fmt.Sprintf("%s [label=%s, %s%s];", it.id(), dotQuote(l.label(it)), nodeStyle(it), nodeHooks(c, it)))
 			for _, bv := range it.branches {
 				if bv.grouped { // the group node stands alone, no cluster
 					body(bv.items, indent)
@@ -164,8 +204,8 @@ func printDOT(out io.Writer, v *view, c *Config) error {
 				if bv.b.Slowest() && color == colorError {
 					style = "rounded,filled,bold"
 				}
-				w.line(indent+1, fmt.Sprintf("graph [label=%s, labeljust=l, fontsize=12, style=%q, color=%q, fillcolor=%q, penwidth=%s, fontcolor=%q];",
-					dotQuote(l.branchTitle(bv)), style, color, fill, pen, text))
+				w.line(indent+1, fmt.Sprintf("graph [label=%s, labeljust=l, fontsize=12, style=%q, color=%q, fillcolor=%q, penwidth=%s, fontcolor=%q%s];",
+					dotQuote(l.branchTitle(bv)), style, color, fill, pen, text, clusterHooks(c, bv, critical)))
 				if len(bv.items) == 0 {
 					// Graphviz drops an empty cluster; keep the branch visible.
 					w.line(indent+1, fmt.Sprintf("b%d_empty [label=\"no nodes recorded\", shape=plaintext];", bv.k))

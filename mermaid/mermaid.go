@@ -55,6 +55,13 @@ type Config struct {
 	// node's label shows its predicted reusable share and a %% cache line
 	// sums the run. Nil leaves both out.
 	Cache *cache.Report
+	// Hooks gives every DOT node and cluster an id and classes, which
+	// Graphviz copies onto the SVG group it draws, for a page that styles
+	// or scripts the SVG: a node's box id="g-n7" class="kind-llm" (a
+	// collapsed box "box-fold", "box-summary", "box-gap" or "box-group"),
+	// plus "failed"; a branch's cluster id="g-b2" class="branch", plus
+	// "failed", "slowest" and "critical" (on the run's critical path).
+	Hooks bool
 }
 
 // Fprint writes run g as Mermaid flowchart text to w with the default
@@ -254,25 +261,33 @@ func header(v *view, l *labeler, c *Config) []string {
 		tc.ResearchBeforeFork, tc.ResearchInBranches, tc.ResearchAfterFork))
 	lines = append(lines, "tools", "  "+strings.Join(parts, " · "))
 
-	if s := v.stats; s.collapsed() {
-		maxEdges, maxText := c.limits()
-		var what []string
-		if s.folds > 0 {
-			what = append(what, fmt.Sprintf("%d runs of repeated calls folded (%d nodes)", s.folds, s.folded))
-		}
-		if s.summarized > 0 {
-			what = append(what, fmt.Sprintf("%d branches summarized", s.summarized))
-		}
-		if s.gaps > 0 {
-			what = append(what, fmt.Sprintf("%d nodes elided in %d gaps", s.elided, s.gaps))
-		}
-		if s.groups > 0 {
-			what = append(what, fmt.Sprintf("%d branches of %d wide forks drawn as one node each", s.grouped, s.groups))
-		}
-		lines = append(lines, fmt.Sprintf("collapsed to stay under %d edges and %d characters: %s; --full draws every node",
-			maxEdges, maxText, strings.Join(what, ", ")))
+	if line := collapsedLine(v.stats, c); line != "" {
+		lines = append(lines, line)
 	}
 	return lines
+}
+
+// collapsedLine says what collapsing did, or "" when nothing was collapsed.
+func collapsedLine(s collapseStats, c *Config) string {
+	if !s.collapsed() {
+		return ""
+	}
+	maxEdges, maxText := c.limits()
+	var what []string
+	if s.folds > 0 {
+		what = append(what, fmt.Sprintf("%d runs of repeated calls folded (%d nodes)", s.folds, s.folded))
+	}
+	if s.summarized > 0 {
+		what = append(what, fmt.Sprintf("%d branches summarized", s.summarized))
+	}
+	if s.gaps > 0 {
+		what = append(what, fmt.Sprintf("%d nodes elided in %d gaps", s.elided, s.gaps))
+	}
+	if s.groups > 0 {
+		what = append(what, fmt.Sprintf("%d branches of %d wide forks drawn as one node each", s.grouped, s.groups))
+	}
+	return fmt.Sprintf("collapsed to stay under %d edges and %d characters: %s; --full draws every node",
+		maxEdges, maxText, strings.Join(what, ", "))
 }
 
 // mermaid class definitions, printed when used.
