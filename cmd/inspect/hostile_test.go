@@ -72,7 +72,7 @@ func hostileCommands(db, project, base string) [][]string {
 	cmds := [][]string{
 		{"run", project, "--script", filepath.Join(project, "script.yaml")},
 		{"runs"},
-		{"graph"}, {"graph", "--format", "dot"},
+		{"graph"}, {"graph", "--format", "dot"}, {"timeline"}, {"timeline", "--width", "200"},
 		{"audit"}, {"audit", "--format", "markdown"},
 		{"diff", "latest", "latest"},
 		{"ask", "n2", "--base-url", base},

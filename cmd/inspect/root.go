@@ -151,6 +151,7 @@ var commands = []func(*Factory) *cobra.Command{
 	func(f *Factory) *cobra.Command { return NewCmdExport(f, nil) },
 	func(f *Factory) *cobra.Command { return NewCmdCollect(f, nil) },
 	func(f *Factory) *cobra.Command { return NewCmdImport(f, nil) },
+	func(f *Factory) *cobra.Command { return NewCmdTimeline(f, nil) },
 }
 
 // Main runs inspect with args and returns the exit code.
