@@ -6,8 +6,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strconv"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -163,7 +163,6 @@ func TestFprint_Demo(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
 
 // TestFprint_Hostile: escape sequences in branch and agent names are shown,
 // never written, in plain and coloured output.
