@@ -52,6 +52,9 @@ type Lane struct {
 	Name string
 	// Depth is the fork depth: 0 for the trunk.
 	Depth int
+	// Parent is the lane of the conversation that forked this one; nil
+	// for the trunk.
+	Parent *Lane
 	// Agents are the agents that held the conversation, in order.
 	Agents []string
 	// Status is the branch's status (the run's for the trunk).
@@ -220,7 +223,9 @@ func (b *builder) lane(l *Lane, boxes []*mermaid.Box) {
 	}
 	for _, fb := range forks {
 		for _, cb := range fb.Branches {
-			b.lane(b.branchLane(cb), cb.Boxes)
+			bl := b.branchLane(cb)
+			bl.Parent = l
+			b.lane(bl, cb.Boxes)
 		}
 	}
 }

@@ -152,6 +152,8 @@ var commands = []func(*Factory) *cobra.Command{
 	func(f *Factory) *cobra.Command { return NewCmdCollect(f, nil) },
 	func(f *Factory) *cobra.Command { return NewCmdImport(f, nil) },
 	func(f *Factory) *cobra.Command { return NewCmdTimeline(f, nil) },
+	func(f *Factory) *cobra.Command { return NewCmdServe(f, nil) },
+	func(f *Factory) *cobra.Command { return NewCmdReport(f, nil) },
 }
 
 // Main runs inspect with args and returns the exit code.

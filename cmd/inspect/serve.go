@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inspect-dev/inspect/web"
+	"github.com/inspect-dev/inspect/web/webstore"
+)
+
+// ServeOptions are the inputs of `inspect serve`.
+type ServeOptions struct {
+	F      *Factory
+	Listen string // --listen host:port
+	// Mounts are extra handlers on the server (serve's own flags add
+	// them: --otlp mounts the OTLP receiver).
+	Mounts []web.Mount
+	// Ready, when set, is called with the URL once the server listens
+	// (tests use it instead of reading stderr).
+	Ready func(url string)
+}
+
+// NewCmdServe builds `inspect serve`. runF replaces the action in tests.
+func NewCmdServe(f *Factory, runF func(*ServeOptions) error) *cobra.Command {
+	opts := &ServeOptions{F: f}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Browse the runs in a local web UI: graph, timeline, findings, nodes",
+		Long: `Serve a local web UI over the runs database, read-only, on loopback
+(127.0.0.1:7777) unless --listen says otherwise. Its pages: the runs (filter by
+status, source, agent or text; updated while a run records), a run (its graph
+with pan and zoom, a timeline of the conversations with the critical path
+marked, the findings — select one to mark its nodes —, grades and cache
+figures), one node in full (the request folded by system prompt, tools and
+messages, the response, usage, asks), and a comparison of two runs.
+
+Everything the pages need is inside inspect: no network, no account. The
+database is opened read-only: serve never writes it, and a run another
+process records shows up as it records. Ctrl-C stops the server.`,
+		Example: `  inspect serve
+  inspect serve --db ci/runs.db --listen 127.0.0.1:8080
+  inspect serve --listen 0.0.0.0:7777   # reachable from other machines: no login, anyone who can reach it reads the runs`,
+		Args: rangeArgs(0, 0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return serveRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Listen, "listen", "127.0.0.1:7777", "the `HOST:PORT` to listen on (port 0 picks a free one)")
+	return cmd
+}
+
+// loopbackHosts are the Host names a server on loopback answers.
+var loopbackHosts = []string{"127.0.0.1", "localhost", "::1"}
+
+func serveRun(ctx context.Context, opts *ServeOptions) error {
+	host, _, err := net.SplitHostPort(opts.Listen)
+	if err != nil {
+		return Usagef("--listen %q is not HOST:PORT (e.g. 127.0.0.1:7777): %v", opts.Listen, err)
+	}
+	path := opts.F.DBPath
+	if err := dbExists(path); err != nil {
+		return err
+	}
+	db, err := opts.F.ReadStore(ctx, path)
+	if err != nil {
+		return err
+	}
+	ip := net.ParseIP(host)
+	loopback := host == "localhost" || (ip != nil && ip.IsLoopback())
+	wo := web.Options{Mounts: opts.Mounts, Log: log.New(opts.F.IO.ErrOut, "inspect serve: ", 0)}
+	if loopback {
+		wo.Hosts = loopbackHosts
+	}
+	ln, err := net.Listen("tcp", opts.Listen)
+	if err != nil {
+		return Usagef("cannot listen on %s (%v); pick another port with --listen 127.0.0.1:PORT", opts.Listen, unwrapOp(err))
+	}
+	srv := &http.Server{Handler: web.New(webstore.New(db), wo), ReadHeaderTimeout: 10 * time.Second}
+	addr := ln.Addr().(*net.TCPAddr)
+	shown := host
+	if ip != nil && ip.IsUnspecified() || host == "" {
+		shown = "127.0.0.1"
+	}
+	url := fmt.Sprintf("http://%s/", net.JoinHostPort(shown, fmt.Sprint(addr.Port)))
+	errOut := opts.F.IO.ErrOut
+	fmt.Fprintf(errOut, "serving the runs of %s, read-only, at %s\n", path, url)
+	if !loopback {
+		fmt.Fprintf(errOut, "warning: %s is not loopback: anyone who can reach this machine on port %d can read every run (no login); --listen 127.0.0.1:%d keeps it local\n", host, addr.Port, addr.Port)
+	}
+	fmt.Fprintln(errOut, "open it in a browser; Ctrl-C stops")
+	if opts.Ready != nil {
+		opts.Ready(url)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		fmt.Fprintln(errOut, "stopped")
+		return nil
+	}
+}
+
+// unwrapOp is a net.OpError's cause ("address already in use").
+func unwrapOp(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return errors.New(strings.TrimPrefix(op.Err.Error(), "bind: "))
+	}
+	return err
+}

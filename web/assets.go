@@ -1,0 +1,155 @@
+package web
+
+import (
+	"embed"
+	"fmt"
+	"html/template"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/inspect-dev/inspect/diff"
+	"github.com/inspect-dev/inspect/graph"
+)
+
+//go:embed assets/app.css assets/app.js
+var assetFS embed.FS
+
+//go:embed templates/*.tmpl
+var templateFS embed.FS
+
+// assets are the stylesheet and script every page inlines, with the
+// hashes the Content-Security-Policy allows them by.
+var assets = func() (a struct {
+	css, js         string
+	cssHash, jsHash string
+}) {
+	css, err := assetFS.ReadFile("assets/app.css")
+	if err != nil {
+		panic(err)
+	}
+	js, err := assetFS.ReadFile("assets/app.js")
+	if err != nil {
+		panic(err)
+	}
+	a.css, a.js = string(css), string(js)
+	a.cssHash, a.jsHash = hashOf(a.css), hashOf(a.js)
+	return a
+}()
+
+// pages are the templates, one set per page: the layout, the shared
+// pieces, and the page's own "content".
+var pages = func() map[string]*template.Template {
+	funcs := template.FuncMap{
+		"dur":    graph.FormatDuration,
+		"num": func(v any) string {
+			switch n := v.(type) {
+			case int:
+				return thousands(int64(n))
+			case int64:
+				return thousands(n)
+			}
+			return fmt.Sprint(v)
+		},
+		"metric": func(m diff.Metric, v int64) string {
+			if m == diff.MetricElapsed {
+				return graph.FormatDuration(time.Duration(v) * time.Millisecond)
+			}
+			return thousands(v)
+		},
+		"pair": func(title string, list []diff.FindingChange) any {
+			return struct {
+				Title string
+				List  []diff.FindingChange
+			}{title, list}
+		},
+		"utc":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+		"iso":    func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"join":   strings.Join,
+		"status": statusClass,
+		"f":      func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) },
+		"add":    func(a, b int) int { return a + b },
+		"pct": func(part, whole int64) string {
+			if whole <= 0 {
+				return "–"
+			}
+			return fmt.Sprintf("%.0f%%", 100*float64(part)/float64(whole))
+		},
+	}
+	base := template.Must(template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.tmpl", "templates/svg.tmpl"))
+	out := map[string]*template.Template{}
+	for _, name := range []string{"runs", "run", "node", "diff", "error"} {
+		t := template.Must(template.Must(base.Clone()).ParseFS(templateFS, "templates/"+name+".tmpl"))
+		out[name] = t
+	}
+	return out
+}()
+
+// render writes page name with data (a *…Page whose pageData it fills
+// with the assets).
+func (s *Server) render(w io.Writer, name string, data any) error {
+	return renderPage(w, name, data)
+}
+
+func renderPage(w io.Writer, name string, data any) error {
+	if p, ok := data.(interface{ base() *pageData }); ok {
+		b := p.base()
+		b.CSS, b.JS = template.CSS(assets.css), template.JS(assets.js)
+		b.CSP = policy(b.Report)
+	}
+	t := pages[name]
+	if t == nil {
+		return fmt.Errorf("internal error: no page %q", name)
+	}
+	return t.ExecuteTemplate(w, "layout", data)
+}
+
+// pageData is what the layout reads.
+type pageData struct {
+	Title string
+	Page  string // runs, run, node, diff, error
+	// Report is set on the self-contained file: no links to other pages,
+	// no fetches, the policy in a meta element.
+	Report bool
+	// Live is set on a page that polls for news (a run still recording).
+	Live bool
+	Poll int64 // ms between polls
+	CSS  template.CSS
+	JS   template.JS
+	CSP  string
+}
+
+func (p *pageData) base() *pageData { return p }
+
+// thousands writes n with thin separators: 12,146.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// statusClass is the CSS class of a status badge.
+func statusClass(s any) string {
+	switch fmt.Sprint(s) {
+	case "ok":
+		return "st-ok"
+	case "running":
+		return "st-running"
+	case "error", "exhausted":
+		return "st-error"
+	default:
+		return "st-stopped"
+	}
+}

@@ -1,0 +1,4 @@
+package web
+
+// UnescapeHTMLEscapes is unescapeHTMLEscapes, for the tests.
+var UnescapeHTMLEscapes = unescapeHTMLEscapes

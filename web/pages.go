@@ -1,0 +1,424 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/inspect-dev/inspect/chat"
+	"github.com/inspect-dev/inspect/diff"
+	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/record"
+)
+
+// runsPage is the list of runs.
+type runsPage struct {
+	pageData
+	Runs     []RunSummary
+	All      int
+	Statuses []string
+	Sources  []string
+	Agents   []string
+	// The filters in force.
+	Status, Source, Agent, Q string
+	Running                  bool
+	Now                      time.Time
+}
+
+func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) error {
+	all, err := s.src.Runs(r.Context())
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	p := &runsPage{pageData: s.base("runs", "runs"), All: len(all), Status: q.Get("status"), Source: q.Get("source"),
+		Agent: q.Get("agent"), Q: strings.TrimSpace(q.Get("q")), Now: s.opts.Now()}
+	for _, st := range record.Statuses {
+		p.Statuses = append(p.Statuses, string(st))
+	}
+	seenSrc := map[string]bool{}
+	for _, run := range all {
+		if !seenSrc[run.Source] {
+			seenSrc[run.Source] = true
+			p.Sources = append(p.Sources, run.Source)
+		}
+		if run.Status == record.StatusRunning {
+			p.Running = true
+		}
+	}
+	p.Agents = sortedAgents(all)
+	text := strings.ToLower(p.Q)
+	for _, run := range all {
+		if (p.Status != "" && string(run.Status) != p.Status) || (p.Source != "" && run.Source != p.Source) {
+			continue
+		}
+		if p.Agent != "" && !contains(run.Agents, p.Agent) {
+			continue
+		}
+		if text != "" && !strings.Contains(strings.ToLower(run.ID+"\n"+run.Project+"\n"+strings.Join(run.Tasks, "\n")+"\n"+strings.Join(run.Agents, "\n")), text) {
+			continue
+		}
+		p.Runs = append(p.Runs, run)
+	}
+	p.Live = p.Running
+	if q.Get("fragment") == "rows" {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		return pages["runs"].ExecuteTemplate(w, "rows", p)
+	}
+	return s.writePage(w, "runs", p)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// nodePage is one node in full.
+type nodePage struct {
+	pageData
+	RunID     string
+	RunTitle  string
+	Node      *record.Node
+	ID        string
+	Where     string
+	At        time.Duration
+	Dur       time.Duration
+	Open      bool
+	Prev      string
+	Next      string
+	LLM       *llmView
+	ArgsJSON  string
+	ForkJoin  string
+	Asks      []Ask
+	RunSource string
+}
+
+type llmView struct {
+	Model        string
+	Calls        string
+	Usage        record.Usage
+	Attempts     int
+	Exact        bool
+	Lacks        []string
+	Source       string
+	RequestBytes int
+	Request      *chat.Request
+	RequestRaw   string
+	RequestErr   string
+	System       string
+	Tools        []toolView
+	Messages     []messageView
+	Response     *chat.Response
+	ResponseRaw  string
+	ResponseNote string
+	UsageJSON    string
+	RespCalls    []callView
+}
+
+type toolView struct {
+	Name        string
+	Description string
+	Params      string
+}
+
+type messageView struct {
+	N       int
+	Role    string
+	Name    string
+	Text    string
+	Calls   []callView
+	CallID  string
+	IsError bool
+	Parts   []string
+	System  bool
+	Open    bool
+}
+
+type callView struct {
+	Name string
+	ID   string
+	Args string
+}
+
+func (s *Server) nodePage(w http.ResponseWriter, r *http.Request) error {
+	id, ok, err := s.resolve(w, r)
+	if err != nil || !ok {
+		return err
+	}
+	seq, err := parseNode(r.PathValue("node"))
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	run, err := s.src.Run(ctx, id)
+	if err != nil {
+		return err
+	}
+	n, err := s.src.Node(ctx, run, seq)
+	if err != nil {
+		return err
+	}
+	p := &nodePage{pageData: s.base(fmt.Sprintf("n%d of run %s", seq, id), "node"), RunID: id, Node: n, ID: fmt.Sprintf("n%d", seq),
+		Where: "trunk", At: n.Started.Sub(run.Started), Dur: n.Duration(), Open: n.Ended.IsZero(), RunSource: run.Source.Format}
+	if len(run.Tasks) > 0 {
+		p.RunTitle = oneLine(run.Tasks[0], 80)
+	}
+	if n.Branch != "" {
+		p.Where = "branch " + n.Branch
+	}
+	if seq > 1 {
+		p.Prev = fmt.Sprintf("n%d", seq-1)
+	}
+	if _, err := s.src.Node(ctx, run, seq+1); err == nil {
+		p.Next = fmt.Sprintf("n%d", seq+1)
+	}
+	switch n.Kind {
+	case record.KindLLM:
+		if p.LLM, err = s.llmView(ctx, run, n); err != nil {
+			return err
+		}
+	case record.KindTool:
+		if n.Tool != nil {
+			p.ArgsJSON = prettyJSON(n.Tool.Args)
+		}
+	}
+	if p.Asks, err = s.src.Asks(ctx, id, seq); err != nil {
+		return err
+	}
+	return s.writePage(w, "node", p)
+}
+
+func (s *Server) llmView(ctx context.Context, run *record.Run, n *record.Node) (*llmView, error) {
+	v := &llmView{Exact: true}
+	if l := n.LLM; l != nil {
+		v.Model, v.Usage, v.Attempts, v.Exact = l.Model, l.Usage, l.Attempts, l.Exact()
+		switch {
+		case n.Status == record.StatusRunning:
+			v.Calls = "waiting for the model"
+		case n.Status.Failed() || n.Status.Stopped():
+			v.Calls = "no choice: the call ended " + string(n.Status)
+		case len(l.Calls) > 0:
+			v.Calls = "calls " + strings.Join(l.Calls, ", ")
+		default:
+			v.Calls = "answers"
+		}
+	}
+	if !v.Exact {
+		v.Lacks = run.RequestsLack()
+		v.Source = run.Source.Format
+	}
+	body, err := s.src.Request(ctx, run.ID, n.Seq)
+	if err != nil {
+		return nil, fmt.Errorf("rebuild the request of n%d: %w", n.Seq, err)
+	}
+	v.RequestBytes = len(body)
+	if len(body) > 0 {
+		req, err := chat.ReadRequest(body, "")
+		if err != nil {
+			v.RequestErr = err.Error()
+			v.RequestRaw = prettyJSON(string(body))
+		} else {
+			v.Request, v.System = req, req.System
+			for _, t := range req.Tools {
+				v.Tools = append(v.Tools, toolView{t.Name, t.Description, prettyJSON(string(t.Parameters))})
+			}
+			for i, m := range req.Messages {
+				mv := messageView{N: i + 1, Role: m.Role, Name: m.Name, Text: m.Text, CallID: m.CallID, IsError: m.IsError,
+					System: m.Role == "system" || m.Role == "developer"}
+				for _, c := range m.Calls {
+					mv.Calls = append(mv.Calls, callView{c.Name, c.ID, prettyJSON(c.Arguments)})
+				}
+				for _, part := range m.Parts {
+					if part.Text == "" {
+						mv.Parts = append(mv.Parts, part.Type)
+					}
+				}
+				mv.Open = i >= len(req.Messages)-3 && !mv.System
+				v.Messages = append(v.Messages, mv)
+			}
+		}
+	}
+	resp, err := s.src.Response(ctx, run.ID, n.Seq)
+	if err != nil {
+		return nil, fmt.Errorf("load the response of n%d: %w", n.Seq, err)
+	}
+	failed := n.Status.Failed() || n.Status.Stopped()
+	if len(resp) > 0 {
+		rd, err := chat.ReadResponse(resp, "")
+		if err != nil || failed {
+			v.ResponseRaw = prettyJSON(string(resp))
+			v.ResponseNote = fmt.Sprintf("%d bytes, as received", len(resp))
+			if failed {
+				v.ResponseNote = "the failed call's response, " + v.ResponseNote
+			}
+		} else {
+			v.Response = rd
+			for _, c := range rd.Message.Calls {
+				v.RespCalls = append(v.RespCalls, callView{c.Name, c.ID, prettyJSON(c.Arguments)})
+			}
+			if len(rd.UsageJSON) > 0 {
+				v.UsageJSON = prettyJSON(string(rd.UsageJSON))
+			}
+		}
+	} else if n.LLM != nil && n.LLM.Content != "" {
+		v.Response = &chat.Response{Message: chat.Message{Role: "assistant", Text: n.LLM.Content}}
+	}
+	return v, nil
+}
+
+// prettyJSON indents JSON text, or returns s unchanged when it is not JSON.
+// The HTML escapes Go's encoder writes (\u003c, \u003e, \u0026) are shown
+// as the characters they stand for: the page escapes them itself.
+func prettyJSON(s string) string {
+	var buf bytes.Buffer
+	if json.Indent(&buf, []byte(s), "", "  ") != nil {
+		return s
+	}
+	return unescapeHTMLEscapes(buf.String())
+}
+
+// unescapeHTMLEscapes turns \u003c, \u003e and \u0026 in JSON text into <, >
+// and &, leaving every other escape (an escaped backslash included) as it is.
+func unescapeHTMLEscapes(s string) string {
+	if !strings.Contains(s, `\u00`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		if rest := s[i+1:]; len(rest) >= 5 {
+			switch rest[:5] {
+			case "u003c":
+				b.WriteByte('<')
+				i += 5
+				continue
+			case "u003e":
+				b.WriteByte('>')
+				i += 5
+				continue
+			case "u0026":
+				b.WriteByte('&')
+				i += 5
+				continue
+			}
+		}
+		b.WriteString(s[i : i+2]) // an escape pair, as it is
+		i++
+	}
+	return b.String()
+}
+
+// diffPage compares two runs.
+type diffPage struct {
+	pageData
+	Runs      []RunSummary
+	Base, New string
+	Report    *diff.Report
+	BaseRun   *graph.Run
+	NewRun    *graph.Run
+	Areas     []findings.Area
+}
+
+func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	q := r.URL.Query()
+	base, nw := q.Get("base"), q.Get("new")
+	if picked := q["run"]; len(picked) == 2 && base == "" && nw == "" {
+		base, nw = picked[0], picked[1]
+	} else if len(picked) > 0 && base == "" && nw == "" {
+		return badRequest("pick two runs to compare (you picked %d)", len(picked))
+	}
+	runs, err := s.src.Runs(ctx)
+	if err != nil {
+		return err
+	}
+	p := &diffPage{pageData: s.base("compare runs", "diff"), Runs: runs, Areas: findings.Areas()}
+	if base == "" || nw == "" {
+		return s.writePage(w, "diff", p)
+	}
+	if p.Base, err = s.src.Resolve(ctx, base); err != nil {
+		return err
+	}
+	if p.New, err = s.src.Resolve(ctx, nw); err != nil {
+		return err
+	}
+	// The older run is the base when the runs were picked from the list.
+	if len(q["run"]) == 2 {
+		bi, ni := -1, -1
+		for i, run := range runs {
+			switch run.ID {
+			case p.Base:
+				bi = i
+			case p.New:
+				ni = i
+			}
+		}
+		if bi >= 0 && ni >= 0 && bi < ni { // newest first: base is the later index
+			p.Base, p.New = p.New, p.Base
+		}
+	}
+	ba, err := s.analyse(ctx, p.Base)
+	if err != nil {
+		return err
+	}
+	na, err := s.analyse(ctx, p.New)
+	if err != nil {
+		return err
+	}
+	p.BaseRun, p.NewRun = ba.g, na.g
+	p.Report, err = (&diff.Config{NoMermaid: true}).Compare(diff.Side{Run: ba.g, Report: ba.rep}, diff.Side{Run: na.g, Report: na.rep})
+	if err != nil {
+		return err
+	}
+	p.Title = "compare " + p.Base + " → " + p.New
+	return s.writePage(w, "diff", p)
+}
+
+// reportFile serves the run's report as a file to save.
+func (s *Server) reportFile(w http.ResponseWriter, r *http.Request) error {
+	id, ok, err := s.resolve(w, r)
+	if err != nil || !ok {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := s.WriteReport(r.Context(), &buf, id); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="inspect-run-%s.html"`, id))
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// WriteReport writes run id's page as one self-contained HTML file
+// (`inspect report`): the graph, the timeline, the findings, grades and
+// cache figures, with its stylesheet and script inline under a policy in a
+// meta element that allows only them and no fetch. It opens from file://
+// with no network and links to no other page.
+func (s *Server) WriteReport(ctx context.Context, w io.Writer, id string) error {
+	a, err := s.analyse(ctx, id)
+	if err != nil {
+		return err
+	}
+	return renderPage(w, "run", s.runView(a, true))
+}
+
+// errorPage says why a page is not shown.
+type errorPage struct {
+	pageData
+	Status  int
+	Message string
+}

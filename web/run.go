@@ -1,0 +1,562 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-runewidth"
+
+	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/mermaid"
+	"github.com/inspect-dev/inspect/mermaid/render"
+	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/timeline"
+)
+
+// drawGraph draws g's chart as SVG through Graphviz and rebuilds it for the
+// page.
+func drawGraph(ctx context.Context, mc *mermaid.Config, g *graph.Run) (*svgElem, error) {
+	var dot, svg bytes.Buffer
+	if err := mc.FprintDOT(&dot, g); err != nil {
+		return nil, err
+	}
+	if err := render.SVG(ctx, dot.Bytes(), &svg); err != nil {
+		return nil, err
+	}
+	return cleanSVG(svg.Bytes())
+}
+
+// runPage is the run page (and the report).
+type runPage struct {
+	pageData
+	ID        string
+	Run       *graph.Run
+	Task      string
+	MoreTasks []string
+	Status    string
+	Error     string
+	Notice    string
+	Started   time.Time
+	Elapsed   time.Duration
+	Agents    []string
+	Models    []string
+	Source    string // "" for our runtime
+	SourceAt  string
+	Lacks     []string // what reconstructed requests lack
+	Imported  bool
+	Tokens    graph.Tokens
+	// Summary says in one sentence what happened.
+	Summary   string
+	Nodes     int
+	Tools     int
+	Forks     int
+	Handoffs  int
+	Grades    []gradeView
+	Findings  []findingView
+	Checks    []findings.Check
+	Graph     *svgElem
+	GraphErr  string
+	Collapsed string
+	Timeline  timelineView
+	Boxes     []boxView
+	Cache     cacheView
+	// Select is the box to select when the page opens (?node=n7).
+	Select string
+}
+
+type gradeView struct {
+	Area   string
+	Letter string
+	Score  int
+}
+
+type findingView struct {
+	N        int
+	Rule     string
+	Name     string
+	Area     string
+	Severity string
+	Agent    string
+	Message  string
+	// Boxes are the chart boxes that show the evidence nodes, space-separated.
+	Boxes   string
+	Nodes   []string
+	Fix     string
+	Also    []string
+	Next    string
+	Price   string
+	Basis   string
+	Causes  []findings.Cause
+	Penalty int
+}
+
+type boxView struct {
+	ID      string
+	Kind    string
+	Label   string
+	Agent   string
+	Where   string
+	At      time.Duration // from the run's start
+	Dur     time.Duration
+	Status  string
+	Error   string
+	Covers  int
+	First   string
+	Last    string
+	Detail  []string
+	Node    string // the node page to open: n<seq>
+	Failed  bool
+	Running bool
+}
+
+type cacheView struct {
+	Reported bool
+	Rows     []cacheRow
+	Total    cacheRow
+}
+
+type cacheRow struct {
+	Agent      string
+	Calls      int
+	In, Cached int64
+	Out        int64
+}
+
+// timelineView is the timeline as one SVG, in user units.
+type timelineView struct {
+	Width, Height float64
+	LabelW        float64
+	BarX, BarW    float64
+	Ticks         []tickView
+	Lanes         []laneView
+	Links         []linkView
+	Critical      []string
+	SuffixX       float64
+}
+
+type tickView struct {
+	X     float64
+	Label string
+}
+
+type laneView struct {
+	ID       string
+	Y        float64
+	H        float64
+	Label    string
+	Full     string
+	Suffix   string
+	Class    string
+	Bars     []barView
+	Marks    []markView
+	Depth    int
+	Critical bool
+	LabelX   float64
+	TextY    float64
+}
+
+type barView struct {
+	X, Y, W, H float64
+	Class      string
+	Box        string
+	Label      string
+}
+
+type markView struct {
+	X, Y, H float64
+	Class   string
+	Box     string
+	Label   string
+}
+
+// linkView is a branch's connector from its parent lane.
+type linkView struct {
+	X, Y1, Y2 float64
+	Class     string
+}
+
+func (s *Server) runPage(w http.ResponseWriter, r *http.Request) error {
+	id, ok, err := s.resolve(w, r)
+	if err != nil || !ok {
+		return err
+	}
+	a, err := s.analyse(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	p := s.runView(a, false)
+	if n := r.URL.Query().Get("node"); n != "" {
+		if seq, err := parseNode(n); err == nil {
+			if b := a.chart.BoxOf(seq); b != nil {
+				p.Select = b.ID
+			}
+		}
+	}
+	return s.writePage(w, "run", p)
+}
+
+// runState is what a live page polls: the run's status and size.
+func (s *Server) runState(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	run, err := s.src.Run(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	var nodes int64
+	runs, err := s.src.Runs(r.Context())
+	if err != nil {
+		return err
+	}
+	for _, x := range runs {
+		if x.ID == id {
+			nodes = x.Nodes
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, err = fmt.Fprintf(w, `{"status":%q,"nodes":%d,"ended":%d}`, run.Status, nodes, run.Ended.UnixNano())
+	return err
+}
+
+// runView builds the run page of a.
+func (s *Server) runView(a *analysis, report bool) *runPage {
+	g := a.g
+	p := &runPage{pageData: s.base("run "+g.ID, "run"), ID: g.ID, Run: g, Status: string(g.Status), Error: g.Error,
+		Started: g.Started, Elapsed: g.Elapsed(), Agents: g.Agents, Models: g.Models, Tokens: g.Tokens(),
+		Nodes: len(g.Nodes), Forks: len(g.Forks), Handoffs: len(g.Handoffs), Collapsed: a.chart.Collapsed}
+	p.Report = report
+	p.Live = g.Status == record.StatusRunning && !report
+	if len(g.Tasks) > 0 {
+		p.Task, p.MoreTasks = g.Tasks[0], g.Tasks[1:]
+		p.Title = oneLine(g.Tasks[0], 60) + " · run " + g.ID
+	}
+	if g.Status.Stopped() {
+		p.Notice = fmt.Sprintf("This run was %s: branches still running then are drawn as they were; the audit says which forks it could not judge.", g.Status)
+	}
+	if !g.Source.IsInspect() {
+		p.Imported = true
+		p.Source = g.Source.Format
+		if g.Source.Version != "" {
+			p.Source += " " + g.Source.Version
+		}
+		p.SourceAt = g.Source.Path
+		p.Lacks = g.RequestsLack()
+	}
+	p.Tools = g.ToolCounts().Total
+	for _, area := range findings.Areas() {
+		p.Grades = append(p.Grades, gradeView{string(area), a.rep.Grades[area], a.rep.Scores[area]})
+	}
+	for i, f := range a.rep.Findings {
+		fv := findingView{N: i + 1, Rule: f.Rule, Name: f.Name, Area: string(f.Area), Severity: f.Severity.String(),
+			Agent: f.Agent, Message: f.Message, Nodes: f.Nodes, Fix: f.Fix.Location.String() + ": " + f.Fix.Text,
+			Next: f.Next, Price: f.Price.Summary(), Basis: f.Price.Basis, Causes: f.Causes, Penalty: findings.Penalty(f, a.rep)}
+		for _, l := range f.Fix.Also {
+			fv.Also = append(fv.Also, l.String())
+		}
+		var boxes []string
+		seen := map[string]bool{}
+		for _, ref := range f.Nodes {
+			if seq, err := parseNode(ref); err == nil {
+				if b := a.chart.BoxOf(seq); b != nil && !seen[b.ID] {
+					seen[b.ID] = true
+					boxes = append(boxes, b.ID)
+				}
+			}
+		}
+		fv.Boxes = strings.Join(boxes, " ")
+		p.Findings = append(p.Findings, fv)
+	}
+	p.Checks = a.rep.Checks
+	p.Graph = a.svg
+	if a.svgErr != nil {
+		p.GraphErr = a.svgErr.Error()
+	}
+	p.Timeline = timelineOf(a.tl)
+	a.chart.Walk(func(b *mermaid.Box, in *mermaid.ChartBranch) {
+		p.Boxes = append(p.Boxes, boxOf(g, b, in))
+	})
+	p.Cache = cacheOf(g)
+	p.Summary = summary(g, a)
+	return p
+}
+
+// summary says what happened in one sentence: who did how much, in what
+// shape, and what the run waited on.
+func summary(g *graph.Run, a *analysis) string {
+	tc := g.ToolCounts()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s by %s in %s", plural(g.Tokens().Calls, "model call", "model calls")+" and "+plural(tc.Total, "tool call", "tool calls"),
+		plural(len(g.Agents), "agent", "agents"), graph.FormatDuration(g.Elapsed()))
+	if first, last := g.FirstAgent(), g.LastAgent(); first != "" && first != last {
+		fmt.Fprintf(&b, "; the trunk started with %s and ended with %s", first, last)
+	} else if first != "" {
+		fmt.Fprintf(&b, "; %s held the trunk", first)
+	}
+	if n := len(g.Forks); n > 0 {
+		branches := len(g.Conversations) - 1
+		fmt.Fprintf(&b, "; %s into %s", plural(n, "fork", "forks"), plural(branches, "branch", "branches"))
+	}
+	if n := len(g.Handoffs); n > 0 {
+		fmt.Fprintf(&b, "; %s", plural(n, "hand-off", "hand-offs"))
+	}
+	if len(a.tl.Critical) > 1 {
+		path := a.tl.Critical
+		if len(path) > 6 {
+			path = append(append([]string{}, path[:5]...), fmt.Sprintf("… %d more", len(path)-5))
+		}
+		fmt.Fprintf(&b, ". The end waited on %s", strings.Join(path, " → "))
+	}
+	switch n := len(a.rep.Findings); n {
+	case 0:
+		b.WriteString(". The audit found no topology mistake.")
+	default:
+		fmt.Fprintf(&b, ". The audit found %s.", plural(n, "mistake", "mistakes"))
+	}
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return thousands(int64(n)) + " " + many
+}
+
+// boxOf is the detail panel of one box.
+func boxOf(g *graph.Run, b *mermaid.Box, in *mermaid.ChartBranch) boxView {
+	v := boxView{ID: b.ID, Kind: b.Kind.String(), Label: b.Label, Failed: b.Failed, Where: "trunk"}
+	if in != nil {
+		v.Where = "branch " + in.Branch.Name
+		if in.Branch.Conv != nil && in.Branch.Conv.Path != "" {
+			v.Where = "branch " + in.Branch.Conv.Path
+		}
+	}
+	nodes := b.Nodes()
+	if len(nodes) == 0 {
+		return v
+	}
+	first, last := nodes[0], nodes[len(nodes)-1]
+	v.First, v.Last, v.Covers, v.Node = first.ID(), last.ID(), len(nodes), first.ID()
+	v.At = first.Started.Sub(g.Started)
+	end := last.Ended
+	if end.IsZero() {
+		end = last.Started
+		v.Running = true
+	}
+	v.Dur = end.Sub(first.Started)
+	v.Agent = first.Agent
+	if !b.Collapsed() {
+		v.Kind = string(first.Kind)
+		v.Status, v.Error = string(first.Status), first.Error
+		switch n := first; n.Kind {
+		case record.KindLLM:
+			if l := n.LLM; l != nil {
+				v.Detail = append(v.Detail, "model "+l.Model,
+					fmt.Sprintf("in %s · out %s · cached %s", thousands(l.Usage.In), thousands(l.Usage.Out), cachedText(l.Usage)))
+				if !l.Exact() {
+					v.Detail = append(v.Detail, "request reconstructed from the imported source")
+				}
+			}
+		case record.KindTool:
+			if t := n.Tool; t != nil {
+				v.Detail = append(v.Detail, "arguments "+oneLine(t.Args, 200), "result "+oneLine(t.Result, 300))
+			}
+		case record.KindHandoff:
+			if h := n.Handoff; h != nil {
+				v.Detail = append(v.Detail, "from "+h.From+" to "+h.To, "reason "+oneLine(h.Reason, 300))
+			}
+		case record.KindFork:
+			if f := n.Fork; f != nil {
+				v.Detail = append(v.Detail, "context "+f.Context)
+				for _, fb := range f.Branches {
+					v.Detail = append(v.Detail, fb.Name+" @"+fb.Agent+": "+oneLine(fb.Instructions, 160))
+				}
+			}
+		case record.KindJoin:
+			if j := n.Join; j != nil {
+				for _, jb := range j.Branches {
+					v.Detail = append(v.Detail, fmt.Sprintf("%s %s %s: %s", jb.Name, jb.Status, graph.FormatDuration(jb.Duration), oneLine(jb.Answer, 160)))
+				}
+			}
+		case record.KindUser, record.KindFinal:
+			v.Detail = append(v.Detail, oneLine(n.Text, 400))
+		}
+	}
+	return v
+}
+
+func cachedText(u record.Usage) string {
+	if !u.CachedReported {
+		return "not reported"
+	}
+	return thousands(u.Cached) + " (reported)"
+}
+
+// cacheOf sums the cache reads the provider reported, per agent.
+func cacheOf(g *graph.Run) cacheView {
+	var v cacheView
+	byAgent := map[string]*cacheRow{}
+	var order []string
+	for _, n := range g.Nodes {
+		if n.Kind != record.KindLLM || n.LLM == nil {
+			continue
+		}
+		row := byAgent[n.Agent]
+		if row == nil {
+			row = &cacheRow{Agent: n.Agent}
+			byAgent[n.Agent] = row
+			order = append(order, n.Agent)
+		}
+		u := n.LLM.Usage
+		for _, r := range []*cacheRow{row, &v.Total} {
+			r.Calls++
+			r.In += u.In
+			r.Out += u.Out
+			if u.CachedReported {
+				r.Cached += u.Cached
+			}
+		}
+		v.Reported = v.Reported || u.CachedReported
+	}
+	for _, a := range order {
+		v.Rows = append(v.Rows, *byAgent[a])
+	}
+	v.Total.Agent = "run"
+	return v
+}
+
+// The timeline's geometry, in SVG user units.
+const (
+	tlWidth  = 1200.0
+	tlLabelW = 250.0
+	tlSuffix = 120.0
+	tlLaneH  = 22.0
+	tlBarH   = 12.0
+	tlAxisH  = 22.0
+	tlMinBar = 1.5
+)
+
+// timelineOf lays the timeline out as SVG geometry.
+func timelineOf(t *timeline.Timeline) timelineView {
+	v := timelineView{Width: tlWidth, LabelW: tlLabelW, BarX: tlLabelW + 10, Critical: t.Critical}
+	v.BarW = tlWidth - v.BarX - tlSuffix - 10
+	v.SuffixX = v.BarX + v.BarW + 8
+	span := t.End.Sub(t.Start)
+	if span <= 0 {
+		span = time.Nanosecond
+	}
+	x := func(at time.Time) float64 { return v.BarX + float64(at.Sub(t.Start))/float64(span)*v.BarW }
+	for q := 0; q <= 4; q++ {
+		v.Ticks = append(v.Ticks, tickView{X: v.BarX + v.BarW*float64(q)/4, Label: graph.FormatDuration(span * time.Duration(q) / 4)})
+	}
+	index := map[*timeline.Lane]int{}
+	for i, l := range t.Lanes {
+		index[l] = i
+		y := tlAxisH + float64(i)*tlLaneH
+		lv := laneView{ID: l.ID, Y: y, H: tlLaneH, Depth: l.Depth, Critical: l.Critical,
+			LabelX: 6 + 12*float64(min(l.Depth, 8)), TextY: y + tlLaneH/2 + 4}
+		name := l.Name
+		if len(l.Agents) > 0 {
+			name += " @" + strings.Join(l.Agents, "→")
+		}
+		lv.Full = l.Title
+		if len(l.Agents) > 0 {
+			lv.Full += " @" + strings.Join(l.Agents, "→")
+		}
+		lv.Label = runewidth.Truncate(oneLine(name, 80), 34-2*min(l.Depth, 8), "…")
+		var cls []string
+		if l.Critical {
+			cls = append(cls, "crit")
+		}
+		if l.Slowest {
+			cls = append(cls, "slowest")
+		}
+		if l.Status.Failed() {
+			cls = append(cls, "failed")
+		}
+		if l.Branches > 0 {
+			cls = append(cls, "group")
+			lv.Suffix = l.Statuses
+		} else {
+			lv.Suffix = graph.FormatDuration(l.Duration())
+			if l.Slowest {
+				lv.Suffix += " slowest"
+			}
+			if l.Status != record.StatusOK && l.Status != "" {
+				lv.Suffix += " " + string(l.Status)
+			}
+		}
+		lv.Class = strings.Join(cls, " ")
+		for _, b := range l.Bars {
+			bv := barView{X: x(b.Start), W: max(x(b.End)-x(b.Start), tlMinBar), Box: b.Box, Label: b.Label, H: tlBarH, Y: y + (tlLaneH-tlBarH)/2}
+			c := b.Kind.String()
+			if b.Kind == timeline.BarWait {
+				bv.H, bv.Y = 2, y+tlLaneH/2-1
+			}
+			if b.Failed {
+				c += " failed"
+			}
+			bv.Class = c
+			lv.Bars = append(lv.Bars, bv)
+		}
+		for _, m := range l.Marks {
+			lv.Marks = append(lv.Marks, markView{X: x(m.At) - 2, Y: y + 2, H: tlLaneH - 4, Class: m.Kind.String(), Box: m.Box, Label: m.Label})
+		}
+		v.Lanes = append(v.Lanes, lv)
+	}
+	for _, l := range t.Lanes {
+		if l.Parent == nil || l.Start.IsZero() {
+			continue
+		}
+		c := "link"
+		if l.Critical {
+			c += " crit"
+		}
+		py := tlAxisH + float64(index[l.Parent])*tlLaneH + tlLaneH/2
+		y := tlAxisH + float64(index[l])*tlLaneH + tlLaneH/2
+		v.Links = append(v.Links, linkView{X: x(l.Start), Y1: py, Y2: y, Class: c})
+	}
+	v.Height = tlAxisH + float64(len(t.Lanes))*tlLaneH + 4
+	return v
+}
+
+// parseNode reads "n7" (or "7").
+func parseNode(s string) (int64, error) {
+	var seq int64
+	t := strings.TrimPrefix(s, "n")
+	if _, err := fmt.Sscan(t, &seq); err != nil || seq <= 0 || fmt.Sprint(seq) != t {
+		return 0, badRequest("%q is not a node: write n<number> as the graph shows it (e.g. n7)", s)
+	}
+	return seq, nil
+}
+
+// oneLine is s on one line, at most n runes, with an ellipsis.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// sortedAgents lists the agents of runs, sorted, once each.
+func sortedAgents(runs []RunSummary) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range runs {
+		for _, a := range r.Agents {
+			if !seen[a] {
+				seen[a] = true
+				out = append(out, a)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}

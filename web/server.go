@@ -1,0 +1,315 @@
+// Package web is `inspect serve` and `inspect report` (DESIGN §16): a
+// local web UI over recorded runs, and the same run page as one
+// self-contained HTML file for CI artifacts.
+//
+// Pages: the runs (newest first, filtered by status, source, agent and
+// text, updated live while a run records), a run (its graph as SVG with pan
+// and zoom; a timeline with one lane per conversation, the slowest branch
+// and the critical path marked, hand-offs as markers; the findings, each
+// marking its nodes in graph and timeline; grades; cache figures), a node
+// (the request folded by system prompt, tools and messages, the response,
+// usage, asks; whether the request is exact or reconstructed), and a diff
+// of two runs. Deep links: /runs/<id>, /runs/<id>/nodes/n7,
+// /diff?base=<id>&new=<id>.
+//
+// It renders what graph, mermaid (the chart and its collapsing),
+// timeline, findings and diff give it, reading runs through a Source; it
+// knows no SQL (webstore adapts the store). Every page is html/template
+// with its CSS and script embedded in the binary and inlined in the page
+// under a Content-Security-Policy that allows only their hashes: no CDN,
+// no network, no inline script from content, so a page works offline and
+// from file://. Untrusted text (tasks, prompts, tool traffic, names) is
+// only ever written by html/template; even the graph's SVG is rebuilt from
+// Graphviz's output, element by element, through the templates.
+package web
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/mermaid"
+	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/timeline"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Mounts are extra handlers served beside the pages, each on an
+	// http.ServeMux pattern (`inspect serve --otlp` mounts the OTLP
+	// receiver on "POST /v1/traces"). They get the request as it came: no
+	// page headers, no host check.
+	Mounts []Mount
+	// Hosts, when set, are the only Host header names (without port) the
+	// pages answer; others get 403. A server on loopback sets its loopback
+	// names, so a web page that rebinds a DNS name to 127.0.0.1 cannot read
+	// the runs.
+	Hosts []string
+	// Audit are the audit thresholds; nil means findings.DefaultOptions().
+	Audit *findings.Options
+	// Poll is how often a page asks for news while a run records; 0 means 2s.
+	Poll time.Duration
+	// Now is the clock (tests inject it); nil means time.Now.
+	Now func() time.Time
+	// Log receives errors the pages could only show as 500; nil discards.
+	Log *log.Logger
+}
+
+// Mount is one extra handler of a Server.
+type Mount struct {
+	Pattern string
+	Handler http.Handler
+}
+
+// Server serves the pages of one Source.
+type Server struct {
+	src  Source
+	opts Options
+	mux  *http.ServeMux
+
+	mu    sync.Mutex
+	cache []*cached // most recently used last
+}
+
+// maxCached is how many analysed runs a server keeps.
+const maxCached = 6
+
+// New returns a Server reading src.
+func New(src Source, o Options) *Server {
+	if o.Poll <= 0 {
+		o.Poll = 2 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	s := &Server{src: src, opts: o, mux: http.NewServeMux()}
+	page := func(h func(http.ResponseWriter, *http.Request) error) http.Handler {
+		return s.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if err := h(w, r); err != nil {
+				s.fail(w, r, err)
+			}
+		}))
+	}
+	s.mux.Handle("GET /{$}", page(s.runsPage))
+	s.mux.Handle("GET /runs/{id}", page(s.runPage))
+	s.mux.Handle("GET /runs/{id}/state", page(s.runState))
+	s.mux.Handle("GET /runs/{id}/report.html", page(s.reportFile))
+	s.mux.Handle("GET /runs/{id}/nodes/{node}", page(s.nodePage))
+	s.mux.Handle("GET /diff", page(s.diffPage))
+	s.mux.Handle("/", page(func(w http.ResponseWriter, r *http.Request) error {
+		return notFound("there is no page %s", r.URL.Path)
+	}))
+	for _, m := range o.Mounts {
+		s.mux.Handle(m.Pattern, m.Handler)
+	}
+	return s
+}
+
+// ServeHTTP serves the pages and the mounted handlers.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// guard checks the Host header and sets the headers every page carries.
+func (s *Server) guard(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(s.opts.Hosts) > 0 && !hostAllowed(r.Host, s.opts.Hosts) {
+			http.Error(w, "inspect serve answers only requests addressed to "+strings.Join(s.opts.Hosts, ", ")+
+				"; open the address it printed", http.StatusForbidden)
+			return
+		}
+		hd := w.Header()
+		hd.Set("Content-Security-Policy", policy(false)+"; frame-ancestors 'none'")
+		hd.Set("X-Content-Type-Options", "nosniff")
+		hd.Set("Referrer-Policy", "no-referrer")
+		hd.Set("X-Frame-Options", "DENY")
+		hd.Set("Cache-Control", "no-store")
+		h.ServeHTTP(w, r)
+	})
+}
+
+func hostAllowed(host string, allowed []string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(strings.ToLower(host), "[]")
+	for _, a := range allowed {
+		if strings.Trim(strings.ToLower(a), "[]") == host {
+			return true
+		}
+	}
+	return false
+}
+
+// policy is the Content-Security-Policy of every page: only the embedded
+// stylesheet and script, by hash; images only as data: URLs (the icon);
+// fetches only to the server itself, and none from a file (a report).
+func policy(file bool) string {
+	connect := "'self'"
+	if file {
+		connect = "'none'"
+	}
+	return fmt.Sprintf("default-src 'none'; script-src '%s'; style-src '%s'; img-src data:; connect-src %s; base-uri 'none'; form-action 'self'",
+		assets.jsHash, assets.cssHash, connect)
+}
+
+func hashOf(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return "sha256-" + base64.StdEncoding.EncodeToString(h[:])
+}
+
+// httpError is an error with the status a page answers it with.
+type httpError struct {
+	status int
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func notFound(format string, args ...any) error {
+	return &httpError{http.StatusNotFound, fmt.Sprintf(format, args...)}
+}
+
+func badRequest(format string, args ...any) error {
+	return &httpError{http.StatusBadRequest, fmt.Sprintf(format, args...)}
+}
+
+// fail answers err as a page: 404 and 400 say what to do; anything else
+// is a 500 that is logged.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status, msg := http.StatusInternalServerError, "inspect could not read this: "+err.Error()
+	var he *httpError
+	switch {
+	case errors.As(err, &he):
+		status, msg = he.status, he.msg
+	case errors.Is(err, ErrNotFound):
+		status, msg = http.StatusNotFound, err.Error()
+	case errors.Is(err, context.Canceled):
+		return
+	default:
+		if s.opts.Log != nil {
+			s.opts.Log.Printf("%s %s: %v", r.Method, r.URL.Path, err)
+		}
+	}
+	w.WriteHeader(status)
+	_ = s.render(w, "error", &errorPage{pageData: s.base("Not shown", "error"), Status: status, Message: msg})
+}
+
+// cached is one analysed run.
+type cached struct {
+	key  string
+	once sync.Once
+	a    *analysis
+	err  error
+}
+
+// analysis is everything the run page shows of one run.
+type analysis struct {
+	g     *graph.Run
+	rep   *findings.Report
+	chart *mermaid.Chart
+	tl    *timeline.Timeline
+	svg   *svgElem
+	// svgErr says why the graph could not be drawn (the page says so).
+	svgErr error
+}
+
+// analyse loads, audits, charts and draws run id — once per run state: a
+// run that has ended is kept (the most recent few), one still recording
+// is analysed afresh on every request.
+func (s *Server) analyse(ctx context.Context, id string) (*analysis, error) {
+	r, err := s.src.Run(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.Status == record.StatusRunning {
+		return s.build(ctx, r)
+	}
+	key := fmt.Sprintf("%s/%s/%d", r.ID, r.Status, r.Ended.UnixNano())
+	s.mu.Lock()
+	var c *cached
+	for i, e := range s.cache {
+		if e.key == key {
+			c = e
+			s.cache = append(append(s.cache[:i:i], s.cache[i+1:]...), e)
+			break
+		}
+	}
+	if c == nil {
+		c = &cached{key: key}
+		s.cache = append(s.cache, c)
+		if len(s.cache) > maxCached {
+			s.cache = s.cache[1:]
+		}
+	}
+	s.mu.Unlock()
+	// A page closed while the run is analysed does not spoil the entry.
+	c.once.Do(func() { c.a, c.err = s.build(context.WithoutCancel(ctx), r) })
+	if c.err != nil {
+		s.mu.Lock()
+		for i, e := range s.cache {
+			if e == c {
+				s.cache = append(s.cache[:i:i], s.cache[i+1:]...)
+				break
+			}
+		}
+		s.mu.Unlock()
+	}
+	return c.a, c.err
+}
+
+func (s *Server) build(ctx context.Context, r *record.Run) (*analysis, error) {
+	g, err := s.src.Graph(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	g.ReadAt = s.opts.Now()
+	cfg := &findings.Config{Options: s.opts.Audit, Requests: func(seq int64) ([]byte, error) {
+		return s.src.Request(ctx, g.ID, seq)
+	}}
+	rep, err := cfg.Audit(g)
+	if err != nil {
+		return nil, fmt.Errorf("audit run %s: %w", g.ID, err)
+	}
+	mc := &mermaid.Config{Hooks: true}
+	a := &analysis{g: g, rep: rep, chart: mc.Chart(g)}
+	a.tl = timeline.Build(a.chart)
+	a.svg, a.svgErr = drawGraph(ctx, mc, g)
+	return a, nil
+}
+
+// base is the data every page shares.
+func (s *Server) base(title, page string) pageData {
+	return pageData{Title: title, Page: page, Poll: s.opts.Poll.Milliseconds()}
+}
+
+// resolve turns the {id} of a path into a run id; a prefix or "latest"
+// redirects to the page of the full id.
+func (s *Server) resolve(w http.ResponseWriter, r *http.Request) (string, bool, error) {
+	ref := r.PathValue("id")
+	id, err := s.src.Resolve(r.Context(), ref)
+	if err != nil {
+		return "", false, err
+	}
+	if id != ref {
+		u := *r.URL
+		u.Path = "/runs/" + id + strings.TrimPrefix(r.URL.Path, "/runs/"+ref)
+		http.Redirect(w, r, u.String(), http.StatusFound)
+		return "", false, nil
+	}
+	return id, true, nil
+}
+
+// writePage renders a template into the response with the page headers.
+func (s *Server) writePage(w http.ResponseWriter, name string, data any) error {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	return s.render(w, name, data)
+}
