@@ -42,7 +42,7 @@ var assets = func() (a struct {
 // pieces, and the page's own "content".
 var pages = func() map[string]*template.Template {
 	funcs := template.FuncMap{
-		"dur":    graph.FormatDuration,
+		"dur": graph.FormatDuration,
 		"num": func(v any) string {
 			switch n := v.(type) {
 			case int:
