@@ -9,6 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
 	"github.com/inspect-dev/inspect/diff"
 	"github.com/inspect-dev/inspect/graph"
 )
@@ -122,23 +125,14 @@ type pageData struct {
 
 func (p *pageData) base() *pageData { return p }
 
-// thousands writes n with thin separators: 12,146.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+// english formats numbers with thousands separators (12,146).
+var english = message.NewPrinter(language.English)
+
+// thousands writes n with separators: 12,146.
+func thousands(n int64) string { return english.Sprintf("%d", n) }
+
+// pctf is a share as a whole percentage: 0.94 → "94%".
+func pctf(f float64) string { return english.Sprintf("%.0f%%", f*100) }
 
 // statusClass is the CSS class of a status badge.
 func statusClass(s any) string {

@@ -101,6 +101,7 @@ type nodePage struct {
 	ForkJoin  string
 	Asks      []Ask
 	RunSource string
+	Cache     *callCache
 }
 
 type llmView struct {
@@ -194,6 +195,13 @@ func (s *Server) nodePage(w http.ResponseWriter, r *http.Request) error {
 	}
 	if p.Asks, err = s.src.Asks(ctx, id, seq); err != nil {
 		return err
+	}
+	if n.Kind == record.KindLLM {
+		// the run's analysis (kept for the run page too) holds the call's
+		// cache figures; without it the node is shown all the same
+		if a, err := s.analyse(ctx, id); err == nil {
+			p.Cache = callCacheOf(a.cache, seq)
+		}
 	}
 	return s.writePage(w, "node", p)
 }

@@ -115,19 +115,6 @@ type boxView struct {
 	Running bool
 }
 
-type cacheView struct {
-	Reported bool
-	Rows     []cacheRow
-	Total    cacheRow
-}
-
-type cacheRow struct {
-	Agent      string
-	Calls      int
-	In, Cached int64
-	Out        int64
-}
-
 // timelineView is the timeline as one SVG, in user units.
 type timelineView struct {
 	Width, Height float64
@@ -278,9 +265,15 @@ func (s *Server) runView(a *analysis, report bool) *runPage {
 	}
 	p.Timeline = timelineOf(a.tl)
 	a.chart.Walk(func(b *mermaid.Box, in *mermaid.ChartBranch) {
-		p.Boxes = append(p.Boxes, boxOf(g, b, in))
+		v := boxOf(g, b, in)
+		if b.Node != nil && !b.Collapsed() && b.Node.Kind == record.KindLLM && a.cache != nil {
+			if c := a.cache.Call(b.Node.Seq); c != nil && c.Analyzed {
+				v.Detail = append(v.Detail, "prompt cache: "+pctf(c.Share)+" of the request reusable (predicted); "+c.Break.Why)
+			}
+		}
+		p.Boxes = append(p.Boxes, v)
 	})
-	p.Cache = cacheOf(g)
+	p.Cache = cacheOf(a.cache, a.cacheErr)
 	p.Summary = summary(g, a)
 	return p
 }
@@ -395,39 +388,6 @@ func cachedText(u record.Usage) string {
 		return "not reported"
 	}
 	return thousands(u.Cached) + " (reported)"
-}
-
-// cacheOf sums the cache reads the provider reported, per agent.
-func cacheOf(g *graph.Run) cacheView {
-	var v cacheView
-	byAgent := map[string]*cacheRow{}
-	var order []string
-	for _, n := range g.Nodes {
-		if n.Kind != record.KindLLM || n.LLM == nil {
-			continue
-		}
-		row := byAgent[n.Agent]
-		if row == nil {
-			row = &cacheRow{Agent: n.Agent}
-			byAgent[n.Agent] = row
-			order = append(order, n.Agent)
-		}
-		u := n.LLM.Usage
-		for _, r := range []*cacheRow{row, &v.Total} {
-			r.Calls++
-			r.In += u.In
-			r.Out += u.Out
-			if u.CachedReported {
-				r.Cached += u.Cached
-			}
-		}
-		v.Reported = v.Reported || u.CachedReported
-	}
-	for _, a := range order {
-		v.Rows = append(v.Rows, *byAgent[a])
-	}
-	v.Total.Agent = "run"
-	return v
 }
 
 // The timeline's geometry, in SVG user units.

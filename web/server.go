@@ -36,6 +36,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/mermaid"
@@ -220,6 +221,9 @@ type analysis struct {
 	svg   *svgElem
 	// svgErr says why the graph could not be drawn (the page says so).
 	svgErr error
+	// cache is the prompt-cache analysis; cacheErr says why it is missing.
+	cache    *cache.Report
+	cacheErr error
 }
 
 // analyse loads, audits, charts and draws run id — once per run state: a
@@ -279,8 +283,12 @@ func (s *Server) build(ctx context.Context, r *record.Run) (*analysis, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit run %s: %w", g.ID, err)
 	}
-	mc := &mermaid.Config{Hooks: true}
-	a := &analysis{g: g, rep: rep, chart: mc.Chart(g)}
+	a := &analysis{g: g, rep: rep}
+	// A request the analysis cannot read leaves the page without cache
+	// figures (it says why), not without the run.
+	a.cache, a.cacheErr = cache.Analyze(ctx, g, s.src, nil)
+	mc := &mermaid.Config{Hooks: true, Cache: a.cache}
+	a.chart = mc.Chart(g)
 	a.tl = timeline.Build(a.chart)
 	a.svg, a.svgErr = drawGraph(ctx, mc, g)
 	return a, nil

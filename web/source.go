@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
 )
@@ -32,6 +33,9 @@ type Source interface {
 	Response(ctx context.Context, run string, seq int64) ([]byte, error)
 	// Asks are the questions put to node seq, oldest first.
 	Asks(ctx context.Context, run string, seq int64) ([]Ask, error)
+	// ScanRequestParts reads a run's stored requests as the prompt-cache
+	// analysis needs them (cache.Source).
+	cache.Source
 }
 
 // ErrNotFound is what a Source wraps for a run or node it does not have;

@@ -267,8 +267,15 @@ func TestRunPage(t *testing.T) {
 			t.Errorf("the run page lacks %q", want)
 		}
 	}
-	if !strings.Contains(page, `id="cache-analysis"`) {
-		t.Error("no marked place for the cache analysis")
+	// the prompt-cache analysis: where reuse broke, totals per agent
+	for _, want := range []string{"Where reuse broke", "<b>new agent after a hand-off</b>: 1 call, ≈715 tokens sent uncached",
+		"<b>fork branch start</b>: 2 calls", `href="/runs/` + id + `/nodes/n23">n23</a>`, "hit ratio 69%", "<th scope=\"row\">writer</th>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the cache section lacks %q", want)
+		}
+	}
+	if !strings.Contains(page, "reuse 95%") {
+		t.Error("the graph's llm boxes do not show their reusable share")
 	}
 
 	// A prefix and "latest" redirect to the full id; ?node= selects its box.
@@ -317,6 +324,12 @@ func TestNodePage(t *testing.T) {
 	}
 	if strings.Contains(page, "Reconstructed request") {
 		t.Error("an exact request says it is reconstructed")
+	}
+	page = mustGet(t, srv.URL, "/runs/"+id+"/nodes/n23")
+	for _, want := range []string{"<b>1%</b> predicted: 22 of 2,822 bytes", "tool write_file added", "new agent writer after the hand-off at n22", "≈715 tokens"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("n23's cache figures lack %q", want)
+		}
 	}
 	if page := mustGet(t, srv.URL, "/runs/"+id+"/nodes/n3"); !strings.Contains(page, "Arguments") || !strings.Contains(page, "regions/eu.md") {
 		t.Error("the tool node n3 does not show its arguments")

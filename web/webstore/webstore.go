@@ -126,3 +126,8 @@ func (s *Source) Asks(ctx context.Context, run string, seq int64) ([]web.Ask, er
 	}
 	return out, nil
 }
+
+// ScanRequestParts reads run's stored requests for the cache analysis.
+func (s *Source) ScanRequestParts(ctx context.Context, run string, seqs []int64, link func(record.MessageLink) error, req func(record.RequestParts) error) error {
+	return s.DB.ScanRequestParts(ctx, run, seqs, link, req)
+}

@@ -1,0 +1,166 @@
+package web
+
+import (
+	"github.com/inspect-dev/inspect/cache"
+	"github.com/inspect-dev/inspect/cache/report"
+	"github.com/inspect-dev/inspect/graph"
+)
+
+// cacheView is the run page's prompt-cache section: the analysis of
+// package cache (DESIGN §15) as tables.
+type cacheView struct {
+	// Err says why the analysis is missing; the rest is then empty.
+	Err string
+	// Source says where the reported figures come from; Header sums the run.
+	Source, Header string
+	Total          cacheRow
+	Agents         []cacheRow
+	Conversations  []cacheRow
+	// MoreConversations counts conversations not listed (a large run).
+	MoreConversations int
+	Breaks            []breakRow
+	Unstable          []*cache.Call
+	Mismatches        []*cache.Call
+}
+
+type cacheRow struct {
+	Name string
+	cache.Totals
+	Hit string
+}
+
+type breakRow struct {
+	Cause    string
+	Calls    int
+	Nodes    []string
+	More     int
+	Uncached int64
+	Expected bool
+}
+
+// maxCacheRows bounds the conversations and break nodes listed.
+const (
+	maxCacheConversations = 24
+	maxBreakNodes         = 12
+)
+
+// breakCauses say each cause of a break in a few words.
+var breakCauses = map[string]string{
+	cache.CauseCold: "cold start (nothing earlier to reuse)", cache.CauseRepeat: "repeated prompt",
+	cache.CauseHandoff: "new agent after a hand-off", cache.CauseBack: "hand-off back (the agent's own prefix reused)",
+	cache.CauseBranch: "fork branch start", cache.CauseCompact: "tool call dropped by compact context",
+	cache.CauseJoin: "parent after a join", cache.CauseEdited: "an earlier message changed",
+	cache.CauseTools: "tool array changed within a conversation", cache.CauseSystem: "system prompt changed within a conversation",
+	cache.CauseOther: "shared only with another conversation's request", cache.CauseCut: "history cut (a compaction)",
+}
+
+func cacheOf(rep *cache.Report, err error) cacheView {
+	if err != nil || rep == nil {
+		msg := "the analysis did not run"
+		if err != nil {
+			msg = err.Error()
+		}
+		return cacheView{Err: msg}
+	}
+	row := func(name string, t cache.Totals) cacheRow {
+		return cacheRow{Name: name, Totals: t, Hit: pctf(t.HitRatio())}
+	}
+	v := cacheView{Source: report.Source(rep), Header: report.Header(rep), Total: row("whole run", rep.Total)}
+	for _, g := range rep.Agents {
+		v.Agents = append(v.Agents, row(orDash(g.Name), g.Totals))
+	}
+	for i, g := range rep.Conversations {
+		if i == maxCacheConversations {
+			v.MoreConversations = len(rep.Conversations) - i
+			break
+		}
+		name := "trunk"
+		if g.Name != "" {
+			name = g.Name
+		}
+		v.Conversations = append(v.Conversations, row(name, g.Totals))
+	}
+	by := map[string]*breakRow{}
+	var order []string // causes in order of first appearance
+	for _, c := range rep.Calls {
+		if c.Unstable != nil {
+			v.Unstable = append(v.Unstable, c)
+		}
+		if c.Mismatch != nil {
+			v.Mismatches = append(v.Mismatches, c)
+		}
+		if !c.Analyzed || c.Break.Cause == cache.CauseTail || c.Break.Cause == cache.CauseRepeat {
+			continue
+		}
+		b := by[c.Break.Cause]
+		if b == nil {
+			name := breakCauses[c.Break.Cause]
+			if name == "" {
+				name = c.Break.Cause
+			}
+			b = &breakRow{Cause: name, Expected: c.Break.Expected}
+			by[c.Break.Cause] = b
+			order = append(order, c.Break.Cause)
+		}
+		b.Calls++
+		if len(b.Nodes) < maxBreakNodes {
+			b.Nodes = append(b.Nodes, c.Node.ID())
+		} else {
+			b.More++
+		}
+		b.Uncached += uncachedOf(c)
+		b.Expected = b.Expected && c.Break.Expected
+	}
+	for _, cause := range order {
+		v.Breaks = append(v.Breaks, *by[cause])
+	}
+	if len(v.Unstable) > maxBreakNodes {
+		v.Unstable = v.Unstable[:maxBreakNodes]
+	}
+	if len(v.Mismatches) > maxBreakNodes {
+		v.Mismatches = v.Mismatches[:maxBreakNodes]
+	}
+	return v
+}
+
+// uncachedOf is the input a call sent uncached: reported where the
+// provider reported, else predicted.
+func uncachedOf(c *cache.Call) int64 {
+	r := c.Reported
+	reads := min(c.Tokens, r.In)
+	if r.CachedReported {
+		reads = r.Cached
+	}
+	var w int64
+	if r.CacheWriteReported {
+		w = r.CacheWrite
+	}
+	return max(r.In-reads-w, 0)
+}
+
+// callCache is a node page's cache figures.
+type callCache struct {
+	*cache.Call
+	Share    string
+	Uncached int64
+	Source   string
+	Lifetime string
+}
+
+func callCacheOf(rep *cache.Report, seq int64) *callCache {
+	if rep == nil {
+		return nil
+	}
+	c := rep.Call(seq)
+	if c == nil {
+		return nil
+	}
+	return &callCache{Call: c, Share: pctf(c.Share), Uncached: uncachedOf(c), Source: report.Source(rep), Lifetime: graph.FormatDuration(rep.Lifetime)}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
