@@ -52,6 +52,8 @@ var pages = func() map[string]*template.Template {
 				return thousands(int64(n))
 			case int64:
 				return thousands(n)
+			case float64:
+				return thousands(int64(n + 0.5))
 			}
 			return fmt.Sprint(v)
 		},

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"strings"
+
 	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/cache/report"
 	"github.com/inspect-dev/inspect/graph"
@@ -65,7 +67,7 @@ func cacheOf(rep *cache.Report, err error) cacheView {
 	row := func(name string, t cache.Totals) cacheRow {
 		return cacheRow{Name: name, Totals: t, Hit: pctf(t.HitRatio())}
 	}
-	v := cacheView{Source: report.Source(rep), Header: report.Header(rep), Total: row("whole run", rep.Total)}
+	v := cacheView{Source: capitalize(report.Source(rep)), Header: report.Header(rep), Total: row("whole run", rep.Total)}
 	for _, g := range rep.Agents {
 		v.Agents = append(v.Agents, row(orDash(g.Name), g.Totals))
 	}
@@ -155,7 +157,14 @@ func callCacheOf(rep *cache.Report, seq int64) *callCache {
 	if c == nil {
 		return nil
 	}
-	return &callCache{Call: c, Share: pctf(c.Share), Uncached: uncachedOf(c), Source: report.Source(rep), Lifetime: graph.FormatDuration(rep.Lifetime)}
+	return &callCache{Call: c, Share: pctf(c.Share), Uncached: uncachedOf(c), Source: capitalize(report.Source(rep)), Lifetime: graph.FormatDuration(rep.Lifetime)}
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 func orDash(s string) string {

@@ -123,6 +123,17 @@
       if (vb.h > full.h) { vb.y = full.y - (vb.h - full.h) / 2; }
       apply();
     }
+    // open(): the whole graph when it fits at a readable size, else its
+    // top at that size (never larger than 1.25 screen pixels a point).
+    function open() {
+      var cw = wrap.clientWidth || 1, ch = wrap.clientHeight || 1;
+      var fitScale = Math.min(cw / full.w, ch / full.h);
+      if (fitScale * 12 >= 8) { fit(); return; } // 12pt labels stay 8px or more
+      var s = Math.min(cw / full.w, 1.25);
+      vb = { w: cw / s, h: ch / s, x: 0, y: full.y };
+      vb.x = full.x + (full.w - vb.w) / 2;
+      apply();
+    }
     function zoom(f, cx, cy) {
       var nw = Math.min(Math.max(vb.w * f, full.w / 80), full.w * 4);
       var k = nw / vb.w;
@@ -206,8 +217,7 @@
         if (z === 'in') { zoom(1 / 1.3); } else if (z === 'out') { zoom(1.3); } else if (z === 'fit') { fit(); } else { width(); }
       });
     });
-    // A tall graph opens at its width, from the top; a wide one fits.
-    if (full.h / full.w > aspect() * 1.6) { width(); } else { fit(); }
+    open();
     return { zoom: zoom, fit: fit, center: center, svg: svg, wrap: wrap };
   }
 
