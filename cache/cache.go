@@ -356,7 +356,7 @@ type frameKey struct{ head, system, tail int64 }
 func Analyze(ctx context.Context, g *graph.Run, src Source, o *Options) (*Report, error) {
 	a := &analysis{g: g, o: o, tree: prefix.NewTree(), frames: map[frameKey]*frame{}, links: map[int64]prefix.Msg{}, prompts: map[int64]*prompt{}}
 	rep := &Report{Run: g.ID, Lifetime: o.lifetime(), MinPrefix: o.minPrefix(), Simulated: strings.HasPrefix(g.BaseURL, "scripted:")}
-	if err := a.read(ctx, src); err != nil {
+	if err := a.read(ctx, src, a.readSet()); err != nil {
 		return nil, err
 	}
 	only := map[int64]bool{}
@@ -431,9 +431,9 @@ func (a *analysis) tokens(c *Call, n int, rep *Report) int64 {
 }
 
 // read interns every stored request of the run.
-func (a *analysis) read(ctx context.Context, src Source) error {
+func (a *analysis) read(ctx context.Context, src Source, seqs []int64) error {
 	a.sysLink = map[int64][]byte{}
-	return src.ScanRequestParts(ctx, a.g.ID, nil, func(l record.MessageLink) error {
+	return src.ScanRequestParts(ctx, a.g.ID, seqs, func(l record.MessageLink) error {
 		data := element(l.Data)
 		if l.Prev == 0 && isSystemMessage(data) {
 			a.sysLink[l.ID] = data // an older file's system message in the chain
@@ -444,6 +444,45 @@ func (a *analysis) read(ctx context.Context, src Source) error {
 		a.prompts[rp.Seq] = a.prompt(rp)
 		return nil
 	})
+}
+
+// readSet is the requests Options.Seqs needs read: those calls, every
+// earlier call that had finished within the lifetime before one of them
+// started, and each one's previous call in its conversation; nil (all)
+// without Seqs.
+func (a *analysis) readSet() []int64 {
+	seqs := a.o.seqsOrNil()
+	if seqs == nil {
+		return nil
+	}
+	lifetime := a.o.lifetime()
+	want := map[int64]bool{}
+	var targets []*graph.Node
+	for _, s := range seqs {
+		if n := a.g.Node(s); n != nil && n.Kind == record.KindLLM {
+			want[s] = true
+			targets = append(targets, n)
+			if p := previousLLM(n); p != nil {
+				want[p.Seq] = true
+			}
+		}
+	}
+	for _, n := range a.g.Nodes {
+		if n.Kind != record.KindLLM || n.Ended.IsZero() {
+			continue
+		}
+		for _, q := range targets {
+			if n.Seq < q.Seq && prefix.Reusable(n.Ended, q.Started, lifetime) {
+				want[n.Seq] = true
+			}
+		}
+	}
+	out := make([]int64, 0, len(want))
+	for s := range want {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
 }
 
 // element strips a message piece's separator (a comma and spaces).

@@ -259,7 +259,16 @@ func (db *DB) LoadRun(ctx context.Context, id string) (*record.Run, error) {
 // to fn is fresh for each call; fn may keep it. If the run reads interrupted,
 // its open nodes read interrupted too.
 func (db *DB) ScanNodes(ctx context.Context, run *record.Run, fn func(*record.Node) error) error {
-	rows, err := db.r.QueryContext(ctx, nodeSelect+` WHERE run_id=? ORDER BY seq`, run.ID)
+	return db.ScanNodesTo(ctx, run, 0, fn)
+}
+
+// ScanNodesTo is ScanNodes of the nodes up to and including seq last (0:
+// all): what a command about one node needs of the run before it.
+func (db *DB) ScanNodesTo(ctx context.Context, run *record.Run, last int64, fn func(*record.Node) error) error {
+	if last <= 0 {
+		last = math.MaxInt64
+	}
+	rows, err := db.r.QueryContext(ctx, nodeSelect+` WHERE run_id=? AND seq <= ? ORDER BY seq`, run.ID, last)
 	if err != nil {
 		return fmt.Errorf("load nodes of %s: %w", run.ID, err)
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inspect-dev/inspect/ask"
+	"github.com/inspect-dev/inspect/cache"
+	"github.com/inspect-dev/inspect/cache/report"
 	"github.com/inspect-dev/inspect/chat"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/internal/termsafe"
@@ -223,7 +225,39 @@ func writeLLM(ctx context.Context, w *strings.Builder, db *store.DB, r *record.R
 		return fmt.Errorf("load the response of %s: %w", n.ID(), err)
 	}
 	writeResponse(w, resp, n)
+	writeCache(ctx, w, db, run, n.Seq)
 	return nil
+}
+
+// writeCache writes the node's prompt-cache prefix analysis, from the run
+// up to the node (the earlier requests it could reuse are there); a run
+// that cannot be analysed says why instead.
+func writeCache(ctx context.Context, w *strings.Builder, db *store.DB, runID string, seq int64) {
+	fail := func(err error) { fmt.Fprintf(w, "## Prompt cache\n\n(not analysed: %v)\n\n", err) }
+	run, err := db.LoadRun(ctx, runID)
+	if err != nil {
+		fail(err)
+		return
+	}
+	var nodes []*record.Node
+	if err := db.ScanNodesTo(ctx, run, seq, func(n *record.Node) error { nodes = append(nodes, n); return nil }); err != nil {
+		fail(err)
+		return
+	}
+	g, err := graph.Build(run, nodes)
+	if err != nil {
+		fail(err)
+		return
+	}
+	rep, err := cache.Analyze(ctx, g, db, &cache.Options{Seqs: []int64{seq}})
+	if err != nil {
+		fail(err)
+		return
+	}
+	var b strings.Builder
+	if err := report.ShowMarkdown(&b, rep, seq); err == nil {
+		w.WriteString(b.String())
+	}
 }
 
 func writeMessage(w *strings.Builder, title string, m *chat.Message) {
