@@ -341,8 +341,8 @@ func (a *analysis) locate(s string, d, lineStart int) Location {
 // mismatch compares c's reported cached tokens with the prediction.
 func (a *analysis) mismatch(c *Call, rep *Report) *Mismatch {
 	r := c.Reported
-	if !r.CachedReported {
-		return nil
+	if !r.CachedReported || c.Node.Status != record.StatusOK {
+		return nil // a failed call's usage says nothing of the cache
 	}
 	predicted, got := c.Tokens, r.Cached
 	from := ""
