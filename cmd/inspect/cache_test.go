@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/inspect-dev/inspect/ask/asktest"
+)
+
+func TestNewCmdCache(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want CacheOptions
+	}{
+		{"defaults", nil, CacheOptions{Run: "latest", Format: "text", Lifetime: 5 * time.Minute, MinPrefix: 1024}},
+		{"a node of the latest run", []string{"n7"}, CacheOptions{Run: "latest", Node: "n7", Format: "text", Lifetime: 5 * time.Minute, MinPrefix: 1024}},
+		{"a run", []string{"7f3a"}, CacheOptions{Run: "7f3a", Format: "text", Lifetime: 5 * time.Minute, MinPrefix: 1024}},
+		{"run, node, flags", []string{"base.db:latest", "n3", "--format", "json", "--cache-lifetime", "1h", "--min-prefix", "2048"},
+			CacheOptions{Run: "base.db:latest", Node: "n3", Format: "json", Lifetime: time.Hour, MinPrefix: 2048}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _, _ := testFactory(t)
+			var got *CacheOptions
+			cmd := NewCmdCache(f, func(o *CacheOptions) error { got = o; return nil })
+			cmd.SetArgs(tt.args)
+			if err := cmd.Execute(); err != nil {
+				t.Fatal(err)
+			}
+			got.F = nil
+			if *got != tt.want {
+				t.Errorf("options = %+v, want %+v", *got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCacheRun(t *testing.T) {
+	f, out, errOut := auditTestFactory(t, "handoff-chain")
+	for _, tt := range []struct {
+		name string
+		args []string
+		code int
+		want []string // in stdout, or stderr when the code is not 0
+	}{
+		{"the run", []string{"cache"}, ExitOK, []string{
+			"Prompt cache · run run-handoff-chain",
+			"scripted model's simulated cache",
+			"Where reuse broke:",
+			"new agent after a hand-off: 2 calls, ≈",
+			"n4 @billing (trunk): predicted reusable 30% (455 of 1,515 bytes, ≈113 tokens) from n2 · reported cached 113 of 394",
+			"broke at tools (tool transfer_to_refunds added): new agent billing after the hand-off at n3",
+			"n6 @billing (trunk): predicted reusable 85%",
+			"n4 reused whole; new from messages[4] on (the assistant's call of read_file)",
+			"By agent:",
+		}},
+		{"markdown", []string{"cache", "--format", "markdown"}, ExitOK, []string{"# Prompt cache · run run-handoff-chain", "## Where reuse broke", "- **n4** @billing (trunk)"}},
+		{"one node", []string{"cache", "n8"}, ExitOK, []string{"Prompt cache · n8 · run run-handoff-chain", "broke at: tools — tool transfer_to_refunds removed", "why: new agent refunds after the hand-off at n7"}},
+		{"not a model call", []string{"cache", "n3"}, ExitUsage, []string{"n3 is a handoff node; inspect cache analyses model calls (llm nodes: n2, n4"}},
+		{"no such node", []string{"cache", "n99"}, ExitUsage, []string{"n99"}},
+		{"bad format", []string{"cache", "--format", "sarif"}, ExitUsage, []string{`unknown --format "sarif"`}},
+		{"bad lifetime", []string{"cache", "--cache-lifetime", "0s"}, ExitUsage, []string{"--cache-lifetime 0s: give a positive duration"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out.Reset()
+			errOut.Reset()
+			code := run(context.Background(), f, tt.args)
+			got := out.String()
+			if tt.code != ExitOK {
+				got = errOut.String()
+			}
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; stderr %s", code, tt.code, errOut)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("output lacks %q:\n%s", w, got)
+				}
+			}
+		})
+	}
+
+	out.Reset()
+	if code := run(context.Background(), f, []string{"cache", "--format", "json"}); code != ExitOK {
+		t.Fatalf("json: exit %d: %s", code, errOut)
+	}
+	var j struct {
+		Run      string `json:"run"`
+		Reported string `json:"reported_by"`
+		Totals   struct {
+			Calls      int   `json:"calls"`
+			CacheReads int64 `json:"cache_reads"`
+		} `json:"totals"`
+		Calls []struct {
+			Node  string  `json:"node"`
+			Match *string `json:"match"`
+			Break struct {
+				Where, Cause string
+				Expected     bool
+			} `json:"break"`
+			Reported struct {
+				Cached *int64 `json:"cached"`
+			} `json:"reported"`
+		} `json:"calls"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &j); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if j.Run != "run-handoff-chain" || j.Reported != "scripted-simulation" || j.Totals.Calls != 6 || len(j.Calls) != 6 ||
+		j.Calls[1].Node != "n4" || j.Calls[1].Break.Where != "tools" || j.Calls[1].Break.Cause != "handoff" || *j.Calls[1].Match != "n2" || *j.Calls[1].Reported.Cached != 113 {
+		t.Errorf("json = %+v", j)
+	}
+
+	// show prints the node's prefix analysis.
+	out.Reset()
+	if code := run(context.Background(), f, []string{"show", "n6"}); code != ExitOK {
+		t.Fatalf("show: exit %d: %s", code, errOut)
+	}
+	for _, w := range []string{"## Prompt cache", "- predicted reusable 85%", "from n4 (predicted)", "- reported cached 378 of 461"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("show n6 lacks %q:\n%s", w, out)
+		}
+	}
+}
+
+// A real OpenAI-compatible server on 127.0.0.1 that reports cached_tokens —
+// none on a prefix shorter than its minimum, none where the prefix should
+// have been there, fewer than predicted — gives one named mismatch line
+// each: the minimum prefix length, routing, fewer.
+func TestCache_ProviderReportsLessThanPredicted(t *testing.T) {
+	fixture := filepath.Join("..", "..", "fixtures", "handoff-chain")
+	srv := asktest.New(t, "sk-test")
+	usage := func(in, cached int) *openai.Usage {
+		return &openai.Usage{PromptTokens: in, CompletionTokens: 10, TotalTokens: in + 10, PromptTokensDetails: &openai.PromptTokensDetails{CachedTokens: cached}}
+	}
+	srv.Register("intake, billing", nil, asktest.Sequence(
+		asktest.Answer(asktest.Reply{ToolCalls: []openai.ToolCall{asktest.Call("c1", "transfer_to_billing", `{"reason":"an invoice"}`)}, Usage: usage(2000, 0)}),
+		// billing's first call: the common start of the tool arrays only
+		asktest.Answer(asktest.Reply{ToolCalls: []openai.ToolCall{asktest.Call("c2", "read_file", `{"path":"policies/billing.md"}`)}, Usage: usage(3000, 0)}),
+		// billing's second: its first request whole, reported 0
+		asktest.Answer(asktest.Reply{ToolCalls: []openai.ToolCall{asktest.Call("c3", "read_file", `{"path":"policies/refunds.md"}`)}, Usage: usage(3200, 0)}),
+		// its third: reported, but a third of what is predicted
+		asktest.Answer(asktest.Reply{Content: "Refunded.", Usage: usage(3400, 1024)}),
+	))
+	f, out, errOut := testFactoryEnv(t, map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": srv.URL})
+	if code := run(context.Background(), f, []string{"run", fixture, "--task", "I was charged twice."}); code != ExitOK {
+		t.Fatalf("run: exit %d: %s", code, errOut)
+	}
+	srv.Verify(t)
+	out.Reset()
+	if code := run(context.Background(), f, []string{"cache", "--format", "json"}); code != ExitOK {
+		t.Fatalf("cache: exit %d: %s", code, errOut)
+	}
+	var j struct {
+		Reported string `json:"reported_by"`
+		Calls    []struct {
+			Node     string `json:"node"`
+			Tokens   int64  `json:"reusable_tokens"`
+			Mismatch *struct {
+				Kind, Text string
+			} `json:"mismatch"`
+		} `json:"calls"`
+		Totals struct {
+			Mismatches int   `json:"mismatches"`
+			Reads      int64 `json:"cache_reads"`
+		} `json:"totals"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &j); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, c := range j.Calls {
+		k := "-"
+		if c.Mismatch != nil {
+			k = c.Mismatch.Kind
+		}
+		kinds = append(kinds, k)
+	}
+	if got := strings.Join(kinds, " "); got != "- minimum routing fewer" || j.Reported != "provider" || j.Totals.Mismatches != 3 || j.Totals.Reads != 1024 {
+		t.Fatalf("mismatches %q (want - minimum routing fewer), reported by %s, totals %+v\n%s", got, j.Reported, j.Totals, out)
+	}
+	if c := j.Calls[3]; c.Tokens <= 1024+128 || !strings.Contains(c.Mismatch.Text, "reported 1024 cached of the ≈") {
+		t.Errorf("the fewer line: %+v", c)
+	}
+
+	out.Reset()
+	if code := run(context.Background(), f, []string{"cache"}); code != ExitOK {
+		t.Fatalf("cache: exit %d: %s", code, errOut)
+	}
+	for _, w := range []string{
+		"reported cached tokens come from the provider",
+		"Reported against predicted:",
+		"(minimum): predicted ≈",
+		"shorter than the 1024-token minimum prefix a provider caches",
+		"(routing): predicted ≈",
+		"reported 0: the request may have reached a server that had not seen the prefix",
+		"(fewer): reported 1024 cached of the ≈",
+	} {
+		if !strings.Contains(strings.ToLower(out.String()), strings.ToLower(w)) {
+			t.Errorf("cache lacks %q:\n%s", w, out)
+		}
+	}
+}
