@@ -325,12 +325,15 @@ func (a *analysis) locate(s string, d, lineStart int) Location {
 		lead := strings.Index(f.Content, c) // what TrimSpace took off the front
 		return Location{Path: f.Path, Line: strings.Count(f.Content[:lead], "\n") + strings.Count(c[:d-i], "\n") + 1}
 	}
-	if before := strings.TrimSpace(s[lineStart:d]); len(before) >= 8 {
+	// The changed line's text before the change, shortened until a file
+	// holds it: "Current time: " of a template "Current time: {now}".
+	before := strings.TrimLeft(s[lineStart:d], " \t")
+	for l := len(before); l >= 8; l-- {
 		for _, f := range files {
 			if f.Path == "agents.yaml" {
 				continue
 			}
-			if i := strings.Index(f.Content, before); i >= 0 {
+			if i := strings.Index(f.Content, before[:l]); i >= 0 {
 				return Location{Path: f.Path, Line: strings.Count(f.Content[:i], "\n") + 1}
 			}
 		}

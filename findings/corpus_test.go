@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inspect-dev/inspect/internal/handmade"
 	"github.com/inspect-dev/inspect/runtime/runtimetest"
 
+	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/store"
@@ -24,8 +26,9 @@ var t0 = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // recorded is one fixture run, recorded and loaded.
 type recorded struct {
-	DB  *store.DB
-	Run *graph.Run
+	DB    *store.DB
+	Run   *graph.Run
+	Cache *cache.Report // its prompt-cache analysis, read while the file is open
 }
 
 // requests binds DB.Request to the run.
@@ -36,7 +39,8 @@ func (r *recorded) requests(seq int64) ([]byte, error) {
 // audit runs every rule with default options on the run.
 func (r *recorded) audit(t testing.TB) *findings.Report {
 	t.Helper()
-	rep, err := findings.Audit(r.Run, r.requests)
+	cfg := &findings.Config{Requests: r.requests, Cache: func() (*cache.Report, error) { return r.Cache, nil }}
+	rep, err := cfg.Audit(r.Run)
 	if err != nil {
 		t.Fatalf("Audit: %v", err)
 	}
@@ -44,7 +48,9 @@ func (r *recorded) audit(t testing.TB) *findings.Report {
 }
 
 // recordFixture copies fixture dir into a temporary folder (write_file must not
-// touch the repository), runs its script in virtual time and loads the graph.
+// touch the repository), runs its script in virtual time and loads the graph;
+// a hand-made run (run.yaml: another system's model calls) is recorded
+// through the store's API instead.
 func recordFixture(t testing.TB, name string) *recorded {
 	t.Helper()
 	ctx := context.Background()
@@ -53,11 +59,21 @@ func recordFixture(t testing.TB, name string) *recorded {
 		t.Fatalf("store.Open: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
-	g, err := runtimetest.RecordFixture(ctx, db, filepath.Join("..", "fixtures", name), t.TempDir(), "run-"+name, t0)
+	dir := filepath.Join("..", "fixtures", name)
+	var g *graph.Run
+	if handmade.Exists(dir) { // another system's run, recorded through the store's API
+		g, err = handmade.Record(ctx, db, dir, "run-"+name, t0)
+	} else {
+		g, err = runtimetest.RecordFixture(ctx, db, dir, t.TempDir(), "run-"+name, t0)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &recorded{DB: db, Run: g}
+	rep, err := cache.Analyze(ctx, g, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &recorded{DB: db, Run: g, Cache: rep}
 }
 
 // want is a fixture's hand-written want.txt: what its audit must report,

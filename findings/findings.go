@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
 )
@@ -41,10 +42,11 @@ const (
 	Forking    Area = "Forking"
 	Delegation Area = "Delegation"
 	Handoffs   Area = "Hand-offs"
+	Caching    Area = "Caching"
 )
 
 // Areas lists the graded areas in report order.
-func Areas() []Area { return []Area{Forking, Delegation, Handoffs} }
+func Areas() []Area { return []Area{Forking, Delegation, Handoffs, Caching} }
 
 // Severity is how bad a finding is. It orders: Warning < Error.
 type Severity int
@@ -165,7 +167,7 @@ func Validate(rules []*Rule) error {
 			return fmt.Errorf("rule %s has no Run", r.ID)
 		case r.Doc.Title == "" || r.Doc.Detect == "" || r.Doc.Price == "" || r.Doc.Fix == "" || r.Doc.Next == "":
 			return fmt.Errorf("rule %s has an incomplete Doc", r.ID)
-		case r.Area != Forking && r.Area != Delegation && r.Area != Handoffs:
+		case r.Area != Forking && r.Area != Delegation && r.Area != Handoffs && r.Area != Caching:
 			return fmt.Errorf("rule %s has unknown area %q", r.ID, r.Area)
 		case r.Severity != Warning && r.Severity != Error:
 			return fmt.Errorf("rule %s has no severity", r.ID)
@@ -422,6 +424,10 @@ type Config struct {
 	// (store.DB.RequestFrame bound to the run), all the cause checks read;
 	// it costs what a call offered, not the conversation. Nil: Requests.
 	Frames func(seq int64) ([]byte, error)
+	// Cache, if set, returns the run's prompt-cache analysis (cache.Analyze
+	// over the run's stored requests), which cache.unstable-prefix reads;
+	// called at most once per audit. Nil: that rule is not applicable.
+	Cache func() (*cache.Report, error)
 }
 
 // Audit runs the configured rules over run and grades the result.
@@ -454,7 +460,7 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 	}
 	rep.Notice = notice(run)
 	for _, r := range rules {
-		p := &Pass{Rule: r, Graph: run, Options: opts, Project: proj, requests: c.Requests, frames: c.Frames, shared: shared}
+		p := &Pass{Rule: r, Graph: run, Options: opts, Project: proj, requests: c.Requests, frames: c.Frames, shared: shared, cache: c.Cache}
 		r.Run(p)
 		if p.open > 0 && !p.notApplicable {
 			note := fmt.Sprintf("%s not applicable (%s)", plural(p.open, "open fork", "open forks"), openReason(run))
@@ -484,7 +490,7 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 	for i, r := range rules {
 		order[r.ID] = i
 	}
-	areaOrder := map[Area]int{Forking: 0, Delegation: 1, Handoffs: 2}
+	areaOrder := map[Area]int{Forking: 0, Delegation: 1, Handoffs: 2, Caching: 3}
 	sort.SliceStable(rep.Findings, func(i, j int) bool {
 		a, b := rep.Findings[i], rep.Findings[j]
 		if areaOrder[a.Area] != areaOrder[b.Area] {
@@ -513,6 +519,7 @@ type Pass struct {
 	Project *Project
 
 	requests      func(seq int64) ([]byte, error)
+	cache         func() (*cache.Report, error)
 	frames        func(seq int64) ([]byte, error)
 	shared        *sharedFacts
 	open          int // open forks the rule left out (Pass.forks)
@@ -550,6 +557,19 @@ func (p *Pass) Clear(format string, args ...any) {
 func (p *Pass) NotApplicable(format string, args ...any) {
 	p.detail = fmt.Sprintf(format, args...)
 	p.notApplicable = true
+}
+
+// cacheReport is the run's prompt-cache analysis (nil when the audit was
+// given none), computed once per audit.
+func (p *Pass) cacheReport() (*cache.Report, error) {
+	if p.cache == nil {
+		return nil, nil
+	}
+	if !p.shared.cacheDone {
+		p.shared.cacheDone = true
+		p.shared.cache, p.shared.cacheErr = p.cache()
+	}
+	return p.shared.cache, p.shared.cacheErr
 }
 
 // Request returns the recorded request body of llm node seq, or an error

@@ -4,8 +4,8 @@ import "fmt"
 
 // GradeScale documents how Grade turns findings into letters; the CLI's help
 // text and docs quote it.
-const GradeScale = `Each area (Forking, Delegation, Hand-offs) starts at 100 points. Every
-finding in it takes off its severity (warning 10, error 25) plus up to 40
+const GradeScale = `Each area (Forking, Delegation, Hand-offs, Caching) starts at 100
+points. Every finding in it takes off its severity (warning 10, error 25) plus up to 40
 points for its price: 40 × the larger of its share of the run's elapsed time
 and its share of the run's tokens (in + out), capped at 1. Letters:
 A ≥ 95, B ≥ 80, C ≥ 65, D ≥ 50, F below. One cheap warning is a B; an error,

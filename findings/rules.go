@@ -15,4 +15,5 @@ var All = []*Rule{
 	HandoffLoop,
 	HandoffForAnswer,
 	DelegationMissedSpecialist,
+	CacheUnstablePrefix,
 }

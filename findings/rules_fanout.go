@@ -2,6 +2,7 @@ package findings
 
 import (
 	"fmt"
+	"github.com/inspect-dev/inspect/cache"
 	"strings"
 	"time"
 
@@ -120,6 +121,10 @@ type sharedFacts struct {
 	closed   []*graph.Fork               // the forks that closed (Pass.forks)
 	requests map[int64]readRequest       // by llm node seq
 	frames   map[string]readRequest      // by frame bytes
+
+	cache     *cache.Report // the prompt-cache analysis (Pass.cacheReport)
+	cacheErr  error
+	cacheDone bool
 }
 
 // callArgs are a call's arguments in the forms rules compare and print,

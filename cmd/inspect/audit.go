@@ -179,8 +179,8 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg := &findings.Config{Options: o, Requests: func(seq int64) ([]byte, error) { return db.Request(ctx, g.ID, seq) },
-		Frames: func(seq int64) ([]byte, error) { return db.RequestFrame(ctx, g.ID, seq) }}
+	cfg := auditConfig(ctx, db, g, nil)
+	cfg.Options = o
 	rep, err := cfg.Audit(g)
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/cache/report"
+	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/internal/termsafe"
 	"github.com/inspect-dev/inspect/record"
@@ -171,4 +172,19 @@ func analyzeCache(ctx context.Context, f *Factory, db *store.DB, g *graph.Run) *
 		return nil
 	}
 	return rep
+}
+
+// auditConfig is an audit of run g reading its requests from db: bodies,
+// frames, and the prompt-cache analysis (rep when the caller has it).
+func auditConfig(ctx context.Context, db *store.DB, g *graph.Run, rep *cache.Report) *findings.Config {
+	return &findings.Config{
+		Requests: func(seq int64) ([]byte, error) { return db.Request(ctx, g.ID, seq) },
+		Frames:   func(seq int64) ([]byte, error) { return db.RequestFrame(ctx, g.ID, seq) },
+		Cache: func() (*cache.Report, error) {
+			if rep != nil {
+				return rep, nil
+			}
+			return cache.Analyze(ctx, g, db, nil)
+		},
+	}
 }

@@ -100,12 +100,12 @@ func showDemoResult(ctx context.Context, f *Factory, runID string) (int64, error
 		return 0, err
 	}
 	out := f.IO.Out
-	if err := (&mermaid.Config{Cache: analyzeCache(ctx, f, db, g)}).Fprint(out, g); err != nil {
+	cr := analyzeCache(ctx, f, db, g)
+	if err := (&mermaid.Config{Cache: cr}).Fprint(out, g); err != nil {
 		return 0, err
 	}
 	fmt.Fprintln(out)
-	cfg := &findings.Config{Options: findings.DefaultOptions(), Requests: func(seq int64) ([]byte, error) { return db.Request(ctx, g.ID, seq) },
-		Frames: func(seq int64) ([]byte, error) { return db.RequestFrame(ctx, g.ID, seq) }}
+	cfg := auditConfig(ctx, db, g, cr)
 	rep, err := cfg.Audit(g)
 	if err != nil {
 		return 0, err

@@ -157,8 +157,7 @@ func diffSide(ctx context.Context, f *Factory, ref string) (diff.Side, error) {
 	if err != nil {
 		return diff.Side{}, err
 	}
-	cfg := &findings.Config{Requests: func(seq int64) ([]byte, error) { return db.Request(ctx, g.ID, seq) },
-		Frames: func(seq int64) ([]byte, error) { return db.RequestFrame(ctx, g.ID, seq) }}
+	cfg := auditConfig(ctx, db, g, nil)
 	rep, err := cfg.Audit(g)
 	if err != nil {
 		return diff.Side{}, err

@@ -1,0 +1,187 @@
+package findings
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/inspect-dev/inspect/cache"
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/record"
+)
+
+// CacheUnstablePrefix is DESIGN §15's rule: within one conversation and
+// agent, a request whose reusable prefix breaks before the previous
+// request's last message.
+var CacheUnstablePrefix = &Rule{
+	ID:       "cache.unstable-prefix",
+	Area:     Caching,
+	Severity: Warning,
+	Doc: Doc{
+		Title: "unstable prompt prefix",
+		Detect: "within one conversation and one agent, a request whose prefix (tools, then system prompt, then messages) breaks " +
+			"before the previous request's last message: something early changed — a timestamp or counter in a prompt, a reordered " +
+			"or changed tool array, an edited earlier message — so everything after it is sent uncached. A hand-off, a fork " +
+			"branch's start, a new turn and a history cut by a compaction are not this rule. Read from the stored request bytes " +
+			"(exact requests, and reconstructed ones that kept the system prompt and tools); never called measured unless the " +
+			"provider reported cached tokens.",
+		Price: "the tokens re-sent uncached: for each such request, the previous request's prompt it did not share (bytes/4, or " +
+			"the provider's tokens in proportion when it reported the input); the cached tokens the provider reported on those " +
+			"requests beside it.",
+		Fix: "the file and line of the text that changed (a system prompt), else the agent's entry: keep the prefix still — move " +
+			"what changes per call to the latest message, offer the tools in one fixed order.",
+		Next: "the agent's consecutive requests in a conversation reuse the previous one's prefix: each reports cached tokens of at " +
+			"least half the previous request's input.",
+	},
+	Run:    runCacheUnstablePrefix,
+	Expect: expectWith(expectCacheUnstablePrefix),
+}
+
+// unstablePromise is what a cache.unstable-prefix finding promises: agent's
+// requests keep their prefix.
+type unstablePromise struct {
+	Agent string
+	Part  string // tools, system or messages
+}
+
+func runCacheUnstablePrefix(p *Pass) {
+	rep, err := p.cacheReport()
+	if err != nil {
+		p.NotApplicable("the prompt-cache analysis could not read the requests: %v", err)
+		return
+	}
+	if rep == nil {
+		p.NotApplicable("no recorded requests were given to this audit")
+		return
+	}
+	type key struct{ agent, part, where string }
+	type group struct {
+		calls []*cache.Call
+		lost  int64
+	}
+	var order []key
+	groups := map[key]*group{}
+	compared := 0
+	for _, c := range rep.Calls {
+		if !c.Analyzed {
+			continue
+		}
+		if prev := previousCall(c.Node); prev != nil && prev.Agent == c.Node.Agent {
+			compared++
+		}
+		u := c.Unstable
+		if u == nil {
+			continue
+		}
+		part := u.Break.Where
+		if strings.HasPrefix(part, "messages[") {
+			part = "messages"
+		}
+		k := key{c.Node.Agent, part, u.Break.Location.String()}
+		g := groups[k]
+		if g == nil {
+			g = &group{}
+			groups[k] = g
+			order = append(order, k)
+		}
+		g.calls = append(g.calls, c)
+		g.lost += u.Lost
+	}
+	if compared == 0 {
+		p.NotApplicable("no request followed another of the same agent in a conversation (with its tools and system prompt recorded)")
+		return
+	}
+	for _, k := range order {
+		g := groups[k]
+		first := g.calls[0]
+		u := first.Unstable
+		var nodes []string
+		var cached int64
+		reported := true
+		for _, c := range g.calls {
+			nodes = append(nodes, c.Unstable.Previous.ID(), c.Node.ID())
+			reported = reported && c.Reported.CachedReported
+			cached += c.Reported.Cached
+		}
+		nodes = dedupe(nodes)
+		f := Finding{
+			Agent: k.agent,
+			Message: fmt.Sprintf("%s of agent %s broke before the previous request's last message at %s (%s): %s; ≈%d tokens re-sent uncached",
+				plural(len(g.calls), "request", "requests"), k.agent, u.Break.Where, u.Break.What, u.Break.Why, g.lost),
+			Nodes: nodes,
+			Next:  fmt.Sprintf("agent %s's consecutive requests reuse the previous one's prefix (reported cached tokens of at least half its input)", k.agent),
+			Price: Price{TokensIn: g.lost, LLMCalls: len(g.calls), CachedTokens: cached, CachedReported: reported,
+				Basis: fmt.Sprintf("%s re-sent ≈%d tokens of the previous request's prompt uncached (predicted from the request bytes)", plural(len(g.calls), "request", "requests"), g.lost)},
+			Shape:   "unstable " + k.part + " " + k.where,
+			Promise: unstablePromise{Agent: k.agent, Part: k.part},
+		}
+		switch k.part {
+		case "system":
+			f.Fix.Text = fmt.Sprintf("Move what changes per call out of agent %s's system prompt into the latest message, so the prefix before it stays the same", k.agent)
+			if u.Break.Location.Path != "" {
+				f.Fix.Location = Location{Path: u.Break.Location.Path, Line: u.Break.Location.Line}
+			} else {
+				f.Fix.Location = p.Project.PromptLocation(k.agent)
+			}
+		case "tools":
+			f.Fix.Text = fmt.Sprintf("Offer agent %s's tools in one fixed order, built the same way for every call (%s)", k.agent, u.Break.What)
+			if a := p.Project.Agent(k.agent); a != nil && a.ToolsLine > 0 {
+				f.Fix.Location = Location{Path: AgentsFile, Line: a.ToolsLine}
+			}
+		default:
+			f.Fix.Text = fmt.Sprintf("Append to agent %s's conversation instead of editing earlier messages (%s changed)", k.agent, u.Break.Where)
+		}
+		p.Report(f)
+	}
+	p.Clear("%s compared with the previous request of the same agent and conversation", plural(compared, "request", "requests"))
+}
+
+// previousCall is the llm node before n in its conversation, or nil.
+func previousCall(n *graph.Node) *graph.Node {
+	nodes := n.Conv.Nodes
+	for i := len(nodes) - 1; i >= 0; i-- {
+		if nodes[i].Seq < n.Seq && nodes[i].Kind == record.KindLLM {
+			return nodes[i]
+		}
+	}
+	return nil
+}
+
+func dedupe(ids []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// expectCacheUnstablePrefix checks, in the next run, that the agent's
+// consecutive requests in a conversation report cached tokens of at least
+// half the previous request's input.
+func expectCacheUnstablePrefix(pr unstablePromise, f Finding, next *graph.Run) Verdict {
+	pairs := 0
+	for _, n := range next.Nodes {
+		if n.Kind != record.KindLLM || n.Agent != pr.Agent || n.Status != record.StatusOK {
+			continue
+		}
+		prev := previousCall(n)
+		if prev == nil || prev.Agent != pr.Agent || prev.LLM == nil {
+			continue
+		}
+		pairs++
+		u := n.LLM.Usage
+		if !u.CachedReported {
+			return verdict(false, "%s (agent %s) reports no cached tokens: nothing shows its prefix reused", n.ID(), pr.Agent)
+		}
+		if 2*u.Cached < prev.LLM.Usage.In {
+			return verdict(false, "%s (agent %s) reports %d cached tokens, less than half of %s's input (%d): the prefix still breaks early", n.ID(), pr.Agent, u.Cached, prev.ID(), prev.LLM.Usage.In)
+		}
+	}
+	if pairs == 0 {
+		return verdict(false, "agent %s made no two requests in a row in one conversation", pr.Agent)
+	}
+	return verdict(true, "each of agent %s's %s reports cached tokens of at least half the previous request's input", pr.Agent, plural(pairs, "later request", "later requests"))
+}
