@@ -13,8 +13,8 @@ import (
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/runtime/runtimetest"
 
-	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/cache"
+	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/mermaid"
 	"github.com/inspect-dev/inspect/store"
 )
