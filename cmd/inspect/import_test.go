@@ -151,3 +151,45 @@ func TestImportRun_Watch(t *testing.T) {
 		t.Errorf("imports:\n%s", out)
 	}
 }
+
+// TestImportRun_NewestCodex: --format codex without a PATH imports the
+// newest rollout of the current folder from CODEX_HOME's sessions tree
+// (importers/codex's tree of testdata, {{CWD}} set to the folder), not the
+// day before's session nor a sub-agent's rollout.
+func TestImportRun_NewestCodex(t *testing.T) {
+	home, cwd := t.TempDir(), filepath.Join(t.TempDir(), "regions-project")
+	src := filepath.Join("..", "..", "importers", "codex", "testdata", "sessions")
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(home, "sessions", rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, bytes.ReplaceAll(b, []byte("{{CWD}}"), []byte(cwd)), 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, out, errOut := testFactoryEnv(t, map[string]string{"CODEX_HOME": home})
+	opts := &ImportOptions{F: f, Format: "codex", Getwd: func() (string, error) { return cwd, nil }}
+	if err := importRun(context.Background(), opts); err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	// The 2026-03-02 session: its trunk and the branch of Hopper, whose
+	// rollout is missing (the 2026-03-01 one has three sub-agents).
+	if !strings.Contains(out.String(), "· codex 0.130.0 · session 019a1c00-0000-7000-8000-000000000005 · ok · 2 conversations ·") {
+		t.Errorf("stdout:\n%s", out)
+	}
+	opts.Getwd = func() (string, error) { return "/elsewhere", nil }
+	err = importRun(context.Background(), opts)
+	if err == nil || exitCode(err) != ExitUsage || !strings.Contains(err.Error(), "no Codex session of /elsewhere") {
+		t.Errorf("another folder: %v", err)
+	}
+}

@@ -35,7 +35,11 @@ const maxDepth = 16
 // Format is the codex importer.
 type Format struct{}
 
-var _ importers.Format = Format{}
+var (
+	_ importers.Format  = Format{}
+	_ importers.Locator = Format{}
+	_ importers.Watched = Format{}
+)
 
 // Name returns "codex".
 func (Format) Name() string { return Name }

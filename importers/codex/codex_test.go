@@ -415,9 +415,14 @@ func TestRead_Facts(t *testing.T) {
 	}
 }
 
+// TestNewest: Format.Newest (importers.Locator) finds the newest rollout
+// of cwd in CODEX_HOME's sessions tree, never a sub-agent's, and says
+// where it looked when there is none; Files (importers.Watched) watches
+// the rollout and its sessions tree.
 func TestNewest(t *testing.T) {
 	sessions, cwd := tree(t)
-	got, err := Newest(cwd)
+	env := map[string]string{"CODEX_HOME": filepath.Dir(sessions)}
+	got, err := (Format{}).Newest(cwd, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,12 +430,23 @@ func TestNewest(t *testing.T) {
 	if got != rollout(t, sessions, serialID) {
 		t.Errorf("Newest = %s, want the 2026-03-02 rollout", got)
 	}
-	if _, err := Newest(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no Codex session of") {
+	if files := (Format{}).Files(got); len(files) != 2 || files[0] != got || files[1] != sessions {
+		t.Errorf("Files = %q, want the rollout and %s", files, sessions)
+	}
+	if _, err := (Format{}).Newest(t.TempDir(), func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "no Codex session of") {
 		t.Errorf("Newest of another folder: %v", err)
 	}
-	t.Setenv("CODEX_HOME", filepath.Join(t.TempDir(), "nothing"))
-	if _, err := Newest(cwd); err == nil || !strings.Contains(err.Error(), "CODEX_HOME") {
+	env["CODEX_HOME"] = filepath.Join(t.TempDir(), "nothing")
+	if _, err := (Format{}).Newest(cwd, func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "CODEX_HOME") {
 		t.Errorf("Newest without a sessions folder: %v", err)
+	}
+	// Without CODEX_HOME, HOME/.codex.
+	env = map[string]string{"HOME": filepath.Dir(filepath.Dir(sessions))}
+	if _, err := (Format{}).Newest(cwd, func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), filepath.Join(env["HOME"], ".codex", "sessions")) {
+		t.Errorf("Newest from HOME: %v", err)
+	}
+	if _, err := (Format{}).Newest(cwd, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "HOME is not set") {
+		t.Errorf("Newest with no HOME: %v", err)
 	}
 }
 

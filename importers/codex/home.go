@@ -135,27 +135,40 @@ func firstMeta(path string) (*meta, error) {
 	return &m, nil
 }
 
-// Home returns the Codex home: $CODEX_HOME, else ~/.codex.
-func Home() (string, error) {
-	if h := os.Getenv("CODEX_HOME"); h != "" {
+// Home returns the Codex home, reading the environment through getenv:
+// $CODEX_HOME, else $HOME/.codex.
+func Home(getenv func(string) string) (string, error) {
+	if h := getenv("CODEX_HOME"); h != "" {
 		return h, nil
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("no home folder to find ~/.codex in: %w; set CODEX_HOME", err)
+	home := getenv("HOME")
+	if home == "" {
+		return "", fmt.Errorf("HOME is not set, so Codex's folder cannot be found; set CODEX_HOME or give the rollout's path")
 	}
 	return filepath.Join(home, ".codex"), nil
 }
 
+// Files lists what a live session grows in (importers.Watched): the
+// rollout and the sessions tree it is in (the folder above YYYY/MM/DD,
+// else its own folder), walked, since its sub-agents write rollouts of
+// their own there, in the folder of the day they start.
+func (Format) Files(path string) []string {
+	return []string{path, sessionsRoot(path)}
+}
+
 // Newest returns the newest rollout of a session that ran in cwd (not a
-// sub-agent's) under the Codex home's sessions folder.
-func Newest(cwd string) (string, error) {
-	home, err := Home()
+// sub-agent's) under the Codex home's sessions folder (importers.Locator).
+func (Format) Newest(cwd string, getenv func(string) string) (string, error) {
+	home, err := Home(getenv)
+	if err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(cwd)
 	if err != nil {
 		return "", err
 	}
 	dir := filepath.Join(home, "sessions")
-	want := filepath.Clean(cwd)
+	want := abs
 	var found string
 	errFound := errors.New("found")
 	err = walkNewestFirst(dir, func(p string) error {
