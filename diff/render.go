@@ -148,7 +148,7 @@ func writeMDFindings(ew *errWriter, title string, list []FindingChange) {
 	ew.printf("\n## %s (%d)\n\n", title, len(list))
 	for _, f := range list {
 		ew.printf("- **%s** `%s` — %s · agent **%s** · nodes %s\n", strings.ToUpper(f.Severity.String()), f.Rule,
-			mdEscape(f.Name), mdEscape(f.Agent), strings.Join(f.Nodes, ", "))
+			mdEscape(f.Name), mdEscape(f.Agent), findings.NodeRanges(f.Nodes, ", "))
 		if f.Status == StatusUnchanged && len(f.BaseNodes) > 0 {
 			ew.printf("  (base: %s)\n", strings.Join(f.BaseNodes, ", "))
 		}
@@ -177,7 +177,7 @@ func WriteJUnit(w io.Writer, r *Report, failOn findings.Severity) error {
 	suite := junit.Testsuite{Name: fmt.Sprintf("inspect diff %s..%s", r.Base.Run, r.New.Run), Time: "0.000"}
 	for _, f := range r.Findings.New {
 		tc := junit.Testcase{Name: fmt.Sprintf("new %s (agent %s)", f.Rule, f.Agent), Classname: "inspect.diff.findings"}
-		text := findings.JUnitText(fmt.Sprintf("%s (nodes %s)\ncost: %s\nfix: %s: %s\nnext: %s", f.Message, strings.Join(f.Nodes, " "),
+		text := findings.JUnitText(fmt.Sprintf("%s (nodes %s)\ncost: %s\nfix: %s: %s\nnext: %s", f.Message, findings.NodeRanges(f.Nodes, " "),
 			f.Price.Summary(), f.Fix.Location, f.Fix.Text, f.Next))
 		if failOn != 0 && f.Severity >= failOn {
 			tc.Failure = &junit.Result{Message: fmt.Sprintf("new %s: %s", f.Severity, f.Name), Type: f.Severity.String(), Data: text}

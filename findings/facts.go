@@ -19,18 +19,44 @@ import (
 type step struct {
 	LLM   *graph.Node
 	Tools []*graph.Node // tool nodes (not hand-offs or forks) it made, in order
+	// Fork is the one-branch fork the response made, if it made one: an
+	// item of a fan-out series like a research call (DESIGN §8).
+	Fork *graph.Fork
 	// Break is true when something other than a tool call (a user message,
-	// a hand-off, a fork, a join) separates this step from the previous one.
+	// a hand-off, a fork or join other than the step's own one-branch fork)
+	// separates this step from the previous one.
 	Break bool
 }
 
-// duration is the step's model time plus its tools' time.
+// duration is the step's model time plus its tools' time, or, for a
+// one-branch fork, plus the branch's elapsed time.
 func (s *step) duration() time.Duration {
 	d := s.LLM.Duration()
 	for _, t := range s.Tools {
 		d += t.Duration()
 	}
+	if s.Fork != nil && len(s.Fork.Branches) == 1 {
+		d += s.Fork.Branches[0].Duration
+	}
 	return d
+}
+
+// callNode is the node of a series item's call: its tool node, or its
+// one-branch fork's fork node.
+func (s *step) callNode() *graph.Node {
+	if s.Fork != nil {
+		return s.Fork.Node
+	}
+	return s.Tools[0]
+}
+
+// resultSeq is the seq of the node holding a series item's result: its
+// tool node, or its fork's join.
+func (s *step) resultSeq() int64 {
+	if s.Fork != nil {
+		return s.Fork.Join.Seq
+	}
+	return s.Tools[0].Seq
 }
 
 // steps cuts a conversation into model responses.
@@ -48,9 +74,20 @@ func steps(c *graph.Conversation) []*step {
 			if cur != nil {
 				cur.Tools = append(cur.Tools, n)
 			}
-		case record.KindUser, record.KindHandoff, record.KindFork, record.KindJoin, record.KindFinal:
+		case record.KindFork:
+			if cur != nil && cur.Fork == nil && n.ForkOf != nil && len(n.ForkOf.Branches) == 1 {
+				cur.Fork = n.ForkOf // the step's own one-branch fork: no break
+			} else {
+				brk = true
+			}
+		case record.KindJoin:
+			if cur == nil || cur.Fork == nil || n.ForkOf != cur.Fork {
+				brk = true
+			}
+			cur = nil
+		case record.KindUser, record.KindHandoff, record.KindFinal:
 			brk = true
-			if n.Kind != record.KindHandoff && n.Kind != record.KindFork {
+			if n.Kind != record.KindHandoff {
 				cur = nil
 			}
 		default:

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/jstemmer/go-junit-report/v2/junit"
@@ -26,6 +27,40 @@ func (e *errWriter) printf(format string, args ...any) {
 		return
 	}
 	_, e.err = fmt.Fprintf(e.w, format, args...)
+}
+
+// NodeRanges writes evidence node ids for people: three or more
+// consecutive nodes as one range ("n4–n603"), the others one by one,
+// joined with sep. Ids that are not n<seq> are written as they are. The
+// data formats (JSON, SARIF) keep the full list.
+func NodeRanges(ids []string, sep string) string {
+	var parts []string
+	for i := 0; i < len(ids); {
+		a, ok := nodeSeq(ids[i])
+		j := i + 1
+		for ok && j < len(ids) {
+			if b, ok2 := nodeSeq(ids[j]); !ok2 || b != a+int64(j-i) {
+				break
+			}
+			j++
+		}
+		if j-i >= 3 {
+			parts = append(parts, ids[i]+"–"+ids[j-1])
+		} else {
+			parts = append(parts, ids[i:j]...)
+		}
+		i = j
+	}
+	return strings.Join(parts, sep)
+}
+
+// nodeSeq reads n<seq>.
+func nodeSeq(id string) (int64, bool) {
+	if !strings.HasPrefix(id, "n") {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(id[1:], 10, 64)
+	return v, err == nil
 }
 
 // headline is the run line every human format starts with.
@@ -68,7 +103,7 @@ func WriteText(w io.Writer, r *Report) error {
 	for i, f := range r.Findings {
 		ew.printf("\n%d. %s %s: %s (%s, agent %s)\n", i+1, strings.ToUpper(f.Severity.String()), f.Rule, f.Name, f.Area, f.Agent)
 		ew.printf("   what:  %s\n", f.Message)
-		ew.printf("   nodes: %s\n", strings.Join(f.Nodes, " "))
+		ew.printf("   nodes: %s\n", NodeRanges(f.Nodes, " "))
 		ew.printf("   cost:  %s\n", f.Price.Summary())
 		if f.Price.Basis != "" {
 			ew.printf("          %s\n", f.Price.Basis)
@@ -118,7 +153,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	ew.printf("\n%s\n", r.countLine())
 	for i, f := range r.Findings {
 		ew.printf("\n## %d. %s `%s` — %s\n\n", i+1, strings.ToUpper(f.Severity.String()), f.Rule, mdEscape(f.Name))
-		ew.printf("%s · agent **%s** · nodes %s\n\n", f.Area, mdEscape(f.Agent), strings.Join(f.Nodes, ", "))
+		ew.printf("%s · agent **%s** · nodes %s\n\n", f.Area, mdEscape(f.Agent), NodeRanges(f.Nodes, ", "))
 		ew.printf("- **What happened:** %s\n", mdEscape(f.Message))
 		ew.printf("- **Cost:** %s", mdEscape(f.Price.Summary()))
 		if f.Price.Basis != "" {
@@ -403,7 +438,7 @@ func WriteJUnit(w io.Writer, r *Report) error {
 			var b strings.Builder
 			for _, f := range fs {
 				fmt.Fprintf(&b, "%s (agent %s, nodes %s)\ncost: %s\nfix: %s: %s\nnext: %s\n\n", f.Message, f.Agent,
-					strings.Join(f.Nodes, " "), f.Price.Summary(), f.Fix.Location, f.Fix.Text, f.Next)
+					NodeRanges(f.Nodes, " "), f.Price.Summary(), f.Fix.Location, f.Fix.Text, f.Next)
 			}
 			tc.Failure = &junit.Result{Message: fmt.Sprintf("%s: %s", fs[0].Name, plural(len(fs), "finding", "findings")),
 				Type: fs[0].Severity.String(), Data: JUnitText(strings.TrimSpace(b.String()))}

@@ -2,10 +2,12 @@ package findings
 
 import (
 	"fmt"
-	"github.com/inspect-dev/inspect/cache"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/chat"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
@@ -25,13 +27,15 @@ var FanoutMissed = &Rule{
 	Severity: Warning,
 	Doc: Doc{
 		Title: "missed fan-out",
-		Detect: "at least {fanout-min-calls} research calls in one conversation, each in its own model response, one after another, " +
-			"none using an earlier one's result, while fork was in the agent's recorded tools. A call uses an earlier " +
-			"call's result when a token of its arguments ({token-min-len}+ characters) first appears in that result.",
-		Price: "elapsed time: the sum of the items' times minus the longest item, where an item is its model step plus its tool call. " +
-			"A fan-out buys time, not tokens, so no tokens are charged.",
+		Detect: "at least {fanout-min-calls} research calls or one-branch forks in one conversation, each in its own model response, one after another, " +
+			"none using an earlier one's result, with at least {fanout-min-calls} different items among them, while fork was in the agent's " +
+			"recorded tools. A call uses an earlier call's result when a token of its arguments ({token-min-len}+ characters; a fork's " +
+			"instructions) first appears in that result (a fork's join). The items are the argument values that differ between the calls; " +
+			"a series of one identical call is reported here once, as the same call N times, whatever the agent's tools.",
+		Price: "elapsed time: the sum of the items' times minus the longest item, where an item is its model step plus its tool call " +
+			"(or its one-branch fork's branch). A fan-out buys time, not tokens, so no tokens are charged.",
 		Fix:  "the agent's prompt: say in the domain's terms when to fork, one branch per item, and what each branch returns.",
-		Next: "one fork with a branch per item, and the reads inside the branches.",
+		Next: "one fork with a branch per item (at most the agent's maxBranches), and the reads inside the branches; for the same call N times, that call made once.",
 	},
 	Options: []Option{fanoutMinCalls, tokenMinLen},
 	Run:     func(p *Pass) { runFanout(p, true) },
@@ -45,7 +49,7 @@ var FanoutMissedNoFork = &Rule{
 	Severity: Warning,
 	Doc: Doc{
 		Title: "missed fan-out, fork unavailable",
-		Detect: "the series of fanout.missed (at least {fanout-min-calls} independent research calls in separate responses) by an agent " +
+		Detect: "the series of fanout.missed (at least {fanout-min-calls} independent research calls or one-branch forks in separate responses) by an agent " +
 			"whose recorded tools had no fork: agents.yaml gives it none, or the run's maxForkDepth withdrew it.",
 		Price: "elapsed time: the sum of the items' times minus the longest item.",
 		Fix:   "agents.yaml: add fork: to that agent (or raise maxForkDepth when the depth cap withdrew it), then the prompt trigger of fanout.missed.",
@@ -57,22 +61,37 @@ var FanoutMissedNoFork = &Rule{
 }
 
 // fanoutPromise is what a missed fan-out promises: a fork from the agent
-// with a branch per item, the items' calls inside the branches.
+// with a branch per item (at most its maxBranches), the items' calls
+// inside the branches; or, for the same call repeated, that call made once.
 type fanoutPromise struct {
-	Items int      // calls in the series
-	Tools []string // their tools, sorted, once each
+	Items int      // the branches the fix asks for: distinct items, at most maxBranches
+	Tools []string // the items' tools, sorted, once each ("fork" for one-branch forks)
+	Same  string   // the repeated call's key, when the series is one call N times
 }
 
 // expectFanout looks for a fork from the finding's agent with at least one
 // branch per item whose branches (with their own branches) make a call of
-// the items' tools.
+// the items' tools; for a repeated call, that the agent made it at most once.
 func expectFanout(p fanoutPromise, f Finding, next *graph.Run) Verdict {
+	if p.Same != "" {
+		lp, n := laterPass(next), 0
+		for _, c := range ownCalls(next, f.Agent) {
+			if lp.call(c).key == p.Same {
+				n++
+			}
+		}
+		return verdict(n <= 1, "%s made the call %s %s in the new run", f.Agent, p.Same, plural(n, "time", "times"))
+	}
 	tools := strings.Join(p.Tools, ", ")
+	callTools := slices.DeleteFunc(slices.Clone(p.Tools), func(t string) bool { return t == "fork" })
 	best := 0
 	for _, fk := range forksBy(next, f.Agent) {
 		if len(fk.Branches) >= p.Items {
+			if len(callTools) == 0 {
+				return verdict(true, "the fork at %s from %s has %d branches (base: %d serial one-branch forks)", fk.Node.ID(), f.Agent, len(fk.Branches), p.Items)
+			}
 			for _, b := range fk.Branches {
-				if callsOf(subtreeCalls(next, b.Conv), p.Tools) > 0 {
+				if callsOf(subtreeCalls(next, b.Conv), callTools) > 0 {
 					return verdict(true, "the fork at %s from %s has %d branches (base: %d serial calls), with %s inside the branches",
 						fk.Node.ID(), f.Agent, len(fk.Branches), p.Items, tools)
 				}
@@ -108,7 +127,8 @@ type serialRun struct {
 type fanoutFacts struct {
 	runs      int // serial runs of 2+ research calls examined
 	longest   int
-	research  int
+	research  int // research calls examined
+	oneForks  int // one-branch forks in series position examined
 	forkInRun bool
 	found     []*serialRun
 }
@@ -192,10 +212,13 @@ func (p *Pass) fanoutFacts() *fanoutFacts {
 			cur = nil
 		}
 		for _, s := range steps(c) {
-			ok := len(s.Tools) == 1 && isResearch(s.Tools[0]) && s.LLM.LLM != nil && len(s.LLM.LLM.Calls) == 1
-			if ok {
+			ok := isItem(s)
+			switch {
+			case ok && s.Fork != nil:
+				ff.oneForks++
+			case ok:
 				ff.research++
-			} else {
+			default:
 				for _, t := range s.Tools {
 					if isResearch(t) {
 						ff.research++
@@ -213,6 +236,20 @@ func (p *Pass) fanoutFacts() *fanoutFacts {
 	}
 	p.shared.fanout = ff
 	return ff
+}
+
+// isItem reports whether step s is an item of a fan-out series: a model
+// response whose only call is a research call, or a one-branch fork that
+// closed (DESIGN §8: an agent that delegates three independent jobs one
+// after another, each in its own response, missed a fan-out of three).
+func isItem(s *step) bool {
+	if s.LLM.LLM == nil || len(s.LLM.LLM.Calls) != 1 {
+		return false
+	}
+	if s.Fork != nil {
+		return len(s.Tools) == 0 && len(s.Fork.Branches) == 1 && !s.Fork.Open()
+	}
+	return len(s.Tools) == 1 && isResearch(s.Tools[0])
 }
 
 // tokenScan walks one conversation in order once, building the token
@@ -245,18 +282,34 @@ func (sc *tokenScan) see(text string, seq int64, min int) {
 	}
 }
 
-// independentSegments cuts a series where a call uses an earlier call's
+// independentSegments cuts a series where an item uses an earlier item's
 // result: the token origin map is built over the conversation in order
-// (sc continues from the previous series of the same conversation).
+// (sc continues from the previous series of the same conversation). An
+// item's arguments are a call's argument values or a one-branch fork's
+// instructions; its result a tool result or the fork's join.
 func independentSegments(p *Pass, sc *tokenScan, run []*step) [][]*step {
 	min := tokenMinLen.Get(p.Options)
-	member := map[int64]int{} // tool seq → index in run
+	call, result := map[int64]int{}, map[int64]int{} // seq of an item's call / result node → index in run
+	var last int64
 	for i, s := range run {
-		member[s.Tools[0].Seq] = i
+		call[s.callNode().Seq] = i
+		result[s.resultSeq()] = i
+		last = max(last, s.resultSeq())
 	}
 	var segs [][]*step
 	start := 0
-	last := run[len(run)-1].Tools[0].Seq
+	uses := func(j int, args string) { // item j uses an earlier item's result: cut before it
+		if j <= start {
+			return
+		}
+		for _, t := range tokens(args, min) {
+			if i, ok := result[sc.origin[t]]; ok && i >= start && i < j {
+				segs = append(segs, run[start:j])
+				start = j
+				return
+			}
+		}
+	}
 	for ; sc.next < len(sc.c.Nodes); sc.next++ {
 		n := sc.c.Nodes[sc.next]
 		if n.Seq > last {
@@ -273,17 +326,29 @@ func independentSegments(p *Pass, sc *tokenScan, run []*step) [][]*step {
 			if n.Tool == nil {
 				continue
 			}
-			if j, ok := member[n.Seq]; ok && j > start {
-				for _, t := range tokens(p.call(n).text, min) {
-					if i, ok := member[sc.origin[t]]; ok && i >= start && i < j {
-						segs = append(segs, run[start:j])
-						start = j
-						break
-					}
-				}
+			if j, ok := call[n.Seq]; ok {
+				uses(j, p.call(n).text)
 			}
 			sc.see(p.call(n).text, 0, min)
 			sc.see(n.Tool.Result, n.Seq, min)
+		case record.KindFork:
+			if n.ForkOf == nil {
+				continue
+			}
+			var instr strings.Builder
+			for _, b := range n.ForkOf.Branches {
+				instr.WriteString(b.Instructions + " ")
+			}
+			if j, ok := call[n.Seq]; ok {
+				uses(j, instr.String())
+			}
+			sc.see(instr.String(), 0, min)
+		case record.KindJoin:
+			if n.ForkOf != nil {
+				for _, b := range n.ForkOf.Branches {
+					sc.see(b.Answer, n.Seq, min)
+				}
+			}
 		}
 	}
 	return append(segs, run[start:])
@@ -291,67 +356,251 @@ func independentSegments(p *Pass, sc *tokenScan, run []*step) [][]*step {
 
 func runFanout(p *Pass, withFork bool) {
 	ff := p.fanoutFacts()
-	n := 0
 	for _, sr := range ff.found {
+		items := p.seriesItems(sr)
+		if items.distinct == 1 {
+			// One call N times is no set of items to fork: reported
+			// once, by fanout.missed, whatever the agent's tools.
+			if withFork {
+				p.Report(sameCallFinding(p, sr, items))
+			}
+			continue
+		}
+		if items.distinct < fanoutMinCalls.Get(p.Options) {
+			continue // fewer different items than a fan-out needs
+		}
 		first := sr.Items[0].LLM
 		causes, forkOffered := p.forkCauses(first, sr.Agent, sr.Conv.Depth)
 		if forkOffered != withFork {
 			continue
 		}
-		n++
-		p.Report(fanoutFinding(p, sr, causes, withFork))
+		p.Report(fanoutFinding(p, sr, items, causes, withFork))
 	}
 	switch {
-	case ff.research == 0:
+	case ff.research == 0 && ff.oneForks == 0:
 		p.NotApplicable("no research calls in this run")
 	case ff.runs == 0:
-		p.Clear("no research calls in series; %s examined", plural(ff.research, "research call", "research calls"))
+		what := plural(ff.research, "research call", "research calls")
+		if ff.oneForks > 0 {
+			what += " and " + plural(ff.oneForks, "one-branch fork", "one-branch forks")
+		}
+		p.Clear("no research calls in series; %s examined", what)
 	default:
 		p.Clear("%s examined, longest %s", plural(ff.runs, "serial run", "serial runs"), plural(ff.longest, "call", "calls"))
 	}
 }
 
-func fanoutFinding(p *Pass, sr *serialRun, causes []Cause, withFork bool) Finding {
+// maxListed is how many items a message names before "…and N more".
+const maxListed = 6
+
+// seriesItems are what a series' items are called in messages: the
+// argument values that differ between its calls (DESIGN §8), not one
+// repeated value.
+type seriesItems struct {
+	labels   []string // one per distinct item, in series order
+	distinct int      // distinct items (calls with different arguments)
+	per      string   // what one item is ("destination", "path"; "item" when mixed)
+	tools    []string // the items' tools, sorted, once each; "fork" for one-branch forks
+	key      string   // the first item's key (the repeated call, when distinct is 1)
+}
+
+// itemKey is what makes two items the same: the call's tool and canonical
+// arguments, or the one-branch fork's agent and instructions.
+func (p *Pass) itemKey(s *step) string {
+	if s.Fork != nil {
+		b := s.Fork.Branches[0]
+		return "fork " + b.Agent + "\x00" + b.Instructions
+	}
+	return p.call(s.Tools[0]).key
+}
+
+// seriesItems names the items of sr. Calls of one tool are named by the
+// values of the arguments that differ between them (three search_fares
+// calls on one date to three destinations are the destinations); a tool
+// called once by its summary; a one-branch fork by its branch's name.
+func (p *Pass) seriesItems(sr *serialRun) seriesItems {
+	var it seriesItems
+	byTool := map[string][]*callArgs{}
+	var order []string
+	for _, s := range sr.Items {
+		if s.Fork != nil {
+			it.tools = append(it.tools, "fork")
+			continue
+		}
+		name := s.Tools[0].Tool.Name
+		it.tools = append(it.tools, name)
+		if byTool[name] == nil {
+			order = append(order, name)
+		}
+		byTool[name] = append(byTool[name], p.call(s.Tools[0]))
+	}
+	it.tools = uniq(it.tools)
+	differ := map[string][]string{} // tool → the argument names whose values differ
+	pers := map[string]bool{}
+	for _, name := range order {
+		calls := byTool[name]
+		keys := map[string]bool{}
+		for _, a := range calls {
+			for k := range a.fields {
+				keys[k] = true
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
+			for _, a := range calls[1:] {
+				if a.fields[k] != calls[0].fields[k] {
+					differ[name] = append(differ[name], k)
+					break
+				}
+			}
+		}
+		if len(calls) > 1 && len(differ[name]) == 1 {
+			per := differ[name][0]
+			switch {
+			case per == "path" && name == snapshot.ToolReadFile:
+				per = "file"
+			case per == "path" && name == snapshot.ToolListDir:
+				per = "folder"
+			}
+			pers[per] = true
+		} else {
+			pers[""] = true
+		}
+	}
+	if len(pers) == 1 && !pers[""] && !contains(it.tools, "fork") {
+		for k := range pers {
+			it.per = k
+		}
+	} else {
+		it.per = "item"
+	}
+	seen := map[string]bool{}
+	for _, s := range sr.Items {
+		k := p.itemKey(s)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if it.key == "" {
+			it.key = k
+		}
+		var label string
+		switch {
+		case s.Fork != nil:
+			label = shorten(s.Fork.Branches[0].Name)
+		case len(differ[s.Tools[0].Tool.Name]) > 0:
+			a := p.call(s.Tools[0])
+			var vals []string
+			for _, k := range differ[s.Tools[0].Tool.Name] {
+				vals = append(vals, shorten(a.fields[k]))
+			}
+			label = strings.Join(vals, " ")
+		default:
+			label = p.call(s.Tools[0]).summary
+		}
+		it.labels = append(it.labels, label)
+	}
+	it.distinct = len(seen)
+	return it
+}
+
+// seriesPrice is a series' price: the sum of its items' times minus the
+// longest, the time they would have taken side by side.
+func seriesPrice(sr *serialRun) (Price, []*graph.Node) {
 	var nodes []*graph.Node
 	var total, longest time.Duration
-	var tools, targets []string
 	for _, s := range sr.Items {
-		nodes = append(nodes, s.LLM, s.Tools[0])
+		nodes = append(nodes, s.LLM, s.callNode())
 		d := s.duration()
 		total += d
-		if d > longest {
-			longest = d
-		}
-		tools = append(tools, s.Tools[0].Tool.Name)
-		targets = append(targets, p.call(s.Tools[0]).summary)
+		longest = max(longest, d)
 	}
 	k := len(sr.Items)
-	price := Price{
+	return Price{
 		ElapsedMS: (total - longest).Milliseconds(),
 		Basis: fmt.Sprintf("%d items took %s in series; in parallel they would take the longest, %s: %s − %s = %s",
 			k, graph.FormatDuration(total), graph.FormatDuration(longest), graph.FormatDuration(total), graph.FormatDuration(longest), graph.FormatDuration(total-longest)),
+	}, nodes
+}
+
+// toolPhrase names the items' tools for messages: "read_file calls",
+// "one-branch forks", "read_file calls and one-branch forks".
+func toolPhrase(tools []string) string {
+	calls := slices.DeleteFunc(slices.Clone(tools), func(t string) bool { return t == "fork" })
+	switch {
+	case len(calls) == 0:
+		return "one-branch forks"
+	case len(calls) < len(tools):
+		return strings.Join(calls, ", ") + " calls and one-branch forks"
 	}
-	toolList := strings.Join(uniq(tools), ", ")
-	msg := fmt.Sprintf("%d %s calls in %s ran one after another in separate responses (%s); none used an earlier one's result",
-		k, toolList, where(sr.Conv), strings.Join(targets, ", "))
+	return strings.Join(calls, ", ") + " calls"
+}
+
+// sameCallFinding reports a series that is one call made N times: not N
+// items to fork, one call to make once.
+func sameCallFinding(p *Pass, sr *serialRun, items seriesItems) Finding {
+	price, nodes := seriesPrice(sr)
+	k := len(sr.Items)
+	price.Basis = fmt.Sprintf("the same call %d times: ", k) + price.Basis
+	first := sr.Items[0]
+	what := fmt.Sprintf("%s %s", first.callNode().Tool.Name, items.labels[0])
+	if first.Fork != nil {
+		what = fmt.Sprintf("a one-branch fork %q", items.labels[0])
+	}
+	return Finding{
+		Agent:   sr.Agent,
+		Message: fmt.Sprintf("%s in %s was the same call %d times in a row, each in its own response; identical calls are one call, not %d items to fork", what, where(sr.Conv), k, k),
+		Nodes:   ids(nodes...),
+		Fix: Fix{Location: p.Project.PromptLocation(sr.Agent, "once", "repeat", "again"),
+			Text: fmt.Sprintf("Tell %s in %s to make a call once and use its result rather than repeating it", sr.Agent, p.Project.PromptPath(sr.Agent))},
+		Next:    fmt.Sprintf("%s made once by %s", what, sr.Agent),
+		Price:   price,
+		Shape:   fmt.Sprintf("%s same %s by %s", convShape(sr.Conv), strings.Join(items.tools, ", "), sr.Agent),
+		Promise: fanoutPromise{Items: 1, Tools: items.tools, Same: items.key},
+	}
+}
+
+func fanoutFinding(p *Pass, sr *serialRun, items seriesItems, causes []Cause, withFork bool) Finding {
+	price, nodes := seriesPrice(sr)
+	k := len(sr.Items)
+	branches, capped := items.distinct, 0
+	if a := p.Project.Agent(sr.Agent); a != nil && a.Fork != nil && a.Fork.MaxBranches > 0 && branches > a.Fork.MaxBranches {
+		branches, capped = a.Fork.MaxBranches, a.Fork.MaxBranches
+	}
+	targets := listCut(items.labels, maxListed)
+	toolList := strings.Join(items.tools, ", ")
+	msg := fmt.Sprintf("%d %s in %s ran one after another in separate responses (%s); none used an earlier one's result",
+		k, toolPhrase(items.tools), where(sr.Conv), targets)
+	if items.distinct < k {
+		msg += fmt.Sprintf("; %d of them repeated an earlier call, %d items differ", k-items.distinct, items.distinct)
+	}
+	perItem := fmt.Sprintf("one branch per %s", items.per)
+	inside := ""
+	if calls := slices.DeleteFunc(slices.Clone(items.tools), func(t string) bool { return t == "fork" }); len(calls) > 0 {
+		inside = fmt.Sprintf(", the %s calls inside the branches", strings.Join(calls, ", "))
+	}
+	next := fmt.Sprintf("one fork from %s with a branch per %s (%d branches)%s", sr.Agent, items.per, branches, inside)
+	if capped > 0 {
+		perItem = fmt.Sprintf("up to %d branches (its maxBranches), each taking a share of the %d %ss", capped, items.distinct, items.per)
+		next = fmt.Sprintf("one fork from %s with %d branches (its maxBranches), each taking a share of the %d %ss%s", sr.Agent, capped, items.distinct, items.per, inside)
+	}
 	f := Finding{
 		Agent:   sr.Agent,
 		Nodes:   ids(nodes...),
-		Next:    fmt.Sprintf("one fork from %s with a branch per item (%d branches), the %s calls inside the branches", sr.Agent, k, toolList),
+		Next:    next,
 		Price:   price,
 		Causes:  causes,
 		Shape:   fmt.Sprintf("%s %s by %s", convShape(sr.Conv), toolList, sr.Agent),
-		Promise: fanoutPromise{Items: k, Tools: uniq(tools)},
+		Promise: fanoutPromise{Items: branches, Tools: items.tools},
 	}
 	if p.Project.Imported {
-		return importedFanout(p, f, sr, msg, targets, withFork)
+		return importedFanout(p, f, sr, msg, targets, items, withFork)
 	}
 	if withFork {
 		f.Message = msg + "; fork was in its tools"
 		f.Fix = Fix{
 			Location: p.Project.PromptLocation(sr.Agent, "fork", "branch", "parallel"),
-			Text: fmt.Sprintf("Add a line to %s saying when to fork, in this task's terms: when the request covers several independent items (%s), fork one branch per item with context none and say what each branch must return",
-				p.Project.PromptPath(sr.Agent), strings.Join(targets, ", ")),
+			Text: fmt.Sprintf("Add a line to %s saying when to fork, in this task's terms: when the request covers several independent items (%s), fork %s with context none and say what each branch must return",
+				p.Project.PromptPath(sr.Agent), targets, perItem),
 		}
 		if c := findCause(causes, causeForkInstructions); c != nil && c.Result == "no" {
 			f.Fix.Also = []Location{{Path: ForkInstructionsFile}}
@@ -372,7 +621,7 @@ func fanoutFinding(p *Pass, sr *serialRun, causes []Cause, withFork bool) Findin
 		f.Fix = Fix{
 			Location: p.Project.EntryLocation(sr.Agent),
 			Also:     []Location{p.Project.PromptLocation(sr.Agent, "fork", "branch", "parallel")},
-			Text:     fmt.Sprintf("Add fork: {agents: [%s]} to %s in agents.yaml, then a line to %s saying when to fork one branch per item", sr.Agent, sr.Agent, p.Project.PromptPath(sr.Agent)),
+			Text:     fmt.Sprintf("Add fork: {agents: [%s]} to %s in agents.yaml, then a line to %s saying when to fork %s", sr.Agent, sr.Agent, p.Project.PromptPath(sr.Agent), perItem),
 		}
 	}
 	return f
@@ -380,21 +629,21 @@ func fanoutFinding(p *Pass, sr *serialRun, causes []Cause, withFork bool) Findin
 
 // importedFanout words a missed fan-out of an imported run: the agent
 // delegates with its tool's own name, and the fix goes to its instructions.
-func importedFanout(p *Pass, f Finding, sr *serialRun, msg string, targets []string, withFork bool) Finding {
-	k := len(sr.Items)
+func importedFanout(p *Pass, f Finding, sr *serialRun, msg, targets string, items seriesItems, withFork bool) Finding {
+	k := f.Promise.(fanoutPromise).Items
 	tool, _ := p.delegation(sr.Agent)
 	loc := p.Project.PromptLocation(sr.Agent, "parallel", "sub-agent", "subagent", "task", "delegat")
 	if withFork {
 		f.Message = fmt.Sprintf("%s; %s could delegate (%s)", msg, sr.Agent, tool)
-		f.Next = fmt.Sprintf("one response from %s starting %d sub-agents with %s, one per item, the calls inside them", sr.Agent, k, tool)
-		f.Fix = Fix{Location: loc, Text: fmt.Sprintf("Add a line to %s saying when to delegate, in this task's terms: when the request covers several independent items (%s), start one sub-agent per item with %s in the same response and say what each must return",
-			p.Project.PromptPath(sr.Agent), strings.Join(targets, ", "), tool)}
+		f.Next = fmt.Sprintf("one response from %s starting %d sub-agents with %s, one per %s, the calls inside them", sr.Agent, k, tool, items.per)
+		f.Fix = Fix{Location: loc, Text: fmt.Sprintf("Add a line to %s saying when to delegate, in this task's terms: when the request covers several independent items (%s), start one sub-agent per %s with %s in the same response and say what each must return",
+			p.Project.PromptPath(sr.Agent), targets, items.per, tool)}
 		return f
 	}
 	f.Message = msg + "; no delegation tool was seen in this run"
-	f.Next = fmt.Sprintf("one response from %s starting %d sub-agents, one per item, the calls inside them", sr.Agent, k)
-	f.Fix = Fix{Location: loc, Text: fmt.Sprintf("Give %s a delegation tool (Claude Code's Task, Codex's spawn_agent, Kimi's Agent) and add a line to %s saying when to start one sub-agent per item",
-		sr.Agent, p.Project.PromptPath(sr.Agent))}
+	f.Next = fmt.Sprintf("one response from %s starting %d sub-agents, one per %s, the calls inside them", sr.Agent, k, items.per)
+	f.Fix = Fix{Location: loc, Text: fmt.Sprintf("Give %s a delegation tool (Claude Code's Task, Codex's spawn_agent, Kimi's Agent) and add a line to %s saying when to start one sub-agent per %s",
+		sr.Agent, p.Project.PromptPath(sr.Agent), items.per)}
 	return f
 }
 

@@ -96,7 +96,7 @@ func TestAuditRun(t *testing.T) {
 			[]string{"at least 3× the median of its siblings and at least 5s longer", "uneven-ratio = 3 (default 2): slowest branch", "uneven-min-gap = 5s: how much longer"}, ""},
 		{"explain refuses a bad threshold", "", []string{"audit", "--explain", "fork.uneven", "--set", "uneven-ratio=0.5"}, ExitUsage, nil, "uneven-ratio must be at least 1, got 0.5"},
 		{"rules", "", []string{"audit", "--rules"}, ExitOK, []string{"delegation.missed-specialist", "handoff.loop"}, ""},
-		{"rules show thresholds in force", "", []string{"audit", "--rules", "--set", "fanout-min-calls=5"}, ExitOK, []string{"at least 5 research calls in one conversation"}, ""},
+		{"rules show thresholds in force", "", []string{"audit", "--rules", "--set", "fanout-min-calls=5"}, ExitOK, []string{"at least 5 research calls or one-branch forks in one conversation"}, ""},
 		{"rules with a run", "", []string{"audit", "--rules", "fork.uneven"}, ExitUsage, nil, "audit no run; drop \"fork.uneven\""},
 		{"no runs", "", []string{"audit"}, ExitUsage, nil, "no runs recorded yet"},
 		{"unknown run", "audit-fork-uneven", []string{"audit", "zzz"}, ExitUsage, nil, "no run matches \"zzz\""},
