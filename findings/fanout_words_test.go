@@ -12,8 +12,8 @@ import (
 	"github.com/inspect-dev/inspect/record"
 )
 
-// TestFanout_SameCall: 300 reads of one file are "the same call 300
-// times", reported once with a short message, not 300 items or 300
+// TestFanout_SameCall: 200 reads of one file are "the same call 200
+// times", reported once with a short message, not 200 items or 200
 // branches against maxBranches 6, and the text lists the nodes as a range
 // (issue 12, item 6).
 func TestFanout_SameCall(t *testing.T) {
@@ -22,17 +22,17 @@ func TestFanout_SameCall(t *testing.T) {
 		t.Fatalf("%d findings, want 1", len(rep.Findings))
 	}
 	f := rep.Findings[0]
-	if !strings.Contains(f.Message, "the same call 300 times") || strings.Count(f.Message+f.Fix.Text+f.Next, "regions/eu.md") > 2 {
+	if !strings.Contains(f.Message, "the same call 200 times") || strings.Count(f.Message+f.Fix.Text+f.Next, "regions/eu.md") > 2 {
 		t.Errorf("message %q, fix %q, next %q", f.Message, f.Fix.Text, f.Next)
 	}
-	if strings.Contains(f.Next, "300 branches") || strings.Contains(f.Fix.Text, "branch") {
+	if strings.Contains(f.Next, "200 branches") || strings.Contains(f.Fix.Text, "branch") {
 		t.Errorf("the fix forks identical calls: %q / %q", f.Fix.Text, f.Next)
 	}
 	var text bytes.Buffer
 	if err := findings.WriteText(&text, rep); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(text.String(), "   nodes: n2–n601\n") {
+	if !strings.Contains(text.String(), "   nodes: n2–n401\n") {
 		t.Errorf("nodes are not written as a range:\n%s", text.String())
 	}
 	if n := strings.Count(text.String(), "regions/eu.md"); n > 3 {
