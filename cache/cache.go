@@ -304,9 +304,8 @@ func (t *Totals) add(c *Call) {
 	}
 	t.Reads += reads
 	t.Writes += writes
-	uncached := max(r.In-reads-writes, 0)
-	t.Uncached += uncached
-	t.Weighted += float64(uncached+writes+r.Out) + float64(reads)/4
+	t.Uncached += max(r.In-reads-writes, 0)
+	t.Weighted += record.WeightedTokens(r.In, reads, writes, r.Out)
 	if c.Mismatch != nil {
 		t.Mismatches++
 	}

@@ -392,7 +392,10 @@ type Tokens struct {
 	// is false when no call reported any (then Cached means nothing).
 	Cached         int64
 	CachedReported bool
-	Calls          int // llm calls
+	// Weighted sums the calls' weighted tokens (record.Usage.Weighted:
+	// uncached input, cache writes and output in full, cache reads at 25%).
+	Weighted float64
+	Calls    int // llm calls
 }
 
 // Tokens sums usage over every llm node.
@@ -414,8 +417,33 @@ func SumTokens(nodes []*Node) Tokens {
 			t.Cached += n.LLM.Usage.Cached
 			t.CachedReported = true
 		}
+		t.Weighted += n.LLM.Usage.Weighted()
 	}
 	return t
+}
+
+// Tokens sums usage over the branch's llm nodes and those of the branches
+// forked inside it, at any depth: what the delegation cost. A branch that
+// recorded nothing has none.
+func (b *Branch) Tokens() Tokens {
+	var nodes []*Node
+	var walk func(c *Conversation)
+	walk = func(c *Conversation) {
+		for _, n := range c.Nodes {
+			nodes = append(nodes, n)
+			if n.Kind == record.KindFork && n.ForkOf != nil && n.ForkOf.Node == n {
+				for _, sub := range n.ForkOf.Branches {
+					if sub.Conv != nil {
+						walk(sub.Conv)
+					}
+				}
+			}
+		}
+	}
+	if b.Conv != nil {
+		walk(b.Conv)
+	}
+	return SumTokens(nodes)
 }
 
 // ToolCount is how often one tool was called.

@@ -240,6 +240,29 @@ type Usage struct {
 	ReasoningReported  bool
 }
 
+// WeightedTokens is zut's weighted tokens of a call (DESIGN §15): uncached
+// input, cache writes and output in full, cache reads at 25%. in counts
+// every input token, reads and writes included; the uncached input is in
+// minus reads and writes, never below 0. The one definition: Usage.Weighted
+// and the prompt-cache totals (package cache) call it.
+func WeightedTokens(in, reads, writes, out int64) float64 {
+	uncached := max(in-reads-writes, 0)
+	return float64(uncached+writes+out) + float64(reads)/4
+}
+
+// Weighted is u's weighted tokens (WeightedTokens) from what the provider
+// reported: an unreported cache read or write counts as none.
+func (u Usage) Weighted() float64 {
+	var reads, writes int64
+	if u.CachedReported {
+		reads = u.Cached
+	}
+	if u.CacheWriteReported {
+		writes = u.CacheWrite
+	}
+	return WeightedTokens(u.In, reads, writes, u.Out)
+}
+
 // MaxTokens bounds every token count of one model call. No model takes or
 // gives a trillion tokens in one call, so a count outside [0, MaxTokens] is
 // impossible: a script giving one is refused, a provider's is clamped and
