@@ -60,6 +60,9 @@ type TokensJSON struct {
 	// Cached is null unless some call reported cached tokens.
 	Cached *int64 `json:"cached"`
 	Calls  int    `json:"calls"`
+	// Weighted is the weighted tokens: uncached input, cache writes and
+	// output in full, cache reads at 25% (record.Usage.Weighted).
+	Weighted float64 `json:"weighted"`
 }
 
 // ToolsJSON counts the run's calls by name and where research happened.
@@ -124,12 +127,14 @@ type HandoffJSON struct {
 
 // LLMJSON is the payload of an llm node.
 type LLMJSON struct {
-	Model   string   `json:"model"`
-	Calls   []string `json:"calls"` // empty: it answered
-	In      int64    `json:"in"`
-	Out     int64    `json:"out"`
-	Cached  *int64   `json:"cached"` // null unless reported
-	Content string   `json:"content"`
+	Model  string   `json:"model"`
+	Calls  []string `json:"calls"` // empty: it answered
+	In     int64    `json:"in"`
+	Out    int64    `json:"out"`
+	Cached *int64   `json:"cached"` // null unless reported
+	// Weighted is the call's weighted tokens (record.Usage.Weighted).
+	Weighted float64 `json:"weighted"`
+	Content  string  `json:"content"`
 }
 
 // ForkPayloadJSON is the payload of a fork node.
@@ -181,6 +186,9 @@ type BranchJSON struct {
 	Slowest    bool     `json:"slowest"`
 	Answer     string   `json:"answer"`
 	Nodes      []string `json:"nodes"` // its conversation's own nodes, n<seq>
+	// Tokens sums the llm nodes of the branch and of the branches forked
+	// inside it (graph.Branch.Tokens), weighted tokens included.
+	Tokens TokensJSON `json:"tokens"`
 }
 
 // EdgeJSON is one arrow.
@@ -203,11 +211,7 @@ func NewGraph(g *graph.Run) *Graph {
 		Forks: []ForkJSON{},
 		Edges: []EdgeJSON{},
 	}
-	t := g.Tokens()
-	out.Tokens = TokensJSON{In: t.In, Out: t.Out, Calls: t.Calls}
-	if t.CachedReported {
-		out.Tokens.Cached = &t.Cached
-	}
+	out.Tokens = tokensJSON(g.Tokens())
 	tc := g.ToolCounts()
 	out.Tools = ToolsJSON{ByName: []ToolCountJSON{}, Total: tc.Total, Research: tc.Research,
 		ResearchBeforeFork: tc.ResearchBeforeFork, ResearchInBranches: tc.ResearchInBranches, ResearchAfterFork: tc.ResearchAfterFork}
@@ -228,7 +232,7 @@ func NewGraph(g *graph.Run) *Graph {
 		}
 		for _, b := range f.Branches {
 			bj := BranchJSON{ID: "b" + itoa(v.branchNo[b]), Name: b.Name, Agent: b.Agent, Status: string(b.Status),
-				DurationMS: b.Duration.Milliseconds(), Slowest: b.Slowest(), Answer: b.Answer, Nodes: []string{}}
+				DurationMS: b.Duration.Milliseconds(), Slowest: b.Slowest(), Answer: b.Answer, Nodes: []string{}, Tokens: tokensJSON(b.Tokens())}
 			if b.Conv != nil {
 				bj.Path = b.Conv.Path
 				for _, n := range b.Conv.Nodes {
@@ -245,6 +249,15 @@ func NewGraph(g *graph.Run) *Graph {
 	return out
 }
 
+func tokensJSON(t graph.Tokens) TokensJSON {
+	j := TokensJSON{In: t.In, Out: t.Out, Calls: t.Calls, Weighted: t.Weighted}
+	if t.CachedReported {
+		c := t.Cached
+		j.Cached = &c
+	}
+	return j
+}
+
 // FprintJSON writes the JSON form of g (see Graph), indented, to w.
 func FprintJSON(w io.Writer, g *graph.Run) error {
 	enc := json.NewEncoder(w)
@@ -259,7 +272,7 @@ func nodeJSON(v *view, n *graph.Node) NodeJSON {
 	switch n.Kind {
 	case record.KindLLM:
 		if l := n.LLM; l != nil {
-			j.LLM = &LLMJSON{Model: l.Model, Calls: nonNil(l.Calls), In: l.Usage.In, Out: l.Usage.Out, Content: l.Content}
+			j.LLM = &LLMJSON{Model: l.Model, Calls: nonNil(l.Calls), In: l.Usage.In, Out: l.Usage.Out, Weighted: l.Usage.Weighted(), Content: l.Content}
 			if l.Usage.CachedReported {
 				c := l.Usage.Cached
 				j.LLM.Cached = &c

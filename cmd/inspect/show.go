@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -145,6 +146,11 @@ func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, r *record.
 			if n.ForkOf != nil && n.ForkOf.Join != nil {
 				fmt.Fprintf(w, "- joined at: %s\n", n.ForkOf.Join.ID())
 			}
+			if built := builtFork(ctx, db, r, n.Seq); built != nil {
+				for _, b := range built.Branches {
+					fmt.Fprintf(w, "- branch %s: %s\n", b.Name, branchTokens(b))
+				}
+			}
 			w.WriteString("\n")
 			for _, b := range f.Branches {
 				section(w, fmt.Sprintf("Branch %s (agent %s)", b.Name, b.Agent), b.Instructions)
@@ -153,8 +159,13 @@ func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, r *record.
 	case record.KindJoin:
 		if j := n.Join; j != nil {
 			fmt.Fprintf(w, "- closes fork: n%d\n\n", j.ForkSeq)
-			for _, b := range j.Branches {
-				section(w, fmt.Sprintf("Branch %s (agent %s) · %s · %s", b.Name, b.Agent, b.Status, graph.FormatDuration(b.Duration)), b.Answer)
+			built := builtFork(ctx, db, r, n.Seq)
+			for i, b := range j.Branches {
+				title := fmt.Sprintf("Branch %s (agent %s) · %s · %s", b.Name, b.Agent, b.Status, graph.FormatDuration(b.Duration))
+				if built != nil && i < len(built.Branches) && built.Branches[i].Name == b.Name {
+					title += " · " + branchTokens(built.Branches[i])
+				}
+				section(w, title, b.Answer)
 			}
 		}
 	default:
@@ -207,6 +218,7 @@ func writeLLM(ctx context.Context, w *strings.Builder, db *store.DB, r *record.R
 			cached += fmt.Sprintf(" · cache writes %d", l.Usage.CacheWrite)
 		}
 		fmt.Fprintf(w, "- model: %s\n- %s\n- usage: in %d · out %d · %s\n", l.Model, calls, l.Usage.In, l.Usage.Out, cached)
+		fmt.Fprintf(w, "- weighted: %s tokens (uncached input, cache writes and output in full, cache reads at 25%%)\n", weighted(l.Usage.Weighted()))
 		if !l.Exact() {
 			fmt.Fprintf(w, "- request: %s\n", ask.Reconstruction(r))
 		}
@@ -259,6 +271,45 @@ func writeCache(ctx context.Context, w *strings.Builder, db *store.DB, runID str
 		w.WriteString(b.String())
 	}
 }
+
+// builtFork returns the fork that fork or join node seq opens or closes,
+// from the run's graph (its branches' nodes are needed for their tokens);
+// nil when the run cannot be read, so show prints the node without them.
+func builtFork(ctx context.Context, db *store.DB, r *record.Run, seq int64) *graph.Fork {
+	var nodes []*record.Node
+	if err := db.ScanNodes(ctx, r, func(n *record.Node) error { nodes = append(nodes, n); return nil }); err != nil {
+		return nil
+	}
+	g, err := graph.Build(r, nodes)
+	if err != nil {
+		return nil
+	}
+	for _, n := range g.Nodes {
+		if n.Seq == seq {
+			return n.ForkOf
+		}
+	}
+	return nil
+}
+
+// branchTokens says what a branch cost, its nested branches included:
+// "weighted 860 tokens over 2 calls (in 1100 · out 60 · cached 400)".
+func branchTokens(b *graph.Branch) string {
+	t := b.Tokens()
+	calls := "calls"
+	if t.Calls == 1 {
+		calls = "call"
+	}
+	cached := "cached not reported"
+	if t.CachedReported {
+		cached = fmt.Sprintf("cached %d", t.Cached)
+	}
+	return fmt.Sprintf("weighted %s tokens over %d %s (in %d · out %d · %s)", weighted(t.Weighted), t.Calls, calls, t.In, t.Out, cached)
+}
+
+// weighted prints weighted tokens exactly: whole, or with the quarter a
+// cache read leaves (1234.25).
+func weighted(w float64) string { return strconv.FormatFloat(w, 'f', -1, 64) }
 
 func writeMessage(w *strings.Builder, title string, m *chat.Message) {
 	if m.Text != "" || len(m.Calls) == 0 {
