@@ -161,7 +161,7 @@ func TestShow_WeightedTokens(t *testing.T) {
 	var g struct {
 		Tokens struct{ Weighted float64 } `json:"tokens"`
 		Nodes  []struct {
-			ID  string `json:"id"`
+			ID  string                      `json:"id"`
 			LLM *struct{ Weighted float64 } `json:"llm"`
 		} `json:"nodes"`
 		Forks []struct {
