@@ -116,6 +116,9 @@ type Report struct {
 	Summary string `json:"summary"`
 	// Totals are the run-wide metrics with their deltas, in Metrics order.
 	Totals []Delta `json:"totals"`
+	// Money is what the two runs' model calls cost, when both audits had
+	// a price table; nil otherwise.
+	Money *MoneyDelta `json:"money,omitempty"`
 	// Agents are the per-agent metrics: agents of the base run in order of
 	// appearance, then agents only the new run has.
 	Agents []AgentDelta `json:"agents"`
@@ -157,6 +160,13 @@ func (c *Config) Compare(base, new Side) (*Report, error) {
 	bt, nt := totalsOf(base.Run, ""), totalsOf(new.Run, "")
 	r.Totals = deltas(bt, nt)
 	r.Agents = agentDeltas(base.Run, new.Run)
+	r.Money = moneyDelta(base.Report.Money, new.Report.Money)
+	if r.Money != nil {
+		for i := range r.Agents {
+			a := &r.Agents[i]
+			a.Money = agentMoney(base.Report.Money, new.Report.Money, a.Agent)
+		}
+	}
 	for i := range r.Findings.Fixed {
 		fc := &r.Findings.Fixed[i]
 		v := findings.Expect(findings.All, fc.Finding, new.Run)
@@ -172,7 +182,7 @@ func (c *Config) Compare(base, new Side) (*Report, error) {
 	if c.FailOn != 0 {
 		n := 0
 		for _, f := range r.Findings.New {
-			if f.Severity >= c.FailOn {
+			if f.Severity >= c.FailOn && f.Suppressed == nil {
 				n++
 			}
 		}

@@ -81,6 +81,9 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	for _, d := range r.Totals {
 		ew.printf("| %s | %s | %s | %s |\n", d.Metric.Label(), d.cell(d.Base), d.cell(d.New), d.changeCell())
 	}
+	if m := r.Money; m != nil {
+		ew.printf("| cost | %s | %s | %s |\n", m.cell(m.Base), m.cell(m.New), m.Short())
+	}
 	if len(r.Thresholds) > 0 {
 		ew.printf("\n## Thresholds\n\n| limit | base | new | increase | result |\n| --- | ---: | ---: | ---: | --- |\n")
 		for _, t := range r.Thresholds {
@@ -110,7 +113,12 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		for _, m := range Metrics() {
 			ew.printf(" %s |", m.Label())
 		}
-		ew.printf("\n| --- |%s\n", strings.Repeat(" ---: |", len(Metrics())))
+		cols := len(Metrics())
+		if r.Money != nil {
+			ew.printf(" cost |")
+			cols++
+		}
+		ew.printf("\n| --- |%s\n", strings.Repeat(" ---: |", cols))
 		for _, a := range r.Agents {
 			name := mdEscape(a.Agent)
 			switch {
@@ -126,6 +134,13 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 					continue
 				}
 				ew.printf(" %s (%s) |", d.Metric.format(d.New), d.signed())
+			}
+			if r.Money != nil {
+				if m := a.Money; m != nil {
+					ew.printf(" %s (%s) |", m.cell(m.New), m.signed())
+				} else {
+					ew.printf(" - |")
+				}
 			}
 			ew.printf("\n")
 		}
@@ -153,7 +168,10 @@ func writeMDFindings(ew *errWriter, title string, list []FindingChange) {
 			ew.printf("  (base: %s)\n", strings.Join(f.BaseNodes, ", "))
 		}
 		ew.printf("  - %s\n", mdEscape(f.Message))
-		ew.printf("  - **Cost:** %s\n", mdEscape(f.Price.Summary()))
+		if f.Suppressed != nil {
+			ew.printf("  - **Not counted:** %s\n", mdEscape(f.Suppressed.String()))
+		}
+		ew.printf("  - **Cost:** %s\n", mdEscape(f.CostSummary()))
 		ew.printf("  - **Fix:** `%s` — %s\n", f.Fix.Location, mdEscape(f.Fix.Text))
 		if e := f.Expectation; e != nil {
 			ew.printf("  - **Next run should show:** %s — **%s**: %s\n", mdEscape(e.Next), e.Result, mdEscape(e.Detail))
@@ -178,8 +196,11 @@ func WriteJUnit(w io.Writer, r *Report, failOn findings.Severity) error {
 	for _, f := range r.Findings.New {
 		tc := junit.Testcase{Name: fmt.Sprintf("new %s (agent %s)", f.Rule, f.Agent), Classname: "inspect.diff.findings"}
 		text := findings.JUnitText(fmt.Sprintf("%s (nodes %s)\ncost: %s\nfix: %s: %s\nnext: %s", f.Message, findings.NodeRanges(f.Nodes, " "),
-			f.Price.Summary(), f.Fix.Location, f.Fix.Text, f.Next))
-		if failOn != 0 && f.Severity >= failOn {
+			f.CostSummary(), f.Fix.Location, f.Fix.Text, f.Next))
+		if f.Suppressed != nil {
+			text += findings.JUnitText("\nnot counted, " + f.Suppressed.String())
+		}
+		if failOn != 0 && f.Severity >= failOn && f.Suppressed == nil {
 			tc.Failure = &junit.Result{Message: fmt.Sprintf("new %s: %s", f.Severity, f.Name), Type: f.Severity.String(), Data: text}
 		} else {
 			tc.SystemOut = &junit.Output{Data: text}

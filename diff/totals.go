@@ -183,6 +183,9 @@ type AgentDelta struct {
 	// Totals are the agent's metrics, in Metrics order (tokens_cached
 	// included; elapsed is the agent's busy time).
 	Totals []Delta `json:"totals"`
+	// Money is the agent's model calls in money, when both audits had a
+	// price table.
+	Money *MoneyDelta `json:"money,omitempty"`
 }
 
 func agentDeltas(base, new *graph.Run) []AgentDelta {

@@ -11,7 +11,10 @@ type ThresholdJSON struct {
 	Name    string `json:"name"` // the key of --set NAME=VALUE
 	Value   string `json:"value"`
 	Default string `json:"default"`
-	Doc     string `json:"doc"`
+	// Source says where Value came from: "default", a config file's
+	// "FILE:LINE", or "--set".
+	Source string `json:"source"`
+	Doc    string `json:"doc"`
 }
 
 // ruleThresholds lists the thresholds rule r declares, valued from o (the
@@ -19,28 +22,36 @@ type ThresholdJSON struct {
 func ruleThresholds(r *Rule, o *Options) []ThresholdJSON {
 	out := []ThresholdJSON{}
 	for _, opt := range r.Options {
-		out = append(out, ThresholdJSON{Name: opt.Name(), Value: opt.Value(o), Default: opt.Default(), Doc: opt.Doc()})
+		out = append(out, ThresholdJSON{Name: opt.Name(), Value: opt.Value(o), Default: opt.Default(), Source: o.Source(opt.Name()), Doc: opt.Doc()})
 	}
 	return out
 }
 
 // WriteExplain writes `inspect audit --explain ID`: rule r's documentation
 // with the thresholds in force in o in its Detect text, then each threshold
-// that tunes it, its value and, when --set changed it, its default.
+// that tunes it, its value, where that value came from and, when
+// something changed it, its default; and whether the rule is off.
 func WriteExplain(w io.Writer, r *Rule, o *Options) error {
 	ew := &errWriter{w: w}
 	ew.printf("%s", r.Explain(o))
+	if src, off := o.Off(r.ID); off {
+		ew.printf("\nThis rule is off (%s): inspect audit does not run it.\n", src)
+	}
 	if ts := ruleThresholds(r, o); len(ts) > 0 {
-		ew.printf("\nThresholds (--set NAME=VALUE):\n")
+		ew.printf("\nThresholds (--set NAME=VALUE, or thresholds: in .inspect.yaml):\n")
 		for _, t := range ts {
-			note := ""
-			if t.Value != t.Default {
-				note = " (default " + t.Default + ")"
-			}
-			ew.printf("  %s = %s%s: %s\n", t.Name, t.Value, note, t.Doc)
+			ew.printf("  %s = %s (%s): %s\n", t.Name, t.Value, thresholdOrigin(t), t.Doc)
 		}
 	}
 	return ew.err
+}
+
+// thresholdOrigin is "default", or "--set; default 2".
+func thresholdOrigin(t ThresholdJSON) string {
+	if t.Source == SourceDefault {
+		return SourceDefault
+	}
+	return t.Source + "; default " + t.Default
 }
 
 // RuleJSON is one rule's documentation in `inspect audit --explain ID
@@ -55,6 +66,9 @@ type RuleJSON struct {
 	Fix        string          `json:"fix"`
 	Next       string          `json:"next"`
 	Thresholds []ThresholdJSON `json:"thresholds"`
+	// Off says where the rule was turned off ("FILE:LINE"); absent when
+	// it is on.
+	Off string `json:"off,omitempty"`
 }
 
 // WriteExplainJSON writes rule r's documentation as one JSON object, with
@@ -73,8 +87,9 @@ func WriteRulesJSON(w io.Writer, rules []*Rule, o *Options) error {
 }
 
 func ruleJSON(r *Rule, o *Options) RuleJSON {
+	off, _ := o.Off(r.ID)
 	return RuleJSON{ID: r.ID, Name: r.Doc.Title, Area: string(r.Area), Severity: r.Severity.String(),
-		Detects: r.Detect(o), Price: r.Doc.Price, Fix: r.Doc.Fix, Next: r.Doc.Next, Thresholds: ruleThresholds(r, o)}
+		Detects: r.Detect(o), Price: r.Doc.Price, Fix: r.Doc.Fix, Next: r.Doc.Next, Thresholds: ruleThresholds(r, o), Off: off}
 }
 
 func writeIndented(w io.Writer, v any) error {

@@ -31,6 +31,7 @@ import (
 
 	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/money"
 	"github.com/inspect-dev/inspect/record"
 )
 
@@ -319,6 +320,14 @@ type Finding struct {
 	// Fingerprint is stable across runs of the same mistake: SARIF
 	// partialFingerprints and `inspect diff` match findings by it.
 	Fingerprint string `json:"fingerprint"`
+	// Money is Price in money at the rates of the model that spent it,
+	// when the audit had a price table and the price counts tokens; nil
+	// otherwise (time alone is not money, and nothing is guessed).
+	Money *money.Spend `json:"money,omitempty"`
+	// Suppressed says why the finding does not count for --fail-on (an
+	// ignore entry accepted it, or the baseline had it); nil when it
+	// counts.
+	Suppressed *Suppression `json:"suppressed,omitempty"`
 	// Promise holds the facts the rule's Expect reads to check Next in a
 	// later run (the items' tools, the branch, the two agents…), of a type
 	// the rule defines. It is not written to JSON: a finding read back
@@ -340,6 +349,8 @@ const (
 	StatusFound         CheckStatus = "found"
 	StatusClear         CheckStatus = "clear"
 	StatusNotApplicable CheckStatus = "not applicable"
+	// StatusOff is a rule the team's policy turned off: it did not run.
+	StatusOff CheckStatus = "off"
 )
 
 // Check is what one rule did on the run, reported even when it found nothing.
@@ -380,8 +391,18 @@ type Report struct {
 	Scores map[Area]int `json:"scores"`
 	// Findings are ordered by area, then rule order, then first evidence node.
 	Findings []Finding `json:"findings"`
-	// Checks has one entry per rule run, in rule order.
+	// Checks has one entry per rule, in rule order (a rule turned off
+	// reads StatusOff).
 	Checks []Check `json:"checks"`
+	// Money is what the run's model calls cost, overall, per agent and per
+	// model, when the audit had a price table; nil without one.
+	Money *money.RunCost `json:"money,omitempty"`
+	// Warnings are problems of the audit policy the team should act on:
+	// an ignore entry that expired.
+	Warnings []string `json:"warnings,omitempty"`
+	// Baseline is the --baseline file findings were compared with; "" for
+	// none.
+	Baseline string `json:"baseline,omitempty"`
 	// Options are the thresholds the audit ran with (SARIF's rule
 	// descriptors show them); not in JSON.
 	Options *Options `json:"-"`
@@ -398,11 +419,12 @@ func (r *Report) Worst() Severity {
 	return w
 }
 
-// Count returns how many findings have at least severity s.
+// Count returns how many findings that count (not suppressed) have at
+// least severity s: what --fail-on compares.
 func (r *Report) Count(s Severity) int {
 	n := 0
 	for _, f := range r.Findings {
-		if f.Severity >= s {
+		if f.Severity >= s && f.Suppressed == nil {
 			n++
 		}
 	}
@@ -428,6 +450,16 @@ type Config struct {
 	// over the run's stored requests), which cache.unstable-prefix reads;
 	// called at most once per audit. Nil: that rule is not applicable.
 	Cache func() (*cache.Report, error)
+	// Prices, when set, puts the run's cost and each finding's price in
+	// money (Report.Money, Finding.Money); nil: no money anywhere.
+	Prices *money.Table
+	// Ignore are the config's ignore entries: the findings they cover are
+	// listed as accepted and do not count.
+	Ignore []Ignore
+	// Baseline, when set, marks the findings an earlier audit had.
+	Baseline *Baseline
+	// Now is the time ignore entries expire against; nil: time.Now.
+	Now func() time.Time
 }
 
 // Audit runs the configured rules over run and grades the result.
@@ -460,6 +492,10 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 	}
 	rep.Notice = notice(run)
 	for _, r := range rules {
+		if src, off := opts.Off(r.ID); off {
+			rep.Checks = append(rep.Checks, Check{Rule: r.ID, Status: StatusOff, Detail: "turned off in " + src})
+			continue
+		}
 		p := &Pass{Rule: r, Graph: run, Options: opts, Project: proj, requests: c.Requests, frames: c.Frames, shared: shared, cache: c.Cache}
 		r.Run(p)
 		if p.open > 0 && !p.notApplicable {
@@ -499,6 +535,17 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 		return order[a.Rule] < order[b.Rule]
 	})
 	rep.Grades, rep.Scores = Grade(rep)
+	if c.Prices != nil {
+		rep.Money = money.Run(c.Prices, run)
+		for i := range rep.Findings {
+			rep.Findings[i].Money = priceFinding(&rep.Findings[i], run, c.Prices)
+		}
+	}
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	suppress(rep, c.Ignore, c.Baseline, now())
 	return rep, nil
 }
 

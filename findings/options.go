@@ -151,22 +151,39 @@ func groupDigits(s string) string {
 	return b.String()
 }
 
-// Options are the thresholds in force: each rule's declared default unless
-// Set changed it. The zero value (and nil) means every default.
+// Options are the audit policy in force: the thresholds (each rule's
+// declared default unless Set changed it) and the rules turned off, each
+// with where it came from (SourceDefault, a config file's "FILE:LINE",
+// "--set"). The zero value (and nil) means every default, every rule on.
 type Options struct {
-	values map[string]any
+	values  map[string]any
+	sources map[string]string // threshold name -> where its value came from
+	off     map[string]string // rule id -> where it was turned off
 }
+
+// SourceDefault is the source of a threshold nothing set.
+const SourceDefault = "default"
+
+// SourceFlag is the source of a value --set gave.
+const SourceFlag = "--set"
 
 // DefaultOptions returns options with every threshold at its default.
 func DefaultOptions() *Options { return &Options{} }
 
 // Set applies "name=value" (a threshold of a rule in All) to o, as --set
-// does.
+// does; its source reads SourceFlag.
 func (o *Options) Set(kv string) error {
 	name, value, ok := strings.Cut(kv, "=")
 	if !ok {
 		return fmt.Errorf("%q is not NAME=VALUE", kv)
 	}
+	return o.SetFrom(name, value, SourceFlag)
+}
+
+// SetFrom sets threshold name to value, recording source as where it came
+// from (a config file's "FILE:LINE"); a later SetFrom of the same name
+// wins, as a flag wins over the file.
+func (o *Options) SetFrom(name, value, source string) error {
 	opt := lookupOption(All, name)
 	if opt == nil {
 		var names []string
@@ -180,21 +197,79 @@ func (o *Options) Set(kv string) error {
 		return err
 	}
 	if o.values == nil {
-		o.values = map[string]any{}
+		o.values, o.sources = map[string]any{}, map[string]string{}
 	}
 	o.values[name] = v
+	o.sources[name] = source
 	return nil
 }
 
-// Validate rejects thresholds that cannot work.
+// Source says where threshold name's value in force came from:
+// SourceDefault when nothing set it.
+func (o *Options) Source(name string) string {
+	if o != nil {
+		if s, ok := o.sources[name]; ok {
+			return s
+		}
+	}
+	return SourceDefault
+}
+
+// TurnOff turns rule id off (it is not run; the audit says so), recording
+// source as where that was said.
+func (o *Options) TurnOff(id, source string) error {
+	if Lookup(All, id) == nil {
+		return fmt.Errorf("unknown rule %q; the rules are: %s", id, strings.Join(ruleIDs(All), ", "))
+	}
+	if o.off == nil {
+		o.off = map[string]string{}
+	}
+	o.off[id] = source
+	return nil
+}
+
+// TurnOn turns rule id back on (a flag over a config file's off).
+func (o *Options) TurnOn(id string) error {
+	if Lookup(All, id) == nil {
+		return fmt.Errorf("unknown rule %q; the rules are: %s", id, strings.Join(ruleIDs(All), ", "))
+	}
+	delete(o.off, id)
+	return nil
+}
+
+// Off reports whether rule id is turned off in o, and where it was.
+func (o *Options) Off(id string) (source string, off bool) {
+	if o == nil {
+		return "", false
+	}
+	source, off = o.off[id]
+	return source, off
+}
+
+func ruleIDs(rules []*Rule) []string {
+	ids := make([]string, len(rules))
+	for i, r := range rules {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
+// Validate rejects thresholds that cannot work; the error names where
+// the value came from when something set it.
 func (o *Options) Validate() error {
 	for _, s := range OptionSpecs() {
 		if err := s.Option.check(o); err != nil {
+			if src := o.Source(s.Name); src != SourceDefault {
+				return fmt.Errorf("%s: %w", src, err)
+			}
 			return err
 		}
 	}
 	return nil
 }
+
+// LookupOption returns the threshold called name among the rules of All, or nil.
+func LookupOption(name string) Option { return lookupOption(All, name) }
 
 // OptionSpec is one threshold with the rules that declare it: the CLI's
 // --set help and --explain come from OptionSpecs.

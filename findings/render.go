@@ -77,56 +77,125 @@ func orDash(s string) string {
 }
 
 func (r *Report) countLine() string {
-	if len(r.Findings) == 0 {
+	active := r.Active()
+	if len(active) == 0 && len(r.Findings) == 0 {
 		return "No topology mistakes found."
 	}
-	var parts []string
-	if n := r.Count(Error); n > 0 {
-		parts = append(parts, plural(n, "error", "errors"))
+	line := "No topology mistakes that count."
+	if len(active) > 0 {
+		var parts []string
+		if n := r.Count(Error); n > 0 {
+			parts = append(parts, plural(n, "error", "errors"))
+		}
+		if n := len(active) - r.Count(Error); n > 0 {
+			parts = append(parts, plural(n, "warning", "warnings"))
+		}
+		line = fmt.Sprintf("%s: %s.", plural(len(active), "finding", "findings"), strings.Join(parts, ", "))
 	}
-	if n := len(r.Findings) - r.Count(Error); n > 0 {
-		parts = append(parts, plural(n, "warning", "warnings"))
+	if s := r.suppressedLine(); s != "" {
+		line += " Not counted for --fail-on: " + s + "."
 	}
-	return fmt.Sprintf("%s: %s.", plural(len(r.Findings), "finding", "findings"), strings.Join(parts, ", "))
+	return line
+}
+
+// costLine is "$0.0292 · analyst $0.0010 · researcher $0.0282", or "".
+func (r *Report) costLine() string {
+	if r.Money == nil {
+		return ""
+	}
+	parts := []string{r.Money.Summary()}
+	if len(r.Money.Agents) > 1 {
+		for _, a := range r.Money.Agents {
+			parts = append(parts, fmt.Sprintf("%s %s", orDash(a.Agent), r.Money.Format(a.Amount.Amount)))
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// CostSummary is a finding's price with its money: "1.2s · 1402 tokens
+// in · $0.0007 at gpt-4.1-mini's rates".
+func (f *Finding) CostSummary() string {
+	s := f.Price.Summary()
+	if f.Money != nil {
+		s += fmt.Sprintf(" · %s at %s's rates", f.Money.Format(), f.Money.Model)
+	}
+	return s
 }
 
 // WriteText writes the report as plain text for a pipe or a log: for each
 // finding what happened, what it cost, where the fix goes and what the next
-// run should show; then every rule's check.
+// run should show; the findings an ignore entry accepted or the baseline
+// had after those that count; then every rule's check.
 func WriteText(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
 	ew.printf("inspect audit · %s\n", r.headline())
 	if r.Notice != "" {
 		ew.printf("notice: %s\n", r.Notice)
 	}
-	ew.printf("grades: %s\n\n%s\n", r.GradeLine(), r.countLine())
-	for i, f := range r.Findings {
-		ew.printf("\n%d. %s %s: %s (%s, agent %s)\n", i+1, strings.ToUpper(f.Severity.String()), f.Rule, f.Name, f.Area, f.Agent)
-		ew.printf("   what:  %s\n", f.Message)
-		ew.printf("   nodes: %s\n", NodeRanges(f.Nodes, " "))
-		ew.printf("   cost:  %s\n", f.Price.Summary())
-		if f.Price.Basis != "" {
-			ew.printf("          %s\n", f.Price.Basis)
-		}
-		ew.printf("   fix:   %s: %s\n", f.Fix.Location, f.Fix.Text)
-		for _, l := range f.Fix.Also {
-			ew.printf("          also %s\n", l)
-		}
-		ew.printf("   next:  %s\n", f.Next)
-		for j, c := range f.Causes {
-			label := "       "
-			if j == 0 {
-				label = "causes:"
-			}
-			ew.printf("   %s %s: %s (%s)\n", label, c.Check, c.Result, c.Detail)
-		}
+	for _, warn := range r.Warnings {
+		ew.printf("warning: %s\n", warn)
 	}
+	if c := r.costLine(); c != "" {
+		ew.printf("cost: %s\n", c)
+	}
+	if r.Baseline != "" {
+		ew.printf("baseline: %s\n", r.Baseline)
+	}
+	ew.printf("grades: %s\n\n%s\n", r.GradeLine(), r.countLine())
+	r.writeFindings(ew, "\nnot counted (accepted or in the baseline):\n", writeTextFinding)
 	ew.printf("\nchecks:\n")
 	for _, c := range r.Checks {
 		ew.printf("  %s\n", c)
 	}
 	ew.printf("\ngrade scale: %s\n", strings.Join(strings.Fields(GradeScale), " "))
 	return ew.err
+}
+
+// writeFindings writes the findings that count, then header and the ones
+// that do not (accepted, or in the baseline), numbered on.
+func (r *Report) writeFindings(ew *errWriter, header string, write func(*errWriter, int, *Finding)) {
+	n := 0
+	for _, f := range r.Active() {
+		n++
+		write(ew, n, &f)
+	}
+	if sup := r.Suppressed(); len(sup) > 0 {
+		ew.printf("%s", header)
+		for _, f := range sup {
+			n++
+			write(ew, n, &f)
+		}
+	}
+}
+
+func writeTextFinding(ew *errWriter, i int, f *Finding) {
+	sev := strings.ToUpper(f.Severity.String())
+	if f.Suppressed != nil {
+		sev = strings.ToUpper(f.Suppressed.Kind) + " " + f.Severity.String()
+	}
+	ew.printf("\n%d. %s %s: %s (%s, agent %s)\n", i, sev, f.Rule, f.Name, f.Area, f.Agent)
+	if f.Suppressed != nil {
+		ew.printf("   why:   %s\n", f.Suppressed)
+	}
+	ew.printf("   what:  %s\n", f.Message)
+	ew.printf("   nodes: %s\n", NodeRanges(f.Nodes, " "))
+	ew.printf("   cost:  %s\n", f.CostSummary())
+	if f.Price.Basis != "" {
+		ew.printf("          %s\n", f.Price.Basis)
+	}
+	ew.printf("   fix:   %s: %s\n", f.Fix.Location, f.Fix.Text)
+	for _, l := range f.Fix.Also {
+		ew.printf("          also %s\n", l)
+	}
+	ew.printf("   next:  %s\n", f.Next)
+	ew.printf("   id:    %s\n", f.Fingerprint)
+	for j, c := range f.Causes {
+		label := "       "
+		if j == 0 {
+			label = "causes:"
+		}
+		ew.printf("   %s %s: %s (%s)\n", label, c.Check, c.Result, c.Detail)
+	}
 }
 
 // mdEscape keeps untrusted text (agent names, arguments, answers) from
@@ -146,37 +215,66 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	if r.Notice != "" {
 		ew.printf("> **Notice:** %s\n\n", mdEscape(r.Notice))
 	}
+	for _, warn := range r.Warnings {
+		ew.printf("> **Warning:** %s\n\n", mdEscape(warn))
+	}
+	if r.Money != nil {
+		ew.printf("**Cost:** %s\n\n", mdEscape(r.Money.Summary()))
+		if len(r.Money.Agents) > 0 {
+			ew.printf("| agent | model calls | tokens in | cached | cache write | tokens out | cost |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+			for _, a := range r.Money.Agents {
+				cost := r.Money.Format(a.Amount.Amount)
+				if a.Unpriced > 0 {
+					cost += fmt.Sprintf(" (%d unpriced)", a.Unpriced)
+				}
+				ew.printf("| %s | %d | %d | %d | %d | %d | %s |\n", mdEscape(orDash(a.Agent)), a.Calls, a.TokensIn, a.Cached, a.CacheWrite, a.TokensOut, cost)
+			}
+			ew.printf("\n")
+		}
+	}
+	if r.Baseline != "" {
+		ew.printf("Baseline: `%s`\n\n", strings.ReplaceAll(r.Baseline, "`", "'"))
+	}
 	ew.printf("| area | grade | score |\n| --- | --- | --- |\n")
 	for _, a := range Areas() {
 		ew.printf("| %s | %s | %d |\n", a, r.Grades[a], r.Scores[a])
 	}
 	ew.printf("\n%s\n", r.countLine())
-	for i, f := range r.Findings {
-		ew.printf("\n## %d. %s `%s` — %s\n\n", i+1, strings.ToUpper(f.Severity.String()), f.Rule, mdEscape(f.Name))
-		ew.printf("%s · agent **%s** · nodes %s\n\n", f.Area, mdEscape(f.Agent), NodeRanges(f.Nodes, ", "))
-		ew.printf("- **What happened:** %s\n", mdEscape(f.Message))
-		ew.printf("- **Cost:** %s", mdEscape(f.Price.Summary()))
-		if f.Price.Basis != "" {
-			ew.printf(" — %s", mdEscape(f.Price.Basis))
-		}
-		ew.printf("\n- **Fix:** `%s` — %s", f.Fix.Location, mdEscape(f.Fix.Text))
-		for _, l := range f.Fix.Also {
-			ew.printf("; also `%s`", l)
-		}
-		ew.printf("\n- **Next run should show:** %s\n", mdEscape(f.Next))
-		if len(f.Causes) > 0 {
-			ew.printf("- **Causes checked:**\n")
-			for _, c := range f.Causes {
-				ew.printf("  - %s: **%s** — %s\n", mdEscape(c.Check), c.Result, mdEscape(c.Detail))
-			}
-		}
-	}
+	r.writeFindings(ew, "\n## Not counted (accepted or in the baseline)\n", writeMarkdownFinding)
 	ew.printf("\n## Checks\n\n| rule | result | examined |\n| --- | --- | --- |\n")
 	for _, c := range r.Checks {
 		ew.printf("| `%s` | %s | %s |\n", c.Rule, c.Status, mdEscape(c.Detail))
 	}
 	ew.printf("\n<details><summary>Grade scale</summary>\n\n%s\n\n</details>\n", strings.Join(strings.Fields(GradeScale), " "))
 	return ew.err
+}
+
+func writeMarkdownFinding(ew *errWriter, i int, f *Finding) {
+	sev := strings.ToUpper(f.Severity.String())
+	if f.Suppressed != nil {
+		sev = strings.ToUpper(f.Suppressed.Kind) + " " + f.Severity.String()
+	}
+	ew.printf("\n## %d. %s `%s` — %s\n\n", i, sev, f.Rule, mdEscape(f.Name))
+	ew.printf("%s · agent **%s** · nodes %s · id `%s`\n\n", f.Area, mdEscape(f.Agent), NodeRanges(f.Nodes, ", "), f.Fingerprint)
+	if f.Suppressed != nil {
+		ew.printf("- **Not counted:** %s\n", mdEscape(f.Suppressed.String()))
+	}
+	ew.printf("- **What happened:** %s\n", mdEscape(f.Message))
+	ew.printf("- **Cost:** %s", mdEscape(f.CostSummary()))
+	if f.Price.Basis != "" {
+		ew.printf(" — %s", mdEscape(f.Price.Basis))
+	}
+	ew.printf("\n- **Fix:** `%s` — %s", f.Fix.Location, mdEscape(f.Fix.Text))
+	for _, l := range f.Fix.Also {
+		ew.printf("; also `%s`", l)
+	}
+	ew.printf("\n- **Next run should show:** %s\n", mdEscape(f.Next))
+	if len(f.Causes) > 0 {
+		ew.printf("- **Causes checked:**\n")
+		for _, c := range f.Causes {
+			ew.printf("  - %s: **%s** — %s\n", mdEscape(c.Check), c.Result, mdEscape(c.Detail))
+		}
+	}
 }
 
 // WriteJSON writes the report as the JSON document of docs/audit-json.md.
@@ -353,7 +451,7 @@ func buildSARIF(r *Report, o SARIFOptions) (*sarif.Report, error) {
 			WithShortDescription(sarif.NewMultiformatMessageString().WithText(rule.Doc.Title)).
 			WithFullDescription(sarif.NewMultiformatMessageString().WithText(rule.Detect(r.Options))).
 			WithHelp(sarif.NewMultiformatMessageString().WithText(rule.Explain(r.Options)).WithMarkdown(markdown)).
-			WithDefaultConfiguration(sarif.NewReportingConfiguration().WithLevel(sarifLevel(rule.Severity))).
+			WithDefaultConfiguration(sarif.NewReportingConfiguration().WithLevel(sarifLevel(rule.Severity)).WithEnabled(!ruleOff(r.Options, rule.ID))).
 			WithProperties(sarif.NewPropertyBag().Add("area", string(rule.Area)).WithTags([]string{"topology", string(rule.Area)}))
 	}
 	id := o.AutomationID
@@ -362,6 +460,15 @@ func buildSARIF(r *Report, o SARIFOptions) (*sarif.Report, error) {
 	}
 	run.WithAutomationDetails(sarif.NewRunAutomationDetails().WithID(id))
 	props := sarif.NewPropertyBag().Add("run", r.Run).Add("project", r.Project).Add("grades", r.Grades)
+	if r.Money != nil {
+		props.Add("cost", r.Money)
+	}
+	if len(r.Warnings) > 0 {
+		props.Add("warnings", r.Warnings)
+	}
+	if r.Baseline != "" {
+		props.Add("baseline", r.Baseline)
+	}
 	if r.Notice != "" {
 		props.Add("notice", r.Notice)
 	}
@@ -374,7 +481,7 @@ func buildSARIF(r *Report, o SARIFOptions) (*sarif.Report, error) {
 		if !ok {
 			return nil, fmt.Errorf("finding of rule %s, which is not among the SARIF rules", f.Rule)
 		}
-		msg := fmt.Sprintf("%s. Cost: %s. Fix: %s. Next run should show: %s.", f.Message, f.Price.Summary(), f.Fix.Text, f.Next)
+		msg := fmt.Sprintf("%s. Cost: %s. Fix: %s. Next run should show: %s.", f.Message, f.CostSummary(), f.Fix.Text, f.Next)
 		// WithPartialFingerprints, not AddPartialFingerprint: in go-sarif
 		// v3.3.1 the latter writes to a nil map and panics.
 		res := sarif.NewRuleResult(f.Rule).
@@ -387,14 +494,38 @@ func buildSARIF(r *Report, o SARIFOptions) (*sarif.Report, error) {
 		for _, l := range f.Fix.Also {
 			res.AddLocation(paths.loc(l))
 		}
-		if o.BaselineStates != nil {
+		if f.Money != nil {
+			res.Properties.Add("money", f.Money)
+		}
+		switch {
+		case o.BaselineStates != nil:
 			res.WithBaselineState(o.BaselineStates[n])
+		case r.Baseline != "" && f.Suppressed != nil && f.Suppressed.Kind == SuppressedBaseline:
+			res.WithBaselineState("unchanged")
+		case r.Baseline != "":
+			res.WithBaselineState("new")
+		}
+		if s := f.Suppressed; s != nil && s.Kind == SuppressedIgnore {
+			// An ignore entry lives in the team's config, outside the
+			// files the result points at: an external suppression.
+			sup := sarif.NewSuppression().WithKind("external").WithStatus("accepted").WithJustification(s.Reason)
+			bag := sarif.NewPropertyBag().Add("source", s.Source)
+			if s.Expires != "" {
+				bag.Add("expires", s.Expires)
+			}
+			res.AddSuppression(sup.WithProperties(bag))
 		}
 		run.AddResult(res)
 	}
 	log := sarif.NewReport().AddRun(run)
 	log.Schema = sarifSchema
 	return log, nil
+}
+
+// ruleOff reports whether rule id was turned off in o.
+func ruleOff(o *Options, id string) bool {
+	_, off := o.Off(id)
+	return off
 }
 
 // JUnitText makes s safe for the character data of a JUnit report:
@@ -427,22 +558,37 @@ func WriteJUnit(w io.Writer, r *Report) error {
 	if r.Notice != "" {
 		suite.AddProperty("notice", JUnitText(r.Notice))
 	}
+	for _, warn := range r.Warnings {
+		suite.AddProperty("warning", JUnitText(warn))
+	}
+	if r.Money != nil {
+		suite.AddProperty("cost", JUnitText(r.costLine()))
+	}
 	byRule := map[string][]Finding{}
+	notCounted := map[string][]Finding{}
 	for _, f := range r.Findings {
-		byRule[f.Rule] = append(byRule[f.Rule], f)
+		if f.Suppressed != nil {
+			notCounted[f.Rule] = append(notCounted[f.Rule], f)
+		} else {
+			byRule[f.Rule] = append(byRule[f.Rule], f)
+		}
 	}
 	for _, c := range r.Checks {
-		tc := junit.Testcase{Name: c.Rule, Classname: "inspect.audit", SystemOut: &junit.Output{Data: JUnitText(c.String())}}
+		out := c.String()
+		for _, f := range notCounted[c.Rule] {
+			out += fmt.Sprintf("\nnot counted, %s: %s (agent %s, nodes %s)", f.Suppressed, f.Message, f.Agent, NodeRanges(f.Nodes, " "))
+		}
+		tc := junit.Testcase{Name: c.Rule, Classname: "inspect.audit", SystemOut: &junit.Output{Data: JUnitText(out)}}
 		switch fs := byRule[c.Rule]; {
 		case len(fs) > 0:
 			var b strings.Builder
 			for _, f := range fs {
 				fmt.Fprintf(&b, "%s (agent %s, nodes %s)\ncost: %s\nfix: %s: %s\nnext: %s\n\n", f.Message, f.Agent,
-					NodeRanges(f.Nodes, " "), f.Price.Summary(), f.Fix.Location, f.Fix.Text, f.Next)
+					NodeRanges(f.Nodes, " "), f.CostSummary(), f.Fix.Location, f.Fix.Text, f.Next)
 			}
 			tc.Failure = &junit.Result{Message: fmt.Sprintf("%s: %s", fs[0].Name, plural(len(fs), "finding", "findings")),
 				Type: fs[0].Severity.String(), Data: JUnitText(strings.TrimSpace(b.String()))}
-		case c.Status == StatusNotApplicable:
+		case c.Status == StatusNotApplicable, c.Status == StatusOff:
 			tc.Skipped = &junit.Result{Message: c.Detail}
 		}
 		suite.AddTestcase(tc)
@@ -472,7 +618,18 @@ func WriteRulesMarkdown(w io.Writer, rules []*Rule, o *Options) error {
 func WriteRulesText(w io.Writer, rules []*Rule, o *Options) error {
 	ew := &errWriter{w: w}
 	for _, r := range rules {
-		ew.printf("%-30s %s (%s, %s)\n%-30s %s\n\n", r.ID, r.Doc.Title, r.Area, r.Severity, "", r.Detect(o))
+		ew.printf("%-30s %s (%s, %s)\n%-30s %s\n", r.ID, r.Doc.Title, r.Area, r.Severity, "", r.Detect(o))
+		if src, off := o.Off(r.ID); off {
+			ew.printf("%-30s off (%s)\n", "", src)
+		}
+		var ts []string
+		for _, t := range ruleThresholds(r, o) {
+			ts = append(ts, fmt.Sprintf("%s = %s (%s)", t.Name, t.Value, thresholdOrigin(t)))
+		}
+		if len(ts) > 0 {
+			ew.printf("%-30s thresholds: %s\n", "", strings.Join(ts, ", "))
+		}
+		ew.printf("\n")
 	}
 	ew.printf("`inspect audit --explain ID` prints a rule's price, fix and expected next run.\n")
 	return ew.err

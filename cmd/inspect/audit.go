@@ -36,6 +36,9 @@ type AuditOptions struct {
 	// SARIFRoot is the folder SARIF paths are relative to (the repository
 	// root); "" = the current folder.
 	SARIFRoot string
+	// Baseline is an earlier audit's JSON or SARIF file: its findings are
+	// listed as baseline and do not count for --fail-on.
+	Baseline string
 }
 
 // NewCmdAudit builds `inspect audit`. runF replaces the action in tests.
@@ -50,6 +53,8 @@ func NewCmdAudit(f *Factory, runF func(*AuditOptions) error) *cobra.Command {
   inspect audit --format sarif > audit.sarif   # for GitHub code scanning
   inspect audit --fail-on error          # exit 1 when an error-level finding is found
   inspect audit --set uneven-ratio=3 --set uneven-min-gap=10s
+  inspect audit --format json > base.json    # later: only what is new fails CI
+  inspect audit --baseline base.json --fail-on warning
   inspect audit --rules
   inspect audit --explain fanout.missed`,
 		Args:              rangeArgs(0, 1),
@@ -73,7 +78,8 @@ func NewCmdAudit(f *Factory, runF func(*AuditOptions) error) *cobra.Command {
 	cmd.Flags().BoolVar(&opts.Rules, "rules", false, "list the rules with their docs and exit")
 	cmd.Flags().StringVar(&opts.Explain, "explain", "", "print the documentation of rule `ID` and exit")
 	cmd.Flags().StringVar(&opts.SARIFRoot, "sarif-root", "", "with --format sarif: the repository root `DIR` file paths are relative to (default: the current folder)")
-	cmd.Flags().StringArrayVar(&opts.Set, "set", nil, "set a threshold, `NAME=VALUE` (repeatable; see the list above)")
+	cmd.Flags().StringArrayVar(&opts.Set, "set", nil, "set a threshold, `NAME=VALUE` (repeatable; see the list above; wins over .inspect.yaml)")
+	cmd.Flags().StringVar(&opts.Baseline, "baseline", "", "an earlier audit's JSON or SARIF `FILE`: the findings it had are listed as baseline and not counted for --fail-on")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(auditFormats, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"warning", "error"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("explain", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
@@ -118,8 +124,18 @@ scanning: file paths from the repository root, --sarif-root DIR, default
 the current folder, so a project in a subfolder points at its own files),
 junit (one test case per rule).
 
+Policy: the nearest .inspect.yaml from the working folder upwards (or
+--config FILE; write one with inspect init --config) sets thresholds, turns
+rules off, prices model calls (the run's cost, per agent and per finding, in
+money) and accepts findings (ignore: entries with a reason and an optional
+expiry); --set wins over the file, and --explain and --rules say where each
+value in force came from. Findings an ignore entry accepts, or that
+--baseline FILE (an earlier audit's JSON or SARIF) already had, are listed
+as such in every format and not counted for --fail-on. See docs/config.md.
+
 Exit codes: 0 done (findings below --fail-on, if given); 1 a finding at or
-above --fail-on; 2 bad flags or an unknown run; 3 the database is unreadable.`)
+above --fail-on; 2 bad flags, an unknown run or a config with problems; 3
+the database is unreadable.`)
 	return b.String()
 }
 
@@ -136,14 +152,9 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 		}
 		failOn = s
 	}
-	o := findings.DefaultOptions()
-	for _, kv := range opts.Set {
-		if err := o.Set(kv); err != nil {
-			return Usagef("--set %s: %v", kv, err)
-		}
-	}
-	if err := o.Validate(); err != nil {
-		return Usagef("--set: %v", err)
+	o, policy, err := auditOptions(opts.F, opts.Set)
+	if err != nil {
+		return err
 	}
 	if opts.Explain != "" {
 		r := findings.Lookup(findings.All, opts.Explain)
@@ -180,7 +191,10 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 		return err
 	}
 	cfg := auditConfig(ctx, db, g, nil)
-	cfg.Options = o
+	applyPolicy(ctx, cfg, o, policy, db, g)
+	if cfg.Baseline, err = readBaseline(opts.Baseline); err != nil {
+		return err
+	}
 	rep, err := cfg.Audit(g)
 	if err != nil {
 		return err
@@ -210,10 +224,35 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 	}
 	if failOn != 0 {
 		if n := rep.Count(failOn); n > 0 {
-			return &ThresholdError{Reason: fmt.Sprintf("run %s has %d finding(s) at or above %s (--fail-on %s)", rep.Run, n, failOn, opts.FailOn)}
+			return &ThresholdError{Reason: fmt.Sprintf("run %s has %d finding(s) at or above %s (--fail-on %s)%s", rep.Run, n, failOn, opts.FailOn, notCounted(rep))}
 		}
 	}
 	return nil
+}
+
+// notCounted says how many findings --fail-on left out, or "".
+func notCounted(rep *findings.Report) string {
+	if n := len(rep.Suppressed()); n > 0 {
+		return fmt.Sprintf("; %d more accepted or in the baseline, not counted", n)
+	}
+	return ""
+}
+
+// readBaseline reads --baseline FILE; nil when none is given.
+func readBaseline(path string) (*findings.Baseline, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, Usagef("--baseline %s: %v; give the JSON or SARIF an earlier `inspect audit --format json|sarif` wrote", path, err)
+	}
+	defer f.Close()
+	b, err := findings.ReadBaseline(f, path)
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	return b, nil
 }
 
 // writeGlamour renders the markdown report for a terminal in a glamour

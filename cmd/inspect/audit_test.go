@@ -93,7 +93,7 @@ func TestAuditRun(t *testing.T) {
 		{"unknown rule", "", []string{"audit", "--explain", "fork.nope"}, ExitUsage, nil, "no rule \"fork.nope\"; the rules are: fanout.missed"},
 		{"explain", "", []string{"audit", "--explain", "fanout.missed"}, ExitOK, []string{"fanout.missed: missed fan-out", "Price: elapsed time", "Next run should show:"}, ""},
 		{"explain shows thresholds in force", "", []string{"audit", "--explain", "fork.uneven", "--set", "uneven-ratio=3"}, ExitOK,
-			[]string{"at least 3× the median of its siblings and at least 5s longer", "uneven-ratio = 3 (default 2): slowest branch", "uneven-min-gap = 5s: how much longer"}, ""},
+			[]string{"at least 3× the median of its siblings and at least 5s longer", "uneven-ratio = 3 (--set; default 2): slowest branch", "uneven-min-gap = 5s (default): how much longer"}, ""},
 		{"explain refuses a bad threshold", "", []string{"audit", "--explain", "fork.uneven", "--set", "uneven-ratio=0.5"}, ExitUsage, nil, "uneven-ratio must be at least 1, got 0.5"},
 		{"rules", "", []string{"audit", "--rules"}, ExitOK, []string{"delegation.missed-specialist", "handoff.loop"}, ""},
 		{"rules show thresholds in force", "", []string{"audit", "--rules", "--set", "fanout-min-calls=5"}, ExitOK, []string{"at least 5 research calls or one-branch forks in one conversation"}, ""},
@@ -222,7 +222,8 @@ func TestAuditRun_ExplainJSON(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatalf("--explain --format json is not JSON: %v\n%s", err, out)
 	}
-	if doc.ID != "fork.uneven" || !strings.Contains(doc.Detects, "at least 3× the median") || len(doc.Thresholds) != 2 || doc.Thresholds[0] != (findings.ThresholdJSON{Name: "uneven-ratio", Value: "3", Default: "2", Doc: doc.Thresholds[0].Doc}) {
+	if doc.ID != "fork.uneven" || !strings.Contains(doc.Detects, "at least 3× the median") || len(doc.Thresholds) != 2 || doc.Thresholds[0] != (findings.ThresholdJSON{Name: "uneven-ratio", Value: "3", Default: "2", Source: "--set", Doc: doc.Thresholds[0].Doc}) ||
+		doc.Thresholds[1].Source != "default" {
 		t.Errorf("explain JSON = %+v", doc)
 	}
 	out.Reset()

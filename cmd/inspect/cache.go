@@ -92,7 +92,7 @@ markdown, json (documented in docs/cache-json.md).`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "output `FORMAT`: "+strings.Join(cacheFormats, ", "))
-	cmd.Flags().DurationVar(&opts.Lifetime, "cache-lifetime", 5*time.Minute, "how long a finished request stays reusable (`DURATION`)")
+	cmd.Flags().DurationVar(&opts.Lifetime, "cache-lifetime", 5*time.Minute, "how long a finished request stays reusable (`DURATION`; default: cache-lifetime in .inspect.yaml, else 5m)")
 	cmd.Flags().Int64Var(&opts.MinPrefix, "min-prefix", cache.DefaultMinPrefix, "the provider's minimum cacheable prefix in `TOKENS` (names mismatches only)")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(cacheFormats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -102,6 +102,15 @@ func cacheRun(cmd *cobra.Command, opts *CacheOptions) error {
 	io := opts.F.IO
 	if !auditContains(cacheFormats, opts.Format) {
 		return Usagef("unknown --format %q; use one of: %s", opts.Format, strings.Join(cacheFormats, ", "))
+	}
+	if !cmd.Flags().Changed("cache-lifetime") { // the flag wins over .inspect.yaml
+		policy, err := opts.F.Config()
+		if err != nil {
+			return err
+		}
+		if d, _, ok := policy.Lifetime(); ok {
+			opts.Lifetime = d
+		}
 	}
 	if opts.Lifetime <= 0 {
 		return Usagef("--cache-lifetime %s: give a positive duration such as 5m", opts.Lifetime)
@@ -166,7 +175,13 @@ func cacheRun(cmd *cobra.Command, opts *CacheOptions) error {
 // fails (a damaged request), it says so on stderr and the graph is drawn
 // without it.
 func analyzeCache(ctx context.Context, f *Factory, db *store.DB, g *graph.Run) *cache.Report {
-	rep, err := cache.Analyze(ctx, g, db, nil)
+	var o *cache.Options
+	if policy, err := f.Config(); err == nil { // a broken policy file is audit's to report, not the graph's
+		if d, _, ok := policy.Lifetime(); ok {
+			o = &cache.Options{Lifetime: d}
+		}
+	}
+	rep, err := cache.Analyze(ctx, g, db, o)
 	if err != nil {
 		fmt.Fprintf(f.IO.ErrOut, "inspect: the prompt-cache analysis failed (%v); the graph is drawn without it\n", err)
 		return nil

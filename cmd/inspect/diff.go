@@ -50,7 +50,13 @@ The report lists:
   - totals with deltas: tokens in/out/cached, elapsed, model calls, tool
     calls, forks, branches, hand-offs, overall and per agent (per agent,
     elapsed is the agent's busy time);
+  - with a price table in .inspect.yaml, what each run cost in money, overall
+    and per agent, and each finding's price in money;
   - the new run's collapsed Mermaid chart (markdown).
+
+Both runs are audited under the team's policy (.inspect.yaml or --config
+FILE): its thresholds, rules turned off and ignore entries; a new finding
+an ignore entry accepts is listed as such and not counted for --fail-on.
 
 --max-increase takes comma-separated KEY=VALUE limits (repeatable). Keys:
 tokens (in + out), tokens_in, tokens_out, elapsed, llm_calls, tool_calls.
@@ -157,7 +163,12 @@ func diffSide(ctx context.Context, f *Factory, ref string) (diff.Side, error) {
 	if err != nil {
 		return diff.Side{}, err
 	}
+	o, policy, err := auditOptions(f, nil)
+	if err != nil {
+		return diff.Side{}, err
+	}
 	cfg := auditConfig(ctx, db, g, nil)
+	applyPolicy(ctx, cfg, o, policy, db, g)
 	rep, err := cfg.Audit(g)
 	if err != nil {
 		return diff.Side{}, err

@@ -47,6 +47,10 @@ imported (claude-code: ~/.claude/projects, or CLAUDE_CONFIG_DIR).
 Formats: ` + strings.Join(names, ", ") + `.
 What maps to what, and what an imported request lacks: docs/import.md.
 
+A tool the format's own list does not name counts as research when its
+name matches the research: patterns of .inspect.yaml (default read*, get*,
+list*, search*, find*, fetch*, lookup*, query*).
+
 Records of unknown types are skipped and counted; a malformed line is
 reported as FILE:LINE and the import goes on (--strict makes it fail).
 
@@ -121,6 +125,13 @@ func importRun(ctx context.Context, opts *ImportOptions) error {
 		return err
 	}
 	opt := importers.Options{Strict: opts.Strict}
+	policy, err := opts.F.Config()
+	if err != nil {
+		return err
+	}
+	if patterns := policy.ResearchPatterns(); patterns != nil {
+		opt.Research = func(tool string) bool { return importers.MatchResearch(patterns, tool) }
+	}
 	if opts.Watch {
 		fmt.Fprintf(opts.F.IO.ErrOut, "watching %s; Ctrl-C stops\n", paths[0])
 		return importers.Watch(ctx, db, chosen[0], paths[0], opt, opts.Poll, func(res []importers.Result, err error) {

@@ -25,8 +25,14 @@ type Factory struct {
 	DBPath string
 	// Getenv reads the environment (injected for tests).
 	Getenv func(string) string
+	// ConfigPath is the --config flag; "" = find .inspect.yaml from the
+	// working folder upwards.
+	ConfigPath string
+	// Getwd is the working folder (injected for tests).
+	Getwd func() (string, error)
 
 	mu    sync.Mutex
+	cfg   *loadedConfig
 	dbs   map[string]*store.DB
 	flush []*termsafe.Writer // the sanitizers on IO.Out and IO.ErrOut
 }
@@ -37,7 +43,7 @@ func NewFactory(io *IOStreams, getenv func(string) string) *Factory {
 	if path == "" {
 		path = store.DefaultPath
 	}
-	return &Factory{IO: io, DBPath: path, Getenv: getenv, dbs: map[string]*store.DB{}, flush: io.sanitize()}
+	return &Factory{IO: io, DBPath: path, Getenv: getenv, Getwd: os.Getwd, dbs: map[string]*store.DB{}, flush: io.sanitize()}
 }
 
 // Store opens the database named by --db / INSPECT_DB for writing (once):
@@ -124,6 +130,7 @@ a node reference is n<seq> as the graph shows it.`,
 	}
 	root.SetVersionTemplate("inspect {{.Version}}\n")
 	root.PersistentFlags().StringVar(&f.DBPath, "db", f.DBPath, "runs database `FILE` (env INSPECT_DB)")
+	root.PersistentFlags().StringVar(&f.ConfigPath, "config", "", "policy `FILE` (default: the nearest .inspect.yaml from the working folder upwards)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return &flagError{err: err}
 	})

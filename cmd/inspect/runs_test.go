@@ -28,7 +28,11 @@ func testFactoryEnv(t *testing.T, env map[string]string) (*Factory, *bytes.Buffe
 	out, errOut := new(bytes.Buffer), new(bytes.Buffer)
 	f := NewFactory(&IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut, NoColor: true, Width: 80},
 		func(k string) string { return env[k] })
-	f.DBPath = filepath.Join(t.TempDir(), "runs.db")
+	dir := t.TempDir()
+	f.DBPath = filepath.Join(dir, "runs.db")
+	// The working folder is the test's own, so no .inspect.yaml above the
+	// repository changes what a test sees.
+	f.Getwd = func() (string, error) { return dir, nil }
 	t.Cleanup(func() { f.Close() })
 	return f, out, errOut
 }
