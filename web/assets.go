@@ -63,6 +63,19 @@ var pages = func() map[string]*template.Template {
 			}
 			return thousands(v)
 		},
+		"findingIn": func(f any, page any) any {
+			var fv *findingView
+			switch v := f.(type) {
+			case *findingView:
+				fv = v
+			case findingView:
+				fv = &v
+			}
+			return struct {
+				F    *findingView
+				Page any
+			}{fv, page}
+		},
 		"pair": func(title string, list []diff.FindingChange) any {
 			return struct {
 				Title string
@@ -82,9 +95,9 @@ var pages = func() map[string]*template.Template {
 			return fmt.Sprintf("%.0f%%", 100*float64(part)/float64(whole))
 		},
 	}
-	base := template.Must(template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.tmpl", "templates/svg.tmpl"))
+	base := template.Must(template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.tmpl", "templates/svg.tmpl", "templates/parts.tmpl"))
 	out := map[string]*template.Template{}
-	for _, name := range []string{"runs", "run", "node", "diff", "error"} {
+	for _, name := range []string{"runs", "run", "node", "diff", "error", "findings"} {
 		t := template.Must(template.Must(base.Clone()).ParseFS(templateFS, "templates/"+name+".tmpl"))
 		out[name] = t
 	}

@@ -389,3 +389,67 @@ func TestBrowser_Screenshots(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkBrowser_RunPage100k loads the page of a realistic 100,000-node
+// run in Chromium (DESIGN §16: it collapses like the Mermaid view and loads
+// in at most 2 s). The first load includes the server's analysis (graph,
+// audit, cache analysis, layout); later loads are served from its cache.
+// It reports the first load (cold-ms), each later one (ns/op), the
+// browser's share of a load (render-ms: response end to load event) and
+// the page's size (elements, bytes).
+func BenchmarkBrowser_RunPage100k(b *testing.B) {
+	srv, id := bigRun(b, 100_000)
+	tb := newTab(b)
+	u := srv.URL + "/runs/" + id
+	type timing struct{ Start, ResponseEnd, Load float64 }
+	measure := func() (total time.Duration, render float64) {
+		start := time.Now()
+		if err := chromedp.Do(tb.ctx, chromedp.Navigate(u)); err != nil {
+			b.Fatal(err)
+		}
+		total = time.Since(start)
+		tm, err := chromedp.Run(tb.ctx, chromedp.Evaluate[timing](`(() => { const n = performance.getEntriesByType('navigation')[0]; return {Start: n.startTime, ResponseEnd: n.responseEnd, Load: n.loadEventEnd}; })()`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return total, tm.Load - tm.ResponseEnd
+	}
+	cold, coldRender := measure()
+	elements := eval[int](b, tb, `document.getElementsByTagName('*').length`)
+	size := eval[int](b, tb, `document.documentElement.outerHTML.length`)
+	boxes := eval[int](b, tb, `document.querySelectorAll('#graph g.node').length`)
+	lanes := eval[int](b, tb, `document.querySelectorAll('.tl-svg g.lane').length`)
+	if boxes == 0 || boxes > 1000 {
+		b.Fatalf("the 100k-node page draws %d boxes: not collapsed like the chart", boxes)
+	}
+	b.Logf("first load %v (render %.0f ms); %d boxes, %d lanes, %d elements, %d bytes", cold, coldRender, boxes, lanes, elements, size)
+	tb.noErrors(b, "100k run page")
+	b.ResetTimer()
+	var render float64
+	for i := 0; i < b.N; i++ {
+		_, r := measure()
+		render += r
+	}
+	b.ReportMetric(float64(cold.Milliseconds()), "cold-ms")
+	b.ReportMetric(render/float64(b.N), "render-ms")
+	b.ReportMetric(float64(elements), "elements")
+}
+
+// TestBrowser_Progressive: a large run's page fetches its findings when
+// the audit is in, and they mark their boxes like the others.
+func TestBrowser_Progressive(t *testing.T) {
+	srv, ids := served(t, web.Options{Progressive: 1})
+	tb := newTab(t)
+	tb.do(t, chromedp.Navigate(srv.URL+"/runs/"+ids["demo"]))
+	if !tb.waitFor(`document.querySelectorAll('#part-findings .finding-btn').length === 3`) {
+		t.Fatal("the findings part did not arrive")
+	}
+	tb.do(t, chromedp.Click(chromedp.CSS("#part-findings .finding-btn")))
+	if n := eval[int](t, tb, `document.querySelectorAll('#graph g.node.hl').length`); n != 6 {
+		t.Errorf("a fetched finding marks %d boxes, want 6", n)
+	}
+	if !tb.waitFor(`document.querySelector('#part-cache').textContent.includes('Where reuse broke') && document.querySelector('#part-head .grades') !== null`) {
+		t.Error("the cache and head parts did not arrive")
+	}
+	tb.noErrors(t, "progressive run page")
+}

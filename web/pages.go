@@ -199,7 +199,7 @@ func (s *Server) nodePage(w http.ResponseWriter, r *http.Request) error {
 	if n.Kind == record.KindLLM {
 		// the run's analysis (kept for the run page too) holds the call's
 		// cache figures; without it the node is shown all the same
-		if a, err := s.analyse(ctx, id); err == nil {
+		if a, err := s.analyse(ctx, id); err == nil && a.ready() {
 			p.Cache = callCacheOf(a.cache, seq)
 		}
 	}
@@ -386,6 +386,14 @@ func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	for _, a := range []*analysis{ba, na} {
+		if err := a.wait(ctx); err != nil {
+			return err
+		}
+		if a.repErr != nil {
+			return a.repErr
+		}
+	}
 	p.BaseRun, p.NewRun = ba.g, na.g
 	p.Report, err = (&diff.Config{NoMermaid: true}).Compare(diff.Side{Run: ba.g, Report: ba.rep}, diff.Side{Run: na.g, Report: na.rep})
 	if err != nil {
@@ -419,6 +427,9 @@ func (s *Server) reportFile(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) WriteReport(ctx context.Context, w io.Writer, id string) error {
 	a, err := s.analyse(ctx, id)
 	if err != nil {
+		return err
+	}
+	if err := a.wait(ctx); err != nil {
 		return err
 	}
 	return renderPage(w, "run", s.runView(a, true))

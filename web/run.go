@@ -57,9 +57,16 @@ type runPage struct {
 	Tools     int
 	Forks     int
 	Handoffs  int
-	Grades    []gradeView
-	Findings  []findingView
-	Checks    []findings.Check
+	// Pending is set while the audit and cache analysis of a large run
+	// are still running: those parts of the page are fetched.
+	Pending bool
+	// Audited is set when the audit is in; AuditErr says why it is not.
+	Audited      bool
+	AuditErr     string
+	Grades       []gradeView
+	FindingCount int
+	Items        []findingItem
+	Checks       []findings.Check
 	Graph     *svgElem
 	GraphErr  string
 	Collapsed string
@@ -94,6 +101,26 @@ type findingView struct {
 	Basis   string
 	Causes  []findings.Cause
 	Penalty int
+}
+
+// findingItem is one entry of the findings list: a finding in full, or
+// the rest of one rule's findings.
+type findingItem struct {
+	F *findingView
+	G *findingGroup
+}
+
+// findingGroup stands for a rule's findings beyond the first few.
+type findingGroup struct {
+	Rule, Name, Severity string
+	Count                int
+	// First is the number of its first finding in the audit's order.
+	First int
+	// Price sums their prices; Boxes are the boxes of all their evidence.
+	Price string
+	Boxes string
+	price findings.Price
+	boxes []string
 }
 
 type boxView struct {
@@ -188,6 +215,97 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) error {
 	return s.writePage(w, "run", p)
 }
 
+// parts are the pieces of a run page a large run's page fetches once its
+// audit and cache analysis are in.
+var parts = map[string]string{"head": "auditHead", "findings": "findingsBody", "cache": "cacheBody"}
+
+// runPart serves one part of the run page, waiting for the analysis.
+func (s *Server) runPart(w http.ResponseWriter, r *http.Request) error {
+	name, ok := parts[r.PathValue("part")]
+	if !ok {
+		return notFound("there is no part %q of a run page", r.PathValue("part"))
+	}
+	a, err := s.analyse(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if err := a.wait(r.Context()); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	return pages["run"].ExecuteTemplate(w, name, s.runView(a, false))
+}
+
+// findingsPerPage is the length of one page of the findings list.
+const findingsPerPage = 100
+
+// findingsListPage lists a run's findings, all or one rule's, a page at a time.
+type findingsListPage struct {
+	pageData
+	ID       string
+	Rule     string
+	Rules    []string
+	Total    int
+	From, To int
+	Prev     int
+	Next     int
+	List     []findingView
+	Pending  bool
+}
+
+func (s *Server) findingsPage(w http.ResponseWriter, r *http.Request) error {
+	id, ok, err := s.resolve(w, r)
+	if err != nil || !ok {
+		return err
+	}
+	a, err := s.analyse(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if err := a.wait(r.Context()); err != nil {
+		return err
+	}
+	if a.repErr != nil {
+		return a.repErr
+	}
+	q := r.URL.Query()
+	p := &findingsListPage{pageData: s.base("findings of run "+id, "findings"), ID: id, Rule: q.Get("rule")}
+	page := 1
+	if v := q.Get("page"); v != "" {
+		if _, err := fmt.Sscan(v, &page); err != nil || page < 1 {
+			return badRequest("page %q is not a page number", v)
+		}
+	}
+	var all []int // indexes into the audit's findings
+	seen := map[string]bool{}
+	for i, f := range a.rep.Findings {
+		if !seen[f.Rule] {
+			seen[f.Rule] = true
+			p.Rules = append(p.Rules, f.Rule)
+		}
+		if p.Rule == "" || f.Rule == p.Rule {
+			all = append(all, i)
+		}
+	}
+	p.Total = len(all)
+	from := (page - 1) * findingsPerPage
+	if from > len(all) {
+		return notFound("there is no page %d: %d findings make %d pages", page, len(all), (len(all)+findingsPerPage-1)/findingsPerPage)
+	}
+	to := min(from+findingsPerPage, len(all))
+	for _, i := range all[from:to] {
+		p.List = append(p.List, findingOf(i+1, a.rep.Findings[i], a))
+	}
+	p.From, p.To = from+1, to
+	if page > 1 {
+		p.Prev = page - 1
+	}
+	if to < len(all) {
+		p.Next = page + 1
+	}
+	return s.writePage(w, "findings", p)
+}
+
 // runState is what a live page polls: the run's status and size.
 func (s *Server) runState(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
@@ -235,30 +353,10 @@ func (s *Server) runView(a *analysis, report bool) *runPage {
 		p.Lacks = g.RequestsLack()
 	}
 	p.Tools = g.ToolCounts().Total
-	for _, area := range findings.Areas() {
-		p.Grades = append(p.Grades, gradeView{string(area), a.rep.Grades[area], a.rep.Scores[area]})
+	p.Pending = !report && !a.ready()
+	if !p.Pending {
+		s.auditView(p, a)
 	}
-	for i, f := range a.rep.Findings {
-		fv := findingView{N: i + 1, Rule: f.Rule, Name: f.Name, Area: string(f.Area), Severity: f.Severity.String(),
-			Agent: f.Agent, Message: f.Message, Nodes: f.Nodes, Fix: f.Fix.Location.String() + ": " + f.Fix.Text,
-			Next: f.Next, Price: f.Price.Summary(), Basis: f.Price.Basis, Causes: f.Causes, Penalty: findings.Penalty(f, a.rep)}
-		for _, l := range f.Fix.Also {
-			fv.Also = append(fv.Also, l.String())
-		}
-		var boxes []string
-		seen := map[string]bool{}
-		for _, ref := range f.Nodes {
-			if seq, err := parseNode(ref); err == nil {
-				if b := a.chart.BoxOf(seq); b != nil && !seen[b.ID] {
-					seen[b.ID] = true
-					boxes = append(boxes, b.ID)
-				}
-			}
-		}
-		fv.Boxes = strings.Join(boxes, " ")
-		p.Findings = append(p.Findings, fv)
-	}
-	p.Checks = a.rep.Checks
 	p.Graph = a.svg
 	if a.svgErr != nil {
 		p.GraphErr = a.svgErr.Error()
@@ -273,9 +371,94 @@ func (s *Server) runView(a *analysis, report bool) *runPage {
 		}
 		p.Boxes = append(p.Boxes, v)
 	})
-	p.Cache = cacheOf(a.cache, a.cacheErr)
 	p.Summary = summary(g, a)
 	return p
+}
+
+// maxPerRule is how many findings of one rule the run page shows in full;
+// the rest of them are one item that marks all their boxes.
+const maxPerRule = 5
+
+// auditView fills the page's audit parts: grades, findings, checks and
+// cache figures (a.done is closed).
+func (s *Server) auditView(p *runPage, a *analysis) {
+	p.Cache = cacheOf(a.cache, a.cacheErr)
+	if a.repErr != nil {
+		p.AuditErr = a.repErr.Error()
+		return
+	}
+	p.Audited = true
+	p.FindingCount = len(a.rep.Findings)
+	for _, area := range findings.Areas() {
+		p.Grades = append(p.Grades, gradeView{string(area), a.rep.Grades[area], a.rep.Scores[area]})
+	}
+	p.Checks = a.rep.Checks
+	shown := map[string]int{}
+	var rest *findingGroup
+	for i, f := range a.rep.Findings {
+		if shown[f.Rule] < maxPerRule {
+			shown[f.Rule]++
+			fv := findingOf(i+1, f, a)
+			p.Items = append(p.Items, findingItem{F: &fv})
+			continue
+		}
+		if rest == nil || rest.Rule != f.Rule {
+			rest = &findingGroup{Rule: f.Rule, Name: f.Name, Severity: f.Severity.String(), First: i + 1}
+			p.Items = append(p.Items, findingItem{G: rest})
+		}
+		rest.Count++
+		rest.price.ElapsedMS += f.Price.ElapsedMS
+		rest.price.TokensIn += f.Price.TokensIn
+		rest.price.TokensOut += f.Price.TokensOut
+		rest.price.ConversationStarts += f.Price.ConversationStarts
+		rest.price.Calls += f.Price.Calls
+		rest.boxes = append(rest.boxes, boxesOf(f, a)...)
+	}
+	for _, it := range p.Items {
+		if g := it.G; g != nil {
+			g.Price = g.price.Summary()
+			g.Boxes = strings.Join(uniqueStrings(g.boxes), " ")
+		}
+	}
+}
+
+// findingOf is one finding as the page shows it (n counts from 1 in the
+// audit's order).
+func findingOf(n int, f findings.Finding, a *analysis) findingView {
+	fv := findingView{N: n, Rule: f.Rule, Name: f.Name, Area: string(f.Area), Severity: f.Severity.String(),
+		Agent: f.Agent, Message: f.Message, Nodes: f.Nodes, Fix: f.Fix.Location.String() + ": " + f.Fix.Text,
+		Next: f.Next, Price: f.Price.Summary(), Basis: f.Price.Basis, Causes: f.Causes, Penalty: findings.Penalty(f, a.rep)}
+	for _, l := range f.Fix.Also {
+		fv.Also = append(fv.Also, l.String())
+	}
+	fv.Boxes = strings.Join(uniqueStrings(boxesOf(f, a)), " ")
+	return fv
+}
+
+// boxesOf are the chart boxes that show a finding's evidence nodes.
+func boxesOf(f findings.Finding, a *analysis) []string {
+	var out []string
+	for _, ref := range f.Nodes {
+		if seq, err := parseNode(ref); err == nil {
+			if b := a.chart.BoxOf(seq); b != nil {
+				out = append(out, b.ID)
+			}
+		}
+	}
+	return out
+}
+
+// uniqueStrings keeps the first of each string, in order.
+func uniqueStrings(in []string) []string {
+	seen := map[string]bool{}
+	out := in[:0:0]
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // summary says what happened in one sentence: who did how much, in what
@@ -304,11 +487,15 @@ func summary(g *graph.Run, a *analysis) string {
 		}
 		fmt.Fprintf(&b, ". The end waited on %s", strings.Join(path, " → "))
 	}
-	switch n := len(a.rep.Findings); n {
-	case 0:
+	switch {
+	case !a.ready():
+		b.WriteString(". The audit is running.")
+	case a.rep == nil:
+		b.WriteString(".")
+	case len(a.rep.Findings) == 0:
 		b.WriteString(". The audit found no topology mistake.")
 	default:
-		fmt.Fprintf(&b, ". The audit found %s.", plural(n, "mistake", "mistakes"))
+		fmt.Fprintf(&b, ". The audit found %s.", plural(len(a.rep.Findings), "mistake", "mistakes"))
 	}
 	return b.String()
 }

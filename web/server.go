@@ -64,6 +64,10 @@ type Options struct {
 	Now func() time.Time
 	// Log receives errors the pages could only show as 500; nil discards.
 	Log *log.Logger
+	// Progressive is the run size, in nodes, from which a run's page opens
+	// with its graph and timeline and fetches the audit and cache figures
+	// once they are computed; 0 means 10,000.
+	Progressive int
 }
 
 // Mount is one extra handler of a Server.
@@ -93,6 +97,9 @@ func New(src Source, o Options) *Server {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Progressive <= 0 {
+		o.Progressive = progressiveNodes
+	}
 	s := &Server{src: src, opts: o, mux: http.NewServeMux()}
 	page := func(h func(http.ResponseWriter, *http.Request) error) http.Handler {
 		return s.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -106,6 +113,8 @@ func New(src Source, o Options) *Server {
 	s.mux.Handle("GET /runs/{id}/state", page(s.runState))
 	s.mux.Handle("GET /runs/{id}/report.html", page(s.reportFile))
 	s.mux.Handle("GET /runs/{id}/nodes/{node}", page(s.nodePage))
+	s.mux.Handle("GET /runs/{id}/part/{part}", page(s.runPart))
+	s.mux.Handle("GET /runs/{id}/findings", page(s.findingsPage))
 	s.mux.Handle("GET /diff", page(s.diffPage))
 	s.mux.Handle("/", page(func(w http.ResponseWriter, r *http.Request) error {
 		return notFound("there is no page %s", r.URL.Path)
@@ -212,30 +221,62 @@ type cached struct {
 	err  error
 }
 
-// analysis is everything the run page shows of one run.
+// analysis is everything the run page shows of one run. The graph, its
+// chart and timeline come first; the audit and the prompt-cache analysis
+// may follow (a large run's page opens before they are in, and fetches
+// them as parts): done is closed once they are.
 type analysis struct {
 	g     *graph.Run
-	rep   *findings.Report
 	chart *mermaid.Chart
 	tl    *timeline.Timeline
 	svg   *svgElem
 	// svgErr says why the graph could not be drawn (the page says so).
 	svgErr error
+
+	done chan struct{}
+	rep  *findings.Report
+	// repErr says why the audit is missing.
+	repErr error
 	// cache is the prompt-cache analysis; cacheErr says why it is missing.
 	cache    *cache.Report
 	cacheErr error
 }
 
-// analyse loads, audits, charts and draws run id — once per run state: a
-// run that has ended is kept (the most recent few), one still recording
-// is analysed afresh on every request.
+// ready reports whether the audit and the cache analysis are in.
+func (a *analysis) ready() bool {
+	select {
+	case <-a.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// wait waits for the audit and the cache analysis.
+func (a *analysis) wait(ctx context.Context) error {
+	select {
+	case <-a.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// progressiveNodes is Options.Progressive's default: a smaller run's page
+// has its audit and cache figures at once (and the graph's labels carry
+// each call's reusable share).
+const progressiveNodes = 10_000
+
+// analyse loads, charts and draws run id, and audits it — once per run
+// state: a run that has ended is kept (the most recent few), one still
+// recording is analysed afresh, whole, on every request.
 func (s *Server) analyse(ctx context.Context, id string) (*analysis, error) {
 	r, err := s.src.Run(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	if r.Status == record.StatusRunning {
-		return s.build(ctx, r)
+		return s.build(ctx, r, false)
 	}
 	key := fmt.Sprintf("%s/%s/%d", r.ID, r.Status, r.Ended.UnixNano())
 	s.mu.Lock()
@@ -256,7 +297,7 @@ func (s *Server) analyse(ctx context.Context, id string) (*analysis, error) {
 	}
 	s.mu.Unlock()
 	// A page closed while the run is analysed does not spoil the entry.
-	c.once.Do(func() { c.a, c.err = s.build(context.WithoutCancel(ctx), r) })
+	c.once.Do(func() { c.a, c.err = s.build(context.WithoutCancel(ctx), r, true) })
 	if c.err != nil {
 		s.mu.Lock()
 		for i, e := range s.cache {
@@ -270,27 +311,39 @@ func (s *Server) analyse(ctx context.Context, id string) (*analysis, error) {
 	return c.a, c.err
 }
 
-func (s *Server) build(ctx context.Context, r *record.Run) (*analysis, error) {
+// build analyses run r. With later, a large run's audit and cache analysis
+// run after it returns.
+func (s *Server) build(ctx context.Context, r *record.Run, later bool) (*analysis, error) {
 	g, err := s.src.Graph(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	g.ReadAt = s.opts.Now()
-	cfg := &findings.Config{Options: s.opts.Audit, Requests: func(seq int64) ([]byte, error) {
-		return s.src.Request(ctx, g.ID, seq)
-	}}
-	rep, err := cfg.Audit(g)
-	if err != nil {
-		return nil, fmt.Errorf("audit run %s: %w", g.ID, err)
+	a := &analysis{g: g, done: make(chan struct{})}
+	slow := func() {
+		defer close(a.done)
+		cfg := &findings.Config{Options: s.opts.Audit, Requests: func(seq int64) ([]byte, error) {
+			return s.src.Request(ctx, g.ID, seq)
+		}}
+		if a.rep, a.repErr = cfg.Audit(g); a.repErr != nil {
+			a.repErr = fmt.Errorf("audit run %s: %w", g.ID, a.repErr)
+		}
+		// A request the analysis cannot read leaves the page without cache
+		// figures (it says why), not without the run.
+		a.cache, a.cacheErr = cache.Analyze(ctx, g, s.src, nil)
 	}
-	a := &analysis{g: g, rep: rep}
-	// A request the analysis cannot read leaves the page without cache
-	// figures (it says why), not without the run.
-	a.cache, a.cacheErr = cache.Analyze(ctx, g, s.src, nil)
-	mc := &mermaid.Config{Hooks: true, Cache: a.cache}
+	progressive := later && len(g.Nodes) >= s.opts.Progressive
+	mc := &mermaid.Config{Hooks: true}
+	if !progressive {
+		slow()
+		mc.Cache = a.cache
+	}
 	a.chart = mc.Chart(g)
 	a.tl = timeline.Build(a.chart)
 	a.svg, a.svgErr = drawGraph(ctx, mc, g)
+	if progressive {
+		go slow()
+	}
 	return a, nil
 }
 

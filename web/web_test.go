@@ -522,3 +522,73 @@ func TestUnescapeHTMLEscapes(t *testing.T) {
 		}
 	}
 }
+
+// TestRunPage_Progressive: a large run's page opens with its graph and
+// timeline, and its audit and cache figures come as parts.
+func TestRunPage_Progressive(t *testing.T) {
+	srv, ids := served(t, web.Options{Progressive: 1})
+	id := ids["demo"]
+	page := mustGet(t, srv.URL, "/runs/"+id)
+	for _, part := range []string{`data-part="head"`, `data-part="findings"`, `data-part="cache"`} {
+		if !strings.Contains(page, part) {
+			t.Errorf("the page has no %s placeholder", part)
+		}
+	}
+	if !strings.Contains(page, `id="g-n9"`) || !strings.Contains(page, `data-lane="b2"`) {
+		t.Error("the progressive page lacks the graph or the timeline")
+	}
+	findings := mustGet(t, srv.URL, "/runs/"+id+"/part/findings")
+	if !strings.Contains(findings, `data-boxes="n2 n3 n4 n5 n6 n7"`) || strings.Contains(findings, "<html") {
+		t.Errorf("the findings part:\n%.2000s", findings)
+	}
+	if head := mustGet(t, srv.URL, "/runs/"+id+"/part/head"); !strings.Contains(head, "Forking <b>D</b>") || !strings.Contains(head, "The audit found 3 mistakes") {
+		t.Errorf("the head part:\n%s", head)
+	}
+	if c := mustGet(t, srv.URL, "/runs/"+id+"/part/cache"); !strings.Contains(c, "Where reuse broke") {
+		t.Errorf("the cache part:\n%.2000s", c)
+	}
+	if resp, _ := get(t, srv.URL, "/runs/"+id+"/part/nothing"); resp.StatusCode != 404 {
+		t.Errorf("an unknown part: %d", resp.StatusCode)
+	}
+	// the report never waits on parts
+	if rep := mustGet(t, srv.URL, "/runs/"+id+"/report.html"); strings.Contains(rep, `data-part="`) || !strings.Contains(rep, "missed fan-out") {
+		t.Error("the report of a large run is not whole")
+	}
+}
+
+// TestRunPage_ManyFindings: a run with hundreds of findings shows the
+// first few of each rule and one item for the rest of it; the findings
+// page lists them all, a page at a time.
+func TestRunPage_ManyFindings(t *testing.T) {
+	srv, id := bigRun(t, 3000)
+	page := mustGet(t, srv.URL, "/runs/"+id)
+	doc := parse(t, page)
+	full := all(doc, func(n *html.Node) bool { return n.Data == "li" && hasClass(n, "finding") && !hasClass(n, "group") })
+	groups := all(doc, func(n *html.Node) bool { return n.Data == "li" && hasClass(n, "finding") && hasClass(n, "group") })
+	if len(groups) == 0 {
+		t.Fatalf("no group item among %d findings", len(full))
+	}
+	perRule := map[string]int{}
+	for _, f := range full {
+		perRule[attr(f, "id")]++
+	}
+	if len(full) > 5*13 {
+		t.Errorf("%d findings in full, want at most 5 per rule", len(full))
+	}
+	m := regexp.MustCompile(`(\d[\d,]*) more ([a-z -]+) findings`).FindStringSubmatch(text(groups[0]))
+	if m == nil {
+		t.Fatalf("group item reads %q", text(groups[0]))
+	}
+	links := all(groups[0], func(n *html.Node) bool { return n.Data == "a" && strings.Contains(attr(n, "href"), "/findings?rule=") })
+	if len(links) != 1 {
+		t.Fatal("the group item does not link its rule's list")
+	}
+	list := mustGet(t, srv.URL, attr(links[0], "href"))
+	items := all(parse(t, list), func(n *html.Node) bool { return n.Data == "li" && hasClass(n, "finding") })
+	if len(items) == 0 || len(items) > 100 {
+		t.Errorf("the rule's list shows %d findings on its first page, want 1..100", len(items))
+	}
+	if resp, _ := get(t, srv.URL, "/runs/"+id+"/findings?page=0"); resp.StatusCode != 400 {
+		t.Errorf("page 0: %d, want 400", resp.StatusCode)
+	}
+}

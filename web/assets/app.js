@@ -269,6 +269,51 @@
     select(id);
   }
 
+  // bindFindings makes the findings under root mark their boxes.
+  function bindFindings(root) {
+    $$('.finding-btn', root).forEach(function (btn) {
+      btn.addEventListener('click', function () {
+        var on = btn.getAttribute('aria-pressed') !== 'true';
+        if (!on) { clearMarks(); return; }
+        mark((btn.dataset.boxes || '').split(' ').filter(Boolean));
+        btn.setAttribute('aria-pressed', 'true');
+      });
+    });
+    $$('button.node-ref', root).forEach(function (btn) {
+      btn.addEventListener('click', function () {
+        var n = btn.dataset.node;
+        if (gNode(n)) { select(n, true); return; }
+        // inside a collapsed box: the finding's boxes hold it
+        var f = btn.closest('.finding');
+        var fb = f && $('.finding-btn', f);
+        if (fb) { fb.click(); }
+      });
+    });
+  }
+
+  // loadParts fetches the parts of a large run's page that wait for its
+  // audit and cache analysis, and puts each in place as it arrives.
+  function loadParts() {
+    $$('[data-part]').forEach(function (el) {
+      var name = el.dataset.part;
+      delete el.dataset.part;
+      fetch(location.pathname + '/part/' + encodeURIComponent(name)).then(function (r) {
+        if (!r.ok) { throw new Error('the ' + name + ' part: ' + r.status); }
+        return r.text();
+      }).then(function (text) {
+        var doc = parseHTML('<div>' + text + '</div>');
+        el.replaceChildren.apply(el, Array.from(doc.body.firstChild.childNodes));
+        bindFindings(el);
+        if (name === 'findings' && /^#finding-\d+$/.test(location.hash)) {
+          var f = $(location.hash + ' .finding-btn');
+          if (f) { f.click(); }
+        }
+      }).catch(function (err) {
+        el.textContent = 'Could not load this part: ' + err.message;
+      });
+    });
+  }
+
   function initRun() {
     graph = initGraph();
     $$('.graph-svg g.node').forEach(function (g) {
@@ -290,32 +335,15 @@
     $$('.tl-svg [data-box]').forEach(function (el) {
       el.addEventListener('click', function () { activate(el.dataset.box); });
     });
-    var findings = $$('.finding-btn');
-    findings.forEach(function (btn) {
-      btn.addEventListener('click', function () {
-        var on = btn.getAttribute('aria-pressed') !== 'true';
-        if (!on) { clearMarks(); return; }
-        mark((btn.dataset.boxes || '').split(' ').filter(Boolean));
-        btn.setAttribute('aria-pressed', 'true');
-      });
-    });
-    $$('button.node-ref').forEach(function (btn) {
-      btn.addEventListener('click', function () {
-        var n = btn.dataset.node;
-        var g = gNode(n);
-        if (g) { select(n, true); return; }
-        // inside a collapsed box: the finding's boxes hold it
-        var f = btn.closest('.finding');
-        var fb = f && $('.finding-btn', f);
-        if (fb) { fb.click(); }
-      });
-    });
+    bindFindings(document);
+    loadParts();
     document.addEventListener('keydown', function (e) {
       if (typing(e) || e.ctrlKey || e.metaKey || e.altKey) { return; }
       if (e.key === 'Escape') { clearMarks(); select(''); return; }
       if (graph && (e.key === '+' || e.key === '=')) { graph.zoom(1 / 1.3); e.preventDefault(); return; }
       if (graph && e.key === '-') { graph.zoom(1.3); e.preventDefault(); return; }
       if (graph && e.key === '0') { graph.fit(); e.preventDefault(); return; }
+      var findings = $$('.finding-btn');
       if ((e.key === 'j' || e.key === 'k') && findings.length) {
         e.preventDefault();
         var cur = findings.findIndex(function (b) { return b.getAttribute('aria-pressed') === 'true'; });
@@ -367,6 +395,8 @@
       g.addEventListener('click', function () { activate(id); });
     });
     $$('.tl-svg [data-box]').forEach(function (el) { el.addEventListener('click', function () { activate(el.dataset.box); }); });
+    bindFindings($('#main'));
+    loadParts();
   }
 
   // ---- node page
