@@ -199,7 +199,7 @@ func (s *Server) nodePage(w http.ResponseWriter, r *http.Request) error {
 	if n.Kind == record.KindLLM {
 		// the run's analysis (kept for the run page too) holds the call's
 		// cache figures; without it the node is shown all the same
-		if a, err := s.analyse(ctx, id); err == nil && a.ready() {
+		if a, err := s.analyse(ctx, id); err == nil && a.cached() {
 			p.Cache = callCacheOf(a.cache, seq)
 		}
 	}

@@ -52,14 +52,16 @@ type runPage struct {
 	Imported  bool
 	Tokens    graph.Tokens
 	// Summary says in one sentence what happened.
-	Summary   string
-	Nodes     int
-	Tools     int
-	Forks     int
-	Handoffs  int
-	// Pending is set while the audit and cache analysis of a large run
-	// are still running: those parts of the page are fetched.
-	Pending bool
+	Summary  string
+	Nodes    int
+	Tools    int
+	Forks    int
+	Handoffs int
+	// Pending is set while the audit of a large run is still running,
+	// CachePending while its cache analysis is: those parts of the page
+	// are fetched.
+	Pending      bool
+	CachePending bool
 	// Audited is set when the audit is in; AuditErr says why it is not.
 	Audited      bool
 	AuditErr     string
@@ -67,12 +69,12 @@ type runPage struct {
 	FindingCount int
 	Items        []findingItem
 	Checks       []findings.Check
-	Graph     *svgElem
-	GraphErr  string
-	Collapsed string
-	Timeline  timelineView
-	Boxes     []boxView
-	Cache     cacheView
+	Graph        *svgElem
+	GraphErr     string
+	Collapsed    string
+	Timeline     timelineView
+	Boxes        []boxView
+	Cache        cacheView
 	// Select is the box to select when the page opens (?node=n7).
 	Select string
 }
@@ -212,6 +214,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
+	defer a.start()
 	return s.writePage(w, "run", p)
 }
 
@@ -229,7 +232,11 @@ func (s *Server) runPart(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := a.wait(r.Context()); err != nil {
+	done := a.auditDone
+	if name == "cacheBody" {
+		done = a.cacheDone
+	}
+	if err := a.wait(r.Context(), done); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -262,7 +269,7 @@ func (s *Server) findingsPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := a.wait(r.Context()); err != nil {
+	if err := a.wait(r.Context(), a.auditDone); err != nil {
 		return err
 	}
 	if a.repErr != nil {
@@ -353,10 +360,9 @@ func (s *Server) runView(a *analysis, report bool) *runPage {
 		p.Lacks = g.RequestsLack()
 	}
 	p.Tools = g.ToolCounts().Total
-	p.Pending = !report && !a.ready()
-	if !p.Pending {
-		s.auditView(p, a)
-	}
+	p.Pending = !report && !a.audited()
+	p.CachePending = !report && !a.cached()
+	s.auditView(p, a)
 	p.Graph = a.svg
 	if a.svgErr != nil {
 		p.GraphErr = a.svgErr.Error()
@@ -364,7 +370,7 @@ func (s *Server) runView(a *analysis, report bool) *runPage {
 	p.Timeline = timelineOf(a.tl)
 	a.chart.Walk(func(b *mermaid.Box, in *mermaid.ChartBranch) {
 		v := boxOf(g, b, in)
-		if b.Node != nil && !b.Collapsed() && b.Node.Kind == record.KindLLM && a.cache != nil {
+		if b.Node != nil && !b.Collapsed() && b.Node.Kind == record.KindLLM && a.cached() && a.cache != nil {
 			if c := a.cache.Call(b.Node.Seq); c != nil && c.Analyzed {
 				v.Detail = append(v.Detail, "prompt cache: "+pctf(c.Share)+" of the request reusable (predicted); "+c.Break.Why)
 			}
@@ -379,10 +385,15 @@ func (s *Server) runView(a *analysis, report bool) *runPage {
 // the rest of them are one item that marks all their boxes.
 const maxPerRule = 5
 
-// auditView fills the page's audit parts: grades, findings, checks and
-// cache figures (a.done is closed).
+// auditView fills the page's audit parts that are in: grades, findings
+// and checks, and cache figures.
 func (s *Server) auditView(p *runPage, a *analysis) {
-	p.Cache = cacheOf(a.cache, a.cacheErr)
+	if a.cached() {
+		p.Cache = cacheOf(a.cache, a.cacheErr)
+	}
+	if !a.audited() {
+		return
+	}
 	if a.repErr != nil {
 		p.AuditErr = a.repErr.Error()
 		return
@@ -488,7 +499,7 @@ func summary(g *graph.Run, a *analysis) string {
 		fmt.Fprintf(&b, ". The end waited on %s", strings.Join(path, " → "))
 	}
 	switch {
-	case !a.ready():
+	case !a.audited():
 		b.WriteString(". The audit is running.")
 	case a.rep == nil:
 		b.WriteString(".")

@@ -224,7 +224,7 @@ type cached struct {
 // analysis is everything the run page shows of one run. The graph, its
 // chart and timeline come first; the audit and the prompt-cache analysis
 // may follow (a large run's page opens before they are in, and fetches
-// them as parts): done is closed once they are.
+// them as parts): auditDone and cacheDone are closed once each is in.
 type analysis struct {
 	g     *graph.Run
 	chart *mermaid.Chart
@@ -233,8 +233,11 @@ type analysis struct {
 	// svgErr says why the graph could not be drawn (the page says so).
 	svgErr error
 
-	done chan struct{}
-	rep  *findings.Report
+	auditDone, cacheDone chan struct{}
+	// later starts the audit and cache analysis of a large run (once):
+	// after its page is written, or when something waits for them.
+	later func()
+	rep   *findings.Report
 	// repErr says why the audit is missing.
 	repErr error
 	// cache is the prompt-cache analysis; cacheErr says why it is missing.
@@ -242,24 +245,42 @@ type analysis struct {
 	cacheErr error
 }
 
-// ready reports whether the audit and the cache analysis are in.
-func (a *analysis) ready() bool {
+func closed(c chan struct{}) bool {
 	select {
-	case <-a.done:
+	case <-c:
 		return true
 	default:
 		return false
 	}
 }
 
-// wait waits for the audit and the cache analysis.
-func (a *analysis) wait(ctx context.Context) error {
-	select {
-	case <-a.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+// audited reports whether the audit is in; cached whether the cache
+// analysis is; ready whether both are.
+func (a *analysis) audited() bool { return closed(a.auditDone) }
+func (a *analysis) cached() bool  { return closed(a.cacheDone) }
+func (a *analysis) ready() bool   { return a.audited() && a.cached() }
+
+// start starts the audit and cache analysis if they wait to be started.
+func (a *analysis) start() {
+	if a.later != nil {
+		a.later()
 	}
+}
+
+// wait starts the audit and the cache analysis and waits for the channels.
+func (a *analysis) wait(ctx context.Context, chans ...chan struct{}) error {
+	a.start()
+	if len(chans) == 0 {
+		chans = []chan struct{}{a.auditDone, a.cacheDone}
+	}
+	for _, c := range chans {
+		select {
+		case <-c:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // progressiveNodes is Options.Progressive's default: a smaller run's page
@@ -319,18 +340,19 @@ func (s *Server) build(ctx context.Context, r *record.Run, later bool) (*analysi
 		return nil, err
 	}
 	g.ReadAt = s.opts.Now()
-	a := &analysis{g: g, done: make(chan struct{})}
+	a := &analysis{g: g, auditDone: make(chan struct{}), cacheDone: make(chan struct{})}
 	slow := func() {
-		defer close(a.done)
 		cfg := &findings.Config{Options: s.opts.Audit, Requests: func(seq int64) ([]byte, error) {
 			return s.src.Request(ctx, g.ID, seq)
 		}}
 		if a.rep, a.repErr = cfg.Audit(g); a.repErr != nil {
 			a.repErr = fmt.Errorf("audit run %s: %w", g.ID, a.repErr)
 		}
+		close(a.auditDone)
 		// A request the analysis cannot read leaves the page without cache
 		// figures (it says why), not without the run.
 		a.cache, a.cacheErr = cache.Analyze(ctx, g, s.src, nil)
+		close(a.cacheDone)
 	}
 	progressive := later && len(g.Nodes) >= s.opts.Progressive
 	mc := &mermaid.Config{Hooks: true}
@@ -342,7 +364,10 @@ func (s *Server) build(ctx context.Context, r *record.Run, later bool) (*analysi
 	a.tl = timeline.Build(a.chart)
 	a.svg, a.svgErr = drawGraph(ctx, mc, g)
 	if progressive {
-		go slow()
+		// not before the page is out: the audit would take the CPU its
+		// rendering needs
+		var once sync.Once
+		a.later = func() { once.Do(func() { go slow() }) }
 	}
 	return a, nil
 }
