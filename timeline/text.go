@@ -109,11 +109,8 @@ func Fprint(w io.Writer, t *Timeline, o Options) error {
 	suffixW = min(suffixW, 26)
 	barW := max(width-labelW-suffixW-4, 10)
 
-	span := t.End.Sub(t.Start)
-	if span <= 0 {
-		span = time.Nanosecond
-	}
-	at := func(x time.Time) float64 { return float64(x.Sub(t.Start)) / float64(span) * float64(barW) }
+	ax := t.Axis(float64(barW))
+	at := ax.X
 	first := func(x time.Time) int { return clamp(int(at(x)), barW) }
 	last := func(x time.Time) int {
 		f := at(x)
@@ -124,7 +121,7 @@ func Fprint(w io.Writer, t *Timeline, o Options) error {
 		return clamp(c, barW)
 	}
 
-	p.line(strings.Repeat(" ", labelW+2) + axis(span, barW))
+	p.line(strings.Repeat(" ", labelW+2) + axisRow(ax, barW))
 	used := map[rune]bool{}
 	for i, l := range t.Lanes {
 		row := make([]cell, barW)
@@ -213,6 +210,9 @@ func Fprint(w io.Writer, t *Timeline, o Options) error {
 			legend = append(legend, string(e.r)+" "+e.text)
 		}
 	}
+	if len(ax.Gaps()) > 0 {
+		legend = append(legend, "≈ time elided (drawn narrow)")
+	}
 	legend = append(legend, "* critical path")
 	p.wrap(legend, width)
 	if err := bw.Flush(); err != nil {
@@ -294,12 +294,17 @@ func laneSuffix(l *Lane) string {
 	return strings.Join(parts, " ")
 }
 
-// axis is a time axis barW columns wide: offsets at the start, the
-// quarters and the end (the end first: it is the one a reader needs), each
-// where it does not touch another.
-func axis(span time.Duration, barW int) string {
+// axisRow is the axis as text barW columns wide: its ticks' times where
+// they do not touch each other (the end first: it is the one a reader
+// needs), and ≈ over each stretch drawn narrow.
+func axisRow(ax *Axis, barW int) string {
 	row := []rune(strings.Repeat(" ", barW+1))
 	taken := make([]bool, len(row))
+	for _, g := range ax.Gaps() {
+		for c := int(g.X0); c <= int(g.X1) && c < barW; c++ {
+			row[c], taken[c] = '≈', true
+		}
+	}
 	place := func(col int, s string) {
 		rs := []rune(s)
 		col = min(col, len(row)-len(rs))
@@ -316,9 +321,13 @@ func axis(span time.Duration, barW int) string {
 			taken[c] = true
 		}
 	}
-	place(len(row), graph.FormatDuration(span))
-	for q := 0; q < 4; q++ {
-		place(barW*q/4, graph.FormatDuration(span*time.Duration(q)/4))
+	ticks := ax.Ticks()
+	if len(ticks) > 0 {
+		last := ticks[len(ticks)-1]
+		place(len(row), last.Label)
+		for _, t := range ticks[:len(ticks)-1] {
+			place(int(t.X), t.Label)
+		}
 	}
 	return strings.TrimRight(string(row), " ")
 }

@@ -109,6 +109,9 @@ type Bar struct {
 	Failed bool
 	// Nodes counts the nodes the bar stands for.
 	Nodes int
+	// Gap is set on a BarCollapsed that is the elided middle of a long
+	// conversation (the chart's gap box); Axis draws a long one narrow.
+	Gap bool
 }
 
 // MarkKind is what a marker stands for.
@@ -200,7 +203,7 @@ func (b *builder) lane(l *Lane, boxes []*mermaid.Box) {
 		bar := Bar{Box: box.ID, Start: start, End: end, Label: box.Label, Failed: box.Failed, Nodes: len(nodes)}
 		switch {
 		case box.Collapsed():
-			bar.Kind = BarCollapsed
+			bar.Kind, bar.Gap = BarCollapsed, box.Kind == mermaid.BoxGap
 			l.Bars = append(l.Bars, bar)
 		case first.Kind == record.KindLLM:
 			bar.Kind = BarModel

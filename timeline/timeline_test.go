@@ -248,3 +248,69 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// TestAxis_Gaps: a collapsed run's long elided middle is drawn narrow (a
+// broken axis), the rest keeps its time to scale, and positions keep the
+// order of times.
+func TestAxis_Gaps(t *testing.T) {
+	var nodes []*record.Node
+	if err := graphtest.Realistic(20_000, func(n *record.Node) error { nodes = append(nodes, n); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	run := graphtest.RealisticRun()
+	run.Status, run.Ended = record.StatusOK, nodes[len(nodes)-1].Ended
+	g, err := graph.Build(run, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := timeline.Build((&mermaid.Config{}).Chart(g))
+	ax := tl.Axis(1000)
+	gaps := ax.Gaps()
+	if len(gaps) == 0 {
+		t.Fatal("no stretch drawn narrow in a run whose trunk's middle is elided")
+	}
+	for _, gp := range gaps {
+		if w := gp.X1 - gp.X0; w < 39.9 || w > 40.1 {
+			t.Errorf("a gap is %.1f wide, want 4%% of 1000", w)
+		}
+	}
+	if x := ax.X(tl.Start); x != 0 {
+		t.Errorf("X(start) = %v, want 0", x)
+	}
+	if x := ax.X(tl.End); x < 999.9 {
+		t.Errorf("X(end) = %v, want 1000", x)
+	}
+	var times []time.Time
+	for _, n := range g.Nodes {
+		times = append(times, n.Started)
+	}
+	sortTimes(times)
+	prev := -1.0
+	for _, at := range times {
+		x := ax.X(at)
+		if x < prev-1e-9 {
+			t.Fatalf("X(%v) = %v is left of an earlier time's %v", at, x, prev)
+		}
+		prev = x
+	}
+	// The first lanes (the trunk's head) now span columns, not one.
+	head := tl.Lanes[1]
+	if w := ax.X(head.End) - ax.X(head.Start); w < 0.5 {
+		t.Errorf("the first branch spans %.2f of 1000: the axis is not broken", w)
+	}
+	var out bytes.Buffer
+	if err := timeline.Fprint(&out, tl, timeline.Options{Width: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "≈ time elided") || !strings.Contains(out.String(), "≈≈") {
+		t.Errorf("the text timeline does not show the elided time:\n%.1500s", out.String())
+	}
+}
+
+func sortTimes(ts []time.Time) {
+	for i := 1; i < len(ts); i++ {
+		for j := i; j > 0 && ts[j].Before(ts[j-1]); j-- {
+			ts[j], ts[j-1] = ts[j-1], ts[j]
+		}
+	}
+}

@@ -154,7 +154,11 @@ type timelineView struct {
 	Links         []linkView
 	Critical      []string
 	SuffixX       float64
+	// Gaps are the stretches of elided time drawn narrow.
+	Gaps []gapView
 }
+
+type gapView struct{ X, W float64 }
 
 type tickView struct {
 	X     float64
@@ -602,15 +606,26 @@ const (
 // timelineOf lays the timeline out as SVG geometry.
 func timelineOf(t *timeline.Timeline) timelineView {
 	v := timelineView{Width: tlWidth, LabelW: tlLabelW, BarX: tlLabelW + 10, Critical: t.Critical}
+	if len(v.Critical) > 8 {
+		v.Critical = append(append([]string{}, t.Critical[:6]...), fmt.Sprintf("… %d more", len(t.Critical)-6))
+	}
 	v.BarW = tlWidth - v.BarX - tlSuffix - 10
 	v.SuffixX = v.BarX + v.BarW + 8
-	span := t.End.Sub(t.Start)
-	if span <= 0 {
-		span = time.Nanosecond
+	ax := t.Axis(v.BarW)
+	x := func(at time.Time) float64 { return v.BarX + ax.X(at) }
+	ticks := ax.Ticks()
+	for i, tk := range ticks {
+		// a tick's label needs about 60 units; the last one always shows
+		if n := len(v.Ticks); i < len(ticks)-1 && n > 0 && tk.X+v.BarX-v.Ticks[n-1].X < 60 {
+			continue
+		}
+		if n := len(v.Ticks); i == len(ticks)-1 && n > 1 && tk.X+v.BarX-v.Ticks[n-1].X < 60 {
+			v.Ticks = v.Ticks[:n-1]
+		}
+		v.Ticks = append(v.Ticks, tickView{X: v.BarX + tk.X, Label: tk.Label})
 	}
-	x := func(at time.Time) float64 { return v.BarX + float64(at.Sub(t.Start))/float64(span)*v.BarW }
-	for q := 0; q <= 4; q++ {
-		v.Ticks = append(v.Ticks, tickView{X: v.BarX + v.BarW*float64(q)/4, Label: graph.FormatDuration(span * time.Duration(q) / 4)})
+	for _, gp := range ax.Gaps() {
+		v.Gaps = append(v.Gaps, gapView{X: v.BarX + gp.X0, W: gp.X1 - gp.X0})
 	}
 	index := map[*timeline.Lane]int{}
 	for i, l := range t.Lanes {
@@ -656,7 +671,10 @@ func timelineOf(t *timeline.Timeline) timelineView {
 			if b.Kind == timeline.BarWait {
 				bv.H, bv.Y = 2, y+tlLaneH/2-1
 			}
-			if b.Failed {
+			switch {
+			case b.Failed && b.Kind == timeline.BarCollapsed:
+				c += " has-failed" // it holds a failure: outlined, not filled
+			case b.Failed:
 				c += " failed"
 			}
 			bv.Class = c
