@@ -77,17 +77,26 @@ func TestImportRun_Newest(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "d6e0bada.jsonl"), realSession(t), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, out, errOut := testFactoryEnv(t, map[string]string{"CLAUDE_CONFIG_DIR": home})
-	opts := &ImportOptions{F: f, Format: "claude-code", Getwd: func() (string, error) { return cwd, nil }}
+	importNewest(t, map[string]string{"CLAUDE_CONFIG_DIR": home}, "claude-code", cwd,
+		"· session d6e0bada-1959-4eec-a9d2-0bfade768d8f · cancelled · 1 conversation · 15 nodes", "no Claude Code session of /elsewhere")
+}
+
+// importNewest runs import --format format with no PATH in folder cwd
+// under env, wanting wantOut on stdout, then in /elsewhere, wanting a
+// usage error that says wantErr.
+func importNewest(t *testing.T, env map[string]string, format, cwd, wantOut, wantErr string) {
+	t.Helper()
+	f, out, errOut := testFactoryEnv(t, env)
+	opts := &ImportOptions{F: f, Format: format, Getwd: func() (string, error) { return cwd, nil }}
 	if err := importRun(context.Background(), opts); err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
 	}
-	if !strings.Contains(out.String(), "· session d6e0bada-1959-4eec-a9d2-0bfade768d8f · cancelled · 1 conversation · 15 nodes") {
-		t.Errorf("stdout:\n%s", out)
+	if !strings.Contains(out.String(), wantOut) {
+		t.Errorf("stdout lacks %q:\n%s", wantOut, out)
 	}
 	opts.Getwd = func() (string, error) { return "/elsewhere", nil }
 	err := importRun(context.Background(), opts)
-	if err == nil || exitCode(err) != ExitUsage || !strings.Contains(err.Error(), "no Claude Code session of /elsewhere") {
+	if err == nil || exitCode(err) != ExitUsage || !strings.Contains(err.Error(), wantErr) {
 		t.Errorf("another folder: %v", err)
 	}
 }
@@ -177,19 +186,8 @@ func TestImportRun_NewestCodex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, out, errOut := testFactoryEnv(t, map[string]string{"CODEX_HOME": home})
-	opts := &ImportOptions{F: f, Format: "codex", Getwd: func() (string, error) { return cwd, nil }}
-	if err := importRun(context.Background(), opts); err != nil {
-		t.Fatalf("%v\n%s", err, errOut)
-	}
 	// The 2026-03-02 session: its trunk and the branch of Hopper, whose
 	// rollout is missing (the 2026-03-01 one has three sub-agents).
-	if !strings.Contains(out.String(), "· codex 0.130.0 · session 019a1c00-0000-7000-8000-000000000005 · ok · 2 conversations ·") {
-		t.Errorf("stdout:\n%s", out)
-	}
-	opts.Getwd = func() (string, error) { return "/elsewhere", nil }
-	err = importRun(context.Background(), opts)
-	if err == nil || exitCode(err) != ExitUsage || !strings.Contains(err.Error(), "no Codex session of /elsewhere") {
-		t.Errorf("another folder: %v", err)
-	}
+	importNewest(t, map[string]string{"CODEX_HOME": home}, "codex", cwd,
+		"· codex 0.130.0 · session 019a1c00-0000-7000-8000-000000000005 · ok · 2 conversations ·", "no Codex session of /elsewhere")
 }
