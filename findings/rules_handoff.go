@@ -54,12 +54,13 @@ var HandoffForAnswer = &Rule{
 		Title: "hand-off for an answer",
 		Detect: "A hands to B after making calls of its own in the turn, B ends the turn with a final answer within {for-answer-max-calls} calls, " +
 			"and B hands back to A at the next turn, or the run ends: A wanted an answer and spent the conversation on it. " +
-			"A hand-off back to the agent that handed A the conversation earlier in the same turn is A going home, not a question, and is not counted.",
+			"A hand-off back to the agent that handed A the conversation earlier in the same turn is A going home, not a question, and is not counted; " +
+			"nor is a hand-off whose answer took at least {specialist-min-calls} calls of tools that mark B as a specialist (delegation.missed-specialist would flag A making them).",
 		Price: "one conversation start: the input tokens of B's first model call under its new system prompt.",
-		Fix:   "the outgoing agent's prompt, and fork: in agents.yaml so it can fork one branch to B and carry on.",
-		Next:  "a one-branch fork to B, and no hand-off.",
+		Fix:   "the outgoing agent's prompt: make the call or two B made itself and keep the conversation (agents.yaml: give A the tools it lacks); a one-branch fork to B would be fork.one-branch's mistake.",
+		Next:  "A making B's calls itself, and no hand-off.",
 	},
-	Options: []Option{forAnswerMaxCalls},
+	Options: []Option{forAnswerMaxCalls, specialistMinCalls},
 	Run:     runHandoffForAnswer,
 	Expect:  expectWith(expectHandoffForAnswer),
 }
@@ -319,6 +320,7 @@ func runHandoffForAnswer(p *Pass) {
 			// The rest of the turn: B only, few calls, ends in an answer.
 			calls, answered, ok := 0, false, true
 			var answer *graph.Node
+			var bCalls []*graph.Node
 			next := len(c.Nodes)
 			for j := i + 1; j < len(c.Nodes); j++ {
 				n := c.Nodes[j]
@@ -332,6 +334,7 @@ func runHandoffForAnswer(p *Pass) {
 				}
 				if isCall(n) {
 					calls++
+					bCalls = append(bCalls, n)
 				}
 				if n.Agent == b && (n.Kind == record.KindFinal && n.Status == record.StatusOK || n.Kind == record.KindLLM && n.LLM != nil && len(n.LLM.Calls) == 0 && n.Status == record.StatusOK) {
 					answered = true
@@ -340,7 +343,7 @@ func runHandoffForAnswer(p *Pass) {
 					}
 				}
 			}
-			if !ok || !answered || calls > forAnswerMaxCalls.Get(p.Options) {
+			if !ok || !answered || calls > forAnswerMaxCalls.Get(p.Options) || specialistWork(p, b, bCalls) {
 				continue
 			}
 			then := "the run ended"
@@ -369,45 +372,117 @@ func runHandoffForAnswer(p *Pass) {
 				}
 				price.Basis = fmt.Sprintf("%s's first call %s sent the whole transcript under a new system prompt: %d tokens in, one conversation start", b, first.ID(), first.LLM.Usage.In)
 			}
-			yamlFix := fmt.Sprintf("add fork: {agents: [%s], maxBranches: 1} to %s in agents.yaml", b, a)
-			if ac := p.Project.Agent(a); ac != nil && ac.Fork != nil {
-				yamlFix = fmt.Sprintf("add %s to the fork agents of %s in agents.yaml", b, a)
-				if ac.Fork.Allows(b) {
-					yamlFix = fmt.Sprintf("its fork: in agents.yaml already allows %s", b)
-				}
-			}
-			p.Report(Finding{
-				Agent: a,
-				Message: fmt.Sprintf("%s made %s, handed to %s at %s, %s answered with %s and %s",
-					a, plural(len(own), "call", "calls"), b, h.ID(), b, plural(calls, "call", "calls"), then),
-				Nodes: ids(h, first, answer),
-				Fix: Fix{Location: p.Project.PromptLocation(a, "transfer", "hand", b),
-					Also: []Location{p.Project.ForkLocation(a)},
-					Text: fmt.Sprintf("Tell %s in %s to fork one branch to %s when it only needs an answer, and keep the conversation; %s", a, p.Project.PromptPath(a), b, yamlFix)},
-				Next:    fmt.Sprintf("a one-branch fork from %s to %s, and no hand-off", a, b),
-				Price:   price,
-				Shape:   fmt.Sprintf("%s to %s for answer, %s", a, b, convShape(c)),
-				Promise: handoffPromise{From: a, To: b},
-			})
+			p.Report(forAnswerFinding(p, c, h, own, bCalls, first, answer, then, price))
 		}
 	}
 	p.Clear("%s examined", plural(len(p.Graph.Handoffs), "hand-off", "hand-offs"))
 }
 
-// expectHandoffForAnswer: no hand-off from A to B, and a one-branch fork
-// from A to B instead.
-func expectHandoffForAnswer(p handoffPromise, f Finding, next *graph.Run) Verdict {
+// specialistWork reports whether B's calls are a specialist's job: at
+// least specialist-min-calls calls of tools that mark B as a specialist.
+// Made by A they would be delegation.missed-specialist's mistake, as a
+// one-branch fork would be fork.one-branch's: the hand-off is then what
+// the audit asks for, not a finding.
+func specialistWork(p *Pass, b string, calls []*graph.Node) bool {
+	sa := p.Project.Agent(b)
+	if sa == nil {
+		return false
+	}
+	marks, n := specialistTools(sa), 0
+	for _, c := range calls {
+		if c.Agent == b && contains(marks, c.Tool.Name) {
+			n++
+		}
+	}
+	return len(marks) > 0 && n >= specialistMinCalls.Get(p.Options)
+}
+
+// forAnswerPromise: no hand-off from A to B, and A making B's calls
+// (their keys: tool and canonical arguments) itself.
+type forAnswerPromise struct {
+	From, To string
+	Calls    []string // keys of B's calls, in order, once each
+	Names    []string // the same calls for messages ("read_file policy/refunds.md")
+}
+
+// forAnswerFinding is the finding for hand-off h from A to B. Its fix is
+// one no other rule flags: A makes B's one or two calls itself (a
+// one-branch fork to B would be fork.one-branch; the calls are built-in
+// or fewer than specialist-min-calls of B's own tools, so no missed
+// specialist), given the tools it lacks.
+func forAnswerFinding(p *Pass, c *graph.Conversation, h *graph.Node, own, bCalls []*graph.Node, first, answer *graph.Node, then string, price Price) Finding {
+	a, b := h.Handoff.From, h.Handoff.To
+	prom := forAnswerPromise{From: a, To: b}
+	var tools []string
+	seen := map[string]bool{}
+	for _, n := range bCalls {
+		if k := p.call(n).key; !seen[k] {
+			seen[k] = true
+			prom.Calls = append(prom.Calls, k)
+			prom.Names = append(prom.Names, n.Tool.Name+" "+p.call(n).summary)
+			tools = append(tools, n.Tool.Name)
+		}
+	}
+	tools = uniq(tools)
+	fix := Fix{Location: p.Project.PromptLocation(a, "transfer", "hand", b)}
+	if len(bCalls) == 0 {
+		fix.Also = []Location{p.Project.PromptLocation(b)}
+		fix.Text = fmt.Sprintf("Tell %s in %s to answer questions like this one itself instead of handing to %s: %s answered without a call, from what %s says, so put those lines into %s",
+			a, p.Project.PromptPath(a), b, b, p.Project.PromptPath(b), p.Project.PromptPath(a))
+	} else {
+		var lacks []string
+		if ac := p.Project.Agent(a); ac != nil {
+			for _, t := range tools {
+				if !contains(ac.Tools, t) {
+					lacks = append(lacks, t)
+				}
+			}
+		}
+		fix.Text = fmt.Sprintf("Tell %s in %s to make the %s %s made (%s) itself when it only needs an answer, and keep the conversation instead of handing to %s",
+			a, p.Project.PromptPath(a), map[bool]string{true: "call", false: "calls"}[len(prom.Calls) == 1], b, listCut(prom.Names, maxListed), b)
+		if len(lacks) > 0 {
+			fix.Also = []Location{p.Project.EntryLocation(a)}
+			if ac := p.Project.Agent(a); ac != nil && ac.ToolsLine > 0 {
+				fix.Also = []Location{{Path: AgentsFile, Line: ac.ToolsLine}}
+			}
+			fix.Text += fmt.Sprintf("; add %s to %s's tools in agents.yaml", strings.Join(lacks, ", "), a)
+		}
+	}
+	next := fmt.Sprintf("%s making %s's %s itself, and no hand-off to %s", a, b, map[bool]string{true: "call", false: "calls"}[len(prom.Calls) == 1], b)
+	if len(bCalls) == 0 {
+		next = fmt.Sprintf("%s answering itself, and no hand-off to %s", a, b)
+	}
+	return Finding{
+		Agent: a,
+		Message: fmt.Sprintf("%s made %s, handed to %s at %s, %s answered with %s and %s",
+			a, plural(len(own), "call", "calls"), b, h.ID(), b, plural(len(bCalls), "call", "calls"), then),
+		Nodes:   ids(h, first, answer),
+		Fix:     fix,
+		Next:    next,
+		Price:   price,
+		Shape:   fmt.Sprintf("%s to %s for answer, %s", a, b, convShape(c)),
+		Promise: prom,
+	}
+}
+
+// expectHandoffForAnswer: no hand-off from A to B, and A made B's calls
+// itself (any of them), or, when B had made none, simply no hand-off.
+func expectHandoffForAnswer(p forAnswerPromise, f Finding, next *graph.Run) Verdict {
 	for _, h := range next.Handoffs {
 		if h.Handoff != nil && h.Handoff.From == p.From && h.Handoff.To == p.To {
 			return verdict(false, "%s still hands to %s at %s", p.From, p.To, h.ID())
 		}
 	}
-	for _, fk := range forksBy(next, p.From) {
-		if len(fk.Branches) == 1 && fk.Branches[0].Agent == p.To {
-			return verdict(true, "the fork at %s sends one branch from %s to %s, and no hand-off", fk.Node.ID(), p.From, p.To)
+	if len(p.Calls) == 0 {
+		return verdict(true, "no hand-off from %s to %s", p.From, p.To)
+	}
+	lp := laterPass(next)
+	for _, n := range ownCalls(next, p.From) {
+		if contains(p.Calls, lp.call(n).key) {
+			return verdict(true, "%s made %s itself at %s, and no hand-off to %s", p.From, n.Tool.Name+" "+lp.call(n).summary, n.ID(), p.To)
 		}
 	}
-	return verdict(false, "no hand-off from %s to %s, but no one-branch fork to %s either", p.From, p.To, p.To)
+	return verdict(false, "no hand-off from %s to %s, but %s made none of %s's calls itself (%s)", p.From, p.To, p.From, p.To, listCut(p.Names, maxListed))
 }
 
 // specialistTools are the tools of s that mark it as a specialist: those
