@@ -34,6 +34,8 @@ type RunSummary struct {
 	LLMCalls  int64
 	Nodes     int64
 	Source    string // the source format: inspect, or an importer's
+	// Tags are the run's tags; filled by ListRuns (nil from Runs).
+	Tags map[string]string
 }
 
 // Elapsed is Ended-Started, or, while the run has no end (running or

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/inspect-dev/inspect/importers"
 	"github.com/inspect-dev/inspect/importers/all"
+	"github.com/inspect-dev/inspect/store"
 )
 
 // ImportOptions are the inputs of `inspect import`.
@@ -39,6 +41,11 @@ func NewCmdImport(f *Factory, runF func(*ImportOptions) error) *cobra.Command {
 runs: graph, audit, show and ask work on them as on inspect's own runs.
 Each session is one run; importing a session again updates its run.
 
+An inspect database (FILE.db, as inspect export -o FILE.db writes) is
+merged: each of its runs is copied with its requests, asks and tags; a run
+already here (the same id, or the same imported session) stays as it is,
+so merging a file twice gives each run once.
+
 The format of each PATH is detected; --format names it. With --format and
 no PATH, the newest session of the current folder in that tool's home is
 imported (claude-code: ~/.claude/projects, or CLAUDE_CONFIG_DIR).
@@ -56,7 +63,8 @@ reported as FILE:LINE and the import goes on (--strict makes it fail).
 
 Exit codes: 0 imported; 2 a PATH missing or in no known format, or a
 malformed line under --strict; 3 the database failed.`,
-		Example: `  inspect import ~/.claude/projects/-home-me-app/3f2c….jsonl
+		Example: `  inspect import shared.db                       # merge another inspect database
+  inspect import ~/.claude/projects/-home-me-app/3f2c….jsonl
   inspect import --format claude-code            # the newest session of this folder
   inspect import --format claude-code --watch    # follow it live
   inspect import session.jsonl --strict`,
@@ -106,9 +114,14 @@ func importRun(ctx context.Context, opts *ImportOptions) error {
 	}
 	// Every path is checked before anything is imported.
 	chosen := make([]importers.Format, len(paths))
+	var databases []string
 	for i, p := range paths {
 		if _, err := os.Stat(p); err != nil {
 			return Usagef("no file %q to import; give the path of a session file", p)
+		}
+		if opts.Format == "" && store.IsDatabase(p) {
+			databases = append(databases, p)
+			continue
 		}
 		if opts.Format != "" {
 			chosen[i] = importers.ByName(formats, opts.Format)
@@ -119,6 +132,12 @@ func importRun(ctx context.Context, opts *ImportOptions) error {
 			return &UsageError{Err: err}
 		}
 		chosen[i] = f
+	}
+	if len(databases) > 0 {
+		if len(databases) != len(paths) || opts.Watch {
+			return Usagef("give inspect databases to merge, or sessions to import, in separate commands (without --watch for a database)")
+		}
+		return mergeDatabases(ctx, opts, databases)
 	}
 	db, err := opts.F.Store(ctx)
 	if err != nil {
@@ -159,6 +178,54 @@ func importRun(ctx context.Context, opts *ImportOptions) error {
 		fmt.Fprintf(opts.F.IO.ErrOut, "next: %s\n", hint(opts.F.DBPath, "graph", last))
 		fmt.Fprintf(opts.F.IO.ErrOut, "next: %s\n", hint(opts.F.DBPath, "audit", last))
 	}
+	return nil
+}
+
+// mergeDatabases copies every run of each inspect database in paths into
+// the --db database: a run it already has (the same id, or the same
+// imported session) stays as it is.
+func mergeDatabases(ctx context.Context, opts *ImportOptions, paths []string) error {
+	for _, p := range paths {
+		if abs, _ := filepath.Abs(p); abs != "" {
+			if mine, _ := filepath.Abs(opts.F.DBPath); mine == abs {
+				return Usagef("%s is the database runs are merged into (--db); merge another file", p)
+			}
+		}
+	}
+	db, err := opts.F.Store(ctx)
+	if err != nil {
+		return err
+	}
+	merged, known := 0, 0
+	for _, p := range paths {
+		src, err := opts.F.ReadStore(ctx, p)
+		if err != nil {
+			return &UsageError{Err: fmt.Errorf("%s is a SQLite file inspect cannot merge: %w", p, err)}
+		}
+		runs, err := src.Runs(ctx, 0)
+		if err != nil {
+			return err
+		}
+		ids := make([]string, len(runs))
+		for i := range runs {
+			ids[len(runs)-1-i] = runs[i].ID // oldest first, as they were recorded
+		}
+		copied, err := store.CopyRuns(ctx, db, src, ids)
+		for _, c := range copied {
+			if c.Skipped != "" {
+				known++
+				fmt.Fprintf(opts.F.IO.Out, "run %s from %s: %s\n", c.ID, p, c.Skipped)
+				continue
+			}
+			merged++
+			fmt.Fprintf(opts.F.IO.Out, "merged run %s from %s · %d nodes\n", c.ID, p, c.Nodes)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(opts.F.IO.ErrOut, "%s: %d %s merged, %d not (already there, or still running)\n", opts.F.DBPath, merged, plural(merged, "run", "runs"), known)
+	fmt.Fprintf(opts.F.IO.ErrOut, "next: %s\n", hint(opts.F.DBPath, "runs"))
 	return nil
 }
 

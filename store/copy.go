@@ -1,0 +1,137 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/inspect-dev/inspect/record"
+)
+
+// Copied is what CopyRuns did with one run.
+type Copied struct {
+	ID string
+	// Skipped says why the run was not copied ("" = copied): it is already
+	// in the target (the same id, or the same imported source), or it is
+	// still being recorded.
+	Skipped string
+	Nodes   int
+}
+
+// CopyRuns copies runs ids of src into dst (`inspect export RUN... -o
+// FILE.db`, and `inspect import FILE.db` with every run): each run with
+// its id, source, project snapshot, nodes, exact request and response
+// bodies, asks and tags, written through dst's own recording path (so dst
+// shares what it can with its other runs). A run dst already has (the
+// same id, or an imported run of the same source) is skipped: copying a
+// run twice gives one. A run src is still recording is skipped too.
+func CopyRuns(ctx context.Context, dst, src *DB, ids []string) ([]Copied, error) {
+	var out []Copied
+	for _, id := range ids {
+		c, err := copyRun(ctx, dst, src, id)
+		if err != nil {
+			return out, fmt.Errorf("copy run %s: %w", id, err)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func copyRun(ctx context.Context, dst, src *DB, id string) (Copied, error) {
+	c := Copied{ID: id}
+	r, err := src.LoadRun(ctx, id)
+	if err != nil {
+		return c, err
+	}
+	if r.Status == record.StatusRunning {
+		c.Skipped = "still running"
+		return c, nil
+	}
+	if have, err := dst.hasRun(ctx, id); err != nil {
+		return c, err
+	} else if have {
+		c.Skipped = "already there"
+		return c, nil
+	}
+	if !r.Source.IsInspect() && r.Source.ID != "" {
+		if other, err := dst.RunBySource(ctx, r.Source.Format, r.Source.ID); err != nil {
+			return c, err
+		} else if other != "" {
+			c.Skipped = "already there as run " + other + " (the same " + r.Source.Format + " source)"
+			return c, nil
+		}
+	}
+	if r.Ended.IsZero() { // interrupted: it ends where its last node did
+		var last int64
+		_ = src.r.QueryRowContext(ctx, `SELECT coalesce(max(ended_ns), 0) FROM nodes WHERE run_id = ?`, id).Scan(&last)
+		if last > 0 {
+			r.Ended = time.Unix(0, last)
+		}
+	}
+	err = dst.ImportRun(ctx, r, func(add func(*record.Node) error) error {
+		return src.ScanNodes(ctx, r, func(n *record.Node) error {
+			if n.Kind == record.KindLLM && n.LLM != nil {
+				body, err := src.Request(ctx, id, n.Seq)
+				switch {
+				case errors.Is(err, ErrNoRequest):
+				case err != nil:
+					return err
+				default:
+					n.LLM.Request = body
+				}
+				if n.LLM.Response, err = src.Response(ctx, id, n.Seq); err != nil {
+					return err
+				}
+			}
+			c.Nodes++
+			return add(n)
+		})
+	})
+	if err != nil {
+		return c, err
+	}
+	asks, err := src.Asks(ctx, id, 0)
+	if err != nil {
+		return c, err
+	}
+	for i := range asks {
+		if err := dst.AddAsk(ctx, &asks[i]); err != nil {
+			return c, err
+		}
+	}
+	tags, err := src.Tags(ctx, id)
+	if err != nil {
+		return c, err
+	}
+	if len(tags) > 0 {
+		return c, dst.SetTags(ctx, id, tags, nil)
+	}
+	return c, nil
+}
+
+func (db *DB) hasRun(ctx context.Context, id string) (bool, error) {
+	var n int
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE id = ?`, id).Scan(&n); err != nil {
+		return false, fmt.Errorf("look for run %s: %w", id, err)
+	}
+	return n > 0, nil
+}
+
+// IsDatabase reports whether the file at path is a SQLite database (its
+// header says so), whatever program wrote it: `inspect import` merges one
+// instead of reading it as a session.
+func IsDatabase(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 16)
+	if _, err := io.ReadFull(f, head); err != nil {
+		return false
+	}
+	return string(head) == "SQLite format 3\x00"
+}
