@@ -15,6 +15,7 @@ import (
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/mermaid"
 	"github.com/inspect-dev/inspect/mermaid/render"
+	"github.com/inspect-dev/inspect/money"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/timeline"
 )
@@ -68,6 +69,8 @@ type runPage struct {
 	Grades       []gradeView
 	FindingCount int
 	Items        []findingItem
+	// Cost is the run's cost in money, with a price table.
+	Cost string
 	Checks       []findings.Check
 	Graph        *svgElem
 	GraphErr     string
@@ -103,6 +106,10 @@ type findingView struct {
 	Basis   string
 	Causes  []findings.Cause
 	Penalty int
+	// Money is the price in money with a price table; Accepted says why an
+	// ignore entry or a baseline covers the finding (it then counts not).
+	Money    string
+	Accepted string
 }
 
 // findingItem is one entry of the findings list: a finding in full, or
@@ -408,6 +415,9 @@ func (s *Server) auditView(p *runPage, a *analysis) {
 		p.Grades = append(p.Grades, gradeView{string(area), a.rep.Grades[area], a.rep.Scores[area]})
 	}
 	p.Checks = a.rep.Checks
+	if m := a.rep.Money; m != nil {
+		p.Cost = m.Summary()
+	}
 	shown := map[string]int{}
 	var rest *findingGroup
 	for i, f := range a.rep.Findings {
@@ -447,6 +457,12 @@ func findingOf(n int, f findings.Finding, a *analysis) findingView {
 		fv.Also = append(fv.Also, l.String())
 	}
 	fv.Boxes = strings.Join(uniqueStrings(boxesOf(f, a)), " ")
+	if f.Money != nil {
+		fv.Money = money.Format(f.Money.Amount, f.Money.Currency)
+	}
+	if f.Suppressed != nil {
+		fv.Accepted = f.Suppressed.String()
+	}
 	return fv
 }
 

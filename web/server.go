@@ -56,8 +56,13 @@ type Options struct {
 	// names, so a web page that rebinds a DNS name to 127.0.0.1 cannot read
 	// the runs.
 	Hosts []string
-	// Audit are the audit thresholds; nil means findings.DefaultOptions().
-	Audit *findings.Options
+	// Audit is the team's audit policy (`.inspect.yaml` as cmd/inspect
+	// reads it): its Rules, Options, Prices, Ignore and Now are used; the
+	// server sets Requests, Frames and Cache. Nil means the defaults.
+	Audit *findings.Config
+	// Cache are the prompt-cache analysis' settings (the policy's cache
+	// lifetime); nil means the defaults.
+	Cache *cache.Options
 	// Poll is how often a page asks for news while a run records; 0 means 2s.
 	Poll time.Duration
 	// Now is the clock (tests inject it); nil means time.Now.
@@ -342,17 +347,21 @@ func (s *Server) build(ctx context.Context, r *record.Run, later bool) (*analysi
 	g.ReadAt = s.opts.Now()
 	a := &analysis{g: g, auditDone: make(chan struct{}), cacheDone: make(chan struct{})}
 	slow := func() {
-		cfg := &findings.Config{Options: s.opts.Audit, Requests: func(seq int64) ([]byte, error) {
-			return s.src.Request(ctx, g.ID, seq)
-		}}
+		// A request the analysis cannot read leaves the page without cache
+		// figures (it says why), not without the run.
+		a.cache, a.cacheErr = cache.Analyze(ctx, g, s.src, s.opts.Cache)
+		close(a.cacheDone)
+		cfg := &findings.Config{}
+		if s.opts.Audit != nil {
+			*cfg = *s.opts.Audit
+		}
+		cfg.Requests = func(seq int64) ([]byte, error) { return s.src.Request(ctx, g.ID, seq) }
+		cfg.Frames = func(seq int64) ([]byte, error) { return s.src.RequestFrame(ctx, g.ID, seq) }
+		cfg.Cache = func() (*cache.Report, error) { return a.cache, a.cacheErr }
 		if a.rep, a.repErr = cfg.Audit(g); a.repErr != nil {
 			a.repErr = fmt.Errorf("audit run %s: %w", g.ID, a.repErr)
 		}
 		close(a.auditDone)
-		// A request the analysis cannot read leaves the page without cache
-		// figures (it says why), not without the run.
-		a.cache, a.cacheErr = cache.Analyze(ctx, g, s.src, nil)
-		close(a.cacheDone)
 	}
 	progressive := later && len(g.Nodes) >= s.opts.Progressive
 	mc := &mermaid.Config{Hooks: true}

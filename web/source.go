@@ -31,6 +31,10 @@ type Source interface {
 	// none was recorded).
 	Request(ctx context.Context, run string, seq int64) ([]byte, error)
 	Response(ctx context.Context, run string, seq int64) ([]byte, error)
+	// RequestFrame is llm node seq's request without its conversation
+	// (model, tools, options, system prompt), what the audit's cause
+	// checks read.
+	RequestFrame(ctx context.Context, run string, seq int64) ([]byte, error)
 	// Asks are the questions put to node seq, oldest first.
 	Asks(ctx context.Context, run string, seq int64) ([]Ask, error)
 	// ScanRequestParts reads a run's stored requests as the prompt-cache

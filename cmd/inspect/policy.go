@@ -98,3 +98,18 @@ func applyPolicy(ctx context.Context, cfg *findings.Config, o *findings.Options,
 		cfg.Cache = func() (*cache.Report, error) { return cache.Analyze(ctx, g, db, &cache.Options{Lifetime: d}) }
 	}
 }
+
+// webPolicy is the team's policy for the web pages' audits and cache
+// analyses (serve, report): the same as inspect audit and cache read.
+func webPolicy(f *Factory) (*findings.Config, *cache.Options, error) {
+	o, c, err := auditOptions(f, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := &findings.Config{Options: o, Prices: c.Prices, Ignore: c.Ignore}
+	var co *cache.Options
+	if d, _, ok := c.Lifetime(); ok {
+		co = &cache.Options{Lifetime: d}
+	}
+	return cfg, co, nil
+}

@@ -61,8 +61,12 @@ func reportRunCmd(ctx context.Context, opts *ReportOptions) error {
 	if err != nil {
 		return err
 	}
+	policy, cacheOpts, err := webPolicy(opts.F)
+	if err != nil {
+		return err
+	}
 	var buf bytes.Buffer
-	if err := web.New(webstore.New(db), web.Options{}).WriteReport(ctx, &buf, id); err != nil {
+	if err := web.New(webstore.New(db), web.Options{Audit: policy, Cache: cacheOpts}).WriteReport(ctx, &buf, id); err != nil {
 		return err
 	}
 	return writeOutput(opts.F, opts.Output, buf.Bytes(), false)

@@ -78,7 +78,11 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 	ip := net.ParseIP(host)
 	loopback := host == "localhost" || (ip != nil && ip.IsLoopback())
-	wo := web.Options{Mounts: opts.Mounts, Log: log.New(opts.F.IO.ErrOut, "inspect serve: ", 0)}
+	policy, cacheOpts, err := webPolicy(opts.F)
+	if err != nil {
+		return err
+	}
+	wo := web.Options{Mounts: opts.Mounts, Log: log.New(opts.F.IO.ErrOut, "inspect serve: ", 0), Audit: policy, Cache: cacheOpts}
 	if loopback {
 		wo.Hosts = loopbackHosts
 	}

@@ -131,3 +131,12 @@ func (s *Source) Asks(ctx context.Context, run string, seq int64) ([]web.Ask, er
 func (s *Source) ScanRequestParts(ctx context.Context, run string, seqs []int64, link func(record.MessageLink) error, req func(record.RequestParts) error) error {
 	return s.DB.ScanRequestParts(ctx, run, seqs, link, req)
 }
+
+// RequestFrame is node seq's request without its conversation.
+func (s *Source) RequestFrame(ctx context.Context, run string, seq int64) ([]byte, error) {
+	b, err := s.DB.RequestFrame(ctx, run, seq)
+	if errors.Is(err, store.ErrNoRequest) {
+		return nil, nil
+	}
+	return b, err
+}

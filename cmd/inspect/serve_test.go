@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// TestServeRun: inspect serve on the demo's database answers on loopback,
+// prints the address, applies the team's policy (.inspect.yaml: prices and
+// an accepted finding) and stops on Ctrl-C.
+func TestServeRun(t *testing.T) {
+	f, _, errOut := testFactory(t)
+	if code := run(context.Background(), f, []string{"demo"}); code != ExitOK {
+		t.Fatalf("demo: exit %d: %s", code, errOut)
+	}
+	dir, _ := f.Getwd()
+	policy := "prices:\n  gpt-4.1-mini: {input: 0.40, cached_input: 0.10, output: 1.60}\nignore:\n  - rule: fork.uneven\n    reason: the risks branch reads a long file on purpose\n"
+	if err := os.WriteFile(filepath.Join(dir, ".inspect.yaml"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// a fresh factory reads the policy (the demo's has read none)
+	db := f.DBPath
+	f, _, errOut = testFactory(t)
+	f.DBPath, f.Getwd = db, func() (string, error) { return dir, nil }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	urls := make(chan string, 1)
+	done := make(chan error, 1)
+	opts := &ServeOptions{F: f, Listen: "127.0.0.1:0", Ready: func(u string) { urls <- u }}
+	go func() { done <- serveRun(ctx, opts) }()
+	var base string
+	select {
+	case base = <-urls:
+	case err := <-done:
+		t.Fatalf("serve ended: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not start")
+	}
+	if !strings.HasPrefix(base, "http://127.0.0.1:") {
+		t.Errorf("serve prints %q, want a loopback URL", base)
+	}
+	resp, err := http.Get(base + "runs/latest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET the latest run: %d", resp.StatusCode)
+	}
+	for _, want := range []string{"missed fan-out", "cost <b>$", "accepted: the risks branch reads a long file on purpose (.inspect.yaml:"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the served run page lacks %q", want)
+		}
+	}
+	req, _ := http.NewRequest("GET", base, nil)
+	req.Host = "rebind.example"
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a request for another host name: %v %v, want 403", resp.StatusCode, err)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve after Ctrl-C: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	if !strings.Contains(errOut.String(), "read-only, at "+base) {
+		t.Errorf("serve does not print its address:\n%s", errOut)
+	}
+}
+
+// TestReportRun: inspect report writes one HTML file; without -o it needs
+// a redirected stdout; serve needs a database that is there.
+func TestReportRun(t *testing.T) {
+	f, _, errOut := testFactory(t)
+	if code := run(context.Background(), f, []string{"demo"}); code != ExitOK {
+		t.Fatalf("demo: exit %d: %s", code, errOut)
+	}
+	out := filepath.Join(t.TempDir(), "report.html")
+	f2, _, errOut2 := testFactory(t)
+	f2.DBPath = f.DBPath
+	if code := run(context.Background(), f2, []string{"report", "-o", out}); code != ExitOK {
+		t.Fatalf("report: exit %d: %s", code, errOut2)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `http-equiv="Content-Security-Policy"`) || !strings.Contains(string(b), "missed fan-out") {
+		t.Errorf("the report:\n%.1000s", b)
+	}
+	f3, _, errOut3 := testFactory(t)
+	f3.IO.OutTTY = true
+	f3.DBPath = f.DBPath
+	if code := run(context.Background(), f3, []string{"report"}); code != ExitUsage || !strings.Contains(errOut3.String(), "give -o FILE") {
+		t.Errorf("report to a terminal: exit %d: %s", code, errOut3)
+	}
+	f4, _, errOut4 := testFactory(t)
+	if code := run(context.Background(), f4, []string{"serve", "--listen", "127.0.0.1:0"}); code != ExitUsage || !strings.Contains(errOut4.String(), "no runs recorded yet") {
+		t.Errorf("serve without a database: exit %d: %s", code, errOut4)
+	}
+	if code := run(context.Background(), f4, []string{"serve", "--listen", "nowhere"}); code != ExitUsage || !strings.Contains(errOut4.String(), "HOST:PORT") {
+		t.Errorf("serve --listen nowhere: exit %d: %s", code, errOut4)
+	}
+}
+
+// TestTimelineRun: inspect timeline piped is plain text at 80 columns (or
+// --width), one row per conversation with the critical path marked.
+func TestTimelineRun(t *testing.T) {
+	f, _, errOut := testFactory(t)
+	if code := run(context.Background(), f, []string{"demo"}); code != ExitOK {
+		t.Fatalf("demo: exit %d: %s", code, errOut)
+	}
+	for _, w := range []int{0, 120} {
+		g, out, errOut := testFactory(t)
+		g.DBPath = f.DBPath
+		args := []string{"timeline"}
+		if w > 0 {
+			args = append(args, "--width", strconv.Itoa(w))
+		}
+		if code := run(context.Background(), g, args); code != ExitOK {
+			t.Fatalf("timeline: exit %d: %s", code, errOut)
+		}
+		s := out.String()
+		for _, want := range []string{"critical path (*): trunk → risks", "* trunk @analyst→writer", "growth @researcher", "15.0s slowest"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("width %d: no %q in\n%s", w, want, s)
+			}
+		}
+		max := w
+		if max == 0 {
+			max = 80
+		}
+		for _, line := range strings.Split(s, "\n") {
+			if n := utf8.RuneCountInString(line); n > max {
+				t.Errorf("width %d: a line of %d columns", w, n)
+			}
+		}
+		if strings.ContainsRune(s, 0x1b) {
+			t.Error("piped output holds an escape sequence")
+		}
+	}
+	g, _, errOut := testFactory(t)
+	g.DBPath = f.DBPath
+	if code := run(context.Background(), g, []string{"timeline", "--width", "-3"}); code != ExitUsage {
+		t.Errorf("--width -3: exit %d: %s", code, errOut)
+	}
+}
