@@ -70,14 +70,14 @@ type runPage struct {
 	FindingCount int
 	Items        []findingItem
 	// Cost is the run's cost in money, with a price table.
-	Cost string
-	Checks       []findings.Check
-	Graph        *svgElem
-	GraphErr     string
-	Collapsed    string
-	Timeline     timelineView
-	Boxes        []boxView
-	Cache        cacheView
+	Cost      string
+	Checks    []findings.Check
+	Graph     *svgElem
+	GraphErr  string
+	Collapsed string
+	Timeline  timelineView
+	Boxes     []boxView
+	Cache     cacheView
 	// Select is the box to select when the page opens (?node=n7).
 	Select string
 }
