@@ -141,6 +141,22 @@ type Call struct {
 	cold string // why nothing was reusable, when Match is nil
 }
 
+// Uncached is the input the call sent uncached: its input minus cache
+// reads (reported where the provider reported them, else predicted) and
+// reported cache writes.
+func (c *Call) Uncached() int64 {
+	r := c.Reported
+	reads := min(c.Tokens, r.In)
+	if r.CachedReported {
+		reads = r.Cached
+	}
+	var w int64
+	if r.CacheWriteReported {
+		w = r.CacheWrite
+	}
+	return max(r.In-reads-w, 0)
+}
+
 // Reported are the cache figures a provider gave for one call.
 type Reported struct {
 	In, Out            int64

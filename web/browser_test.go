@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/url"
@@ -21,9 +20,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/inspect-dev/inspect/store"
 	"github.com/inspect-dev/inspect/web"
-	"github.com/inspect-dev/inspect/web/webstore"
 )
 
 // The browser tests drive the pages in a real headless Chromium (Debian's
@@ -279,17 +276,8 @@ func TestBrowser_Pages(t *testing.T) {
 // the file itself and no console error, and its findings still mark nodes.
 func TestBrowser_Report(t *testing.T) {
 	_, ids := served(t, web.Options{})
-	db, err := store.OpenReadOnly(context.Background(), runs.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var buf bytes.Buffer
-	if err := web.New(webstore.New(db), web.Options{}).WriteReport(context.Background(), &buf, ids["demo"]); err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(t.TempDir(), "report.html")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(path, report(t, ids["demo"]), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tb := newTab(t)

@@ -110,7 +110,7 @@ func cacheOf(rep *cache.Report, err error) cacheView {
 		} else {
 			b.More++
 		}
-		b.Uncached += uncachedOf(c)
+		b.Uncached += c.Uncached()
 		b.Expected = b.Expected && c.Break.Expected
 	}
 	for _, cause := range order {
@@ -123,21 +123,6 @@ func cacheOf(rep *cache.Report, err error) cacheView {
 		v.Mismatches = v.Mismatches[:maxBreakNodes]
 	}
 	return v
-}
-
-// uncachedOf is the input a call sent uncached: reported where the
-// provider reported, else predicted.
-func uncachedOf(c *cache.Call) int64 {
-	r := c.Reported
-	reads := min(c.Tokens, r.In)
-	if r.CachedReported {
-		reads = r.Cached
-	}
-	var w int64
-	if r.CacheWriteReported {
-		w = r.CacheWrite
-	}
-	return max(r.In-reads-w, 0)
 }
 
 // callCache is a node page's cache figures.
@@ -157,7 +142,7 @@ func callCacheOf(rep *cache.Report, seq int64) *callCache {
 	if c == nil {
 		return nil
 	}
-	return &callCache{Call: c, Share: pctf(c.Share), Uncached: uncachedOf(c), Source: capitalize(report.Source(rep)), Lifetime: graph.FormatDuration(rep.Lifetime)}
+	return &callCache{Call: c, Share: pctf(c.Share), Uncached: c.Uncached(), Source: capitalize(report.Source(rep)), Lifetime: graph.FormatDuration(rep.Lifetime)}
 }
 
 func capitalize(s string) string {

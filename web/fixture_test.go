@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"net/http/httptest"
@@ -133,4 +134,20 @@ func bigRun(tb testing.TB, n int) (*httptest.Server, string) {
 	srv := httptest.NewServer(web.New(webstore.New(ro), web.Options{}))
 	tb.Cleanup(srv.Close)
 	return srv, id
+}
+
+// report writes run id's report from the test database, as inspect
+// report does.
+func report(t testing.TB, id string) []byte {
+	t.Helper()
+	db, err := store.OpenReadOnly(context.Background(), runs.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var buf bytes.Buffer
+	if err := web.New(webstore.New(db), web.Options{}).WriteReport(context.Background(), &buf, id); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

@@ -208,13 +208,19 @@ type linkView struct {
 	Class     string
 }
 
-func (s *Server) runPage(w http.ResponseWriter, r *http.Request) error {
+// analysed resolves the run of r's path and analyses it; nil without an
+// error when it redirected to the full id.
+func (s *Server) analysed(w http.ResponseWriter, r *http.Request) (*analysis, error) {
 	id, ok, err := s.resolve(w, r)
 	if err != nil || !ok {
-		return err
+		return nil, err
 	}
-	a, err := s.analyse(r.Context(), id)
-	if err != nil {
+	return s.analyse(r.Context(), id)
+}
+
+func (s *Server) runPage(w http.ResponseWriter, r *http.Request) error {
+	a, err := s.analysed(w, r)
+	if err != nil || a == nil {
 		return err
 	}
 	p := s.runView(a, false)
@@ -272,14 +278,11 @@ type findingsListPage struct {
 }
 
 func (s *Server) findingsPage(w http.ResponseWriter, r *http.Request) error {
-	id, ok, err := s.resolve(w, r)
-	if err != nil || !ok {
+	a, err := s.analysed(w, r)
+	if err != nil || a == nil {
 		return err
 	}
-	a, err := s.analyse(r.Context(), id)
-	if err != nil {
-		return err
-	}
+	id := a.g.ID
 	if err := a.wait(r.Context(), a.auditDone); err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"io"
@@ -15,9 +14,7 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/inspect-dev/inspect/store"
 	"github.com/inspect-dev/inspect/web"
-	"github.com/inspect-dev/inspect/web/webstore"
 )
 
 // get fetches path without following redirects.
@@ -496,17 +493,9 @@ func TestRunState(t *testing.T) {
 // report` writes it.
 func TestWriteReport_Store(t *testing.T) {
 	_, ids := served(t, web.Options{})
-	db, err := store.OpenReadOnly(context.Background(), runs.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var buf bytes.Buffer
-	if err := web.New(webstore.New(db), web.Options{}).WriteReport(context.Background(), &buf, ids["failing-branch"]); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(buf.String(), "branch.failed") || !strings.Contains(buf.String(), "<meta http-equiv=\"Content-Security-Policy\"") {
-		t.Errorf("report:\n%.2000s", buf.String())
+	b := string(report(t, ids["failing-branch"]))
+	if !strings.Contains(b, "branch.failed") || !strings.Contains(b, "<meta http-equiv=\"Content-Security-Policy\"") {
+		t.Errorf("report:\n%.2000s", b)
 	}
 }
 

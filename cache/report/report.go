@@ -185,7 +185,7 @@ func callLine(w *writer, c *cache.Call) string {
 	if !c.Analyzed {
 		return fmt.Sprintf("%s: not analysed: %s; %s", head, c.Skipped, reported(c))
 	}
-	s := fmt.Sprintf("%s: %s · %s · uncached ≈%s tokens", head, reusable(c), reported(c), group(uncached(c)))
+	s := fmt.Sprintf("%s: %s · %s · uncached ≈%s tokens", head, reusable(c), reported(c), group(c.Uncached()))
 	if c.Fidelity == "reconstructed" {
 		s += " · reconstructed request"
 	}
@@ -230,7 +230,7 @@ func missCauses(rep *cache.Report) []string {
 			order = append(order, c.Break.Cause)
 		}
 		s.nodes = append(s.nodes, c.Node.ID())
-		s.uncached += uncached(c)
+		s.uncached += c.Uncached()
 	}
 	var out []string
 	for _, cause := range order {
@@ -271,21 +271,6 @@ func reported(c *cache.Call) string {
 		s += fmt.Sprintf(", cache write %s", group(r.CacheWrite))
 	}
 	return s
-}
-
-// uncached is the call's input sent uncached: reported when the provider
-// reported, else predicted.
-func uncached(c *cache.Call) int64 {
-	r := c.Reported
-	reads := min(c.Tokens, r.In)
-	if r.CachedReported {
-		reads = r.Cached
-	}
-	w := int64(0)
-	if r.CacheWriteReported {
-		w = r.CacheWrite
-	}
-	return max(r.In-reads-w, 0)
 }
 
 // breakText says where reuse broke and why.
@@ -330,7 +315,7 @@ func callDetail(w *writer, rep *cache.Report, c *cache.Call) {
 		expected = "not expected: something early changed"
 	}
 	w.item(fmt.Sprintf("why: %s (%s, %s)", c.Break.Why, c.Break.Cause, expected))
-	w.item(reported(c) + fmt.Sprintf(" · uncached ≈%s tokens", group(uncached(c))))
+	w.item(reported(c) + fmt.Sprintf(" · uncached ≈%s tokens", group(c.Uncached())))
 	if c.Mismatch != nil {
 		w.item(fmt.Sprintf("mismatch (%s): %s", c.Mismatch.Kind, c.Mismatch.Text))
 	}
@@ -553,7 +538,7 @@ func WriteJSON(w io.Writer, rep *cache.Report, node int64) error {
 		n := c.Node
 		jc := jsonCall{Node: n.ID(), Conversation: n.Branch, Agent: n.Agent, Model: n.LLM.Model, Analyzed: c.Analyzed, Skipped: c.Skipped,
 			PromptBytes: c.Bytes, ReusableBytes: c.Reusable, ReusableTok: c.Tokens, ReusableShare: round(c.Share), Mismatch: c.Mismatch,
-			Reported: jsonReported{TokensIn: c.Reported.In, TokensOut: c.Reported.Out}, Uncached: uncached(c)}
+			Reported: jsonReported{TokensIn: c.Reported.In, TokensOut: c.Reported.Out}, Uncached: c.Uncached()}
 		if c.Fidelity != "" {
 			f := string(c.Fidelity)
 			jc.Request = &f

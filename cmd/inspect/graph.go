@@ -65,10 +65,7 @@ Open one node in full with: inspect show n<seq>.`,
 		Args:              rangeArgs(0, 1),
 		ValidArgsFunction: runArgsCompletion(f, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.RunRef = "latest"
-			if len(args) == 1 {
-				opts.RunRef = args[0]
-			}
+			opts.RunRef = runArg(args)
 			opts.FormatSet = cmd.Flags().Changed("format")
 			if runF != nil {
 				return runF(opts)

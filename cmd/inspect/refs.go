@@ -35,6 +35,15 @@ func ParseRunRef(s string) RunRef {
 	return RunRef{Run: s}
 }
 
+// runArg is the run reference of a command's optional [RUN] argument:
+// "latest" without one.
+func runArg(args []string) string {
+	if len(args) > 0 {
+		return args[0]
+	}
+	return "latest"
+}
+
 // refPath is the database file a run reference names, else --db's.
 func refPath(f *Factory, ref string) string {
 	if r := ParseRunRef(ref); r.DB != "" {

@@ -34,10 +34,7 @@ policy forbids any fetch), so it can be attached to a CI run or mailed.`,
 		Args:              rangeArgs(0, 1),
 		ValidArgsFunction: runArgsCompletion(f, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.RunRef = "latest"
-			if len(args) == 1 {
-				opts.RunRef = args[0]
-			}
+			opts.RunRef = runArg(args)
 			if runF != nil {
 				return runF(opts)
 			}

@@ -39,10 +39,7 @@ of a very long conversation as one bar each.`,
 		Args:              rangeArgs(0, 1),
 		ValidArgsFunction: runArgsCompletion(f, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.RunRef = "latest"
-			if len(args) == 1 {
-				opts.RunRef = args[0]
-			}
+			opts.RunRef = runArg(args)
 			if runF != nil {
 				return runF(opts)
 			}
