@@ -46,16 +46,6 @@ const (
 	maxBreakNodes         = 12
 )
 
-// breakCauses say each cause of a break in a few words.
-var breakCauses = map[string]string{
-	cache.CauseCold: "cold start (nothing earlier to reuse)", cache.CauseRepeat: "repeated prompt",
-	cache.CauseHandoff: "new agent after a hand-off", cache.CauseBack: "hand-off back (the agent's own prefix reused)",
-	cache.CauseBranch: "fork branch start", cache.CauseCompact: "tool call dropped by compact context",
-	cache.CauseJoin: "parent after a join", cache.CauseEdited: "an earlier message changed",
-	cache.CauseTools: "tool array changed within a conversation", cache.CauseSystem: "system prompt changed within a conversation",
-	cache.CauseOther: "shared only with another conversation's request", cache.CauseCut: "history cut (a compaction)",
-}
-
 func cacheOf(rep *cache.Report, err error) cacheView {
 	if err != nil || rep == nil {
 		msg := "the analysis did not run"
@@ -96,11 +86,7 @@ func cacheOf(rep *cache.Report, err error) cacheView {
 		}
 		b := by[c.Break.Cause]
 		if b == nil {
-			name := breakCauses[c.Break.Cause]
-			if name == "" {
-				name = c.Break.Cause
-			}
-			b = &breakRow{Cause: name, Expected: c.Break.Expected}
+			b = &breakRow{Cause: report.CauseName(c.Break.Cause), Expected: c.Break.Expected}
 			by[c.Break.Cause] = b
 			order = append(order, c.Break.Cause)
 		}

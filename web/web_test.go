@@ -266,7 +266,7 @@ func TestRunPage(t *testing.T) {
 	}
 	// the prompt-cache analysis: where reuse broke, totals per agent
 	for _, want := range []string{"Where reuse broke", "<b>new agent after a hand-off</b>: 1 call, ≈715 tokens sent uncached",
-		"<b>fork branch start</b>: 2 calls", `href="/runs/` + id + `/nodes/n23">n23</a>`, "hit ratio 69%", "<th scope=\"row\">writer</th>"} {
+		"<b>fork branch start (its assignment, or its agent&#39;s own prompt)</b>: 2 calls", `href="/runs/` + id + `/nodes/n23">n23</a>`, "hit ratio 69%", "<th scope=\"row\">writer</th>"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the cache section lacks %q", want)
 		}

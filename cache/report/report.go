@@ -208,6 +208,14 @@ var causeNames = map[string]string{
 	cache.CauseOther: "shared only with another conversation's request", cache.CauseCut: "history cut (a compaction)",
 }
 
+// CauseName says a break cause (a cache.Cause* constant) in a few words.
+func CauseName(cause string) string {
+	if n := causeNames[cause]; n != "" {
+		return n
+	}
+	return cause
+}
+
 // missCauses sums the calls whose reuse broke before their conversation's
 // new tail, by cause, with the input they sent uncached: where each miss
 // came from and what it cost.
