@@ -58,6 +58,10 @@ type Options struct {
 	// all (1,024 at OpenAI and for most Anthropic models); 0 means
 	// DefaultMinPrefix. It only names mismatches.
 	MinPrefix int64
+	// Brief skips naming where each call's reuse broke (Call.Break stays
+	// empty): prefixes, reported figures, mismatches, unstable prefixes
+	// and totals only, as a graph's labels and the audit need them.
+	Brief bool
 	// Seqs, when not nil, limits the calls analysed to these llm nodes
 	// (the earlier requests they may reuse are read all the same when the
 	// graph holds them): `inspect show` analyses one node.
@@ -137,6 +141,8 @@ type Call struct {
 	// conversation and agent (Previous), the prefix broke before that
 	// request's last message: something early changed (cache.unstable-prefix).
 	Unstable *Unstable
+	// Previous is the llm node before this one in its conversation, or nil.
+	Previous *graph.Node
 
 	cold string // why nothing was reusable, when Match is nil
 }
@@ -369,11 +375,21 @@ type frameKey struct{ head, system, tail int64 }
 
 // Analyze runs the analysis of run g, reading its stored requests from src.
 func Analyze(ctx context.Context, g *graph.Run, src Source, o *Options) (*Report, error) {
-	a := &analysis{g: g, o: o, tree: prefix.NewTree(), frames: map[frameKey]*frame{}, links: map[int64]prefix.Msg{}, prompts: map[int64]*prompt{}}
-	rep := &Report{Run: g.ID, Lifetime: o.lifetime(), MinPrefix: o.minPrefix(), Simulated: strings.HasPrefix(g.BaseURL, "scripted:")}
-	if err := a.read(ctx, src, a.readSet()); err != nil {
+	reqs, err := Read(ctx, src, g.ID, readSet(g, o))
+	if err != nil {
 		return nil, err
 	}
+	return AnalyzeRequests(g, reqs, o)
+}
+
+// AnalyzeRequests runs the analysis of run g on its requests read by Read.
+func AnalyzeRequests(g *graph.Run, reqs *Requests, o *Options) (*Report, error) {
+	if reqs.run != g.ID {
+		return nil, fmt.Errorf("internal error: the requests of run %s given for run %s", reqs.run, g.ID)
+	}
+	a := &analysis{Requests: reqs, g: g, o: o}
+	a.context()
+	rep := &Report{Run: g.ID, Lifetime: o.lifetime(), MinPrefix: o.minPrefix(), Simulated: strings.HasPrefix(g.BaseURL, "scripted:")}
 	only := map[int64]bool{}
 	for _, s := range o.seqsOrNil() {
 		only[s] = true
@@ -383,7 +399,7 @@ func Analyze(ctx context.Context, g *graph.Run, src Source, o *Options) (*Report
 		if n.Kind != record.KindLLM || n.LLM == nil {
 			continue
 		}
-		c := &Call{Node: n, Break: Break{Message: -1}}
+		c := &Call{Node: n, Previous: a.prev[n], Break: Break{Message: -1}}
 		u := n.LLM.Usage
 		c.Reported = Reported{In: u.In, Out: u.Out, Cached: u.Cached, CachedReported: u.CachedReported, CacheWrite: u.CacheWrite, CacheWriteReported: u.CacheWriteReported}
 		p := a.prompts[n.Seq]
@@ -408,7 +424,12 @@ func Analyze(ctx context.Context, g *graph.Run, src Source, o *Options) (*Report
 		if len(only) > 0 && !only[c.Node.Seq] {
 			continue
 		}
-		if c.Analyzed {
+		switch {
+		case !c.Analyzed:
+		case o != nil && o.Brief:
+			c.Mismatch = a.mismatch(c, rep)
+			a.unstable(c, rep)
+		default:
 			a.explain(c, rep)
 		}
 		rep.Calls = append(rep.Calls, c)
@@ -424,15 +445,43 @@ func (o *Options) seqsOrNil() []int64 {
 	return o.Seqs
 }
 
+// Requests are a run's stored requests as the analysis reads them (Read):
+// each one's prompt interned in one prefix.Tree.
+type Requests struct {
+	run      string
+	tree     *prefix.Tree
+	frames   map[frameKey]*frame
+	links    map[int64]prefix.Msg      // store link -> tree node
+	rerooted map[prefix.Msg]prefix.Msg // an older file's path -> the same path without its system message
+	prompts  map[int64]*prompt
+}
+
+// Read reads the stored requests of run from src (only those of seqs,
+// when seqs is not nil) for AnalyzeRequests. It needs no graph, so a
+// caller may read while it loads the graph.
+func Read(ctx context.Context, src Source, run string, seqs []int64) (*Requests, error) {
+	r := &Requests{run: run, tree: prefix.NewTree(), frames: map[frameKey]*frame{}, links: map[int64]prefix.Msg{},
+		rerooted: map[prefix.Msg]prefix.Msg{}, prompts: map[int64]*prompt{}}
+	err := src.ScanRequestParts(ctx, run, seqs, func(l record.MessageLink) error {
+		r.links[l.ID] = r.tree.Message(r.links[l.Prev], element(l.Data))
+		return nil
+	}, func(rp record.RequestParts) error {
+		r.prompts[rp.Seq] = r.prompt(rp)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
 // analysis is the state of one Analyze.
 type analysis struct {
+	*Requests
 	g       *graph.Run
 	o       *Options
-	tree    *prefix.Tree
-	frames  map[frameKey]*frame
-	links   map[int64]prefix.Msg // store link -> tree node
-	sysLink map[int64][]byte     // a first link that is a system message (older files)
-	prompts map[int64]*prompt
+	prev    map[*graph.Node]*graph.Node // llm node -> the llm node before it in its conversation
+	handoff map[*graph.Node]*graph.Node // llm node -> the latest hand-off before it in its conversation
 }
 
 // tokens turns n prompt bytes of call c into tokens: bytes/4 (the scripted
@@ -445,39 +494,25 @@ func (a *analysis) tokens(c *Call, n int, rep *Report) int64 {
 	return int64(float64(n)/float64(c.Bytes)*float64(c.Reported.In) + 0.5)
 }
 
-// read interns every stored request of the run.
-func (a *analysis) read(ctx context.Context, src Source, seqs []int64) error {
-	a.sysLink = map[int64][]byte{}
-	return src.ScanRequestParts(ctx, a.g.ID, seqs, func(l record.MessageLink) error {
-		data := element(l.Data)
-		if l.Prev == 0 && isSystemMessage(data) {
-			a.sysLink[l.ID] = data // an older file's system message in the chain
-		}
-		a.links[l.ID] = a.tree.Message(a.links[l.Prev], data)
-		return nil
-	}, func(rp record.RequestParts) error {
-		a.prompts[rp.Seq] = a.prompt(rp)
-		return nil
-	})
-}
-
 // readSet is the requests Options.Seqs needs read: those calls, every
 // earlier call that had finished within the lifetime before one of them
 // started, and each one's previous call in its conversation; nil (all)
 // without Seqs.
-func (a *analysis) readSet() []int64 {
-	seqs := a.o.seqsOrNil()
+func readSet(g *graph.Run, o *Options) []int64 {
+	seqs := o.seqsOrNil()
 	if seqs == nil {
 		return nil
 	}
-	lifetime := a.o.lifetime()
+	a := &analysis{g: g, o: o}
+	a.context()
+	lifetime := o.lifetime()
 	want := map[int64]bool{}
 	var targets []*graph.Node
 	for _, s := range seqs {
 		if n := a.g.Node(s); n != nil && n.Kind == record.KindLLM {
 			want[s] = true
 			targets = append(targets, n)
-			if p := previousLLM(n); p != nil {
+			if p := a.prev[n]; p != nil {
 				want[p.Seq] = true
 			}
 		}
@@ -514,7 +549,7 @@ func isSystemMessage(data []byte) bool {
 }
 
 // prompt builds one request's prompt.
-func (a *analysis) prompt(rp record.RequestParts) *prompt {
+func (a *Requests) prompt(rp record.RequestParts) *prompt {
 	k := frameKey{rp.HeadID, rp.SystemID, rp.TailID}
 	f := a.frames[k]
 	if f == nil {
@@ -525,18 +560,10 @@ func (a *analysis) prompt(rp record.RequestParts) *prompt {
 	system, last := f.system, a.links[rp.Last]
 	if rp.SystemInChain && rp.Last != 0 {
 		// An older file: the system message may be the chain's first link;
-		// re-root the path after it.
-		first := a.tree.Ancestor(last, 1)
-		if isSystemMessage(a.tree.Data(first)) {
+		// the path after it, re-rooted (each path once).
+		if first := a.tree.Ancestor(last, 1); isSystemMessage(a.tree.Data(first)) {
 			system, p.inArray = a.tree.Data(first), true
-			path := []prefix.Msg{}
-			for m := last; m != first; m = a.tree.Parent(m) {
-				path = append(path, m)
-			}
-			last = prefix.Root
-			for i := len(path) - 1; i >= 0; i-- {
-				last = a.tree.Message(last, a.tree.Data(path[i]))
-			}
+			last = a.reroot(last, first)
 		}
 	}
 	p.p = prefix.Prompt{Tools: a.tree.Part(f.tools), System: a.tree.Part(system), Last: last}
@@ -551,6 +578,19 @@ func (a *analysis) prompt(rp record.RequestParts) *prompt {
 		p.ok, p.lack = false, strings.Join(lack, " and ")
 	}
 	return p
+}
+
+// reroot returns path m, which starts with first, without first.
+func (a *Requests) reroot(m, first prefix.Msg) prefix.Msg {
+	if m == first {
+		return prefix.Root
+	}
+	if r, ok := a.rerooted[m]; ok {
+		return r
+	}
+	r := a.tree.Message(a.reroot(a.tree.Parent(m), first), a.tree.Data(m))
+	a.rerooted[m] = r
+	return r
 }
 
 // readFrame reads the tools and system prompt of a request from its head,

@@ -26,7 +26,15 @@ func (a *analysis) explain(c *Call, rep *Report) {
 		c.Break = a.describe(c, c.Match, a.tree.Break(q.p, m.p))
 	}
 	c.Mismatch = a.mismatch(c, rep)
-	prev := previousLLM(c.Node)
+	a.unstable(c, rep)
+}
+
+// unstable sets c.Unstable when, against the previous request of its
+// conversation by the same agent, c's prefix breaks before that request's
+// last message (and the history was not cut).
+func (a *analysis) unstable(c *Call, rep *Report) {
+	q := a.prompts[c.Node.Seq]
+	prev := c.Previous
 	if prev == nil || prev.Agent != c.Node.Agent || a.prompts[prev.Seq] == nil || !a.prompts[prev.Seq].ok && !prev.LLM.Exact() {
 		return
 	}
@@ -44,41 +52,55 @@ func (a *analysis) explain(c *Call, rep *Report) {
 	c.Unstable = &Unstable{Previous: prev, Break: a.describe(c, prev, br), Lost: a.tokens(c, lost, rep)}
 }
 
-// previousLLM is the llm node before n in its conversation, or nil.
-func previousLLM(n *graph.Node) *graph.Node {
-	nodes := n.Conv.Nodes
-	for i := len(nodes) - 1; i >= 0; i-- {
-		if nodes[i].Seq < n.Seq && nodes[i].Kind == record.KindLLM && nodes[i].LLM != nil {
-			return nodes[i]
+// context links each llm node to the llm node before it in its
+// conversation and to the latest hand-off before it there, in one pass
+// over each conversation.
+func (a *analysis) context() {
+	a.prev = map[*graph.Node]*graph.Node{}
+	a.handoff = map[*graph.Node]*graph.Node{}
+	for _, c := range a.g.Conversations {
+		var prev, h *graph.Node
+		for _, n := range c.Nodes {
+			switch n.Kind {
+			case record.KindHandoff:
+				h = n
+			case record.KindLLM:
+				if n.LLM == nil {
+					continue
+				}
+				if prev != nil {
+					a.prev[n] = prev
+				}
+				if h != nil {
+					a.handoff[n] = h
+				}
+				prev = n
+			}
 		}
 	}
-	return nil
 }
 
 // handoffSince is the latest hand-off of n's conversation after seq and
 // before n, or nil.
-func handoffSince(n *graph.Node, seq int64) *graph.Node {
-	var h *graph.Node
-	for _, x := range n.Conv.Nodes {
-		if x.Seq > seq && x.Seq < n.Seq && x.Kind == record.KindHandoff {
-			h = x
-		}
+func (a *analysis) handoffSince(n *graph.Node, seq int64) *graph.Node {
+	if h := a.handoff[n]; h != nil && h.Seq > seq {
+		return h
 	}
-	return h
+	return nil
 }
 
 // describe names break br of call c against the earlier request m.
 func (a *analysis) describe(c *Call, m *graph.Node, br prefix.Break) Break {
 	n := c.Node
 	q, mp := a.prompts[n.Seq], a.prompts[m.Seq]
-	prev := previousLLM(n)
+	prev := c.Previous
 	sameConv := m.Conv == n.Conv
 	branchStart := n.Conv.Branch != nil && prev == nil
 	var since int64
 	if prev != nil {
 		since = prev.Seq
 	}
-	handoff := handoffSince(n, since)
+	handoff := a.handoffSince(n, since)
 	out := Break{Message: -1, Expected: true}
 	switch br.Where {
 	case prefix.Identical:
@@ -135,7 +157,7 @@ func (a *analysis) describe(c *Call, m *graph.Node, br prefix.Break) Break {
 	}
 	switch {
 	case sameConv && mEnd:
-		if h := handoffSince(n, m.Seq); h != nil && h.Handoff != nil && m != prev {
+		if h := a.handoffSince(n, m.Seq); h != nil && h.Handoff != nil && m != prev {
 			out.Cause = CauseBack
 			out.Why = fmt.Sprintf("agent %s's prefix up to %s, before it handed off, is reused; from %s on the messages are new to the cache", n.Agent, m.ID(), out.Where)
 		} else {

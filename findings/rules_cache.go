@@ -65,7 +65,7 @@ func runCacheUnstablePrefix(p *Pass) {
 		if !c.Analyzed {
 			continue
 		}
-		if prev := previousCall(c.Node); prev != nil && prev.Agent == c.Node.Agent {
+		if prev := c.Previous; prev != nil && prev.Agent == c.Node.Agent {
 			compared++
 		}
 		u := c.Unstable
@@ -135,17 +135,6 @@ func runCacheUnstablePrefix(p *Pass) {
 	p.Clear("%s compared with the previous request of the same agent and conversation", plural(compared, "request", "requests"))
 }
 
-// previousCall is the llm node before n in its conversation, or nil.
-func previousCall(n *graph.Node) *graph.Node {
-	nodes := n.Conv.Nodes
-	for i := len(nodes) - 1; i >= 0; i-- {
-		if nodes[i].Seq < n.Seq && nodes[i].Kind == record.KindLLM {
-			return nodes[i]
-		}
-	}
-	return nil
-}
-
 func dedupe(ids []string) []string {
 	seen := map[string]bool{}
 	var out []string
@@ -163,25 +152,38 @@ func dedupe(ids []string) []string {
 // half the previous request's input.
 func expectCacheUnstablePrefix(pr unstablePromise, f Finding, next *graph.Run) Verdict {
 	pairs := 0
-	for _, n := range next.Nodes {
-		if n.Kind != record.KindLLM || n.Agent != pr.Agent || n.Status != record.StatusOK {
-			continue
-		}
-		prev := previousCall(n)
-		if prev == nil || prev.Agent != pr.Agent || prev.LLM == nil {
-			continue
-		}
-		pairs++
-		u := n.LLM.Usage
-		if !u.CachedReported {
-			return verdict(false, "%s (agent %s) reports no cached tokens: nothing shows its prefix reused", n.ID(), pr.Agent)
-		}
-		if 2*u.Cached < prev.LLM.Usage.In {
-			return verdict(false, "%s (agent %s) reports %d cached tokens, less than half of %s's input (%d): the prefix still breaks early", n.ID(), pr.Agent, u.Cached, prev.ID(), prev.LLM.Usage.In)
+	for _, conv := range next.Conversations {
+		var prev *graph.Node
+		for _, n := range conv.Nodes {
+			if n.Kind != record.KindLLM || n.LLM == nil {
+				continue
+			}
+			p := prev
+			prev = n
+			if p == nil || n.Agent != pr.Agent || p.Agent != pr.Agent || n.Status != record.StatusOK {
+				continue
+			}
+			if v, ok := checkReuse(pr, p, n); !ok {
+				return v
+			}
+			pairs++
 		}
 	}
 	if pairs == 0 {
 		return verdict(false, "agent %s made no two requests in a row in one conversation", pr.Agent)
 	}
 	return verdict(true, "each of agent %s's %s reports cached tokens of at least half the previous request's input", pr.Agent, plural(pairs, "later request", "later requests"))
+}
+
+// checkReuse checks that n reports cached tokens of at least half of
+// prev's input; the verdict says why not.
+func checkReuse(pr unstablePromise, prev, n *graph.Node) (Verdict, bool) {
+	u := n.LLM.Usage
+	if !u.CachedReported {
+		return verdict(false, "%s (agent %s) reports no cached tokens: nothing shows its prefix reused", n.ID(), pr.Agent), false
+	}
+	if 2*u.Cached < prev.LLM.Usage.In {
+		return verdict(false, "%s (agent %s) reports %d cached tokens, less than half of %s's input (%d): the prefix still breaks early", n.ID(), pr.Agent, u.Cached, prev.ID(), prev.LLM.Usage.In), false
+	}
+	return Verdict{}, true
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -122,5 +123,56 @@ func TestScanRequestParts_Damaged(t *testing.T) {
 				t.Fatalf("ScanRequestParts = %v, want the database is damaged", err)
 			}
 		})
+	}
+}
+
+// A run that shares its first messages with an older run, with thousands
+// of another run's messages recorded between them: the scan down from the
+// newest link stops among the other run's and the rest are walked, and
+// every request still joins back.
+func TestScanRequestParts_SharedWithAnOlderRun(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := graphtest.RecordRealistic(ctx, db, 200); err != nil {
+		t.Fatal(err)
+	}
+	// the filler: one request of 5,000 messages no other run has
+	rec, err := db.CreateRun(ctx, &record.Run{Started: graphtest.Start, Tasks: []string{"filler"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString(`{"model":"m","messages":[`)
+	for i := 0; i < 5000; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"role":"user","content":"filler %d"}`, i)
+	}
+	b.WriteString(`]}`)
+	n := &record.Node{Kind: record.KindLLM, Started: graphtest.Start, Ended: graphtest.Start, Status: record.StatusOK, LLM: &record.LLM{Model: "m", Request: []byte(b.String())}}
+	if err := rec.AddNode(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Finish(ctx, record.StatusOK, "", graphtest.Start); err != nil {
+		t.Fatal(err)
+	}
+	run, err := graphtest.RecordRealistic(ctx, db, 600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := parts(t, db, run, nil)
+	for seq, got := range all {
+		want, err := db.Request(ctx, run, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("n%d: parts do not join back to its request", seq)
+		}
 	}
 }

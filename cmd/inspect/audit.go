@@ -186,11 +186,11 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 	}
 
 	ctx := cmd.Context()
-	db, g, err := loadGraph(ctx, opts.F, opts.Run)
+	db, g, reqs, readErr, err := loadGraphRequests(ctx, opts.F, opts.Run)
 	if err != nil {
 		return err
 	}
-	cfg := auditConfig(ctx, db, g, nil)
+	cfg := auditConfig(ctx, db, g, reqs, readErr)
 	applyPolicy(ctx, cfg, o, policy, db, g)
 	if cfg.Baseline, err = readBaseline(opts.Baseline); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/charmbracelet/glamour"
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/cache/report"
@@ -127,7 +128,7 @@ func cacheRun(cmd *cobra.Command, opts *CacheOptions) error {
 		seq = s
 	}
 	ctx := cmd.Context()
-	db, g, err := loadGraph(ctx, opts.F, opts.Run)
+	db, g, reqs, readErr, err := loadGraphRequests(ctx, opts.F, opts.Run)
 	if err != nil {
 		return err
 	}
@@ -146,7 +147,10 @@ func cacheRun(cmd *cobra.Command, opts *CacheOptions) error {
 			return Usagef("%s is a %s node; inspect cache analyses model calls (llm nodes: %s)", n.ID(), n.Kind, strings.Join(llm, ", "))
 		}
 	}
-	rep, err := cache.Analyze(ctx, g, db, &cache.Options{Lifetime: opts.Lifetime, MinPrefix: opts.MinPrefix})
+	if readErr != nil {
+		return readErr
+	}
+	rep, err := cache.AnalyzeRequests(g, reqs, &cache.Options{Lifetime: opts.Lifetime, MinPrefix: opts.MinPrefix})
 	if err != nil {
 		return err
 	}
@@ -171,35 +175,73 @@ func cacheRun(cmd *cobra.Command, opts *CacheOptions) error {
 	return report.WriteText(io.Out, rep, seq)
 }
 
-// analyzeCache runs the prompt-cache analysis for a graph's labels; when it
-// fails (a damaged request), it says so on stderr and the graph is drawn
-// without it.
-func analyzeCache(ctx context.Context, f *Factory, db *store.DB, g *graph.Run) *cache.Report {
-	var o *cache.Options
+// loadGraphRequests loads run ref's graph and, at the same time, reads its
+// stored requests for the prompt-cache analysis (cache.Read needs no
+// graph). readErr is the read's error, apart: a graph can be drawn without
+// the analysis.
+func loadGraphRequests(ctx context.Context, f *Factory, ref string) (db *store.DB, g *graph.Run, reqs *cache.Requests, readErr, err error) {
+	db, id, err := openRun(ctx, f, ref)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	var eg errgroup.Group
+	eg.Go(func() error {
+		var err error
+		g, err = graph.Load(ctx, db, id)
+		return err
+	})
+	eg.Go(func() error {
+		reqs, readErr = cache.Read(ctx, db, id, nil)
+		return nil
+	})
+	if err := eg.Wait(); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	g.ReadAt = time.Now() // a running run's elapsed time is live
+	return db, g, reqs, readErr, nil
+}
+
+// loadGraphCache is loadGraphRequests with the brief analysis a graph's
+// labels show (no break naming); when it fails (a damaged request), it
+// says so on stderr and the graph is drawn without it (a nil report).
+func loadGraphCache(ctx context.Context, f *Factory, ref string) (*store.DB, *graph.Run, *cache.Report, error) {
+	db, g, reqs, readErr, err := loadGraphRequests(ctx, f, ref)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	o := &cache.Options{Brief: true}
 	if policy, err := f.Config(); err == nil { // a broken policy file is audit's to report, not the graph's
 		if d, _, ok := policy.Lifetime(); ok {
-			o = &cache.Options{Lifetime: d}
+			o.Lifetime = d
 		}
 	}
-	rep, err := cache.Analyze(ctx, g, db, o)
-	if err != nil {
-		fmt.Fprintf(f.IO.ErrOut, "inspect: the prompt-cache analysis failed (%v); the graph is drawn without it\n", err)
-		return nil
+	var rep *cache.Report
+	if readErr == nil {
+		rep, readErr = cache.AnalyzeRequests(g, reqs, o)
 	}
-	return rep
+	if readErr != nil {
+		fmt.Fprintf(f.IO.ErrOut, "inspect: the prompt-cache analysis failed (%v); the graph is drawn without it\n", readErr)
+		rep = nil
+	}
+	return db, g, rep, nil
 }
 
 // auditConfig is an audit of run g reading its requests from db: bodies,
-// frames, and the prompt-cache analysis (rep when the caller has it).
-func auditConfig(ctx context.Context, db *store.DB, g *graph.Run, rep *cache.Report) *findings.Config {
+// frames, and the prompt-cache analysis (brief, as the audit needs it) of
+// the requests read with the graph (reqs; nil: read them when the rule
+// asks, readErr the error of reading them).
+func auditConfig(ctx context.Context, db *store.DB, g *graph.Run, reqs *cache.Requests, readErr error) *findings.Config {
 	return &findings.Config{
 		Requests: func(seq int64) ([]byte, error) { return db.Request(ctx, g.ID, seq) },
 		Frames:   func(seq int64) ([]byte, error) { return db.RequestFrame(ctx, g.ID, seq) },
 		Cache: func() (*cache.Report, error) {
-			if rep != nil {
-				return rep, nil
+			if readErr != nil {
+				return nil, readErr
 			}
-			return cache.Analyze(ctx, g, db, nil)
+			if reqs == nil {
+				return cache.Analyze(ctx, g, db, &cache.Options{Brief: true})
+			}
+			return cache.AnalyzeRequests(g, reqs, &cache.Options{Brief: true})
 		},
 	}
 }

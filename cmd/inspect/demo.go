@@ -95,17 +95,16 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 // first llm node among the first finding's evidence (the call worth asking
 // about), or 0.
 func showDemoResult(ctx context.Context, f *Factory, runID string) (int64, error) {
-	db, g, err := loadGraph(ctx, f, runID)
+	db, g, cr, err := loadGraphCache(ctx, f, runID)
 	if err != nil {
 		return 0, err
 	}
 	out := f.IO.Out
-	cr := analyzeCache(ctx, f, db, g)
 	if err := (&mermaid.Config{Cache: cr}).Fprint(out, g); err != nil {
 		return 0, err
 	}
 	fmt.Fprintln(out)
-	cfg := auditConfig(ctx, db, g, cr)
+	cfg := auditConfig(ctx, db, g, nil, nil)
 	rep, err := cfg.Audit(g)
 	if err != nil {
 		return 0, err

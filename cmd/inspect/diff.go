@@ -159,7 +159,7 @@ func diffSide(ctx context.Context, f *Factory, ref string) (diff.Side, error) {
 			return diff.Side{}, Usagef("%s: no database file %q; give an existing FILE.db:RUN (e.g. baseline.db:latest)", ref, r.DB)
 		}
 	}
-	db, g, err := loadGraph(ctx, f, ref)
+	db, g, reqs, readErr, err := loadGraphRequests(ctx, f, ref)
 	if err != nil {
 		return diff.Side{}, err
 	}
@@ -167,7 +167,7 @@ func diffSide(ctx context.Context, f *Factory, ref string) (diff.Side, error) {
 	if err != nil {
 		return diff.Side{}, err
 	}
-	cfg := auditConfig(ctx, db, g, nil)
+	cfg := auditConfig(ctx, db, g, reqs, readErr)
 	applyPolicy(ctx, cfg, o, policy, db, g)
 	rep, err := cfg.Audit(g)
 	if err != nil {

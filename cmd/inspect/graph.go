@@ -145,11 +145,11 @@ func graphRun(ctx context.Context, opts *GraphOptions) error {
 	if err := opts.validate(); err != nil {
 		return err
 	}
-	db, g, err := loadGraph(ctx, opts.F, opts.RunRef)
+	_, g, rep, err := loadGraphCache(ctx, opts.F, opts.RunRef)
 	if err != nil {
 		return err
 	}
-	cfg := &mermaid.Config{Full: opts.Full, Cache: analyzeCache(ctx, opts.F, db, g)}
+	cfg := &mermaid.Config{Full: opts.Full, Cache: rep}
 	var buf bytes.Buffer
 	switch opts.Format {
 	case "mermaid":
