@@ -416,8 +416,12 @@ func group(n int64) string {
 	return b.String()
 }
 
+// Schema names the JSON format: within a version fields are only added.
+const Schema = "inspect.cache/v1"
+
 // JSON types: docs/cache-json.md documents them field by field.
 type jsonReport struct {
+	Schema          string      `json:"schema"`
 	Run             string      `json:"run"`
 	LifetimeMS      int64       `json:"lifetime_ms"`
 	MinPrefixTokens int64       `json:"min_prefix_tokens"`
@@ -452,24 +456,29 @@ type jsonGroup struct {
 }
 
 type jsonCall struct {
-	Node          string          `json:"node"`
-	Conversation  string          `json:"conversation"`
-	Agent         string          `json:"agent"`
-	Model         string          `json:"model"`
-	Request       *string         `json:"request"`
-	Analyzed      bool            `json:"analyzed"`
-	Skipped       string          `json:"skipped,omitempty"`
-	PromptBytes   int             `json:"prompt_bytes"`
-	ReusableBytes int             `json:"reusable_bytes"`
-	ReusableTok   int64           `json:"reusable_tokens"`
-	ReusableShare float64         `json:"reusable_share"`
-	Match         *string         `json:"match"`
-	SinceMS       *int64          `json:"since_ms"`
-	Break         *jsonBreak      `json:"break"`
-	Reported      jsonReported    `json:"reported"`
-	Uncached      int64           `json:"uncached_input"`
-	Mismatch      *cache.Mismatch `json:"mismatch"`
-	Unstable      *jsonUnstable   `json:"unstable"`
+	Node          string        `json:"node"`
+	Conversation  string        `json:"conversation"`
+	Agent         string        `json:"agent"`
+	Model         string        `json:"model"`
+	Request       *string       `json:"request"`
+	Analyzed      bool          `json:"analyzed"`
+	Skipped       string        `json:"skipped,omitempty"`
+	PromptBytes   int           `json:"prompt_bytes"`
+	ReusableBytes int           `json:"reusable_bytes"`
+	ReusableTok   int64         `json:"reusable_tokens"`
+	ReusableShare float64       `json:"reusable_share"`
+	Match         *string       `json:"match"`
+	SinceMS       *int64        `json:"since_ms"`
+	Break         *jsonBreak    `json:"break"`
+	Reported      jsonReported  `json:"reported"`
+	Uncached      int64         `json:"uncached_input"`
+	Mismatch      *jsonMismatch `json:"mismatch"`
+	Unstable      *jsonUnstable `json:"unstable"`
+}
+
+type jsonMismatch struct {
+	Kind string `json:"kind"`
+	Text string `json:"text"`
 }
 
 type jsonBreak struct {
@@ -523,7 +532,7 @@ func toBreak(b cache.Break) jsonBreak {
 // WriteJSON writes rep as JSON (docs/cache-json.md); node > 0 keeps only
 // that call in calls.
 func WriteJSON(w io.Writer, rep *cache.Report, node int64) error {
-	out := jsonReport{Run: rep.Run, LifetimeMS: rep.Lifetime.Milliseconds(), MinPrefixTokens: rep.MinPrefix, Reported: "provider",
+	out := jsonReport{Schema: Schema, Run: rep.Run, LifetimeMS: rep.Lifetime.Milliseconds(), MinPrefixTokens: rep.MinPrefix, Reported: "provider",
 		Totals: toTotals(rep.Total), Conversations: []jsonGroup{}, Agents: []jsonGroup{}, Calls: []jsonCall{}}
 	switch {
 	case rep.Total.ReadsReported == 0:
@@ -545,8 +554,11 @@ func WriteJSON(w io.Writer, rep *cache.Report, node int64) error {
 		}
 		n := c.Node
 		jc := jsonCall{Node: n.ID(), Conversation: n.Branch, Agent: n.Agent, Model: n.LLM.Model, Analyzed: c.Analyzed, Skipped: c.Skipped,
-			PromptBytes: c.Bytes, ReusableBytes: c.Reusable, ReusableTok: c.Tokens, ReusableShare: round(c.Share), Mismatch: c.Mismatch,
+			PromptBytes: c.Bytes, ReusableBytes: c.Reusable, ReusableTok: c.Tokens, ReusableShare: round(c.Share),
 			Reported: jsonReported{TokensIn: c.Reported.In, TokensOut: c.Reported.Out}, Uncached: c.Uncached()}
+		if m := c.Mismatch; m != nil {
+			jc.Mismatch = &jsonMismatch{Kind: m.Kind, Text: m.Text}
+		}
 		if c.Fidelity != "" {
 			f := string(c.Fidelity)
 			jc.Request = &f
