@@ -147,16 +147,19 @@ type Call struct {
 	cold string // why nothing was reusable, when Match is nil
 }
 
-// Uncached is the input the call sent uncached: its input minus cache
-// reads (reported where the provider reported them, else predicted) and
+// Uncached is the input c sent uncached: its input minus its cache reads
+// (reported where the provider reported them, else predicted) and its
 // reported cache writes.
 func (c *Call) Uncached() int64 {
 	r := c.Reported
-	reads := min(c.Tokens, r.In)
-	if r.CachedReported {
+	reads := int64(0)
+	switch {
+	case r.CachedReported:
 		reads = r.Cached
+	case c.Analyzed:
+		reads = min(c.Tokens, r.In)
 	}
-	var w int64
+	w := int64(0)
 	if r.CacheWriteReported {
 		w = r.CacheWrite
 	}

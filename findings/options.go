@@ -2,6 +2,7 @@ package findings
 
 import (
 	"fmt"
+	"github.com/inspect-dev/inspect/graph"
 	"regexp"
 	"sort"
 	"strconv"
@@ -74,9 +75,9 @@ func (t *Threshold[T]) prose(o *Options) string {
 	v := t.Get(o)
 	switch x := any(v).(type) {
 	case int:
-		return groupDigits(strconv.Itoa(x))
+		return graph.FormatCount(int64(x))
 	case int64:
-		return groupDigits(strconv.FormatInt(x, 10))
+		return graph.FormatCount(x)
 	}
 	return format(v)
 }
@@ -132,23 +133,6 @@ func format[T number](v T) string {
 		return x.String()
 	}
 	panic(fmt.Sprintf("internal error: threshold value of unhandled type %T", v))
-}
-
-// groupDigits writes 4000 as 4,000.
-func groupDigits(s string) string {
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }
 
 // Options are the audit policy in force: the thresholds (each rule's

@@ -2,6 +2,8 @@ package graph
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -20,4 +22,22 @@ func FormatDuration(d time.Duration) string {
 		s := int((d % time.Minute) / time.Second)
 		return fmt.Sprintf("%dm%02ds", m, s)
 	}
+}
+
+// FormatCount prints a count the way human outputs do: 4000 as 4,000.
+func FormatCount(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -399,22 +399,7 @@ func capitalize(s string) string {
 }
 
 // group writes 4000 as 4,000.
-func group(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func group(n int64) string { return graph.FormatCount(n) }
 
 // Schema names the JSON format: within a version fields are only added.
 const Schema = "inspect.cache/v1"
