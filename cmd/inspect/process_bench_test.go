@@ -44,7 +44,7 @@ var buildOnce struct {
 }
 
 // builtInspect builds the inspect command once per test process.
-func builtInspect(b *testing.B) string {
+func builtInspect(b testing.TB) string {
 	b.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "inspect-bin")

@@ -137,6 +137,9 @@ a node reference is n<seq> as the graph shows it.`,
 	for _, add := range commands {
 		root.AddCommand(add(f))
 	}
+	// mcp runs the other commands, this tree included: it cannot be in
+	// commands (an initialisation cycle).
+	root.AddCommand(NewCmdMCP(f, nil))
 	withDefaultCommandExamples(root)
 	return root
 }
