@@ -98,8 +98,10 @@ func (r *Report) countLine() string {
 	return line
 }
 
-// costLine is "$0.0292 · analyst $0.0010 · researcher $0.0282", or "".
-func (r *Report) costLine() string {
+// CostLine is the run's cost with each agent's when there are several:
+// "$0.0292 · analyst $0.0010 · researcher $0.0282"; "" without a price
+// table. The text formats and the web pages show it.
+func (r *Report) CostLine() string {
 	if r.Money == nil {
 		return ""
 	}
@@ -135,7 +137,7 @@ func WriteText(w io.Writer, r *Report) error {
 	for _, warn := range r.Warnings {
 		ew.printf("warning: %s\n", warn)
 	}
-	if c := r.costLine(); c != "" {
+	if c := r.CostLine(); c != "" {
 		ew.printf("cost: %s\n", c)
 	}
 	if r.Baseline != "" {
@@ -562,7 +564,7 @@ func WriteJUnit(w io.Writer, r *Report) error {
 		suite.AddProperty("warning", JUnitText(warn))
 	}
 	if r.Money != nil {
-		suite.AddProperty("cost", JUnitText(r.costLine()))
+		suite.AddProperty("cost", JUnitText(r.CostLine()))
 	}
 	byRule := map[string][]Finding{}
 	notCounted := map[string][]Finding{}

@@ -69,7 +69,8 @@ type runPage struct {
 	Grades       []gradeView
 	FindingCount int
 	Items        []findingItem
-	// Cost is the run's cost in money, with a price table.
+	// Cost is the run's cost in money, and each agent's, with a price
+	// table.
 	Cost      string
 	Checks    []findings.Check
 	Graph     *svgElem
@@ -418,9 +419,7 @@ func (s *Server) auditView(p *runPage, a *analysis) {
 		p.Grades = append(p.Grades, gradeView{string(area), a.rep.Grades[area], a.rep.Scores[area]})
 	}
 	p.Checks = a.rep.Checks
-	if m := a.rep.Money; m != nil {
-		p.Cost = m.Summary()
-	}
+	p.Cost = a.rep.CostLine() // the run's and each agent's
 	shown := map[string]int{}
 	var rest *findingGroup
 	for i, f := range a.rep.Findings {

@@ -56,7 +56,7 @@ func TestServeRun(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("GET the latest run: %d", resp.StatusCode)
 	}
-	for _, want := range []string{"missed fan-out", "cost <b>$", "accepted: the risks branch reads a long file on purpose (.inspect.yaml:"} {
+	for _, want := range []string{"missed fan-out", "cost <b>$0.0032 · analyst $0.0018 · researcher $0.0009 · writer $0.0005</b>", "accepted: the risks branch reads a long file on purpose (.inspect.yaml:"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the served run page lacks %q", want)
 		}
