@@ -589,7 +589,7 @@ func (c *Config) ResearchPatterns() []string {
 	return c.Research
 }
 
-// Template is the commented .inspect.yaml `inspect init --config` writes:
+// Template is the commented .inspect.yaml `inspect init` (no folder) writes:
 // every threshold at its default (commented out), and an example of each
 // other section. research are the importers' default patterns.
 func Template(research []string) string {

@@ -125,7 +125,7 @@ the current folder, so a project in a subfolder points at its own files),
 junit (one test case per rule).
 
 Policy: the nearest .inspect.yaml from the working folder upwards (or
---config FILE; write one with inspect init --config) sets thresholds, turns
+--config FILE; write one with inspect init) sets thresholds, turns
 rules off, prices model calls (the run's cost, per agent and per finding, in
 money) and accepts findings (ignore: entries with a reason and an optional
 expiry); --set wins over the file, and --explain and --rules say where each
