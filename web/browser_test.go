@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -20,7 +21,11 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/inspect-dev/inspect/graph/graphtest"
+	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/store"
 	"github.com/inspect-dev/inspect/web"
+	"github.com/inspect-dev/inspect/web/webstore"
 )
 
 // The browser tests drive the pages in a real headless Chromium (Debian's
@@ -440,4 +445,49 @@ func TestBrowser_Progressive(t *testing.T) {
 		t.Error("the cache and head parts did not arrive")
 	}
 	tb.noErrors(t, "progressive run page")
+}
+
+// TestBrowser_Live: the runs page shows a run another process records,
+// without a reload, and says it is live while that run is running.
+func TestBrowser_Live(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "live.db")
+	w, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := graphtest.Record(ctx, w, graphtest.Synthetic(20)); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := store.OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	srv := httptest.NewServer(web.New(webstore.New(ro), web.Options{Poll: 200 * time.Millisecond}))
+	defer srv.Close()
+	tb := newTab(t)
+	tb.do(t, chromedp.Navigate(srv.URL+"/"))
+	if n := eval[int](t, tb, `document.querySelectorAll('tr[data-run]').length`); n != 1 {
+		t.Fatalf("%d rows before, want 1", n)
+	}
+	// another writer starts a run: it appears, running, and the page says live
+	rec, err := w.CreateRun(ctx, &record.Run{Started: time.Now(), Tasks: []string{"a run recording now"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.AddNode(ctx, &record.Node{Kind: record.KindUser, Agent: "solo", Started: time.Now(), Text: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	if !tb.waitFor(`document.querySelectorAll('tr[data-run]').length === 2 && !document.getElementById('live').hidden`) {
+		t.Fatal("the recording run did not appear, or the page does not say live")
+	}
+	if err := rec.Finish(ctx, record.StatusOK, "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if !tb.waitFor(`document.querySelector('tr[data-run] .badge').textContent === 'ok' && document.getElementById('live').hidden`) {
+		t.Error("the run's end did not show")
+	}
+	tb.noErrors(t, "live runs page")
 }
