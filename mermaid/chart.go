@@ -3,6 +3,7 @@ package mermaid
 import (
 	"bytes"
 	"strconv"
+	"sync"
 
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
@@ -24,6 +25,7 @@ type Chart struct {
 	// whole run is drawn.
 	Collapsed string
 
+	once  sync.Once
 	boxOf map[int64]*Box
 }
 
@@ -112,7 +114,7 @@ type ChartBranch struct {
 }
 
 // Chart returns run g as the chart draws it with c: collapsed exactly as
-// Fprint and FprintDOT collapse it.
+// Fprint and FprintDOT collapse it. A Chart is safe for concurrent use.
 func (c *Config) Chart(g *graph.Run) *Chart {
 	ch := c.choose(g, func(v *view) []byte {
 		var buf bytes.Buffer
@@ -129,6 +131,8 @@ func chartBoxes(items []*item, l *labeler) []*Box {
 	out := make([]*Box, 0, len(items))
 	for _, it := range items {
 		b := &Box{ID: it.id(), Kind: boxKinds[it.kind], Label: l.label(it), Node: it.node, Tool: it.tool, Failed: failed(it), it: it}
+		it.covered() // a gap's nodes, flattened now: a Chart is only read after this
+
 		for _, bv := range it.branches {
 			cb := &ChartBranch{ID: "b" + strconv.Itoa(bv.k), Branch: bv.b, Summarized: bv.summarized, Boxes: chartBoxes(bv.items, l)}
 			if bv.grouped {
@@ -150,9 +154,9 @@ var boxKinds = [...]BoxKind{itemNode: BoxNode, itemFork: BoxFork, itemFold: BoxF
 
 // BoxOf returns the box that shows node seq (the fold, summary, gap or
 // group it is inside when it has no box of its own), or nil for a node the
-// run does not have.
+// run does not have. It is safe for concurrent use.
 func (ch *Chart) BoxOf(seq int64) *Box {
-	if ch.boxOf == nil {
+	ch.once.Do(func() {
 		ch.boxOf = make(map[int64]*Box, len(ch.Run.Nodes))
 		var walk func(boxes []*Box)
 		walk = func(boxes []*Box) {
@@ -166,7 +170,7 @@ func (ch *Chart) BoxOf(seq int64) *Box {
 			}
 		}
 		walk(ch.Trunk)
-	}
+	})
 	return ch.boxOf[seq]
 }
 
