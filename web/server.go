@@ -29,6 +29,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -40,6 +41,7 @@ import (
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/mermaid"
+	"github.com/inspect-dev/inspect/mermaid/render"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/timeline"
 )
@@ -407,4 +409,15 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) (string, bool, 
 func (s *Server) writePage(w http.ResponseWriter, name string, data any) error {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	return s.render(w, name, data)
+}
+
+// Warm prepares the first page a user is likely to open: it compiles
+// Graphviz (the first drawing of a process pays for it) and analyses the
+// latest run, so that `inspect serve` then a browser shows it at once. It
+// returns when done; errors are left for the page to show.
+func (s *Server) Warm(ctx context.Context) {
+	_ = render.SVG(ctx, []byte("digraph { a }"), io.Discard)
+	if id, err := s.src.Resolve(ctx, "latest"); err == nil {
+		_, _ = s.analyse(ctx, id)
+	}
 }

@@ -90,7 +90,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	if err != nil {
 		return Usagef("cannot listen on %s (%v); pick another port with --listen 127.0.0.1:PORT", opts.Listen, unwrapOp(err))
 	}
-	srv := &http.Server{Handler: web.New(webstore.New(db), wo), ReadHeaderTimeout: 10 * time.Second}
+	pages := web.New(webstore.New(db), wo)
+	go pages.Warm(ctx)
+	srv := &http.Server{Handler: pages, ReadHeaderTimeout: 10 * time.Second}
 	addr := ln.Addr().(*net.TCPAddr)
 	shown := host
 	if ip != nil && ip.IsUnspecified() || host == "" {
