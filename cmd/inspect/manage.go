@@ -17,10 +17,19 @@ import (
 // writeStore opens the --db database for a command that changes runs,
 // which must exist (opening would create an empty one).
 func writeStore(ctx context.Context, f *Factory) (*store.DB, error) {
+	return existingStore(ctx, f, true)
+}
+
+// existingStore opens the --db database, which must exist: for writing
+// when write is set, else read-only.
+func existingStore(ctx context.Context, f *Factory, write bool) (*store.DB, error) {
 	if err := dbExists(f.DBPath); err != nil {
 		return nil, err
 	}
-	return f.Store(ctx)
+	if write {
+		return f.Store(ctx)
+	}
+	return f.ReadStore(ctx, f.DBPath)
 }
 
 // parseAge reads a duration that also takes days: 90m, 36h, 7d, 2w.
@@ -105,16 +114,7 @@ func tagRun(ctx context.Context, opts *TagOptions) error {
 		}
 		set[k] = v
 	}
-	var db *store.DB
-	var err error
-	if len(set) == 0 && len(opts.Delete) == 0 {
-		if err := dbExists(opts.F.DBPath); err != nil {
-			return err
-		}
-		db, err = opts.F.ReadStore(ctx, opts.F.DBPath)
-	} else {
-		db, err = writeStore(ctx, opts.F)
-	}
+	db, err := existingStore(ctx, opts.F, len(set) > 0 || len(opts.Delete) > 0)
 	if err != nil {
 		return err
 	}
@@ -277,16 +277,7 @@ func pruneRun(ctx context.Context, opts *PruneOptions) error {
 		}
 		p.OlderThan = d
 	}
-	var db *store.DB
-	var err error
-	if opts.DryRun {
-		if err := dbExists(opts.F.DBPath); err != nil {
-			return err
-		}
-		db, err = opts.F.ReadStore(ctx, opts.F.DBPath)
-	} else {
-		db, err = writeStore(ctx, opts.F)
-	}
+	db, err := existingStore(ctx, opts.F, !opts.DryRun)
 	if err != nil {
 		return err
 	}
