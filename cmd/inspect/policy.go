@@ -95,7 +95,9 @@ func auditOptions(f *Factory, sets []string) (*findings.Options, *config.Config,
 func applyPolicy(ctx context.Context, cfg *findings.Config, o *findings.Options, c *config.Config, db *store.DB, g *graph.Run) {
 	cfg.Options, cfg.Prices, cfg.Ignore = o, c.Prices, c.Ignore
 	if d, _, ok := c.Lifetime(); ok {
-		cfg.Cache = func() (*cache.Report, error) { return cache.Analyze(ctx, g, db, &cache.Options{Lifetime: d, Brief: true}) }
+		cfg.Cache = func() (*cache.Report, error) {
+			return cache.Analyze(ctx, g, db, &cache.Options{Lifetime: d, Brief: true})
+		}
 	}
 }
 
