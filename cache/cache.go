@@ -39,6 +39,7 @@ import (
 	"github.com/inspect-dev/inspect/cache/prefix"
 	"github.com/inspect-dev/inspect/chat"
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/money"
 	"github.com/inspect-dev/inspect/record"
 )
 
@@ -66,6 +67,10 @@ type Options struct {
 	// (the earlier requests they may reuse are read all the same when the
 	// graph holds them): `inspect show` analyses one node.
 	Seqs []int64
+	// Prices, when not nil, prices the calls: what each cost, what the
+	// cache saved on it and what its uncached input would have cost less
+	// as cache reads, summed per conversation, agent and run.
+	Prices *money.Table
 }
 
 // DefaultMinPrefix is Options.MinPrefix's default.
@@ -103,6 +108,11 @@ type Report struct {
 	Total         Totals
 	Conversations []Group
 	Agents        []Group
+	// Currency is the price table's currency, "" without Options.Prices;
+	// Unpriced lists the models the table does not price, "name (N
+	// calls)".
+	Currency string
+	Unpriced []string
 }
 
 // Call is one llm node's analysis.
@@ -143,6 +153,9 @@ type Call struct {
 	Unstable *Unstable
 	// Previous is the llm node before this one in its conversation, or nil.
 	Previous *graph.Node
+	// Money is the call in money; nil without a price table or when the
+	// table does not price its model.
+	Money *Money
 
 	cold string // why nothing was reusable, when Match is nil
 }
@@ -281,6 +294,45 @@ type Totals struct {
 	Weighted float64
 	// Mismatches counts calls whose report differs from the prediction.
 	Mismatches int
+	// Money sums the priced calls' Money; nil without a price table.
+	Money *Money
+}
+
+// Money is model calls priced with a price table (package money).
+type Money struct {
+	// Spent is what the calls cost, from their reported usage (cache
+	// reads and writes at their rates where the source reported them).
+	Spent float64
+	// Saved is what the cache saved on them, from the reported figures
+	// (money.Rates.Saved); negative when writes cost more than reads saved.
+	Saved float64
+	// Uncached is what their uncached input (Call.Uncached) would have
+	// cost less read from the cache: the price of the misses.
+	Uncached float64
+	// Priced and Unpriced count the calls whose model the table prices
+	// and does not.
+	Priced, Unpriced int
+}
+
+func (m *Money) add(x *Money) {
+	if x == nil {
+		m.Unpriced++
+		return
+	}
+	m.Priced++
+	m.Spent += x.Spent
+	m.Saved += x.Saved
+	m.Uncached += x.Uncached
+}
+
+// price sets c.Money from table t.
+func (c *Call) price(t *money.Table) {
+	p, ok := t.Lookup(c.Node.LLM.Model)
+	if !ok {
+		return
+	}
+	u := c.Node.LLM.Usage
+	c.Money = &Money{Spent: p.Rates.Cost(u), Saved: p.Rates.Saved(u), Uncached: p.Rates.Discount(c.Uncached()), Priced: 1}
 }
 
 // HitRatio is Reads/In (0 with no input).
@@ -333,6 +385,9 @@ func (t *Totals) add(c *Call) {
 	t.Weighted += record.WeightedTokens(r.In, reads, writes, r.Out)
 	if c.Mismatch != nil {
 		t.Mismatches++
+	}
+	if t.Money != nil {
+		t.Money.add(c.Money)
 	}
 }
 
@@ -437,7 +492,32 @@ func AnalyzeRequests(g *graph.Run, reqs *Requests, o *Options) (*Report, error) 
 		}
 		rep.Calls = append(rep.Calls, c)
 	}
-	rep.group(g)
+	if o != nil && o.Prices != nil {
+		rep.Currency = o.Prices.CurrencyCode()
+		unpriced := map[string]int{}
+		var models []string
+		for _, c := range rep.Calls {
+			if c.price(o.Prices); c.Money == nil {
+				if unpriced[c.Node.LLM.Model] == 0 {
+					models = append(models, c.Node.LLM.Model)
+				}
+				unpriced[c.Node.LLM.Model]++
+			}
+		}
+		sort.Strings(models)
+		for _, m := range models {
+			name := m
+			if name == "" {
+				name = "(no model recorded)"
+			}
+			calls := "calls"
+			if unpriced[m] == 1 {
+				calls = "call"
+			}
+			rep.Unpriced = append(rep.Unpriced, fmt.Sprintf("%s (%d %s)", name, unpriced[m], calls))
+		}
+	}
+	rep.group(g, o != nil && o.Prices != nil)
 	return rep, nil
 }
 

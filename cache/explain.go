@@ -409,20 +409,29 @@ func (a *analysis) mismatch(c *Call, rep *Report) *Mismatch {
 }
 
 // group sums the calls per conversation, per agent and for the run.
-func (r *Report) group(g *graph.Run) {
+func (r *Report) group(g *graph.Run, priced bool) {
 	conv := map[*graph.Conversation]*Totals{}
 	agent := map[string]*Totals{}
+	if priced {
+		r.Total.Money = &Money{}
+	}
+	newTotals := func() *Totals {
+		if priced {
+			return &Totals{Money: &Money{}}
+		}
+		return &Totals{}
+	}
 	for _, c := range r.Calls {
 		r.Total.add(c)
 		t := conv[c.Node.Conv]
 		if t == nil {
-			t = &Totals{}
+			t = newTotals()
 			conv[c.Node.Conv] = t
 		}
 		t.add(c)
 		at := agent[c.Node.Agent]
 		if at == nil {
-			at = &Totals{}
+			at = newTotals()
 			agent[c.Node.Agent] = at
 		}
 		at.add(c)

@@ -87,6 +87,29 @@ func (r Rates) Cost(u record.Usage) float64 {
 	return (float64(plain)*r.Input + float64(cached)*r.cached() + float64(write)*r.write() + float64(u.Out)*r.Output) / 1e6
 }
 
+// Saved is what the prompt cache saved on one model call with usage u at
+// r, from the figures the source reported: its cache reads cost the
+// cached-input rate instead of the input rate, its cache writes the write
+// rate instead of the input rate. Negative when the writes cost more than
+// the reads saved; 0 when nothing was reported.
+func (r Rates) Saved(u record.Usage) float64 {
+	var saved float64
+	if u.CachedReported {
+		saved += float64(u.Cached) * (r.Input - r.cached())
+	}
+	if u.CacheWriteReported {
+		saved -= float64(u.CacheWrite) * (r.write() - r.Input)
+	}
+	return saved / 1e6
+}
+
+// Discount is what tokens of input would have cost less read from the
+// cache than sent uncached at r: tokens × (input − cached input) ÷
+// 1,000,000 (0 when the table gives cache reads no lower rate).
+func (r Rates) Discount(tokens int64) float64 {
+	return float64(max(tokens, 0)) * max(r.Input-r.cached(), 0) / 1e6
+}
+
 // Price is one entry of a Table: a model name, or a prefix ending in *,
 // and its rates.
 type Price struct {

@@ -163,3 +163,42 @@ func TestRates_JSON(t *testing.T) {
 		t.Errorf("JSON = %s, want %s (rates left out are the input rate, never 0)", got, want)
 	}
 }
+
+func TestRates_SavedAndDiscount(t *testing.T) {
+	tab := table()
+	tests := []struct {
+		name     string
+		model    string
+		u        record.Usage
+		saved    float64
+		discount int64 // tokens given to Discount
+		wantDisc float64
+	}{
+		// 1500 reads × (0.40 − 0.10) = 450 per million; 1000 tokens × 0.30 = 300
+		{"reads", "gpt-4.1-mini", record.Usage{In: 2000, Cached: 1500, CachedReported: true}, 0.000450, 1000, 0.000300},
+		// reads not reported: nothing measured saved
+		{"unreported", "gpt-4.1-mini", record.Usage{In: 2000, Cached: 1500}, 0, 0, 0},
+		// 4000 × (3 − 0.30) − 2000 × (3.75 − 3) = 10800 − 1500 = 9300; 100 tokens × 2.70 = 270
+		{"reads and writes", "claude-sonnet-4-5", record.Usage{In: 10000, Cached: 4000, CachedReported: true, CacheWrite: 2000, CacheWriteReported: true}, 0.009300, 100, 0.000270},
+		// writes only: −8000 × 0.75 = −6000, the cache cost money on this call
+		{"writes only", "claude-sonnet-4-5", record.Usage{In: 10000, CacheWrite: 8000, CacheWriteReported: true}, -0.006000, 0, 0},
+		// no cheaper rate for reads: nothing saved, no discount
+		{"no cached rate", "plain", record.Usage{In: 1000, Cached: 500, CachedReported: true}, 0, 500, 0},
+		// negative token counts never make a discount
+		{"negative tokens", "gpt-4.1-mini", record.Usage{}, 0, -10, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, ok := tab.Lookup(tt.model)
+			if !ok {
+				t.Fatalf("Lookup(%q) found nothing", tt.model)
+			}
+			if got := Round(p.Rates.Saved(tt.u)); got != tt.saved {
+				t.Errorf("Saved = %v, want %v", got, tt.saved)
+			}
+			if got := Round(p.Rates.Discount(tt.discount)); got != tt.wantDisc {
+				t.Errorf("Discount(%d) = %v, want %v", tt.discount, got, tt.wantDisc)
+			}
+		})
+	}
+}

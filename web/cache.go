@@ -6,6 +6,7 @@ import (
 	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/cache/report"
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/money"
 )
 
 // cacheView is the run page's prompt-cache section: the analysis of
@@ -23,12 +24,16 @@ type cacheView struct {
 	Breaks            []breakRow
 	Unstable          []*cache.Call
 	Mismatches        []*cache.Call
+	// Priced is set with a price table: the rows then carry money.
+	Priced bool
 }
 
 type cacheRow struct {
 	Name string
 	cache.Totals
 	Hit string
+	// Cost and Saved are the row's money ("" without a price table).
+	Cost, Saved string
 }
 
 type breakRow struct {
@@ -55,9 +60,13 @@ func cacheOf(rep *cache.Report, err error) cacheView {
 		return cacheView{Err: msg}
 	}
 	row := func(name string, t cache.Totals) cacheRow {
-		return cacheRow{Name: name, Totals: t, Hit: pctf(t.HitRatio())}
+		r := cacheRow{Name: name, Totals: t, Hit: pctf(t.HitRatio())}
+		if m := t.Money; m != nil && m.Priced > 0 {
+			r.Cost, r.Saved = money.Format(m.Spent, rep.Currency), money.Format(m.Saved, rep.Currency)
+		}
+		return r
 	}
-	v := cacheView{Source: capitalize(report.Source(rep)), Header: report.Header(rep), Total: row("whole run", rep.Total)}
+	v := cacheView{Source: capitalize(report.Source(rep)), Header: report.Header(rep), Total: row("whole run", rep.Total), Priced: rep.Currency != ""}
 	for _, g := range rep.Agents {
 		v.Agents = append(v.Agents, row(orDash(g.Name), g.Totals))
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/money"
 )
 
 // Markdown and Text are the two styles of the human-readable report.
@@ -106,8 +107,17 @@ func write(out io.Writer, rep *cache.Report, node int64, st style) error {
 	}
 	w.heading(1, "Prompt cache · run "+rep.Run)
 	w.printf("%s. Lifetime %s; minimum cacheable prefix %s tokens.\n\n", capitalize(Source(rep)), graph.FormatDuration(rep.Lifetime), group(rep.MinPrefix))
-	w.item(w.bold("run") + ": " + totals(rep.Total))
+	w.item(w.bold("run") + ": " + totals(rep.Total, rep.Currency))
 	w.end()
+	if rep.Currency != "" {
+		note := "Money from the price table in " + rep.Currency + ": cost from the reported usage; saved by the reported cache reads and writes against sending all input uncached; the misses' uncached input priced at the input rate less the cached-input rate."
+		if len(rep.Unpriced) > 0 {
+			note += " No price for " + strings.Join(rep.Unpriced, ", ") + ": not counted."
+		}
+		w.printf("%s\n\n", note)
+	} else {
+		w.printf("No money without a price table: add `prices:` to .inspect.yaml (`inspect init` writes a commented one).\n\n")
+	}
 	if causes := missCauses(rep); len(causes) > 0 {
 		w.heading(2, "Where reuse broke")
 		for _, c := range causes {
@@ -150,23 +160,41 @@ func write(out io.Writer, rep *cache.Report, node int64, st style) error {
 		if g.Name != "" {
 			name = "branch " + g.Name
 		}
-		w.item(w.bold(name) + ": " + totals(g.Totals))
+		w.item(w.bold(name) + ": " + totals(g.Totals, rep.Currency))
 	}
 	w.end()
 	w.heading(2, "By agent")
 	for _, g := range rep.Agents {
-		w.item(w.bold(orDash(g.Name)) + ": " + totals(g.Totals))
+		w.item(w.bold(orDash(g.Name)) + ": " + totals(g.Totals, rep.Currency))
 	}
 	w.end()
 	return w.err
 }
 
 // totals is one line of totals.
-func totals(t cache.Totals) string {
+func totals(t cache.Totals, currency string) string {
 	s := fmt.Sprintf("%s calls · in %s · cache reads %s (%s) · writes %s · uncached input %s · hit ratio %s · weighted %s tokens",
 		group(int64(t.Calls)), group(t.In), group(t.Reads), t.Basis(), writes(t), group(t.Uncached), percent(t.HitRatio()), group(int64(t.Weighted+0.5)))
 	if t.Mismatches > 0 {
 		s += fmt.Sprintf(" · %d reported unlike predicted", t.Mismatches)
+	}
+	return s + moneyText(t.Money, currency)
+}
+
+// moneyText is a totals line's money part: " · cost $0.0123 · cache
+// saved $0.0040 · uncached input ≈$0.0010 above the cache-read price"; ""
+// without a price table.
+func moneyText(m *cache.Money, currency string) string {
+	switch {
+	case m == nil:
+		return ""
+	case m.Priced == 0:
+		return " · no call priced"
+	}
+	s := fmt.Sprintf(" · cost %s · cache saved %s · uncached input ≈%s above the cache-read price",
+		money.Format(m.Spent, currency), money.Format(m.Saved, currency), money.Format(m.Uncached, currency))
+	if m.Unpriced > 0 {
+		s += fmt.Sprintf(" (%d of %d calls priced)", m.Priced, m.Priced+m.Unpriced)
 	}
 	return s
 }
@@ -223,6 +251,8 @@ func missCauses(rep *cache.Report) []string {
 	type sum struct {
 		nodes    []string
 		uncached int64
+		money    float64
+		priced   bool
 		expected bool
 	}
 	var order []string
@@ -239,6 +269,10 @@ func missCauses(rep *cache.Report) []string {
 		}
 		s.nodes = append(s.nodes, c.Node.ID())
 		s.uncached += c.Uncached()
+		if c.Money != nil {
+			s.money += c.Money.Uncached
+			s.priced = true
+		}
 	}
 	var out []string
 	for _, cause := range order {
@@ -255,7 +289,11 @@ func missCauses(rep *cache.Report) []string {
 		if len(s.nodes) > 12 {
 			nodes = strings.Join(s.nodes[:12], ", ") + fmt.Sprintf(", … (%d more)", len(s.nodes)-12)
 		}
-		out = append(out, fmt.Sprintf("%s: %s, ≈%s tokens sent uncached (%s)%s", name, plural(len(s.nodes), "call", "calls"), group(s.uncached), nodes, note))
+		cost := ""
+		if s.priced {
+			cost = ", ≈" + money.Format(s.money, rep.Currency) + " above the cache-read price"
+		}
+		out = append(out, fmt.Sprintf("%s: %s, ≈%s tokens sent uncached%s (%s)%s", name, plural(len(s.nodes), "call", "calls"), group(s.uncached), cost, nodes, note))
 	}
 	return out
 }
@@ -324,6 +362,10 @@ func callDetail(w *writer, rep *cache.Report, c *cache.Call) {
 	}
 	w.item(fmt.Sprintf("why: %s (%s, %s)", c.Break.Why, c.Break.Cause, expected))
 	w.item(reported(c) + fmt.Sprintf(" · uncached ≈%s tokens", group(c.Uncached())))
+	if m := c.Money; m != nil {
+		w.item(fmt.Sprintf("money: cost %s · cache saved %s · uncached input ≈%s above the cache-read price",
+			money.Format(m.Spent, rep.Currency), money.Format(m.Saved, rep.Currency), money.Format(m.Uncached, rep.Currency)))
+	}
 	if c.Mismatch != nil {
 		w.item(fmt.Sprintf("mismatch (%s): %s", c.Mismatch.Kind, c.Mismatch.Text))
 	}
@@ -415,23 +457,46 @@ type jsonReport struct {
 	Conversations   []jsonGroup `json:"conversations"`
 	Agents          []jsonGroup `json:"agents"`
 	Calls           []jsonCall  `json:"calls"`
+	Currency        *string     `json:"currency"`
+	UnpricedModels  []string    `json:"unpriced_models"`
 }
 
 type jsonTotals struct {
-	Calls          int     `json:"calls"`
-	Analyzed       int     `json:"analyzed"`
-	TokensIn       int64   `json:"tokens_in"`
-	TokensOut      int64   `json:"tokens_out"`
-	CacheReads     int64   `json:"cache_reads"`
-	ReadsReported  int     `json:"cache_reads_reported_calls"`
-	CacheWrites    int64   `json:"cache_writes"`
-	WritesReported int     `json:"cache_writes_reported_calls"`
-	Predicted      int64   `json:"predicted_reusable_tokens"`
-	Uncached       int64   `json:"uncached_input"`
-	HitRatio       float64 `json:"hit_ratio"`
-	Weighted       float64 `json:"weighted_tokens"`
-	Basis          string  `json:"basis"`
-	Mismatches     int     `json:"mismatches"`
+	Calls          int        `json:"calls"`
+	Analyzed       int        `json:"analyzed"`
+	TokensIn       int64      `json:"tokens_in"`
+	TokensOut      int64      `json:"tokens_out"`
+	CacheReads     int64      `json:"cache_reads"`
+	ReadsReported  int        `json:"cache_reads_reported_calls"`
+	CacheWrites    int64      `json:"cache_writes"`
+	WritesReported int        `json:"cache_writes_reported_calls"`
+	Predicted      int64      `json:"predicted_reusable_tokens"`
+	Uncached       int64      `json:"uncached_input"`
+	HitRatio       float64    `json:"hit_ratio"`
+	Weighted       float64    `json:"weighted_tokens"`
+	Basis          string     `json:"basis"`
+	Mismatches     int        `json:"mismatches"`
+	Money          *jsonMoney `json:"money"`
+}
+
+type jsonMoney struct {
+	Spent         float64 `json:"spent"`
+	Saved         float64 `json:"saved"`
+	UncachedExtra float64 `json:"uncached_extra"`
+	Priced        *int    `json:"priced_calls,omitempty"`
+	Unpriced      *int    `json:"unpriced_calls,omitempty"`
+}
+
+func toMoney(m *cache.Money, counts bool) *jsonMoney {
+	if m == nil {
+		return nil
+	}
+	j := &jsonMoney{Spent: money.Round(m.Spent), Saved: money.Round(m.Saved), UncachedExtra: money.Round(m.Uncached)}
+	if counts {
+		p, u := m.Priced, m.Unpriced
+		j.Priced, j.Unpriced = &p, &u
+	}
+	return j
 }
 
 type jsonGroup struct {
@@ -459,6 +524,7 @@ type jsonCall struct {
 	Uncached      int64         `json:"uncached_input"`
 	Mismatch      *jsonMismatch `json:"mismatch"`
 	Unstable      *jsonUnstable `json:"unstable"`
+	Money         *jsonMoney    `json:"money"`
 }
 
 type jsonMismatch struct {
@@ -497,7 +563,7 @@ type jsonUnstable struct {
 func toTotals(t cache.Totals) jsonTotals {
 	return jsonTotals{Calls: t.Calls, Analyzed: t.Analyzed, TokensIn: t.In, TokensOut: t.Out, CacheReads: t.Reads, ReadsReported: t.ReadsReported,
 		CacheWrites: t.Writes, WritesReported: t.WritesReported, Predicted: t.Predicted, Uncached: t.Uncached,
-		HitRatio: round(t.HitRatio()), Weighted: t.Weighted, Basis: t.Basis(), Mismatches: t.Mismatches}
+		HitRatio: round(t.HitRatio()), Weighted: t.Weighted, Basis: t.Basis(), Mismatches: t.Mismatches, Money: toMoney(t.Money, true)}
 }
 
 func round(f float64) float64 { return float64(int64(f*10000+0.5)) / 10000 }
@@ -518,7 +584,12 @@ func toBreak(b cache.Break) jsonBreak {
 // that call in calls.
 func WriteJSON(w io.Writer, rep *cache.Report, node int64) error {
 	out := jsonReport{Schema: Schema, Run: rep.Run, LifetimeMS: rep.Lifetime.Milliseconds(), MinPrefixTokens: rep.MinPrefix, Reported: "provider",
-		Totals: toTotals(rep.Total), Conversations: []jsonGroup{}, Agents: []jsonGroup{}, Calls: []jsonCall{}}
+		Totals: toTotals(rep.Total), Conversations: []jsonGroup{}, Agents: []jsonGroup{}, Calls: []jsonCall{}, UnpricedModels: []string{}}
+	if rep.Currency != "" {
+		c := rep.Currency
+		out.Currency = &c
+		out.UnpricedModels = append(out.UnpricedModels, rep.Unpriced...)
+	}
 	switch {
 	case rep.Total.ReadsReported == 0:
 		out.Reported = "none"
@@ -540,7 +611,7 @@ func WriteJSON(w io.Writer, rep *cache.Report, node int64) error {
 		n := c.Node
 		jc := jsonCall{Node: n.ID(), Conversation: n.Branch, Agent: n.Agent, Model: n.LLM.Model, Analyzed: c.Analyzed, Skipped: c.Skipped,
 			PromptBytes: c.Bytes, ReusableBytes: c.Reusable, ReusableTok: c.Tokens, ReusableShare: round(c.Share),
-			Reported: jsonReported{TokensIn: c.Reported.In, TokensOut: c.Reported.Out}, Uncached: c.Uncached()}
+			Reported: jsonReported{TokensIn: c.Reported.In, TokensOut: c.Reported.Out}, Uncached: c.Uncached(), Money: toMoney(c.Money, false)}
 		if m := c.Mismatch; m != nil {
 			jc.Mismatch = &jsonMismatch{Kind: m.Kind, Text: m.Text}
 		}

@@ -64,7 +64,9 @@ minimum prefix length, the cache lifetime, routing).
 A prediction is never called a hit or a miss: only reported figures are
 measured. Totals per conversation, agent and run give cache reads, writes,
 uncached input, the hit ratio and the weighted tokens (uncached input, cache
-writes and output in full, cache reads at 25%).
+writes and output in full, cache reads at 25%); with a price table
+(prices: in .inspect.yaml) also money: what the calls cost, what the cache
+saved on them, and what each kind of miss cost against cache reads.
 
 With NODE (n<seq>), one model call's analysis in full.
 
@@ -104,14 +106,12 @@ func cacheRun(cmd *cobra.Command, opts *CacheOptions) error {
 	if !auditContains(cacheFormats, opts.Format) {
 		return Usagef("unknown --format %q; use one of: %s", opts.Format, strings.Join(cacheFormats, ", "))
 	}
-	if !cmd.Flags().Changed("cache-lifetime") { // the flag wins over .inspect.yaml
-		policy, err := opts.F.Config()
-		if err != nil {
-			return err
-		}
-		if d, _, ok := policy.Lifetime(); ok {
-			opts.Lifetime = d
-		}
+	policy, err := opts.F.Config()
+	if err != nil {
+		return err
+	}
+	if d, _, ok := policy.Lifetime(); ok && !cmd.Flags().Changed("cache-lifetime") { // the flag wins over .inspect.yaml
+		opts.Lifetime = d
 	}
 	if opts.Lifetime <= 0 {
 		return Usagef("--cache-lifetime %s: give a positive duration such as 5m", opts.Lifetime)
@@ -150,7 +150,7 @@ func cacheRun(cmd *cobra.Command, opts *CacheOptions) error {
 	if readErr != nil {
 		return readErr
 	}
-	rep, err := cache.AnalyzeRequests(g, reqs, &cache.Options{Lifetime: opts.Lifetime, MinPrefix: opts.MinPrefix})
+	rep, err := cache.AnalyzeRequests(g, reqs, &cache.Options{Lifetime: opts.Lifetime, MinPrefix: opts.MinPrefix, Prices: policy.Prices})
 	if err != nil {
 		return err
 	}

@@ -207,4 +207,76 @@ func TestCache_ProviderReportsLessThanPredicted(t *testing.T) {
 			t.Errorf("cache lacks %q:\n%s", w, out)
 		}
 	}
+
+	// With a price table, money per call, agent and run. Worked by hand
+	// from the usage the server reported (out 10 each) at input 2.00,
+	// cached input 0.50, output 8.00 per million:
+	//   spent  n2 2000×2+80 = 4,080; billing 3000×2+80 = 6,080, 3200×2+80 = 6,480,
+	//          (3400−1024)×2 + 1024×0.5 + 80 = 5,344 → run 21,984, billing 17,904
+	//   saved  1024 × (2.00−0.50) = 1,536 (the only reported read)
+	//   misses uncached 2000+3000+3200+2376 = 10,576 tokens × 1.50 = 15,864
+	writePolicy(t, f, "prices:\n  gpt-4.1-mini: {input: 2.00, cached_input: 0.50, output: 8.00}\n")
+	stdout, stderr, code := inspectRun(t, f, "cache", "--format", "json")
+	if code != ExitOK {
+		t.Fatalf("cache: exit %d: %s", code, stderr)
+	}
+	type jmoney struct {
+		Spent, Saved  float64
+		UncachedExtra float64 `json:"uncached_extra"`
+		Priced        *int    `json:"priced_calls"`
+	}
+	var m struct {
+		Currency *string `json:"currency"`
+		Totals   struct {
+			Money *jmoney `json:"money"`
+		} `json:"totals"`
+		Agents []struct {
+			Agent string  `json:"agent"`
+			Money *jmoney `json:"money"`
+		} `json:"agents"`
+		Calls []struct {
+			Money *jmoney `json:"money"`
+		} `json:"calls"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Currency == nil || *m.Currency != "USD" || m.Totals.Money == nil || len(m.Agents) != 2 || len(m.Calls) != 4 || m.Calls[3].Money == nil {
+		t.Fatalf("money missing: %s", stdout)
+	}
+	if got, want := *m.Totals.Money, (jmoney{Spent: 0.021984, Saved: 0.001536, UncachedExtra: 0.015864}); got.Spent != want.Spent || got.Saved != want.Saved || got.UncachedExtra != want.UncachedExtra || *got.Priced != 4 {
+		t.Errorf("run money = %+v, want %+v and 4 priced calls", got, want)
+	}
+	if a := m.Agents[1]; a.Agent != "billing" || a.Money.Spent != 0.017904 || a.Money.Saved != 0.001536 {
+		t.Errorf("billing's money = %s %+v, want spent 0.017904 saved 0.001536", a.Agent, a.Money)
+	}
+	if c := m.Calls[3].Money; c.Spent != 0.005344 || c.Saved != 0.001536 || c.UncachedExtra != 0.003564 || c.Priced != nil {
+		t.Errorf("n-last call money = %+v, want spent 0.005344, saved 0.001536, uncached extra 2376×1.5 = 0.003564", c)
+	}
+	stdout, stderr, code = inspectRun(t, f, "cache")
+	if code != ExitOK {
+		t.Fatalf("cache: exit %d: %s", code, stderr)
+	}
+	for _, w := range []string{
+		"Money from the price table in USD",
+		"run: 4 calls",
+		"cost $0.0220 · cache saved $0.0015 · uncached input ≈$0.0159 above the cache-read price",
+		"new agent after a hand-off: 1 call, ≈3,000 tokens sent uncached, ≈$0.0045 above the cache-read price",
+	} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("cache with prices lacks %q:\n%s", w, stdout)
+		}
+	}
+
+	// A table that does not price the model: listed, never guessed.
+	writePolicy(t, f, "prices:\n  claude-sonnet-4*: {input: 3, output: 15}\n")
+	stdout, stderr, code = inspectRun(t, f, "cache")
+	if code != ExitOK {
+		t.Fatalf("cache: exit %d: %s", code, stderr)
+	}
+	for _, w := range []string{"No price for gpt-4.1-mini (4 calls): not counted.", "· no call priced"} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("cache with an unpriced model lacks %q:\n%s", w, stdout)
+		}
+	}
 }

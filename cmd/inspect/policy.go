@@ -109,9 +109,9 @@ func webPolicy(f *Factory) (*findings.Config, *cache.Options, error) {
 		return nil, nil, err
 	}
 	cfg := &findings.Config{Options: o, Prices: c.Prices, Ignore: c.Ignore}
-	var co *cache.Options
+	co := &cache.Options{Prices: c.Prices}
 	if d, _, ok := c.Lifetime(); ok {
-		co = &cache.Options{Lifetime: d}
+		co.Lifetime = d
 	}
 	return cfg, co, nil
 }

@@ -56,7 +56,9 @@ func TestServeRun(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("GET the latest run: %d", resp.StatusCode)
 	}
-	for _, want := range []string{"missed fan-out", "cost <b>$0.0032 · analyst $0.0018 · researcher $0.0009 · writer $0.0005</b>", "accepted: the risks branch reads a long file on purpose (.inspect.yaml:"} {
+	for _, want := range []string{"missed fan-out", "cost <b>$0.0032 · analyst $0.0018 · researcher $0.0009 · writer $0.0005</b>", "accepted: the risks branch reads a long file on purpose (.inspect.yaml:",
+		// the cache table prices its rows: the whole run's cost is the audit's
+		`<th scope="col" class="r">Cache saved</th>`, `<th scope="row">whole run</th>`, `<td class="r">$0.0032</td>`} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the served run page lacks %q", want)
 		}
