@@ -279,4 +279,17 @@ func TestCache_ProviderReportsLessThanPredicted(t *testing.T) {
 			t.Errorf("cache with an unpriced model lacks %q:\n%s", w, stdout)
 		}
 	}
+
+	// show analyses the node with the team's lifetime and prices: at 1ns
+	// nothing earlier is still held (the calls were milliseconds apart).
+	writePolicy(t, f, "cache-lifetime: 1ns\nprices:\n  gpt-4.1-mini: {input: 2.00, cached_input: 0.50, output: 8.00}\n")
+	stdout, stderr, code = inspectRun(t, f, "show", "n8")
+	if code != ExitOK {
+		t.Fatalf("show: exit %d: %s", code, stderr)
+	}
+	for _, w := range []string{"- predicted reusable 0% (0 of", "had finished within the 0ms lifetime", "- money: cost $0.0053 · cache saved $0.0015 · uncached input ≈$0.0036 above the cache-read price"} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("show n8 with the policy lacks %q:\n%s", w, stdout)
+		}
+	}
 }

@@ -76,7 +76,14 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 		return err
 	}
 	var md strings.Builder
-	if err := writeNode(ctx, &md, db, run, n); err != nil {
+	co := &cache.Options{}
+	if policy, err := opts.F.Config(); err == nil { // a broken policy file is audit's to report, not show's
+		co.Prices = policy.Prices
+		if d, _, ok := policy.Lifetime(); ok {
+			co.Lifetime = d
+		}
+	}
+	if err := writeNode(ctx, &md, db, run, n, co); err != nil {
 		return err
 	}
 	out := md.String()
@@ -96,7 +103,7 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 
 // writeNode writes node n of run in full as Markdown (readable as plain
 // text). A fork node's ForkOf.Join, when set, is its join.
-func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, r *record.Run, n *graph.Node) error {
+func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, r *record.Run, n *graph.Node, co *cache.Options) error {
 	run := r.ID
 	where := "trunk"
 	if n.Branch != "" {
@@ -126,7 +133,7 @@ func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, r *record.
 			section(w, "Answer", n.Text)
 		}
 	case record.KindLLM:
-		if err := writeLLM(ctx, w, db, r, n); err != nil {
+		if err := writeLLM(ctx, w, db, r, n, co); err != nil {
 			return err
 		}
 	case record.KindTool:
@@ -197,7 +204,7 @@ func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, r *record.
 }
 
 // writeLLM writes an llm node: usage, the rebuilt request, the response.
-func writeLLM(ctx context.Context, w *strings.Builder, db *store.DB, r *record.Run, n *graph.Node) error {
+func writeLLM(ctx context.Context, w *strings.Builder, db *store.DB, r *record.Run, n *graph.Node, co *cache.Options) error {
 	run := r.ID
 	if l := n.LLM; l != nil {
 		calls := "answers"
@@ -237,14 +244,14 @@ func writeLLM(ctx context.Context, w *strings.Builder, db *store.DB, r *record.R
 		return fmt.Errorf("load the response of %s: %w", n.ID(), err)
 	}
 	writeResponse(w, resp, n)
-	writeCache(ctx, w, db, run, n.Seq)
+	writeCache(ctx, w, db, run, n.Seq, co)
 	return nil
 }
 
-// writeCache writes the node's prompt-cache prefix analysis, from the run
-// up to the node (the earlier requests it could reuse are there); a run
+// writeCache writes the node's prompt-cache prefix analysis (with the
+// team's cache lifetime and prices, co), from the run up to the node (the earlier requests it could reuse are there); a run
 // that cannot be analysed says why instead.
-func writeCache(ctx context.Context, w *strings.Builder, db *store.DB, runID string, seq int64) {
+func writeCache(ctx context.Context, w *strings.Builder, db *store.DB, runID string, seq int64, co *cache.Options) {
 	fail := func(err error) { fmt.Fprintf(w, "## Prompt cache\n\n(not analysed: %v)\n\n", err) }
 	run, err := db.LoadRun(ctx, runID)
 	if err != nil {
@@ -261,7 +268,9 @@ func writeCache(ctx context.Context, w *strings.Builder, db *store.DB, runID str
 		fail(err)
 		return
 	}
-	rep, err := cache.Analyze(ctx, g, db, &cache.Options{Seqs: []int64{seq}})
+	o := *co
+	o.Seqs = []int64{seq}
+	rep, err := cache.Analyze(ctx, g, db, &o)
 	if err != nil {
 		fail(err)
 		return
