@@ -50,8 +50,9 @@ import (
 type Options struct {
 	// Mounts are extra handlers served beside the pages, each on an
 	// http.ServeMux pattern (`inspect serve --otlp` mounts the OTLP
-	// receiver on "POST /v1/traces"). They get the request as it came: no
-	// page headers, no host check.
+	// receiver on "/v1/traces"). They get the request as it came, without
+	// the page headers, but behind the same Hosts check: a page that
+	// rebinds a DNS name to 127.0.0.1 cannot post to them either.
 	Mounts []Mount
 	// Hosts, when set, are the only Host header names (without port) the
 	// pages answer; others get 403. A server on loopback sets its loopback
@@ -127,7 +128,7 @@ func New(src Source, o Options) *Server {
 		return notFound("there is no page %s", r.URL.Path)
 	}))
 	for _, m := range o.Mounts {
-		s.mux.Handle(m.Pattern, m.Handler)
+		s.mux.Handle(m.Pattern, s.hostCheck(m.Handler))
 	}
 	return s
 }
@@ -135,14 +136,21 @@ func New(src Source, o Options) *Server {
 // ServeHTTP serves the pages and the mounted handlers.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// guard checks the Host header and sets the headers every page carries.
-func (s *Server) guard(h http.Handler) http.Handler {
+// hostCheck refuses a request addressed to a name not in Options.Hosts.
+func (s *Server) hostCheck(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if len(s.opts.Hosts) > 0 && !hostAllowed(r.Host, s.opts.Hosts) {
 			http.Error(w, "inspect serve answers only requests addressed to "+strings.Join(s.opts.Hosts, ", ")+
 				"; open the address it printed", http.StatusForbidden)
 			return
 		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// guard checks the Host header and sets the headers every page carries.
+func (s *Server) guard(h http.Handler) http.Handler {
+	return s.hostCheck(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
 		hd.Set("Content-Security-Policy", policy(false)+"; frame-ancestors 'none'")
 		hd.Set("X-Content-Type-Options", "nosniff")
@@ -150,7 +158,7 @@ func (s *Server) guard(h http.Handler) http.Handler {
 		hd.Set("X-Frame-Options", "DENY")
 		hd.Set("Cache-Control", "no-store")
 		h.ServeHTTP(w, r)
-	})
+	}))
 }
 
 func hostAllowed(host string, allowed []string) bool {

@@ -459,7 +459,8 @@ func TestServe_ReadOnly(t *testing.T) {
 }
 
 // TestServe_Hosts: with Hosts set, a request addressed to another name
-// (a DNS rebinding page) is refused; mounted handlers are served as they are.
+// (a DNS rebinding page) is refused, by the pages and by a mounted handler
+// alike; mounted handlers are otherwise served as they are.
 func TestServe_Hosts(t *testing.T) {
 	mounted := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "mounted") })
 	srv, _ := served(t, web.Options{Hosts: []string{"127.0.0.1", "localhost", "::1"}, Mounts: []web.Mount{{Pattern: "POST /v1/traces", Handler: mounted}}})
@@ -477,6 +478,17 @@ func TestServe_Hosts(t *testing.T) {
 	resp.Body.Close()
 	if string(b) != "mounted" {
 		t.Errorf("the mounted handler answered %q", b)
+	}
+	req, _ := http.NewRequest("POST", srv.URL+"/v1/traces", strings.NewReader("{}"))
+	req.Host = "evil.example:7777"
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || string(b) == "mounted" {
+		t.Errorf("a post to the mounted handler addressed to evil.example: %d %q, want 403", resp.StatusCode, b)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/inspect-dev/inspect/importers/otlp"
 	"github.com/inspect-dev/inspect/internal/termsafe"
 	"github.com/inspect-dev/inspect/otel"
+	"github.com/inspect-dev/inspect/store"
 )
 
 // CollectOptions are the inputs of `inspect collect`.
@@ -69,6 +70,45 @@ func collectRun(ctx context.Context, opts *CollectOptions) error {
 		return Usagef("cannot listen on %s: %v; give a free --listen HOST:PORT", opts.Listen, err)
 	}
 	url := "http://" + ln.Addr().String() + "/v1/traces"
+	rec := startOTLP(ctx, ios, db, url)
+	mux := http.NewServeMux()
+	mux.Handle("/v1/traces", rec.Handler)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	fmt.Fprintf(ios.ErrOut, "listening on %s (OTLP/HTTP, protobuf or JSON); recording into %s; Ctrl-C to stop\n", url, opts.F.DBPath)
+	if opts.Ready != nil {
+		opts.Ready(ln.Addr().String())
+	}
+	select {
+	case <-ctx.Done():
+	case err = <-serveErr:
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	srv.Shutdown(sctx)
+	cancel()
+	fmt.Fprintf(ios.ErrOut, "stopped: %d traces recorded\n", rec.Close())
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// otlpReceiver records the OTLP traces an HTTP handler receives into a
+// store, each trace a run rewritten as its spans arrive (inspect collect,
+// inspect serve --otlp).
+type otlpReceiver struct {
+	// Handler serves POST /v1/traces.
+	Handler http.Handler
+	live    *otlp.Live
+	stop    context.CancelFunc
+	done    chan struct{}
+}
+
+// startOTLP starts recording into db what Handler receives; url names the
+// endpoint in the runs' source. A line goes to stderr when a run is first
+// recorded and when its trace ends.
+func startOTLP(ctx context.Context, ios *IOStreams, db *store.DB, url string) *otlpReceiver {
 	live := &otlp.Live{
 		Source: url,
 		Write:  func(ctx context.Context, s *importers.Session) (string, error) { return importers.Write(ctx, db, s) },
@@ -83,33 +123,19 @@ func collectRun(ctx context.Context, opts *CollectOptions) error {
 			fmt.Fprintf(ios.ErrOut, "warning: trace %s not recorded yet: %v (trying again)\n", trace, err)
 		},
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/v1/traces", &otel.Handler{Consume: live.Consume})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	runCtx, stopLive := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	go func() { live.Run(runCtx); close(done) }()
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
-	fmt.Fprintf(ios.ErrOut, "listening on %s (OTLP/HTTP, protobuf or JSON); recording into %s; Ctrl-C to stop\n", url, opts.F.DBPath)
-	if opts.Ready != nil {
-		opts.Ready(ln.Addr().String())
-	}
-	select {
-	case <-ctx.Done():
-	case err = <-serveErr:
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	srv.Shutdown(sctx)
-	cancel()
-	stopLive()
-	<-done
-	open, closed, _ := live.Stats()
-	fmt.Fprintf(ios.ErrOut, "stopped: %d traces recorded\n", open+closed)
-	if err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	r := &otlpReceiver{Handler: &otel.Handler{Consume: live.Consume}, live: live, stop: stop, done: make(chan struct{})}
+	go func() { live.Run(runCtx); close(r.done) }()
+	return r
+}
+
+// Close writes what is left and returns how many traces were recorded.
+// Stop the HTTP server first: nothing may arrive after.
+func (r *otlpReceiver) Close() int {
+	r.stop()
+	<-r.done
+	open, closed, _ := r.live.Stats()
+	return open + closed
 }
 
 // agentsOf names a session's agents, in the order they appear.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/inspect-dev/inspect/store"
 	"github.com/inspect-dev/inspect/web"
 	"github.com/inspect-dev/inspect/web/webstore"
 )
@@ -20,6 +21,9 @@ import (
 type ServeOptions struct {
 	F      *Factory
 	Listen string // --listen host:port
+	// OTLP mounts the OTLP/HTTP receiver on /v1/traces (--otlp): traces
+	// posted there are recorded as runs, so serve writes the database.
+	OTLP bool
 	// Mounts are extra handlers on the server (serve's own flags add
 	// them: --otlp mounts the OTLP receiver).
 	Mounts []web.Mount
@@ -44,9 +48,17 @@ messages, the response, usage, asks), and a comparison of two runs.
 
 Everything the pages need is inside inspect: no network, no account. The
 database is opened read-only: serve never writes it, and a run another
-process records shows up as it records. Ctrl-C stops the server.`,
+process records shows up as it records. Ctrl-C stops the server.
+
+With --otlp it also receives OpenTelemetry traces, as inspect collect does:
+POST /v1/traces on the same address (OTLP/HTTP, protobuf or JSON, gzip or
+not) records each trace as a run while its spans arrive, and the pages show
+it live. Point an exporter at it with
+OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:7777. Only then does serve
+write the database (creating it when missing); the pages still only read.`,
 		Example: `  inspect serve
   inspect serve --db ci/runs.db --listen 127.0.0.1:8080
+  inspect serve --otlp                  # and receive traces: OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:7777
   inspect serve --listen 0.0.0.0:7777   # reachable from other machines: no login, anyone who can reach it reads the runs`,
 		Args: rangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -57,6 +69,7 @@ process records shows up as it records. Ctrl-C stops the server.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Listen, "listen", "127.0.0.1:7777", "the `HOST:PORT` to listen on (port 0 picks a free one)")
+	cmd.Flags().BoolVar(&opts.OTLP, "otlp", false, "also receive OTLP/HTTP traces on /v1/traces and record each as a run (writes the database)")
 	return cmd
 }
 
@@ -69,7 +82,12 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		return Usagef("--listen %q is not HOST:PORT (e.g. 127.0.0.1:7777): %v", opts.Listen, err)
 	}
 	path := opts.F.DBPath
-	if err := dbExists(path); err != nil {
+	var writer *store.DB
+	if opts.OTLP { // the receiver writes (and creates) the database; the pages read it beside
+		if writer, err = opts.F.Store(ctx); err != nil {
+			return err
+		}
+	} else if err := dbExists(path); err != nil {
 		return err
 	}
 	db, err := opts.F.ReadStore(ctx, path)
@@ -90,19 +108,30 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	if err != nil {
 		return Usagef("cannot listen on %s (%v); pick another port with --listen 127.0.0.1:PORT", opts.Listen, unwrapOp(err))
 	}
-	pages := web.New(webstore.New(db), wo)
-	go pages.Warm(ctx)
-	srv := &http.Server{Handler: pages, ReadHeaderTimeout: 10 * time.Second}
 	addr := ln.Addr().(*net.TCPAddr)
 	shown := host
 	if ip != nil && ip.IsUnspecified() || host == "" {
 		shown = "127.0.0.1"
 	}
 	url := fmt.Sprintf("http://%s/", net.JoinHostPort(shown, fmt.Sprint(addr.Port)))
+	var rec *otlpReceiver
+	mode := "read-only"
+	if writer != nil {
+		rec = startOTLP(ctx, opts.F.IO, writer, url+"v1/traces")
+		wo.Mounts = append(wo.Mounts, web.Mount{Pattern: "/v1/traces", Handler: rec.Handler})
+		mode = "recording the OTLP traces posted to " + url + "v1/traces"
+	}
+	pages := web.New(webstore.New(db), wo)
+	go pages.Warm(ctx)
+	srv := &http.Server{Handler: pages, ReadHeaderTimeout: 10 * time.Second}
 	errOut := opts.F.IO.ErrOut
-	fmt.Fprintf(errOut, "serving the runs of %s, read-only, at %s\n", path, url)
+	fmt.Fprintf(errOut, "serving the runs of %s, %s, at %s\n", path, mode, url)
 	if !loopback {
-		fmt.Fprintf(errOut, "warning: %s is not loopback: anyone who can reach this machine on port %d can read every run (no login); --listen 127.0.0.1:%d keeps it local\n", host, addr.Port, addr.Port)
+		what := "read every run"
+		if rec != nil {
+			what = "read every run and record traces into " + path
+		}
+		fmt.Fprintf(errOut, "warning: %s is not loopback: anyone who can reach this machine on port %d can %s (no login); --listen 127.0.0.1:%d keeps it local\n", host, addr.Port, what, addr.Port)
 	}
 	fmt.Fprintln(errOut, "open it in a browser; Ctrl-C stops")
 	if opts.Ready != nil {
@@ -112,6 +141,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	go func() { done <- srv.Serve(ln) }()
 	select {
 	case err := <-done:
+		if rec != nil {
+			rec.Close()
+		}
 		if errors.Is(err, http.ErrServerClosed) {
 			return nil
 		}
@@ -120,6 +152,10 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
+		if rec != nil {
+			fmt.Fprintf(errOut, "stopped: %d traces recorded\n", rec.Close())
+			return nil
+		}
 		fmt.Fprintln(errOut, "stopped")
 		return nil
 	}

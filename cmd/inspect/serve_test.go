@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/inspect-dev/inspect/runtime/runtimetest"
 )
 
 // TestServeRun: inspect serve on the demo's database answers on loopback,
@@ -158,4 +161,100 @@ func TestTimelineRun(t *testing.T) {
 	if code := run(context.Background(), g, []string{"timeline", "--width", "-3"}); code != ExitUsage {
 		t.Errorf("--width -3: exit %d: %s", code, errOut)
 	}
+}
+
+// TestServeRun_OTLP: inspect serve --otlp on a database that does not
+// exist yet receives the spans the OTel Go SDK's exporter sends from
+// `inspect run --otlp-endpoint` (another database), records the trace as a
+// run the pages show, refuses a post addressed to another host name, and
+// on Ctrl-C says how many traces it recorded.
+func TestServeRun_OTLP(t *testing.T) {
+	f, _, errOut := testFactory(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	urls := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- serveRun(ctx, &ServeOptions{F: f, Listen: "127.0.0.1:0", OTLP: true, Ready: func(u string) { urls <- u }})
+	}()
+	var base string
+	select {
+	case base = <-urls:
+	case err := <-done:
+		t.Fatalf("serve ended: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not start")
+	}
+	if !strings.Contains(errOut.String(), "recording the OTLP traces posted to "+base+"v1/traces") {
+		t.Errorf("serve --otlp does not say where it receives:\n%s", errOut)
+	}
+
+	// a page rebinding a name to 127.0.0.1 cannot record into the database
+	req, _ := http.NewRequest("POST", base+"v1/traces", strings.NewReader("{}"))
+	req.Header.Set("Content-Type", "application/json")
+	req.Host = "rebind.example"
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("an OTLP post for another host name: %v %v, want 403", resp.StatusCode, err)
+	}
+
+	runner, _, runErr := testFactory(t)
+	dir := filepath.Join(t.TempDir(), "handoff-chain")
+	if err := runtimetest.CopyDir(filepath.Join("..", "..", "fixtures", "handoff-chain"), dir); err != nil {
+		t.Fatal(err)
+	}
+	if code := run(t.Context(), runner, []string{"run", dir, "--script", filepath.Join(dir, "script.yaml"), "--otlp-endpoint", strings.TrimSuffix(base, "/")}); code != ExitOK {
+		t.Fatalf("run --otlp-endpoint: exit %d: %s", code, runErr)
+	}
+
+	// the trace arrives as its spans do: wait for the run page to show every agent
+	var id string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, _, code := inspectRun(t, f, "runs", "--json")
+		var runs []struct {
+			ID     string `json:"id"`
+			Source string `json:"source"`
+		}
+		if code == ExitOK && json.Unmarshal([]byte(out), &runs) == nil && len(runs) == 1 && runs[0].Source == "otlp" {
+			id = runs[0].ID
+			page := mustGetPage(t, base+"runs/"+id)
+			if strings.Contains(page, "intake") && strings.Contains(page, "billing") && strings.Contains(page, "refunds") {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the trace was not recorded as a run in 30s: %s\n%s", out, errOut)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if runs := mustGetPage(t, base); !strings.Contains(runs, "/runs/"+id) {
+		t.Errorf("the runs page does not list the received run %s", id)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve after Ctrl-C: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	if !strings.Contains(errOut.String(), "stopped: 1 traces recorded") {
+		t.Errorf("serve --otlp does not say what it recorded:\n%s", errOut)
+	}
+}
+
+// mustGetPage fetches url and fails the test unless it answers 200.
+func mustGetPage(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
+	}
+	return string(b)
 }
