@@ -10,8 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inspect-dev/inspect/internal/handmade"
-	"github.com/inspect-dev/inspect/runtime/runtimetest"
+	"github.com/inspect-dev/inspect/internal/fixturetest"
 
 	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/findings"
@@ -47,10 +46,10 @@ func (r *recorded) audit(t testing.TB) *findings.Report {
 	return rep
 }
 
-// recordFixture copies fixture dir into a temporary folder (write_file must not
-// touch the repository), runs its script in virtual time and loads the graph;
-// a hand-made run (run.yaml: another system's model calls) is recorded
-// through the store's API instead.
+// recordFixture records fixture name: a scripted project is copied into a
+// temporary folder (write_file must not touch the repository) and run in
+// virtual time; another framework's run (trace.otlp.jsonl) is imported
+// through the OTLP importer. Either way the graph is loaded.
 func recordFixture(t testing.TB, name string) *recorded {
 	t.Helper()
 	ctx := context.Background()
@@ -59,13 +58,7 @@ func recordFixture(t testing.TB, name string) *recorded {
 		t.Fatalf("store.Open: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
-	dir := filepath.Join("..", "fixtures", name)
-	var g *graph.Run
-	if handmade.Exists(dir) { // another system's run, recorded through the store's API
-		g, err = handmade.Record(ctx, db, dir, "run-"+name, t0)
-	} else {
-		g, err = runtimetest.RecordFixture(ctx, db, dir, t.TempDir(), "run-"+name, t0)
-	}
+	g, err := fixturetest.Record(ctx, db, filepath.Join("..", "fixtures", name), t.TempDir(), "run-"+name, t0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/cache/report"
 	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/internal/handmade"
+	"github.com/inspect-dev/inspect/internal/fixturetest"
 	"github.com/inspect-dev/inspect/runtime/runtimetest"
 	"github.com/inspect-dev/inspect/store"
 )
@@ -48,8 +48,8 @@ func TestWriteJSON_Documented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// another system's run: mismatches, an unstable prefix, a reconstructed request
-	imported, err := handmade.Record(ctx, db, filepath.Join("..", "..", "fixtures", "cache-unstable-system-time"), "run-u", t0)
+	// a LangGraph run: mismatches, an unstable prefix, a reconstructed request
+	imported, err := fixturetest.Record(ctx, db, filepath.Join("..", "..", "fixtures", "cache-unstable-system-time"), t.TempDir(), "run-u", t0)
 	if err != nil {
 		t.Fatal(err)
 	}

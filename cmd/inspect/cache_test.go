@@ -293,3 +293,62 @@ func TestCache_ProviderReportsLessThanPredicted(t *testing.T) {
 		}
 	}
 }
+
+// TestCache_ImportedLangGraph imports the LangGraph fixtures of
+// cache.unstable-prefix with inspect import and reads them as a user does:
+// inspect cache names where each call broke (the system prompt's line 2,
+// where the time is; the tool that moved) beside the provider's reported
+// 0, and audit reports the finding on the agent's four calls. Expectations
+// are read from the traces (fixtures/*/want.txt says which calls).
+func TestCache_ImportedLangGraph(t *testing.T) {
+	for _, tt := range []struct {
+		fixture     string
+		cache, show []string
+	}{
+		{"cache-unstable-system-time", []string{
+			"reported cached 0 of ",
+			`n4 @agent (trunk): predicted reusable 30%`,
+			`broke at system (line 2 of the system prompt: "Current time: `,
+			"the system prompt of agent agent changed since n2 in the same conversation",
+			"Reported against predicted:",
+			"n4 (minimum): predicted ≈",
+			"reported 0: shorter than the 1024-token minimum prefix a provider caches",
+			"Unstable prefixes (cache.unstable-prefix):",
+			"n4 against n2: broke at system", "n6 against n4: broke at system", "n8 against n6: broke at system",
+		}, []string{"## Prompt cache", "broke at: system — line 2 of the system prompt"}},
+		{"cache-unstable-tool-order", []string{
+			"n4 against n2: broke at tools (tool find_location moved from position 3 to 1)",
+			"n6 against n4: broke at tools (tool get_forecast moved from position 2 to 1)",
+			"n8 against n6: broke at tools (tool get_warning moved from position 3 to 1)",
+		}, []string{"## Prompt cache", "broke at: tools — tool find_location moved from position 3 to 1"}},
+	} {
+		t.Run(tt.fixture, func(t *testing.T) {
+			f, out, errOut := testFactory(t)
+			ctx := context.Background()
+			trace := filepath.Join("..", "..", "fixtures", tt.fixture, "trace.otlp.jsonl")
+			if code := run(ctx, f, []string{"import", trace}); code != ExitOK {
+				t.Fatalf("import: exit %d: %s", code, errOut)
+			}
+			for _, c := range []struct {
+				args []string
+				code int
+				want []string
+			}{
+				{[]string{"cache"}, ExitOK, tt.cache},
+				{[]string{"show", "n4"}, ExitOK, tt.show},
+				{[]string{"audit"}, ExitOK, []string{"WARNING cache.unstable-prefix", "nodes: n2 n4 n6 n8"}},
+			} {
+				out.Reset()
+				errOut.Reset()
+				if code := run(ctx, f, c.args); code != c.code {
+					t.Fatalf("%v: exit %d, want %d: %s", c.args, code, c.code, errOut)
+				}
+				for _, w := range c.want {
+					if !strings.Contains(out.String(), w) {
+						t.Errorf("%v lacks %q:\n%s", c.args, w, out)
+					}
+				}
+			}
+		})
+	}
+}

@@ -155,6 +155,9 @@ func usageOf(s *otel.Span) record.Usage {
 	u.Out, _ = first(otel.AttrUsageOutput, "gen_ai.usage.completion_tokens", "llm.token_count.completion", "ai.usage.outputTokens", "ai.usage.completionTokens")
 	u.Cached, u.CachedReported = first(otel.AttrUsageCacheRead, "gen_ai.usage.cache_read_input_tokens", "llm.token_count.prompt_details.cache_read", "ai.usage.inputTokenDetails.cacheReadTokens", "ai.usage.cachedInputTokens")
 	u.CacheWrite, u.CacheWriteReported = first(otel.AttrUsageCacheCreation, "gen_ai.usage.cache_creation_input_tokens", "llm.token_count.prompt_details.cache_write", "ai.usage.inputTokenDetails.cacheWriteTokens")
+	if !u.CachedReported || !u.CacheWriteReported {
+		langChainCacheUsage(a, &u)
+	}
 	u.Reasoning, u.ReasoningReported = first(otel.AttrUsageReasoning, "gen_ai.usage.reasoning_tokens", "llm.token_count.completion_details.reasoning", "ai.usage.outputTokenDetails.reasoningTokens", "ai.usage.reasoningTokens")
 	provider := strings.ToLower(a.Str("gen_ai.provider.name") + " " + a.Str("gen_ai.system") + " " + a.Str("llm.provider") + " " + a.Str("llm.system"))
 	if apart := u.Cached + u.CacheWrite; apart > 0 && !a.Has(otel.AttrInspectKind) && (strings.Contains(provider, "anthropic") || apart > u.In) {
@@ -162,6 +165,43 @@ func usageOf(s *otel.Span) record.Usage {
 	}
 	u.Clamp()
 	return u
+}
+
+// langChainCacheUsage fills the cache counts u lacks from the usage
+// LangChain keeps on the message in an OpenInference LLM span's
+// output.value (usage_metadata.input_token_details). OpenInference writes
+// llm.token_count.prompt_details.cache_read only when it is not 0, so a
+// provider's reported 0 — a prefix that was not reused — is found only there.
+func langChainCacheUsage(a otel.Attrs, u *record.Usage) {
+	out := a.Str("output.value")
+	if !strings.Contains(out, `"input_token_details"`) || !strings.EqualFold(a.Str("openinference.span.kind"), "LLM") {
+		return
+	}
+	type details struct {
+		CacheRead     *int64 `json:"cache_read"`
+		CacheCreation *int64 `json:"cache_creation"`
+	}
+	var v struct {
+		Generations [][]struct {
+			Message struct {
+				Kwargs struct {
+					Usage struct {
+						Details details `json:"input_token_details"`
+					} `json:"usage_metadata"`
+				} `json:"kwargs"`
+			} `json:"message"`
+		} `json:"generations"`
+	}
+	if fastJSON.Unmarshal([]byte(out), &v) != nil || len(v.Generations) == 0 || len(v.Generations[0]) == 0 {
+		return
+	}
+	d := v.Generations[0][len(v.Generations[0])-1].Message.Kwargs.Usage.Details
+	if d.CacheRead != nil && !u.CachedReported {
+		u.Cached, u.CachedReported = *d.CacheRead, true
+	}
+	if d.CacheCreation != nil && !u.CacheWriteReported {
+		u.CacheWrite, u.CacheWriteReported = *d.CacheCreation, true
+	}
 }
 
 // msg is one message of a model call, in any convention.

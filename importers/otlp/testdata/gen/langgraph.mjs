@@ -2,18 +2,13 @@
 // the scripted model: a supervisor handing off to two agents
 // (@langchain/langgraph-supervisor) and a map-reduce fanning out with Send.
 // Usage: node langgraph.mjs OUT_DIR
-import { NodeTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-node";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { resourceFromAttributes } from "@opentelemetry/resources";
-import { LangChainInstrumentation } from "@arizeai/openinference-instrumentation-langchain";
-import * as CallbackManagerModule from "@langchain/core/callbacks/manager";
-import { ChatOpenAI } from "@langchain/openai";
 import { tool } from "@langchain/core/tools";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { createSupervisor } from "@langchain/langgraph-supervisor";
 import { StateGraph, Annotation, Send, START, END } from "@langchain/langgraph";
 import { z } from "zod";
-import { startModel, startReceiver, lastMessage, system } from "./server.mjs";
+import { startModel, lastMessage, system } from "./server.mjs";
+import { traced as tracedTo, chatModel } from "./langchain.mjs";
 
 const out = process.argv[2] || "..";
 
@@ -46,27 +41,8 @@ const model = await startModel((body, reply) => {
   throw new Error("no scripted reply for: " + text.slice(0, 80));
 });
 
-async function traced(name, fn) {
-  const file = `${out}/${name}.otlp.jsonl`;
-  const receiver = await startReceiver(file);
-  const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({ "service.name": `langgraph-${name}` }),
-    spanProcessors: [new SimpleSpanProcessor(new OTLPTraceExporter({ url: receiver.url }))],
-  });
-  const inst = new LangChainInstrumentation({ tracerProvider: provider });
-  inst.manuallyInstrument(CallbackManagerModule);
-  try {
-    await fn();
-  } finally {
-    await provider.forceFlush();
-    await provider.shutdown();
-    inst.disable();
-    receiver.srv.close();
-  }
-  console.log("wrote", file);
-}
-
-const llm = () => new ChatOpenAI({ model: "scripted-4o", apiKey: "sk-scripted", configuration: { baseURL: model.url }, temperature: 0 });
+const traced = (name, fn) => tracedTo(`${out}/${name}.otlp.jsonl`, `langgraph-${name}`, fn);
+const llm = () => chatModel(model.url);
 
 await traced("langgraph-supervisor", async () => {
   const webSearch = tool(async () => "Meta 67,317; Apple 164,000; Amazon 1,551,000; Netflix 14,000; Google 181,269", {

@@ -60,9 +60,14 @@ export function startModel(answer) {
   });
 }
 
+// here is this folder, named in stack traces; the files written name it
+// /src/gen instead, so they hold no path of the machine that made them.
+const here = import.meta.dirname;
+
 // startReceiver accepts POST /v1/traces: each JSON body is appended, as one
-// line, to file (the file is emptied by the first); a protobuf body is
-// written as it came to file with .jsonl replaced by .pb.
+// line, to file (the file is emptied by the first), with this folder's path
+// replaced by /src/gen; a protobuf body is written as it came to file with
+// .jsonl replaced by .pb.
 export function startReceiver(file) {
   let started = false;
   return new Promise((resolve) => {
@@ -75,7 +80,7 @@ export function startReceiver(file) {
         if ((req.headers["content-type"] || "").includes("json")) {
           if (!started) fs.writeFileSync(file, "");
           started = true;
-          fs.appendFileSync(file, JSON.stringify(JSON.parse(buf.toString("utf8"))) + "\n");
+          fs.appendFileSync(file, JSON.stringify(JSON.parse(buf.toString("utf8"))).split(here).join("/src/gen") + "\n");
         } else {
           fs.writeFileSync(file.replace(/\.jsonl$/, "") + ".pb", buf); // one batch: one ExportTraceServiceRequest
         }
