@@ -202,6 +202,16 @@ func writeTextFinding(ew *errWriter, i int, f *Finding) {
 
 // mdEscape keeps untrusted text (agent names, arguments, answers) from
 // turning into markdown structure.
+// mdLocation writes a fix location in Markdown: a file and line as code, a
+// label naming instructions no file holds ("the instructions of agent X")
+// as words.
+func mdLocation(l Location) string {
+	if l.Path == "" && l.Label != "" {
+		return mdEscape(l.Label)
+	}
+	return "`" + l.String() + "`"
+}
+
 func mdEscape(s string) string {
 	r := strings.NewReplacer("\\", "\\\\", "`", "\\`", "*", "\\*", "_", "\\_", "[", "\\[", "]", "\\]",
 		"<", "&lt;", ">", "&gt;", "|", "\\|", "#", "\\#", "\n", " ")
@@ -266,9 +276,9 @@ func writeMarkdownFinding(ew *errWriter, i int, f *Finding) {
 	if f.Price.Basis != "" {
 		ew.printf(" — %s", mdEscape(f.Price.Basis))
 	}
-	ew.printf("\n- **Fix:** `%s` — %s", f.Fix.Location, mdEscape(f.Fix.Text))
+	ew.printf("\n- **Fix:** %s — %s", mdLocation(f.Fix.Location), mdEscape(f.Fix.Text))
 	for _, l := range f.Fix.Also {
-		ew.printf("; also `%s`", l)
+		ew.printf("; also %s", mdLocation(l))
 	}
 	ew.printf("\n- **Next run should show:** %s\n", mdEscape(f.Next))
 	if len(f.Causes) > 0 {

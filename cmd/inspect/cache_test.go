@@ -307,9 +307,9 @@ func TestCache_ImportedLangGraph(t *testing.T) {
 	}{
 		{"cache-unstable-system-time", []string{
 			"reported cached 0 of ",
-			`n4 @agent (trunk): predicted reusable 30%`,
+			`n4 @weather_assistant (trunk): predicted reusable 30%`,
 			`broke at system (line 2 of the system prompt: "Current time: `,
-			"the system prompt of agent agent changed since n2 in the same conversation",
+			"the system prompt of agent weather_assistant changed since n2 in the same conversation",
 			"Reported against predicted:",
 			"n4 (minimum): predicted ≈",
 			"reported 0: shorter than the 1024-token minimum prefix a provider caches",

@@ -69,7 +69,7 @@ func (t *Trace) Ended() bool {
 // starts, open spans, cut values — is counted in the Report.
 func Build(t *Trace, opt importers.Options) *importers.Session {
 	b := &builder{opt: opt, kids: map[string][]*otel.Span{}, llmBelow: map[*otel.Span]bool{}, models: map[string]bool{},
-		report: importers.Report{Skipped: map[string]int{}}}
+		report: importers.Report{Skipped: map[string]int{}}, parent: map[*otel.Span]*otel.Span{}}
 	if t.dups > 0 {
 		b.report.Skipped["duplicate span ids (one copy kept)"] += t.dups
 	}
@@ -90,6 +90,7 @@ func Build(t *Trace, opt importers.Options) *importers.Session {
 			continue
 		}
 		b.kids[s.ParentID] = append(b.kids[s.ParentID], s)
+		b.parent[s] = t.spans[t.index[s.ParentID]]
 	}
 	for _, ks := range b.kids {
 		sortByStart(ks)
@@ -154,6 +155,7 @@ type builder struct {
 	report   importers.Report
 	native   bool // the trace is inspect's own export
 	trunk    bool // building the trunk (user turns are read only there)
+	parent   map[*otel.Span]*otel.Span
 }
 
 // mark computes which spans have a model call below them and counts the
@@ -262,7 +264,7 @@ type state struct {
 func (b *builder) conv(s *otel.Span, isAgent bool, agent string) *importers.Conversation {
 	c := &importers.Conversation{Started: s.Start, Ended: s.End}
 	if agent == "" && isAgent {
-		agent = agentName(s)
+		agent = b.agentName(s)
 	}
 	st := &state{c: c, cur: agent, outKnown: map[*importers.LLM]bool{}}
 	st.first = agent
@@ -311,9 +313,9 @@ func (b *builder) fill(st *state, s *otel.Span, isAgent bool) {
 				}
 			}
 			group := its[i : j+1]
-			if len(group) == 1 && it.cls == classAgent && agentName(it.s) == st.cur {
+			if len(group) == 1 && it.cls == classAgent && b.agentName(it.s) == st.cur {
 				b.fill(st, it.s, true) // the same agent a level down (a subgraph of its own name)
-			} else if len(group) == 1 && it.cls == classAgent && (!isAgent || b.transferTo(st, agentName(it.s))) {
+			} else if len(group) == 1 && it.cls == classAgent && (!isAgent || b.transferTo(st, b.agentName(it.s))) {
 				b.takeOver(st, it.s)
 				b.fill(st, it.s, true)
 			} else {
@@ -337,7 +339,7 @@ func (b *builder) transferTo(st *state, agent string) bool {
 // changes owner, at the transfer_to_* call that asked for it if there is one
 // (that call becomes the hand-off, as our runtime records it).
 func (b *builder) takeOver(st *state, s *otel.Span) {
-	to := agentName(s)
+	to := b.agentName(s)
 	if to == "" || to == st.cur {
 		return
 	}
@@ -483,7 +485,7 @@ func (b *builder) sub(s *otel.Span, isAgent bool, agent string) *importers.Conve
 
 func (b *builder) branchAgent(g item) string {
 	if !g.agents {
-		if n := agentName(g.s); n != "" {
+		if n := b.agentName(g.s); n != "" {
 			return n
 		}
 		return "agent"
@@ -493,7 +495,7 @@ func (b *builder) branchAgent(g item) string {
 		for _, c := range b.kids[p.SpanID] {
 			switch b.classOf(c) {
 			case classAgent:
-				return agentName(c)
+				return b.agentName(c)
 			case classOther:
 				if n := find(c); n != "" {
 					return n

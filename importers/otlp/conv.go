@@ -105,8 +105,11 @@ func langGraphNode(s *otel.Span) string {
 	return m.Node
 }
 
-// agentName is the name of the agent an agent span runs.
-func agentName(s *otel.Span) string {
+// agentName is the name of the agent an agent span runs. The model node
+// of LangGraph's prebuilt react agent is called "agent" in every graph;
+// when the graph it runs in has a name of its own (createReactAgent's
+// name, the compiled graph's span), that name is the agent's.
+func (b *builder) agentName(s *otel.Span) string {
 	a := s.Attrs
 	for _, k := range []string{otel.AttrAgentName, "agent.name", "graph.node.id", "ai.telemetry.functionId"} {
 		if v := a.Str(k); v != "" {
@@ -114,6 +117,9 @@ func agentName(s *otel.Span) string {
 		}
 	}
 	if n := langGraphNode(s); n != "" {
+		if p := b.parent[s]; n == "agent" && p != nil && isNamedLangGraph(p) {
+			return p.Name
+		}
 		return n
 	}
 	if n, ok := strings.CutPrefix(s.Name, "invoke_agent "); ok && n != "" {
@@ -123,6 +129,17 @@ func agentName(s *otel.Span) string {
 		return s.Name
 	}
 	return ""
+}
+
+// isNamedLangGraph reports whether s is the span of a whole LangGraph graph
+// (OpenInference: a CHAIN of the langgraph integration that runs no node)
+// named by its author, not LangGraph's default name.
+func isNamedLangGraph(s *otel.Span) bool {
+	if !strings.EqualFold(s.Attrs.Str("openinference.span.kind"), "CHAIN") || s.Name == "" || s.Name == "LangGraph" {
+		return false
+	}
+	md := s.Attrs.Str("metadata")
+	return strings.Contains(md, `"ls_integration":"langgraph"`) && !strings.Contains(md, "langgraph_node")
 }
 
 // modelOf is the model an LLM span called.

@@ -126,3 +126,28 @@ conv planner status=""
 		})
 	}
 }
+
+// TestRead_PrebuiltAgentName: LangGraph's prebuilt react agent runs its
+// model in a node called "agent" whatever the agent is; the agent takes the
+// name its author gave the graph (createReactAgent's name) instead — the
+// name the audit's findings and fixes then use. A supervisor's agents keep
+// their node names (see TestRead_RealFrameworks).
+func TestRead_PrebuiltAgentName(t *testing.T) {
+	for _, fx := range []string{"cache-unstable-system-time", "cache-unstable-tool-order", "cache-stable-prompt"} {
+		ss, err := Format{}.Read(context.Background(), "../../fixtures/"+fx+"/trace.otlp.jsonl", importers.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ss[0].Trunk.Agent; got != "weather_assistant" {
+			t.Errorf("%s: the trunk's agent is %q, want weather_assistant (createReactAgent's name in cache.mjs)", fx, got)
+		}
+		for _, st := range ss[0].Trunk.Steps {
+			if st.LLM != nil && st.LLM.Agent != "" && st.LLM.Agent != "weather_assistant" {
+				t.Errorf("%s: a model call of agent %q", fx, st.LLM.Agent)
+			}
+			if st.Handoff != nil {
+				t.Errorf("%s: a hand-off %s -> %s in a one-agent run", fx, st.Handoff.From, st.Handoff.To)
+			}
+		}
+	}
+}
