@@ -218,7 +218,7 @@ func newJournal(agent string) *journal {
 	}
 	j := &journal{}
 	fmt.Fprintf(&j.b, `{"type":"metadata","protocol_version":"1.5","created_at":%d}`+"\n", int64(t0))
-	fmt.Fprintf(&j.b, `{"type":"config.update","agentId":%q,"environmentDisclosure":{"cwd":"/work/proj","date":{"disclosed":false}},"profileName":%q,"systemPrompt":"You are %s.","time":%d}`+"\n", agent, profile, agent, int64(t0))
+	fmt.Fprintf(&j.b, `{"type":"config.update","agentId":%q,"environmentDisclosure":{"cwd":"/home/dev/proj","date":{"disclosed":false}},"profileName":%q,"systemPrompt":"You are %s.","time":%d}`+"\n", agent, profile, agent, int64(t0))
 	return j
 }
 
@@ -440,7 +440,7 @@ func TestRead_Swarm(t *testing.T) {
 		fs[0].Branches[0].Conv.System != "You are agent-0." {
 		t.Errorf("system %q tools %+v", s.Trunk.System, s.Trunk.Tools)
 	}
-	if s.Dir != "/work/proj" || s.Title != "review" || !reflect.DeepEqual(s.Tasks, []string{"review the three files", "one more"}) {
+	if s.Dir != "/home/dev/proj" || s.Title != "review" || !reflect.DeepEqual(s.Tasks, []string{"review the three files", "one more"}) {
 		t.Errorf("dir %q title %q tasks %q", s.Dir, s.Title, s.Tasks)
 	}
 
@@ -558,7 +558,7 @@ func TestNewest(t *testing.T) {
 	write(t, filepath.Join(bucket, "old", "agents", "main", "wire.jsonl"), one)
 	// A session the index lists for this folder under another bucket name.
 	other := filepath.Join(home, "sessions", "wd_legacy_000000000000", "indexed")
-	write(t, filepath.Join(other, "agents", "main", "wire.jsonl"), strings.Replace(one, `"cwd":"/work/proj"`, fmt.Sprintf(`"cwd":%q`, work), 1))
+	write(t, filepath.Join(other, "agents", "main", "wire.jsonl"), strings.Replace(one, `"cwd":"/home/dev/proj"`, fmt.Sprintf(`"cwd":%q`, work), 1))
 	write(t, filepath.Join(home, "session_index.jsonl"), fmt.Sprintf(`{"sessionId":"indexed","sessionDir":%q,"workDir":%q}`+"\n", other, work))
 	old := time.Now().Add(-time.Hour)
 	if err := os.Chtimes(filepath.Join(bucket, "old", "agents", "main", "wire.jsonl"), old, old); err != nil {
