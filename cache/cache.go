@@ -19,10 +19,11 @@
 //
 // The analysis reads the stored requests as the store keeps them (a
 // Source; *store.DB satisfies it), never rebuilding a body: a run's
-// messages are read once, interned in a prefix.Tree, and the requests are
-// swept in start order through one prefix.Set per model that holds exactly
-// the requests finished within the lifetime, so it costs O(n log n) in
-// the run, not the sum of its request sizes.
+// messages are read once (for the brief analysis only the bytes of those
+// that share their path with another), interned in a prefix.Tree, and the
+// requests are swept in start order through one prefix.Set per model that
+// holds exactly the requests finished within the lifetime, so it costs
+// O(n log n) in the run, not the sum of its request sizes.
 //
 // It knows no SQL and renders nothing: cmd/inspect prints a Report.
 package cache
@@ -32,6 +33,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -44,9 +46,14 @@ import (
 )
 
 // Source is where the analysis reads a run's stored requests; *store.DB
-// satisfies it (see store.DB.ScanRequestParts).
+// satisfies it (see store.DB.ScanRequestParts and ScanMessages).
 type Source interface {
-	ScanRequestParts(ctx context.Context, run string, seqs []int64, link func(record.MessageLink) error, req func(record.RequestParts) error) error
+	// ScanRequestParts reads the requests of run (only seqs, when not
+	// nil): the message links they reach, in id order, with their bytes
+	// or, data false, only their sizes, then the requests' parts.
+	ScanRequestParts(ctx context.Context, run string, seqs []int64, data bool, link func(record.MessageLink) error, req func(record.RequestParts) error) error
+	// ScanMessages reads links ids with their bytes.
+	ScanMessages(ctx context.Context, ids []int64, link func(record.MessageLink) error) error
 }
 
 // Options are the analysis' settings. The zero value (and nil) means the
@@ -433,7 +440,7 @@ type frameKey struct{ head, system, tail int64 }
 
 // Analyze runs the analysis of run g, reading its stored requests from src.
 func Analyze(ctx context.Context, g *graph.Run, src Source, o *Options) (*Report, error) {
-	reqs, err := Read(ctx, src, g.ID, readSet(g, o))
+	reqs, err := Read(ctx, src, g.ID, readSet(g, o), o)
 	if err != nil {
 		return nil, err
 	}
@@ -444,6 +451,9 @@ func Analyze(ctx context.Context, g *graph.Run, src Source, o *Options) (*Report
 func AnalyzeRequests(g *graph.Run, reqs *Requests, o *Options) (*Report, error) {
 	if reqs.run != g.ID {
 		return nil, fmt.Errorf("internal error: the requests of run %s given for run %s", reqs.run, g.ID)
+	}
+	if reqs.brief && (o == nil || !o.Brief) {
+		return nil, fmt.Errorf("internal error: the requests of run %s were read for a brief analysis", g.ID)
 	}
 	a := &analysis{Requests: reqs, g: g, o: o}
 	a.context()
@@ -457,10 +467,10 @@ func AnalyzeRequests(g *graph.Run, reqs *Requests, o *Options) (*Report, error) 
 		if n.Kind != record.KindLLM || n.LLM == nil {
 			continue
 		}
-		c := &Call{Node: n, Previous: a.prev[n], Break: Break{Message: -1}}
+		c := &Call{Node: n, Previous: a.prev.get(n.Seq), Break: Break{Message: -1}}
 		u := n.LLM.Usage
 		c.Reported = Reported{In: u.In, Out: u.Out, Cached: u.Cached, CachedReported: u.CachedReported, CacheWrite: u.CacheWrite, CacheWriteReported: u.CacheWriteReported}
-		p := a.prompts[n.Seq]
+		p := a.prompts.get(n.Seq)
 		switch {
 		case p == nil:
 			c.Skipped = "no request was recorded"
@@ -532,30 +542,142 @@ func (o *Options) seqsOrNil() []int64 {
 // each one's prompt interned in one prefix.Tree.
 type Requests struct {
 	run      string
+	brief    bool // read for Options.Brief: only the message bytes it needs
 	tree     *prefix.Tree
 	frames   map[frameKey]*frame
-	links    map[int64]prefix.Msg      // store link -> tree node
+	links    record.Links              // the links read, in id order
+	msgs     []prefix.Msg              // links[i]'s tree node
 	rerooted map[prefix.Msg]prefix.Msg // an older file's path -> the same path without its system message
-	prompts  map[int64]*prompt
+	prompts  seqMap[*prompt]
 }
 
 // Read reads the stored requests of run from src (only those of seqs,
 // when seqs is not nil) for AnalyzeRequests. It needs no graph, so a
 // caller may read while it loads the graph.
-func Read(ctx context.Context, src Source, run string, seqs []int64) (*Requests, error) {
-	r := &Requests{run: run, tree: prefix.NewTree(), frames: map[frameKey]*frame{}, links: map[int64]prefix.Msg{},
-		rerooted: map[prefix.Msg]prefix.Msg{}, prompts: map[int64]*prompt{}}
-	err := src.ScanRequestParts(ctx, run, seqs, func(l record.MessageLink) error {
-		r.links[l.ID] = r.tree.Message(r.links[l.Prev], element(l.Data))
+//
+// With o.Brief it reads the bytes of only the messages the brief analysis
+// compares: a message needs none when it is the only one after its path
+// in the run's tree of messages (a conversation's own next message),
+// since nothing differs from it there — its length places every later
+// byte. The bytes of messages that share their path with others are read
+// (to tell them apart and order them), and all of them in an older file
+// whose chains may begin with the system prompt. Such Requests can only
+// be analysed Brief.
+func Read(ctx context.Context, src Source, run string, seqs []int64, o *Options) (*Requests, error) {
+	brief := o != nil && o.Brief
+	r := &Requests{run: run, brief: brief, frames: map[frameKey]*frame{},
+		rerooted: map[prefix.Msg]prefix.Msg{}}
+	var reqs []record.RequestParts
+	inChain := false
+	err := src.ScanRequestParts(ctx, run, seqs, !brief, func(l record.MessageLink) error {
+		r.links = append(r.links, l)
 		return nil
 	}, func(rp record.RequestParts) error {
-		r.prompts[rp.Seq] = r.prompt(rp)
+		reqs = append(reqs, rp)
+		inChain = inChain || rp.SystemInChain
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	read := make([]bool, len(r.links)) // bytes read
+	for i := range read {
+		read[i] = !brief
+	}
+	if inChain {
+		if err := r.readMessages(ctx, src, read, nil); err != nil {
+			return nil, err
+		}
+	}
+	for {
+		want := r.messages(read)
+		if len(want) == 0 {
+			break
+		}
+		if err := r.readMessages(ctx, src, read, want); err != nil {
+			return nil, err
+		}
+	}
+	for _, rp := range reqs {
+		r.prompts.set(rp.Seq, r.prompt(rp))
+	}
+	r.tree.Order()
 	return r, nil
+}
+
+// messages interns the links in a new tree, in id order (a link's path
+// before it). A link whose bytes were not read becomes a prefix.Unread
+// message when it is the first after its path; one that has company
+// there needs its bytes, and so does the first: want lists them (the
+// tree is built again once they are read).
+func (r *Requests) messages(read []bool) (want []int) {
+	r.tree = prefix.NewTree()
+	r.msgs = make([]prefix.Msg, len(r.links))
+	first := make([]int32, 1, len(r.links)+1) // per tree node: 1 + the first link after it, 0 none
+	for i, l := range r.links {
+		at := prefix.Root
+		if l.Prev != 0 {
+			if j, ok := r.links.Index(l.Prev); ok {
+				at = r.msgs[j]
+			}
+		}
+		f := int(first[at]) - 1
+		var m prefix.Msg
+		switch {
+		case read[i] && (f < 0 || read[f]):
+			m = r.tree.Message(at, element(r.links[i].Data))
+		case f < 0 && l.Sep >= 0:
+			m = r.tree.Unread(at, int(l.Size)-l.Sep)
+		default:
+			if !read[i] {
+				want = append(want, i)
+			}
+			if f >= 0 && !read[f] {
+				want = append(want, f)
+			}
+			m = r.tree.Unread(at, int(l.Size)) // a stand-in: the tree is built again
+		}
+		if f < 0 {
+			first[at] = int32(i + 1)
+		}
+		for len(first) <= int(m) {
+			first = append(first, 0)
+		}
+		r.msgs[i] = m
+	}
+	return want
+}
+
+// readMessages reads the bytes of links want (every link not read, when
+// want is nil).
+func (r *Requests) readMessages(ctx context.Context, src Source, read []bool, want []int) error {
+	var ids []int64
+	for i := range r.links {
+		if want == nil && !read[i] {
+			ids = append(ids, r.links[i].ID)
+		}
+	}
+	for _, i := range want {
+		if !read[i] {
+			read[i] = true // once, however often wanted
+			ids = append(ids, r.links[i].ID)
+		}
+	}
+	got := 0
+	err := src.ScanMessages(ctx, ids, func(l record.MessageLink) error {
+		i, ok := r.links.Index(l.ID)
+		if !ok || l.Size != r.links[i].Size {
+			return fmt.Errorf("load the requests of run %s: message %d changed while it was read", r.run, l.ID)
+		}
+		r.links[i].Data = l.Data
+		read[i] = true
+		got++
+		return nil
+	})
+	if err == nil && got != len(ids) {
+		err = fmt.Errorf("load the requests of run %s: %d of its messages were deleted while it was read", r.run, len(ids)-got)
+	}
+	return err
 }
 
 // analysis is the state of one Analyze.
@@ -563,8 +685,36 @@ type analysis struct {
 	*Requests
 	g       *graph.Run
 	o       *Options
-	prev    map[*graph.Node]*graph.Node // llm node -> the llm node before it in its conversation
-	handoff map[*graph.Node]*graph.Node // llm node -> the latest hand-off before it in its conversation
+	prev    seqMap[*graph.Node] // llm node -> the llm node before it in its conversation
+	handoff seqMap[*graph.Node] // llm node -> the latest hand-off before it in its conversation
+}
+
+// seqMap maps the seqs of a run's nodes (dense, from 1) to values: a
+// slice, with a map for a seq far beyond the run's size (a damaged file).
+type seqMap[T any] struct {
+	s   []T
+	far map[int64]T
+}
+
+func (m *seqMap[T]) get(seq int64) T {
+	if seq >= 0 && seq < int64(len(m.s)) {
+		return m.s[seq]
+	}
+	return m.far[seq]
+}
+
+func (m *seqMap[T]) set(seq int64, v T) {
+	if seq < 0 || seq > 1<<24+4*int64(len(m.s)) {
+		if m.far == nil {
+			m.far = map[int64]T{}
+		}
+		m.far[seq] = v
+		return
+	}
+	if seq >= int64(len(m.s)) {
+		m.s = slices.Grow(m.s, int(seq)+1-len(m.s))[:seq+1]
+	}
+	m.s[seq] = v
 }
 
 // tokens turns n prompt bytes of call c into tokens: bytes/4 (the scripted
@@ -595,7 +745,7 @@ func readSet(g *graph.Run, o *Options) []int64 {
 		if n := a.g.Node(s); n != nil && n.Kind == record.KindLLM {
 			want[s] = true
 			targets = append(targets, n)
-			if p := a.prev[n]; p != nil {
+			if p := a.prev.get(n.Seq); p != nil {
 				want[p.Seq] = true
 			}
 		}
@@ -640,7 +790,10 @@ func (a *Requests) prompt(rp record.RequestParts) *prompt {
 		a.frames[k] = f
 	}
 	p := &prompt{frame: f, ok: true, inArray: len(rp.System) > 0}
-	system, last := f.system, a.links[rp.Last]
+	system, last := f.system, prefix.Root
+	if i, ok := a.links.Index(rp.Last); ok && rp.Last != 0 {
+		last = a.msgs[i]
+	}
 	if rp.SystemInChain && rp.Last != 0 {
 		// An older file: the system message may be the chain's first link;
 		// the path after it, re-rooted (each path once).
@@ -718,8 +871,8 @@ func (a *analysis) sweep(calls []*Call, rep *Report) {
 			ready = append(ready, c)
 		}
 	}
-	sort.SliceStable(queries, func(i, j int) bool { return queries[i].Node.Started.Before(queries[j].Node.Started) })
-	sort.SliceStable(ready, func(i, j int) bool { return ready[i].Node.Ended.Before(ready[j].Node.Ended) })
+	slices.SortStableFunc(queries, func(x, y *Call) int { return x.Node.Started.Compare(y.Node.Started) })
+	slices.SortStableFunc(ready, func(x, y *Call) int { return x.Node.Ended.Compare(y.Node.Ended) })
 	sets := map[string]*prefix.Set{}
 	set := func(model string) *prefix.Set {
 		s := sets[model]
@@ -737,15 +890,15 @@ func (a *analysis) sweep(calls []*Call, rep *Report) {
 	var live []held // in ready order
 	next, first := 0, 0
 	everHeld := map[string]bool{}
-	bySeq := map[int64]*Call{}
+	var bySeq seqMap[*Call]
 	for _, c := range calls {
-		bySeq[c.Node.Seq] = c
+		bySeq.set(c.Node.Seq, c)
 	}
 	for _, q := range queries {
 		at := q.Node.Started
 		for next < len(ready) && !ready[next].Node.Ended.After(at) {
 			r := ready[next]
-			e := set(r.Node.LLM.Model).Add(a.prompts[r.Node.Seq].p, r.Node.Ended, r.Node.Seq)
+			e := set(r.Node.LLM.Model).Add(a.prompts.get(r.Node.Seq).p, r.Node.Ended, r.Node.Seq)
 			live = append(live, held{e, r.Node.LLM.Model, r.Node.Ended})
 			everHeld[r.Node.LLM.Model] = true
 			next++
@@ -756,12 +909,12 @@ func (a *analysis) sweep(calls []*Call, rep *Report) {
 			first++
 		}
 		seq := q.Node.Seq
-		n, e := set(q.Node.LLM.Model).Longest(a.prompts[seq].p, func(e *prefix.Entry) bool {
+		n, e := set(q.Node.LLM.Model).Longest(a.prompts.get(seq).p, func(e *prefix.Entry) bool {
 			return e.ID < seq && prefix.Reusable(e.Ready, at, lifetime)
 		})
 		q.Reusable = n
 		if e != nil {
-			q.Match = bySeq[e.ID].Node
+			q.Match = bySeq.get(e.ID).Node
 			q.Since = at.Sub(e.Ready)
 		}
 		q.Tokens = prefix.Tokens(n)

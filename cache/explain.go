@@ -18,11 +18,11 @@ const snippetRunes = 60
 // explain names where call c's reuse broke, how its report differs from the
 // prediction, and whether its prefix is unstable.
 func (a *analysis) explain(c *Call, rep *Report) {
-	q := a.prompts[c.Node.Seq]
+	q := a.prompts.get(c.Node.Seq)
 	if c.Match == nil {
 		c.Break = Break{Message: -1, Cause: CauseCold, Why: c.cold, Expected: true}
 	} else {
-		m := a.prompts[c.Match.Seq]
+		m := a.prompts.get(c.Match.Seq)
 		c.Break = a.describe(c, c.Match, a.tree.Break(q.p, m.p))
 	}
 	c.Mismatch = a.mismatch(c, rep)
@@ -33,12 +33,16 @@ func (a *analysis) explain(c *Call, rep *Report) {
 // conversation by the same agent, c's prefix breaks before that request's
 // last message (and the history was not cut).
 func (a *analysis) unstable(c *Call, rep *Report) {
-	q := a.prompts[c.Node.Seq]
+	q := a.prompts.get(c.Node.Seq)
 	prev := c.Previous
-	if prev == nil || prev.Agent != c.Node.Agent || a.prompts[prev.Seq] == nil || !a.prompts[prev.Seq].ok && !prev.LLM.Exact() {
+	if prev == nil || prev.Agent != c.Node.Agent {
 		return
 	}
-	pp := a.prompts[prev.Seq].p
+	pq := a.prompts.get(prev.Seq)
+	if pq == nil || !pq.ok && !prev.LLM.Exact() {
+		return
+	}
+	pp := pq.p
 	br := a.tree.Break(q.p, pp)
 	lastStart := len(a.tree.PartBytes(pp.Tools)) + len(a.tree.PartBytes(pp.System))
 	if pp.Last != prefix.Root {
@@ -56,8 +60,6 @@ func (a *analysis) unstable(c *Call, rep *Report) {
 // conversation and to the latest hand-off before it there, in one pass
 // over each conversation.
 func (a *analysis) context() {
-	a.prev = map[*graph.Node]*graph.Node{}
-	a.handoff = map[*graph.Node]*graph.Node{}
 	for _, c := range a.g.Conversations {
 		var prev, h *graph.Node
 		for _, n := range c.Nodes {
@@ -69,10 +71,10 @@ func (a *analysis) context() {
 					continue
 				}
 				if prev != nil {
-					a.prev[n] = prev
+					a.prev.set(n.Seq, prev)
 				}
 				if h != nil {
-					a.handoff[n] = h
+					a.handoff.set(n.Seq, h)
 				}
 				prev = n
 			}
@@ -83,7 +85,7 @@ func (a *analysis) context() {
 // handoffSince is the latest hand-off of n's conversation after seq and
 // before n, or nil.
 func (a *analysis) handoffSince(n *graph.Node, seq int64) *graph.Node {
-	if h := a.handoff[n]; h != nil && h.Seq > seq {
+	if h := a.handoff.get(n.Seq); h != nil && h.Seq > seq {
 		return h
 	}
 	return nil
@@ -92,7 +94,7 @@ func (a *analysis) handoffSince(n *graph.Node, seq int64) *graph.Node {
 // describe names break br of call c against the earlier request m.
 func (a *analysis) describe(c *Call, m *graph.Node, br prefix.Break) Break {
 	n := c.Node
-	q, mp := a.prompts[n.Seq], a.prompts[m.Seq]
+	q, mp := a.prompts.get(n.Seq), a.prompts.get(m.Seq)
 	prev := c.Previous
 	sameConv := m.Conv == n.Conv
 	branchStart := n.Conv.Branch != nil && prev == nil
@@ -370,14 +372,14 @@ func (a *analysis) mismatch(c *Call, rep *Report) *Mismatch {
 		return nil // a failed call's usage says nothing of the cache
 	}
 	predicted, got := c.Tokens, r.Cached
+	if rep.Simulated && got == predicted {
+		return nil
+	}
 	from := ""
 	if c.Match != nil {
 		from = " from " + c.Match.ID()
 	}
 	if rep.Simulated {
-		if got == predicted {
-			return nil
-		}
 		kind := MismatchFewer
 		if got > predicted {
 			kind = MismatchMore

@@ -4,7 +4,9 @@
 package record
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -375,6 +377,30 @@ type MessageLink struct {
 	ID   int64 // unique in the file
 	Prev int64 // the link before it; 0: the first message of the chain
 	// Data is the message's bytes as the body holds them, with the
-	// separator (a comma and any space) before it.
+	// separator (a comma and any space) before it; nil when they were
+	// read without it (Size and Sep then say what they are).
 	Data []byte
+	// Size is the length of those bytes, also when Data was not read.
+	Size int64
+	// Sep is the separator's length when the bytes start with `,{` (1)
+	// or `{` (0), as the messages of JSON bodies do; -1 for any other
+	// start (read Data to know).
+	Sep int
+}
+
+// Links are message links in id order, as a reader of a run's requests
+// gets them.
+type Links []MessageLink
+
+// Index returns where link id is in ls: at its place when the ids run
+// without gaps (one run's links, recorded together), else found by binary
+// search.
+func (ls Links) Index(id int64) (int, bool) {
+	if len(ls) == 0 {
+		return 0, false
+	}
+	if g := id - ls[0].ID; g >= 0 && g < int64(len(ls)) && ls[g].ID == id {
+		return int(g), true
+	}
+	return slices.BinarySearchFunc(ls, id, func(l MessageLink, id int64) int { return cmp.Compare(l.ID, id) })
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/inspect-dev/inspect/record"
@@ -16,8 +17,10 @@ import (
 // it), then req with each request's parts in seq order. What it reads is
 // the run's distinct messages and blobs once, not every request's bytes;
 // each request's recorded size is checked against its parts, so a
-// damaged chain is refused, never followed for ever.
-func (db *DB) ScanRequestParts(ctx context.Context, run string, seqs []int64, link func(record.MessageLink) error, req func(record.RequestParts) error) error {
+// damaged chain is refused, never followed for ever. With data false the
+// links come without their bytes (Data nil; Size and Sep say what they
+// are), for a reader that needs the bytes of only a few (ScanMessages).
+func (db *DB) ScanRequestParts(ctx context.Context, run string, seqs []int64, data bool, link func(record.MessageLink) error, req func(record.RequestParts) error) error {
 	where := `n.run_id = ?1`
 	args := []any{run}
 	if seqs != nil {
@@ -53,92 +56,21 @@ func (db *DB) ScanRequestParts(ctx context.Context, run string, seqs []int64, li
 	if err := qrows.Err(); err != nil {
 		return fail(err)
 	}
-	// The links the requests reach, each once, read newest first by one
-	// scan down from the newest last link (a run's links are mostly its
-	// own, recorded together); once the scan meets only other runs'
-	// links, the rest are walked by a recursive query (UNION stops at a
-	// loop).
-	needed := map[int64]bool{}
-	hi := int64(0)
-	for _, p := range reqs {
-		if p.Last > 0 {
-			needed[p.Last] = true
-			hi = max(hi, p.Last)
-		}
+	links, err := db.requestLinks(ctx, reqs, data)
+	if err != nil {
+		return fail(err)
 	}
-	var links []record.MessageLink
-	take := func(l record.MessageLink) {
-		delete(needed, l.ID)
-		links = append(links, l)
-		if l.Prev > 0 {
-			needed[l.Prev] = true
-		}
-	}
-	seen := map[int64]bool{}
-	if len(needed) > 0 {
-		rows, err := db.r.QueryContext(ctx, `SELECT id, prev, data FROM chain WHERE id <= ? ORDER BY id DESC`, hi)
-		if err != nil {
-			return fail(err)
-		}
-		misses := 0
-		for len(needed) > 0 && misses < 4096 && rows.Next() {
-			var l record.MessageLink
-			if err := rows.Scan(&l.ID, &l.Prev, &l.Data); err != nil {
-				rows.Close()
-				return fail(err)
+	size := make([]int64, len(links)) // bytes of the chain up to and including each link
+	for i, l := range links {
+		before := int64(0)
+		if l.Prev != 0 {
+			j, ok := links.Index(l.Prev)
+			if !ok || j >= i {
+				return fail(fmt.Errorf("message %d follows message %d, which is not before it: the database is damaged", l.ID, l.Prev))
 			}
-			if !needed[l.ID] {
-				misses++
-				continue
-			}
-			misses = 0
-			seen[l.ID] = true
-			take(l)
+			before = size[j]
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fail(err)
-		}
-	}
-	if len(needed) > 0 {
-		var ids []int64
-		for id := range needed {
-			ids = append(ids, id)
-		}
-		list, _ := json.Marshal(ids)
-		rows, err := db.r.QueryContext(ctx, `WITH RECURSIVE c(id) AS (
-				SELECT value FROM json_each(?)
-				UNION
-				SELECT chain.prev FROM chain JOIN c ON chain.id = c.id WHERE chain.prev > 0
-			)
-			SELECT chain.id, chain.prev, chain.data FROM c JOIN chain ON chain.id = c.id`, string(list))
-		if err != nil {
-			return fail(err)
-		}
-		for rows.Next() {
-			var l record.MessageLink
-			if err := rows.Scan(&l.ID, &l.Prev, &l.Data); err != nil {
-				rows.Close()
-				return fail(err)
-			}
-			if !seen[l.ID] {
-				seen[l.ID] = true
-				take(l)
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fail(err)
-		}
-	}
-	sort.Slice(links, func(i, j int) bool { return links[i].ID < links[j].ID })
-	size := map[int64]int64{} // link -> bytes of the chain up to and including it
-	for _, l := range links {
-		before, ok := size[l.Prev]
-		if l.Prev != 0 && !ok {
-			return fail(fmt.Errorf("message %d follows message %d, which is not before it: the database is damaged", l.ID, l.Prev))
-		}
-		size[l.ID] = before + int64(len(l.Data))
+		size[i] = before + l.Size
 		if err := link(l); err != nil {
 			return err
 		}
@@ -171,7 +103,13 @@ func (db *DB) ScanRequestParts(ctx context.Context, run string, seqs []int64, li
 				return err
 			}
 		}
-		if got := int64(len(p.Head)+len(p.System)+len(p.Tail)) + size[p.Last]; got != p.Size {
+		chain := int64(0)
+		if p.Last != 0 {
+			if i, ok := links.Index(p.Last); ok {
+				chain = size[i]
+			}
+		}
+		if got := int64(len(p.Head)+len(p.System)+len(p.Tail)) + chain; got != p.Size {
 			return fail(fmt.Errorf("the request of n%d has %d bytes in its parts, %d recorded: the database is damaged", p.Seq, got, p.Size))
 		}
 		if err := req(p); err != nil {
@@ -179,4 +117,195 @@ func (db *DB) ScanRequestParts(ctx context.Context, run string, seqs []int64, li
 		}
 	}
 	return nil
+}
+
+// linkColumns are the chain's columns a MessageLink is scanned from,
+// without the bytes or with them.
+const (
+	linkColumns     = `chain.id, chain.prev, length(chain.data), CASE WHEN substr(chain.data, 1, 2) = x'2c7b' THEN 1 WHEN substr(chain.data, 1, 1) = x'7b' THEN 0 ELSE -1 END`
+	linkDataColumns = `chain.id, chain.prev, length(chain.data), chain.data`
+)
+
+// scanLink scans one row of linkColumns (data false) or linkDataColumns.
+func scanLink(s interface{ Scan(...any) error }, data bool) (record.MessageLink, error) {
+	var l record.MessageLink
+	if !data {
+		err := s.Scan(&l.ID, &l.Prev, &l.Size, &l.Sep)
+		return l, err
+	}
+	err := s.Scan(&l.ID, &l.Prev, &l.Size, &l.Data)
+	switch d := l.Data; {
+	case len(d) > 0 && d[0] == '{':
+		l.Sep = 0
+	case len(d) > 1 && d[0] == ',' && d[1] == '{':
+		l.Sep = 1
+	default:
+		l.Sep = -1
+	}
+	return l, err
+}
+
+// requestLinks reads the links reqs reach, each once, in id order. They
+// are read newest first by one scan down from the newest last link (a
+// run's links are mostly its own, recorded together), keeping the ids
+// still wanted in a heap (a link wants its prev, which is older); once
+// the scan meets only other runs' links, the rest are walked by a
+// recursive query (UNION stops at a loop).
+func (db *DB) requestLinks(ctx context.Context, reqs []record.RequestParts, data bool) (record.Links, error) {
+	cols := linkColumns
+	if data {
+		cols = linkDataColumns
+	}
+	var want idHeap
+	for _, p := range reqs {
+		if p.Last > 0 {
+			want = append(want, p.Last)
+		}
+	}
+	if len(want) == 0 {
+		return nil, nil
+	}
+	want.init()
+	var links record.Links // newest first
+	var missing []int64    // wanted ids the scan passed without meeting
+	rows, err := db.r.QueryContext(ctx, `SELECT `+cols+` FROM chain WHERE id <= ? ORDER BY id DESC`, want[0])
+	if err != nil {
+		return nil, err
+	}
+	misses := 0
+	for len(want) > 0 && misses < 4096 && rows.Next() {
+		l, err := scanLink(rows, data)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		for len(want) > 0 && want[0] > l.ID { // not in the table below its successor: damaged, or walked below
+			missing = append(missing, want.pop())
+		}
+		if len(want) == 0 || want[0] != l.ID {
+			misses++
+			continue
+		}
+		misses = 0
+		for len(want) > 0 && want[0] == l.ID {
+			want.pop()
+		}
+		links = append(links, l)
+		if l.Prev > 0 {
+			want.push(l.Prev)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	slices.Reverse(links)
+	missing = append(missing, want...)
+	if len(missing) == 0 {
+		return links, nil
+	}
+	list, _ := json.Marshal(missing)
+	rows, err = db.r.QueryContext(ctx, `WITH RECURSIVE c(id) AS (
+			SELECT value FROM json_each(?)
+			UNION
+			SELECT chain.prev FROM chain JOIN c ON chain.id = c.id WHERE chain.prev > 0
+		)
+		SELECT `+cols+` FROM c JOIN chain ON chain.id = c.id`, string(list))
+	if err != nil {
+		return nil, err
+	}
+	var more []record.MessageLink
+	for rows.Next() {
+		l, err := scanLink(rows, data)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if _, taken := links.Index(l.ID); !taken {
+			more = append(more, l)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	links = append(links, more...)
+	sort.Slice(links, func(i, j int) bool { return links[i].ID < links[j].ID })
+	return links, nil
+}
+
+// ScanMessages calls fn with each link of ids that the chain holds, with
+// its bytes, in id order: the bytes a reader of ScanRequestParts without
+// data needs of a few.
+func (db *DB) ScanMessages(ctx context.Context, ids []int64, fn func(record.MessageLink) error) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	list, _ := json.Marshal(ids)
+	rows, err := db.r.QueryContext(ctx, `SELECT `+linkDataColumns+` FROM chain WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`, string(list))
+	if err != nil {
+		return fmt.Errorf("load messages: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		l, err := scanLink(rows, true)
+		if err != nil {
+			return fmt.Errorf("load messages: %w", err)
+		}
+		if err := fn(l); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("load messages: %w", err)
+	}
+	return nil
+}
+
+// idHeap is a max-heap of link ids.
+type idHeap []int64
+
+func (h *idHeap) init() {
+	for i := len(*h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h *idHeap) push(id int64) {
+	*h = append(*h, id)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if a[p] >= a[i] {
+			break
+		}
+		a[p], a[i] = a[i], a[p]
+		i = p
+	}
+}
+
+func (h *idHeap) pop() int64 {
+	a := *h
+	top := a[0]
+	a[0] = a[len(a)-1]
+	*h = a[:len(a)-1]
+	h.down(0)
+	return top
+}
+
+func (h idHeap) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		if r := l + 1; r < len(h) && h[r] > h[l] {
+			l = r
+		}
+		if h[i] >= h[l] {
+			return
+		}
+		h[i], h[l] = h[l], h[i]
+		i = l
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,7 +20,7 @@ func parts(t *testing.T, db *store.DB, run string, seqs []int64) (map[int64][]by
 	t.Helper()
 	links := map[int64]record.MessageLink{}
 	out := map[int64][]byte{}
-	err := db.ScanRequestParts(context.Background(), run, seqs, func(l record.MessageLink) error {
+	err := db.ScanRequestParts(context.Background(), run, seqs, true, func(l record.MessageLink) error {
 		if _, dup := links[l.ID]; dup {
 			t.Errorf("link %d given twice", l.ID)
 		}
@@ -118,9 +119,11 @@ func TestScanRequestParts_Damaged(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer ro.Close()
-			err = ro.ScanRequestParts(ctx, run, nil, func(record.MessageLink) error { return nil }, func(record.RequestParts) error { return nil })
-			if err == nil || !strings.Contains(err.Error(), "the database is damaged") {
-				t.Fatalf("ScanRequestParts = %v, want the database is damaged", err)
+			for _, data := range []bool{true, false} {
+				err = ro.ScanRequestParts(ctx, run, nil, data, func(record.MessageLink) error { return nil }, func(record.RequestParts) error { return nil })
+				if err == nil || !strings.Contains(err.Error(), "the database is damaged") {
+					t.Fatalf("ScanRequestParts (data %v) = %v, want the database is damaged", data, err)
+				}
 			}
 		})
 	}
@@ -173,6 +176,90 @@ func TestScanRequestParts_SharedWithAnOlderRun(t *testing.T) {
 		}
 		if !bytes.Equal(got, want) {
 			t.Fatalf("n%d: parts do not join back to its request", seq)
+		}
+	}
+}
+
+// Read without their bytes, the links are the same links with their
+// sizes and separators, and ScanMessages reads the bytes of those asked
+// for, in id order: on a realistic run and on bodies laid out otherwise.
+func TestScanRequestParts_WithoutData(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	realistic, err := graphtest.RecordRealistic(ctx, db, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := db.CreateRun(ctx, &record.Run{Started: graphtest.Start, Tasks: []string{"layouts"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{
+		`{"model":"m","messages":[{"role":"user","content":"a"},{"role":"user","content":"b"}]}`,
+		"{\"model\":\"m\",\"messages\":[\n  {\"role\":\"user\",\"content\":\"a\"},\n  {\"role\":\"user\",\"content\":\"b\"}\n]}",
+		`{"model":"m","messages":["a", "b",{"role":"user","content":"c"}]}`,
+	} {
+		n := &record.Node{Kind: record.KindLLM, Started: graphtest.Start, Ended: graphtest.Start, Status: record.StatusOK, LLM: &record.LLM{Model: "m", Request: []byte(body)}}
+		if err := rec.AddNode(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rec.Finish(ctx, record.StatusOK, "", graphtest.Start); err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range []string{realistic, rec.RunID()} {
+		scan := func(data bool) (links []record.MessageLink, reqs []record.RequestParts) {
+			if err := db.ScanRequestParts(ctx, run, nil, data, func(l record.MessageLink) error {
+				links = append(links, l)
+				return nil
+			}, func(p record.RequestParts) error {
+				reqs = append(reqs, p)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return links, reqs
+		}
+		with, reqs := scan(true)
+		without, reqs2 := scan(false)
+		if len(with) != len(without) || len(reqs) != len(reqs2) || len(with) == 0 {
+			t.Fatalf("%d links and %d requests with their bytes, %d and %d without", len(with), len(reqs), len(without), len(reqs2))
+		}
+		seps := map[int]int{}
+		var ids []int64
+		for i, l := range with {
+			w := without[i]
+			if w.Data != nil || w.ID != l.ID || w.Prev != l.Prev || w.Size != int64(len(l.Data)) || w.Size != l.Size || w.Sep != l.Sep {
+				t.Fatalf("link %d: %+v without its bytes, %+v with (%q)", l.ID, w, l, l.Data)
+			}
+			if l.Sep >= 0 && (l.Data[l.Sep] != '{' || len(bytes.TrimLeft(l.Data, " \n,")) != len(l.Data)-l.Sep) {
+				t.Errorf("link %d: separator %d in %q", l.ID, l.Sep, l.Data)
+			}
+			seps[l.Sep]++
+			if i%2 == 0 {
+				ids = append(ids, l.ID)
+			}
+		}
+		if run != realistic && (seps[-1] == 0 || seps[0] == 0 || seps[1] == 0) {
+			t.Errorf("separators %v: the layouts give every kind", seps)
+		}
+		var got []int64
+		if err := db.ScanMessages(ctx, append(ids, 1<<40), func(l record.MessageLink) error {
+			i, _ := record.Links(with).Index(l.ID)
+			if !bytes.Equal(l.Data, with[i].Data) || l.Sep != with[i].Sep || l.Prev != with[i].Prev {
+				t.Errorf("ScanMessages gave link %d as %+v, want %+v", l.ID, l, with[i])
+			}
+			got = append(got, l.ID)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, ids) {
+			t.Errorf("ScanMessages gave %v, want %v (an id the chain lacks left out)", got, ids)
 		}
 	}
 }

@@ -25,12 +25,18 @@
 // the prefix a request shares with an entry never grows while walking away
 // from the request's place, so the longest one is found next to it:
 // O(log n) comparisons of O(log depth) each, plus the entries a caller's
-// filter skips, never a comparison with every earlier request.
+// filter skips, never a comparison with every earlier request. A reader
+// that has built all its prompts first orders the tree once (Order), and
+// each comparison is then of two integers; a message that is the only one
+// after its path needs no bytes at all (Unread), only its length.
 package prefix
 
 import (
 	"bytes"
+	"cmp"
+	"fmt"
 	"hash/maphash"
+	"sort"
 	"time"
 
 	"github.com/google/btree"
@@ -78,6 +84,7 @@ type Prompt struct {
 type node struct {
 	parent, jump Msg
 	depth        int32
+	unread       bool  // made by Unread: data is not known
 	next         Msg   // the next node with the same hash (0: none)
 	cum          int64 // key bytes of the message array through this node, without its closing bracket
 	data         []byte
@@ -91,6 +98,10 @@ type Tree struct {
 	index map[uint64]Msg
 	parts [][]byte
 	pidx  map[uint64][]Part
+	// rank and prank are the trie order of the nodes and the byte order
+	// of the parts (Order); each is in force while its length is the
+	// number of nodes or parts, so adding one falls back to the bytes.
+	rank, prank []int32
 }
 
 // NewTree returns an empty tree.
@@ -141,14 +152,94 @@ func (t *Tree) Message(prev Msg, data []byte) Msg {
 	return m
 }
 
+// Unread adds a message of n bytes (without a separator) after the path
+// prev whose bytes the caller did not read: it has a length and a place,
+// so a prompt ending in it or after it has its key length, and the shared
+// prefix of two prompts that part after it is measured, but it is never
+// interned (Message never returns it) and never compared with another
+// message. The caller promises that no other message is ever added after
+// prev — the one message a reader found there needs no bytes, since
+// nothing differs from it — and Data, Key and Compare panic when that was
+// not so.
+func (t *Tree) Unread(prev Msg, n int) Msg {
+	p := &t.nodes[prev]
+	nd := node{parent: prev, jump: prev, depth: p.depth + 1, unread: true, cum: p.cum + 1 + int64(n)}
+	if j1 := p.jump; prev != Root {
+		if j2 := t.nodes[j1].jump; p.depth-t.nodes[j1].depth == t.nodes[j1].depth-t.nodes[j2].depth {
+			nd.jump = j2
+		}
+	}
+	m := Msg(len(t.nodes))
+	t.nodes = append(t.nodes, nd)
+	return m
+}
+
+// Order puts every node and part in the order a Set keeps them (see the
+// package doc) once, so that Compare is an integer comparison until the
+// next node or part is added: after a reader has built all its prompts,
+// a Set's insertions and removals compare no bytes. Each message with
+// siblings is compared with them here, once.
+func (t *Tree) Order() {
+	n := len(t.nodes)
+	// The children of each node, by a counting sort on the parent (a
+	// parent is always added before its children).
+	start := make([]int32, n+1)
+	for m := 1; m < n; m++ {
+		start[t.nodes[m].parent+1]++
+	}
+	for i := 1; i <= n; i++ {
+		start[i] += start[i-1]
+	}
+	kids := make([]Msg, max(n-1, 0))
+	fill := append([]int32(nil), start[:n]...)
+	for m := 1; m < n; m++ {
+		p := t.nodes[m].parent
+		kids[fill[p]] = Msg(m)
+		fill[p]++
+	}
+	for p := 0; p < n; p++ {
+		if g := kids[start[p]:start[p+1]]; len(g) > 1 {
+			sort.Slice(g, func(i, j int) bool { return bytes.Compare(t.Data(g[i]), t.Data(g[j])) < 0 })
+		}
+	}
+	// Preorder: a parent before its children, children by their bytes.
+	rank := make([]int32, n)
+	stack := []Msg{Root}
+	for r := int32(0); len(stack) > 0; r++ {
+		m := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		rank[m] = r
+		g := kids[start[m]:start[m+1]]
+		for i := len(g) - 1; i >= 0; i-- {
+			stack = append(stack, g[i])
+		}
+	}
+	t.rank = rank
+	ps := make([]Part, len(t.parts))
+	for i := range ps {
+		ps[i] = Part(i)
+	}
+	sort.Slice(ps, func(i, j int) bool { return bytes.Compare(t.parts[ps[i]], t.parts[ps[j]]) < 0 })
+	t.prank = make([]int32, len(ps))
+	for r, p := range ps {
+		t.prank[p] = int32(r)
+	}
+}
+
 // Parent returns the path m extends (Root for a first message or Root).
 func (t *Tree) Parent(m Msg) Msg { return t.nodes[m].parent }
 
 // Depth is the number of messages on the path m.
 func (t *Tree) Depth(m Msg) int { return int(t.nodes[m].depth) }
 
-// Data returns the JSON of the last message of path m (nil for Root).
-func (t *Tree) Data(m Msg) []byte { return t.nodes[m].data }
+// Data returns the JSON of the last message of path m (nil for Root). It
+// panics for a message added by Unread.
+func (t *Tree) Data(m Msg) []byte {
+	if t.nodes[m].unread {
+		panic(fmt.Sprintf("internal error: the bytes of message node %d were not read", m))
+	}
+	return t.nodes[m].data
+}
 
 // Ancestor returns the path of the first d messages of m (d ≤ Depth(m)).
 func (t *Tree) Ancestor(m Msg, d int) Msg {
@@ -218,14 +309,24 @@ func (t *Tree) Offset(m Msg, k int) int {
 // Compare orders prompts as a Set keeps them (see the package doc): -1, 0
 // or +1.
 func (t *Tree) Compare(a, b Prompt) int {
+	ranked := len(t.prank) == len(t.parts)
 	if a.Tools != b.Tools {
+		if ranked {
+			return cmp.Compare(t.prank[a.Tools], t.prank[b.Tools])
+		}
 		return bytes.Compare(t.parts[a.Tools], t.parts[b.Tools])
 	}
 	if a.System != b.System {
+		if ranked {
+			return cmp.Compare(t.prank[a.System], t.prank[b.System])
+		}
 		return bytes.Compare(t.parts[a.System], t.parts[b.System])
 	}
 	if a.Last == b.Last {
 		return 0
+	}
+	if len(t.rank) == len(t.nodes) {
+		return cmp.Compare(t.rank[a.Last], t.rank[b.Last])
 	}
 	_, na, nb := t.diverge(a.Last, b.Last)
 	switch {
@@ -234,7 +335,7 @@ func (t *Tree) Compare(a, b Prompt) int {
 	case nb == Root:
 		return 1
 	}
-	return bytes.Compare(t.nodes[na].data, t.nodes[nb].data)
+	return bytes.Compare(t.Data(na), t.Data(nb))
 }
 
 // Where names the part of a key.
@@ -290,7 +391,7 @@ func (t *Tree) Break(a, b Prompt) Break {
 	case na == Root || nb == Root:
 		br.Shared = base + int(t.nodes[common].cum)
 	default:
-		off := commonPrefix(t.nodes[na].data, t.nodes[nb].data)
+		off := commonPrefix(t.Data(na), t.Data(nb))
 		br.Offset = off
 		br.Shared = base + int(t.nodes[common].cum) + 1 + off
 	}
@@ -305,7 +406,7 @@ func (t *Tree) Shared(a, b Prompt) int { return t.Break(a, b).Shared }
 func (t *Tree) Key(p Prompt) []byte {
 	var msgs [][]byte
 	for m := p.Last; m != Root; m = t.nodes[m].parent {
-		msgs = append(msgs, t.nodes[m].data)
+		msgs = append(msgs, t.Data(m))
 	}
 	for i, j := 0, len(msgs)-1; i < j; i, j = i+1, j-1 {
 		msgs[i], msgs[j] = msgs[j], msgs[i]

@@ -74,6 +74,115 @@ func TestTree_SharedIsCommonPrefixOfKeys(t *testing.T) {
 	}
 }
 
+// Once ordered, Compare answers what comparing the bytes answers, for
+// every pair; a node added afterwards puts the bytes back in charge.
+func TestTree_OrderKeepsCompare(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	tr := NewTree()
+	var paths []Msg
+	var ps []Prompt
+	for i := 0; i < 300; i++ {
+		ps = append(ps, randPrompt(rng, tr, &paths))
+	}
+	want := make([][]int, len(ps))
+	for i, a := range ps {
+		for _, b := range ps {
+			want[i] = append(want[i], tr.Compare(a, b))
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		for i, a := range ps {
+			for j, b := range ps {
+				if got := tr.Compare(a, b); got != want[i][j] {
+					t.Fatalf("%s: Compare(%q, %q) = %d, the bytes say %d", when, tr.Key(a), tr.Key(b), got, want[i][j])
+				}
+			}
+		}
+	}
+	tr.Order()
+	check("ordered")
+	if len(tr.rank) != len(tr.nodes) || len(tr.prank) != len(tr.parts) {
+		t.Fatal("Order left nodes or parts unranked")
+	}
+	ps = append(ps, randPrompt(rng, tr, &paths))
+	tr.Part([]byte("[a new tool]"))
+	for i := range want {
+		want[i] = append(want[i], tr.Compare(ps[i], ps[len(ps)-1]))
+	}
+	want = append(want, nil)
+	for _, b := range ps {
+		want[len(ps)-1] = append(want[len(ps)-1], tr.Compare(ps[len(ps)-1], b))
+	}
+	check("after a new node")
+}
+
+// A tree whose lone messages (the only one after their path) were added
+// unread measures every prompt as the tree that holds their bytes does:
+// lengths, shared prefixes, breaks, order; only their bytes are missing.
+func TestTree_Unread(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	full := NewTree()
+	var paths []Msg
+	var ps []Prompt
+	for i := 0; i < 300; i++ {
+		ps = append(ps, randPrompt(rng, full, &paths))
+	}
+	kids := make([]int, len(full.nodes))
+	for m := 1; m < len(full.nodes); m++ {
+		kids[full.nodes[m].parent]++
+	}
+	lean := NewTree()
+	for p := Part(0); int(p) < len(full.parts); p++ {
+		lean.Part(full.PartBytes(p))
+	}
+	unread := 0
+	for m := Msg(1); int(m) < len(full.nodes); m++ {
+		n := full.nodes[m]
+		var got Msg
+		if kids[n.parent] == 1 {
+			got = lean.Unread(n.parent, len(n.data))
+			unread++
+		} else {
+			got = lean.Message(n.parent, n.data)
+		}
+		if got != m {
+			t.Fatalf("node %d rebuilt as %d", m, got)
+		}
+	}
+	if unread == 0 || unread == len(full.nodes)-1 {
+		t.Fatalf("%d of %d nodes unread: the test needs both kinds", unread, len(full.nodes)-1)
+	}
+	full.Order()
+	lean.Order()
+	for _, a := range ps {
+		if lean.Len(a) != full.Len(a) {
+			t.Fatalf("Len(%q) = %d unread, %d read", full.Key(a), lean.Len(a), full.Len(a))
+		}
+		for _, b := range ps {
+			if g, w := lean.Break(a, b), full.Break(a, b); g != w {
+				t.Fatalf("Break(%q, %q) = %+v unread, %+v read", full.Key(a), full.Key(b), g, w)
+			}
+			if g, w := lean.Compare(a, b), full.Compare(a, b); g != w {
+				t.Fatalf("Compare(%q, %q) = %d unread, %d read", full.Key(a), full.Key(b), g, w)
+			}
+		}
+	}
+	for m := Msg(1); int(m) < len(full.nodes); m++ {
+		if kids[full.nodes[m].parent] == 1 {
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("Data of unread node %d did not panic", m)
+					}
+				}()
+				lean.Data(m)
+			}()
+			break
+		}
+	}
+}
+
 // A message's offset and a break's place agree with the key bytes.
 func TestTree_Break(t *testing.T) {
 	tr := NewTree()

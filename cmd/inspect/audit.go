@@ -186,12 +186,12 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 	}
 
 	ctx := cmd.Context()
-	db, g, reqs, readErr, err := loadGraphRequests(ctx, opts.F, opts.Run)
+	db, g, reqs, readErr, err := loadGraphRequests(ctx, opts.F, opts.Run, true)
 	if err != nil {
 		return err
 	}
-	cfg := auditConfig(ctx, db, g, reqs, readErr)
-	applyPolicy(ctx, cfg, o, policy, db, g)
+	cfg := auditConfig(ctx, db, g, reqs, readErr, policy)
+	applyPolicy(cfg, o, policy)
 	if cfg.Baseline, err = readBaseline(opts.Baseline); err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/cache/report"
+	"github.com/inspect-dev/inspect/config"
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/internal/termsafe"
@@ -128,7 +129,7 @@ func cacheRun(cmd *cobra.Command, opts *CacheOptions) error {
 		seq = s
 	}
 	ctx := cmd.Context()
-	db, g, reqs, readErr, err := loadGraphRequests(ctx, opts.F, opts.Run)
+	db, g, reqs, readErr, err := loadGraphRequests(ctx, opts.F, opts.Run, false)
 	if err != nil {
 		return err
 	}
@@ -177,9 +178,9 @@ func cacheRun(cmd *cobra.Command, opts *CacheOptions) error {
 
 // loadGraphRequests loads run ref's graph and, at the same time, reads its
 // stored requests for the prompt-cache analysis (cache.Read needs no
-// graph). readErr is the read's error, apart: a graph can be drawn without
-// the analysis.
-func loadGraphRequests(ctx context.Context, f *Factory, ref string) (db *store.DB, g *graph.Run, reqs *cache.Requests, readErr, err error) {
+// graph; brief: for Options.Brief only). readErr is the read's error,
+// apart: a graph can be drawn without the analysis.
+func loadGraphRequests(ctx context.Context, f *Factory, ref string, brief bool) (db *store.DB, g *graph.Run, reqs *cache.Requests, readErr, err error) {
 	db, id, err := openRun(ctx, f, ref)
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -191,7 +192,7 @@ func loadGraphRequests(ctx context.Context, f *Factory, ref string) (db *store.D
 		return err
 	})
 	eg.Go(func() error {
-		reqs, readErr = cache.Read(ctx, db, id, nil)
+		reqs, readErr = cache.Read(ctx, db, id, nil, &cache.Options{Brief: brief})
 		return nil
 	})
 	if err := eg.Wait(); err != nil {
@@ -205,7 +206,7 @@ func loadGraphRequests(ctx context.Context, f *Factory, ref string) (db *store.D
 // labels show (no break naming); when it fails (a damaged request), it
 // says so on stderr and the graph is drawn without it (a nil report).
 func loadGraphCache(ctx context.Context, f *Factory, ref string) (*store.DB, *graph.Run, *cache.Report, error) {
-	db, g, reqs, readErr, err := loadGraphRequests(ctx, f, ref)
+	db, g, reqs, readErr, err := loadGraphRequests(ctx, f, ref, true)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -227,10 +228,17 @@ func loadGraphCache(ctx context.Context, f *Factory, ref string) (*store.DB, *gr
 }
 
 // auditConfig is an audit of run g reading its requests from db: bodies,
-// frames, and the prompt-cache analysis (brief, as the audit needs it) of
-// the requests read with the graph (reqs; nil: read them when the rule
-// asks, readErr the error of reading them).
-func auditConfig(ctx context.Context, db *store.DB, g *graph.Run, reqs *cache.Requests, readErr error) *findings.Config {
+// frames, and the prompt-cache analysis (brief, as the audit needs it,
+// with policy's cache lifetime when it sets one) of the requests read
+// with the graph (reqs; nil: read them when the rule asks, readErr the
+// error of reading them).
+func auditConfig(ctx context.Context, db *store.DB, g *graph.Run, reqs *cache.Requests, readErr error, policy *config.Config) *findings.Config {
+	o := &cache.Options{Brief: true}
+	if policy != nil {
+		if d, _, ok := policy.Lifetime(); ok {
+			o.Lifetime = d
+		}
+	}
 	return &findings.Config{
 		Requests: func(seq int64) ([]byte, error) { return db.Request(ctx, g.ID, seq) },
 		Frames:   func(seq int64) ([]byte, error) { return db.RequestFrame(ctx, g.ID, seq) },
@@ -239,9 +247,9 @@ func auditConfig(ctx context.Context, db *store.DB, g *graph.Run, reqs *cache.Re
 				return nil, readErr
 			}
 			if reqs == nil {
-				return cache.Analyze(ctx, g, db, &cache.Options{Brief: true})
+				return cache.Analyze(ctx, g, db, o)
 			}
-			return cache.AnalyzeRequests(g, reqs, &cache.Options{Brief: true})
+			return cache.AnalyzeRequests(g, reqs, o)
 		},
 	}
 }

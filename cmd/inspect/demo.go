@@ -104,7 +104,7 @@ func showDemoResult(ctx context.Context, f *Factory, runID string) (int64, error
 		return 0, err
 	}
 	fmt.Fprintln(out)
-	cfg := auditConfig(ctx, db, g, nil, nil)
+	cfg := auditConfig(ctx, db, g, nil, nil, nil)
 	rep, err := cfg.Audit(g)
 	if err != nil {
 		return 0, err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,8 +9,6 @@ import (
 	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/config"
 	"github.com/inspect-dev/inspect/findings"
-	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/store"
 )
 
 // loadedConfig is the config a Factory read once, or the error reading it.
@@ -90,15 +87,9 @@ func auditOptions(f *Factory, sets []string) (*findings.Options, *config.Config,
 }
 
 // applyPolicy puts the team's policy into an audit of run g: its options,
-// price table and ignore entries, and its cache lifetime for the
-// prompt-cache analysis cache.unstable-prefix reads.
-func applyPolicy(ctx context.Context, cfg *findings.Config, o *findings.Options, c *config.Config, db *store.DB, g *graph.Run) {
+// price table and ignore entries (its cache lifetime goes to auditConfig).
+func applyPolicy(cfg *findings.Config, o *findings.Options, c *config.Config) {
 	cfg.Options, cfg.Prices, cfg.Ignore = o, c.Prices, c.Ignore
-	if d, _, ok := c.Lifetime(); ok {
-		cfg.Cache = func() (*cache.Report, error) {
-			return cache.Analyze(ctx, g, db, &cache.Options{Lifetime: d, Brief: true})
-		}
-	}
 }
 
 // webPolicy is the team's policy for the web pages' audits and cache

@@ -128,8 +128,13 @@ func (s *Source) Asks(ctx context.Context, run string, seq int64) ([]web.Ask, er
 }
 
 // ScanRequestParts reads run's stored requests for the cache analysis.
-func (s *Source) ScanRequestParts(ctx context.Context, run string, seqs []int64, link func(record.MessageLink) error, req func(record.RequestParts) error) error {
-	return s.DB.ScanRequestParts(ctx, run, seqs, link, req)
+func (s *Source) ScanRequestParts(ctx context.Context, run string, seqs []int64, data bool, link func(record.MessageLink) error, req func(record.RequestParts) error) error {
+	return s.DB.ScanRequestParts(ctx, run, seqs, data, link, req)
+}
+
+// ScanMessages reads message links with their bytes for the cache analysis.
+func (s *Source) ScanMessages(ctx context.Context, ids []int64, link func(record.MessageLink) error) error {
+	return s.DB.ScanMessages(ctx, ids, link)
 }
 
 // RequestFrame is node seq's request without its conversation.

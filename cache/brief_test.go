@@ -1,0 +1,439 @@
+package cache_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/binary"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/inspect-dev/inspect/cache"
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/graph/graphtest"
+	"github.com/inspect-dev/inspect/internal/fixturetest"
+	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/store"
+)
+
+// figures are what a brief analysis gives of one call (everything but the
+// break naming), comparable with ==.
+type figures struct {
+	seq, match, previous       int64
+	fidelity                   record.Fidelity
+	analyzed                   bool
+	skipped                    string
+	bytes, reusable            int
+	tokens                     int64
+	share                      float64
+	since                      time.Duration
+	reported                   cache.Reported
+	mismatch                   cache.Mismatch
+	hasMismatch                bool
+	unstable, unstablePrevious bool
+	unstableFrom               int64
+	unstableBreak              cache.Break
+	lost                       int64
+}
+
+func seqOf(n *graph.Node) int64 {
+	if n == nil {
+		return 0
+	}
+	return n.Seq
+}
+
+func briefFigures(c *cache.Call) figures {
+	f := figures{seq: c.Node.Seq, match: seqOf(c.Match), previous: seqOf(c.Previous), fidelity: c.Fidelity, analyzed: c.Analyzed,
+		skipped: c.Skipped, bytes: c.Bytes, reusable: c.Reusable, tokens: c.Tokens, share: c.Share, since: c.Since, reported: c.Reported}
+	if c.Mismatch != nil {
+		f.hasMismatch, f.mismatch = true, *c.Mismatch
+	}
+	if u := c.Unstable; u != nil {
+		f.unstable, f.unstableFrom, f.unstableBreak, f.lost = true, seqOf(u.Previous), u.Break, u.Lost
+	}
+	return f
+}
+
+// sameFigures fails unless brief (a brief analysis) gives every figure of
+// ref: each call's and the totals.
+func sameFigures(t *testing.T, what string, brief, ref *cache.Report) {
+	t.Helper()
+	if len(brief.Calls) != len(ref.Calls) {
+		t.Fatalf("%s: %d calls, the reference %d", what, len(brief.Calls), len(ref.Calls))
+	}
+	for i, c := range brief.Calls {
+		if g, w := briefFigures(c), briefFigures(ref.Calls[i]); g != w {
+			t.Errorf("%s: %s\n got %+v\nwant %+v", what, c.Node.ID(), g, w)
+		}
+		if c.Break != (cache.Break{Message: -1}) {
+			t.Errorf("%s: %s: a brief analysis named a break: %+v", what, c.Node.ID(), c.Break)
+		}
+	}
+	if !reflect.DeepEqual(brief.Total, ref.Total) || !reflect.DeepEqual(brief.Conversations, ref.Conversations) || !reflect.DeepEqual(brief.Agents, ref.Agents) {
+		t.Errorf("%s: totals\n got %+v %+v %+v\nwant %+v %+v %+v", what, brief.Total, brief.Conversations, brief.Agents, ref.Total, ref.Conversations, ref.Agents)
+	}
+}
+
+// briefAgrees checks run g of db: its brief analysis, reading only the
+// message bytes it needs, gives the figures of the full analysis, which
+// reads them all (the reference), and the same as a brief analysis of
+// every byte read; it returns the full analysis.
+func briefAgrees(t *testing.T, what string, db cache.Source, g *graph.Run) *cache.Report {
+	t.Helper()
+	ctx := context.Background()
+	full, err := cache.Analyze(ctx, g, db, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	brief, err := cache.Analyze(ctx, g, db, &cache.Options{Brief: true})
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	sameFigures(t, what+", brief against full", brief, full)
+	all, err := cache.Read(ctx, db, g.ID, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	everyByte, err := cache.AnalyzeRequests(g, all, &cache.Options{Brief: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFigures(t, what+", brief against brief of every byte", brief, everyByte)
+	lean, err := cache.Read(ctx, db, g.ID, nil, &cache.Options{Brief: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cache.AnalyzeRequests(g, lean, nil); err == nil {
+		t.Errorf("%s: requests read for a brief analysis were analysed in full", what)
+	}
+	return full
+}
+
+// The brief analysis (graph labels, the audit) reads the bytes of only
+// the messages that share their path with another, yet gives every
+// figure the full analysis gives from all the bytes: on every fixture, on
+// a realistic run, on bodies whose messages are separated and laid out
+// otherwise, and on an older file whose message chains begin with the
+// system prompt (re-rooted when read).
+func TestBrief_SameFiguresAsFull(t *testing.T) {
+	ctx := context.Background()
+	t.Run("fixtures", func(t *testing.T) {
+		for _, name := range allFixtures(t) {
+			db := openStore(t)
+			dir := filepath.Join("..", "fixtures", name)
+			g, err := fixturetest.Record(ctx, db, dir, t.TempDir(), "run-"+name, t0)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			briefAgrees(t, name, db, g)
+		}
+	})
+	t.Run("realistic", func(t *testing.T) {
+		db := &countingSource{DB: openStore(t)}
+		id, err := graphtest.RecordRealistic(ctx, db.DB, 3000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := graph.Load(ctx, db, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := briefAgrees(t, "realistic", db, g)
+		if rep.Total.Analyzed < 1000 || rep.Total.Predicted == 0 {
+			t.Fatalf("realistic: %d calls analysed, %d tokens predicted: the run does not exercise the analysis", rep.Total.Analyzed, rep.Total.Predicted)
+		}
+		db.bytes, db.links = 0, 0
+		var all int64
+		if err := db.ScanRequestParts(ctx, id, nil, false, func(l record.MessageLink) error { all += l.Size; return nil }, func(record.RequestParts) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cache.Read(ctx, db, id, nil, &cache.Options{Brief: true}); err != nil {
+			t.Fatal(err)
+		}
+		if db.bytes == 0 || db.bytes > all/4 {
+			t.Errorf("the brief read read %d of the run's %d message bytes", db.bytes, all)
+		}
+	})
+	t.Run("separators", func(t *testing.T) {
+		db := openStore(t)
+		g := recordBodies(t, db, separatorBodies)
+		src := &countingSource{DB: db}
+		rep := briefAgrees(t, "separators", src, g)
+		// the hand-checked figures: the same messages laid out otherwise
+		// share their whole key; n6 parts from n5 in the tool result's
+		// text, n7 reuses all of n6 but its closing bracket, n14 all of
+		// n13 up to the two copies' different followers
+		key := func(i int) int { return rep.Call(int64(i)).Bytes }
+		for _, tt := range []struct {
+			seq, reusable int
+			match         []int64
+		}{
+			{3, key(3), []int64{2, 3}},
+			{4, key(4), []int64{2, 3}},
+			{6, len(tools) - len(`"tools":`) + len(sys) + len("["+hi+","+call+",") + len(`{"role":"tool","tool_call_id":"c1","content":"1`), []int64{5}},
+			{7, key(6) - 1, []int64{6}},
+			{14, key(13) - len(`2°C"}]`), []int64{13}},
+		} {
+			c := rep.Call(int64(tt.seq))
+			if c == nil || c.Reusable != tt.reusable || !slices.Contains(tt.match, seqOf(c.Match)) {
+				t.Errorf("n%d: reusable %d, match %d; want %d from one of %v", tt.seq, c.Reusable, seqOf(c.Match), tt.reusable, tt.match)
+			}
+		}
+		src.reads = 0
+		if _, err := cache.Read(ctx, src, g.ID, nil, &cache.Options{Brief: true}); err != nil || src.reads < 2 {
+			t.Errorf("the brief read read message bytes %d times (%v); the copies' followers need a second", src.reads, err)
+		}
+	})
+	t.Run("older file", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "runs.db")
+		db, err := store.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := recordBodies(t, db, separatorBodies)
+		id, err := graphtest.RecordRealistic(ctx, db, 600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		realistic, err := graph.Load(ctx, db, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := map[string]*cache.Report{}
+		for _, r := range []*graph.Run{g, realistic} {
+			if before[r.ID], err = cache.Analyze(ctx, r, db, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		db.Close()
+		systemInChain(t, path)
+		if db, err = store.Open(ctx, path); err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		for _, r := range []*graph.Run{g, realistic} {
+			var inChain int
+			if err := db.ScanRequestParts(ctx, r.ID, nil, false, func(record.MessageLink) error { return nil }, func(p record.RequestParts) error {
+				if p.SystemInChain {
+					inChain++
+				}
+				return nil
+			}); err != nil || inChain == 0 {
+				t.Fatalf("%s: %d requests keep their system prompt in the chain (%v)", r.ID, inChain, err)
+			}
+			full := briefAgrees(t, "older "+r.ID, db, r)
+			// re-rooted, the older layout gives the same prefixes (an
+			// unstable system prompt's text is not quoted from the chain)
+			sameFigures(t, "older "+r.ID+", against the newer layout", briefOf(full), briefOf(before[r.ID]))
+		}
+	})
+}
+
+// briefOf is rep without its break names and the quoted text of an
+// unstable prefix's break.
+func briefOf(rep *cache.Report) *cache.Report {
+	out := *rep
+	out.Calls = nil
+	for _, c := range rep.Calls {
+		c2 := *c
+		c2.Break = cache.Break{Message: -1}
+		if u := c.Unstable; u != nil {
+			u2 := *u
+			u2.Break.What = ""
+			c2.Unstable = &u2
+		}
+		out.Calls = append(out.Calls, &c2)
+	}
+	return &out
+}
+
+// countingSource counts the message bytes read with ScanMessages.
+type countingSource struct {
+	*store.DB
+	reads        int
+	links, bytes int64
+}
+
+func (s *countingSource) ScanMessages(ctx context.Context, ids []int64, link func(record.MessageLink) error) error {
+	s.reads++
+	return s.DB.ScanMessages(ctx, ids, func(l record.MessageLink) error {
+		s.links++
+		s.bytes += int64(len(l.Data))
+		return link(l)
+	})
+}
+
+func openStore(t *testing.T) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "runs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// allFixtures lists every fixture: scripted and imported.
+func allFixtures(t *testing.T) []string {
+	t.Helper()
+	out := fixtures(t)
+	entries, _ := filepath.Glob(filepath.Join("..", "fixtures", "*", fixturetest.Trace))
+	for _, e := range entries {
+		out = append(out, filepath.Base(filepath.Dir(e)))
+	}
+	if len(out) < 20 {
+		t.Fatalf("%d fixtures found", len(out))
+	}
+	return out
+}
+
+const (
+	sys   = `{"role":"system","content":"You answer questions about the weather."}`
+	tools = `"tools":[{"type":"function","function":{"name":"get_weather"}}]`
+	hi    = `{"role":"user","content":"What is the weather in Paris?"}`
+	hi2   = `{"role":"user","content":"And in Rome?"}`
+	call  = `{"role":"assistant","content":"","tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]}`
+	res   = `{"role":"tool","tool_call_id":"c1","content":"12°C"}`
+	res2  = `{"role":"tool","tool_call_id":"c1","content":"13°C"}`
+)
+
+// separatorBodies are requests of one model, each started after the one
+// before finished: the same messages separated by ",", ", " or a new line
+// and indent (pretty-printed), without a system message, a system
+// prompt of Anthropic's shape, messages that are not objects, and two
+// copies of a message that differ only in their separator, each followed
+// by its own next message (so that the copies' followers are compared
+// only once the copies are known equal).
+var separatorBodies = []string{
+	`{"model":"m","messages":[` + sys + `,` + hi + `],` + tools + `}`,
+	`{"model":"m","messages":[` + sys + `,` + hi + `,` + call + `],` + tools + `}`,
+	`{"model":"m","messages":[` + sys + `, ` + hi + `, ` + call + `],` + tools + `}`,
+	"{\n  \"model\": \"m\",\n  \"messages\": [\n    " + sys + ",\n    " + hi + ",\n    " + call + "\n  ],\n  " + tools + "\n}",
+	`{"model":"m","messages":[` + sys + `, ` + hi + `,` + call + `, ` + res + `],` + tools + `}`,
+	`{"model":"m","messages":[` + sys + `,` + hi + `, ` + call + `,` + res2 + `],` + tools + `}`,
+	`{"model":"m","messages":[` + sys + `,` + hi + `, ` + call + `,` + res2 + `,` + hi + `],` + tools + `}`,
+	`{"model":"m","messages":[` + hi + `,` + call + `],` + tools + `}`,
+	`{"model":"m","system":"You answer questions about the weather.","messages":[` + hi + `, ` + call + `],` + tools + `}`,
+	`{"model":"m","messages":["a string message", "another"],` + tools + `}`,
+	`{"model":"m","messages":["a string message", "and a third"],` + tools + `}`,
+	`{"model":"m","messages":[` + sys + `,` + hi + `],` + tools + `}`,
+	`{"model":"m","messages":[` + sys + `,` + hi2 + `,` + res + `],` + tools + `}`,
+	`{"model":"m","messages":[` + sys + `, ` + hi2 + `,` + res2 + `],` + tools + `}`,
+}
+
+// recordBodies records one run of llm nodes with these request bodies,
+// one second each, one after another, and loads its graph.
+func recordBodies(t *testing.T, db *store.DB, bodies []string) *graph.Run {
+	t.Helper()
+	ctx := context.Background()
+	rec, err := db.CreateRun(ctx, &record.Run{Started: t0, Tasks: []string{"bodies"}, Models: []string{"m"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := t0
+	for i, b := range bodies {
+		n := &record.Node{Kind: record.KindLLM, Agent: "a", Started: at, Ended: at.Add(time.Second), Status: record.StatusOK,
+			LLM: &record.LLM{Model: "m", Request: []byte(b), Usage: record.Usage{In: int64(len(b) / 4), Out: 5}}}
+		if err := rec.AddNode(ctx, n); err != nil {
+			t.Fatalf("body %d: %v", i+1, err)
+		}
+		at = at.Add(2 * time.Second)
+	}
+	if err := rec.Finish(ctx, record.StatusOK, "", at); err != nil {
+		t.Fatal(err)
+	}
+	g, err := graph.Load(ctx, db, rec.RunID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// systemInChain rewrites the file at path as a file recorded before the
+// system prompt was stored apart (schema v3's layout, migrated): each
+// request's chain starts with its system message, if any, and every
+// request says so (system = -1). The new links are added after the
+// others, which stay.
+func systemInChain(t *testing.T, path string) {
+	t.Helper()
+	raw, err := sql.Open("sqlite3", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	raw.SetMaxOpenConns(1)
+	tx, err := raw.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	type request struct{ node, system, last int64 }
+	var reqs []request
+	rows, err := tx.Query(`SELECT node_id, system, last FROM requests`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var r request
+		if err := rows.Scan(&r.node, &r.system, &r.last); err != nil {
+			t.Fatal(err)
+		}
+		reqs = append(reqs, r)
+	}
+	rows.Close()
+	insert := func(prev int64, data []byte) int64 {
+		h := sha256.Sum256(data)
+		res, err := tx.Exec(`INSERT INTO chain (prev, hkey, data) VALUES (?, ?, ?)`, prev, int64(binary.BigEndian.Uint64(h[:8])), data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := res.LastInsertId()
+		return id
+	}
+	moved := map[string]int64{} // old chain path -> its copy after the system message
+	for _, r := range reqs {
+		var msgs [][]byte
+		for id := r.last; id != 0; {
+			var prev int64
+			var data []byte
+			if err := tx.QueryRow(`SELECT prev, data FROM chain WHERE id = ?`, id).Scan(&prev, &data); err != nil {
+				t.Fatal(err)
+			}
+			msgs = append([][]byte{data}, msgs...)
+			id = prev
+		}
+		last := int64(0)
+		key := ""
+		if r.system > 0 {
+			var s []byte
+			if err := tx.QueryRow(`SELECT data FROM blobs WHERE id = ?`, r.system).Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+			key = fmt.Sprint(r.system)
+			if last = moved[key]; last == 0 {
+				last = insert(0, s)
+				moved[key] = last
+			}
+		}
+		for _, m := range msgs {
+			key += "/" + fmt.Sprintf("%x", sha256.Sum256(m))
+			id := moved[key]
+			if id == 0 {
+				id = insert(last, m)
+				moved[key] = id
+			}
+			last = id
+		}
+		if _, err := tx.Exec(`UPDATE requests SET system = -1, last = ? WHERE node_id = ?`, last, r.node); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
