@@ -104,10 +104,15 @@ func briefAgrees(t *testing.T, what string, db cache.Source, g *graph.Run) *cach
 		t.Fatal(err)
 	}
 	sameFigures(t, what+", brief against brief of every byte", brief, everyByte)
-	lean, err := cache.Read(ctx, db, g.ID, nil, &cache.Options{Brief: true})
+	lean, err := cache.Read(ctx, db, g.ID, nil, &cache.Options{Brief: true, Lifetime: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
+	again, err := cache.AnalyzeRequests(g, lean, &cache.Options{Brief: true}) // another lifetime than Read swept with
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFigures(t, what+", swept again", again, brief)
 	if _, err := cache.AnalyzeRequests(g, lean, nil); err == nil {
 		t.Errorf("%s: requests read for a brief analysis were analysed in full", what)
 	}
@@ -149,8 +154,12 @@ func TestBrief_SameFiguresAsFull(t *testing.T) {
 		}
 		db.bytes, db.links = 0, 0
 		var all int64
-		if err := db.ScanRequestParts(ctx, id, nil, false, func(l record.MessageLink) error { all += l.Size; return nil }, func(record.RequestParts) error { return nil }); err != nil {
+		links, _, err := db.RequestParts(ctx, id, nil, false)
+		if err != nil {
 			t.Fatal(err)
+		}
+		for _, l := range links {
+			all += l.Size
 		}
 		if _, err := cache.Read(ctx, db, id, nil, &cache.Options{Brief: true}); err != nil {
 			t.Fatal(err)
@@ -218,12 +227,13 @@ func TestBrief_SameFiguresAsFull(t *testing.T) {
 		defer db.Close()
 		for _, r := range []*graph.Run{g, realistic} {
 			var inChain int
-			if err := db.ScanRequestParts(ctx, r.ID, nil, false, func(record.MessageLink) error { return nil }, func(p record.RequestParts) error {
+			_, reqs, err := db.RequestParts(ctx, r.ID, nil, false)
+			for _, p := range reqs {
 				if p.SystemInChain {
 					inChain++
 				}
-				return nil
-			}); err != nil || inChain == 0 {
+			}
+			if err != nil || inChain == 0 {
 				t.Fatalf("%s: %d requests keep their system prompt in the chain (%v)", r.ID, inChain, err)
 			}
 			full := briefAgrees(t, "older "+r.ID, db, r)

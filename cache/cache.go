@@ -46,12 +46,12 @@ import (
 )
 
 // Source is where the analysis reads a run's stored requests; *store.DB
-// satisfies it (see store.DB.ScanRequestParts and ScanMessages).
+// satisfies it (see store.DB.RequestParts and ScanMessages).
 type Source interface {
-	// ScanRequestParts reads the requests of run (only seqs, when not
-	// nil): the message links they reach, in id order, with their bytes
-	// or, data false, only their sizes, then the requests' parts.
-	ScanRequestParts(ctx context.Context, run string, seqs []int64, data bool, link func(record.MessageLink) error, req func(record.RequestParts) error) error
+	// RequestParts reads the requests of run (only seqs, when not nil):
+	// the message links they reach, in id order, with their bytes or,
+	// data false, only their sizes, and the requests' parts in seq order.
+	RequestParts(ctx context.Context, run string, seqs []int64, data bool) (record.Links, []record.RequestParts, error)
 	// ScanMessages reads links ids with their bytes.
 	ScanMessages(ctx context.Context, ids []int64, link func(record.MessageLink) error) error
 }
@@ -462,12 +462,20 @@ func AnalyzeRequests(g *graph.Run, reqs *Requests, o *Options) (*Report, error) 
 	for _, s := range o.seqsOrNil() {
 		only[s] = true
 	}
-	var calls []*Call
+	llm := 0
+	for _, n := range g.Nodes {
+		if n.Kind == record.KindLLM && n.LLM != nil {
+			llm++
+		}
+	}
+	all := make([]Call, 0, llm) // one allocation for every call
+	calls := make([]*Call, 0, llm)
 	for _, n := range g.Nodes {
 		if n.Kind != record.KindLLM || n.LLM == nil {
 			continue
 		}
-		c := &Call{Node: n, Previous: a.prev.get(n.Seq), Break: Break{Message: -1}}
+		all = append(all, Call{Node: n, Previous: a.prev.get(n.Seq), Break: Break{Message: -1}})
+		c := &all[len(all)-1]
 		u := n.LLM.Usage
 		c.Reported = Reported{In: u.In, Out: u.Out, Cached: u.Cached, CachedReported: u.CachedReported, CacheWrite: u.CacheWrite, CacheWriteReported: u.CacheWriteReported}
 		p := a.prompts.get(n.Seq)
@@ -549,11 +557,18 @@ type Requests struct {
 	msgs     []prefix.Msg              // links[i]'s tree node
 	rerooted map[prefix.Msg]prefix.Msg // an older file's path -> the same path without its system message
 	prompts  seqMap[*prompt]
+	// sweptIn and swept are the sweep of the requests as their rows say,
+	// with sweptLifetime (see sweepOf).
+	sweptIn       []sweepIn
+	swept         []sweepOut
+	sweptLifetime time.Duration
 }
 
 // Read reads the stored requests of run from src (only those of seqs,
 // when seqs is not nil) for AnalyzeRequests. It needs no graph, so a
-// caller may read while it loads the graph.
+// caller may read while it loads the graph; it even finds each request's
+// reusable prefix with o's lifetime from what the requests' rows say of
+// their nodes, and AnalyzeRequests keeps it when the graph agrees.
 //
 // With o.Brief it reads the bytes of only the messages the brief analysis
 // compares: a message needs none when it is the only one after its path
@@ -567,18 +582,14 @@ func Read(ctx context.Context, src Source, run string, seqs []int64, o *Options)
 	brief := o != nil && o.Brief
 	r := &Requests{run: run, brief: brief, frames: map[frameKey]*frame{},
 		rerooted: map[prefix.Msg]prefix.Msg{}}
-	var reqs []record.RequestParts
-	inChain := false
-	err := src.ScanRequestParts(ctx, run, seqs, !brief, func(l record.MessageLink) error {
-		r.links = append(r.links, l)
-		return nil
-	}, func(rp record.RequestParts) error {
-		reqs = append(reqs, rp)
-		inChain = inChain || rp.SystemInChain
-		return nil
-	})
+	links, reqs, err := src.RequestParts(ctx, run, seqs, !brief)
 	if err != nil {
 		return nil, err
+	}
+	r.links = links
+	inChain := false
+	for _, rp := range reqs {
+		inChain = inChain || rp.SystemInChain
 	}
 	read := make([]bool, len(r.links)) // bytes read
 	for i := range read {
@@ -586,6 +597,10 @@ func Read(ctx context.Context, src Source, run string, seqs []int64, o *Options)
 	}
 	if inChain {
 		if err := r.readMessages(ctx, src, read, nil); err != nil {
+			return nil, err
+		}
+	} else if brief {
+		if err := r.readMessages(ctx, src, read, r.crowded()); err != nil {
 			return nil, err
 		}
 	}
@@ -602,7 +617,34 @@ func Read(ctx context.Context, src Source, run string, seqs []int64, o *Options)
 		r.prompts.set(rp.Seq, r.prompt(rp))
 	}
 	r.tree.Order()
+	r.sweptLifetime = o.lifetime()
+	r.sweptIn = r.rowInputs(reqs)
+	r.swept = sweepOf(r.tree, r.sweptIn, r.sweptLifetime)
 	return r, nil
+}
+
+// crowded lists the links messages will want read: those that follow a
+// link (or start a chain) with others, and those whose separator is not
+// known without their bytes. (Copies of one message that differ only in
+// their separator become one tree node, and their followers are found
+// crowded only then: messages wants them.)
+func (r *Requests) crowded() []int {
+	after := make([]int32, len(r.links)+1) // links after each link (the last: after none)
+	prev := make([]int, len(r.links))
+	for i, l := range r.links {
+		prev[i] = len(r.links)
+		if j, ok := r.links.Index(l.Prev); ok && l.Prev != 0 {
+			prev[i] = j
+		}
+		after[prev[i]]++
+	}
+	var want []int
+	for i, l := range r.links {
+		if after[prev[i]] > 1 || l.Sep < 0 {
+			want = append(want, i)
+		}
+	}
+	return want
 }
 
 // messages interns the links in a new tree, in id order (a link's path
@@ -612,6 +654,7 @@ func Read(ctx context.Context, src Source, run string, seqs []int64, o *Options)
 // tree is built again once they are read).
 func (r *Requests) messages(read []bool) (want []int) {
 	r.tree = prefix.NewTree()
+	r.tree.Grow(len(r.links))
 	r.msgs = make([]prefix.Msg, len(r.links))
 	first := make([]int32, 1, len(r.links)+1) // per tree node: 1 + the first link after it, 0 none
 	for i, l := range r.links {
@@ -854,80 +897,4 @@ func readFrame(rp record.RequestParts) *frame {
 		f.req = req
 	}
 	return f
-}
-
-// sweep finds each analysed call's longest reusable prefix: calls in start
-// order, each model's set holding the requests that finished by then
-// within the lifetime and were recorded before the call.
-func (a *analysis) sweep(calls []*Call, rep *Report) {
-	lifetime := a.o.lifetime()
-	var queries, ready []*Call
-	for _, c := range calls {
-		if !c.Analyzed {
-			continue
-		}
-		queries = append(queries, c)
-		if c.Node.Status == record.StatusOK && !c.Node.Ended.IsZero() {
-			ready = append(ready, c)
-		}
-	}
-	slices.SortStableFunc(queries, func(x, y *Call) int { return x.Node.Started.Compare(y.Node.Started) })
-	slices.SortStableFunc(ready, func(x, y *Call) int { return x.Node.Ended.Compare(y.Node.Ended) })
-	sets := map[string]*prefix.Set{}
-	set := func(model string) *prefix.Set {
-		s := sets[model]
-		if s == nil {
-			s = a.tree.NewSet()
-			sets[model] = s
-		}
-		return s
-	}
-	type held struct {
-		entry *prefix.Entry
-		model string
-		ready time.Time
-	}
-	var live []held // in ready order
-	next, first := 0, 0
-	everHeld := map[string]bool{}
-	var bySeq seqMap[*Call]
-	for _, c := range calls {
-		bySeq.set(c.Node.Seq, c)
-	}
-	for _, q := range queries {
-		at := q.Node.Started
-		for next < len(ready) && !ready[next].Node.Ended.After(at) {
-			r := ready[next]
-			e := set(r.Node.LLM.Model).Add(a.prompts.get(r.Node.Seq).p, r.Node.Ended, r.Node.Seq)
-			live = append(live, held{e, r.Node.LLM.Model, r.Node.Ended})
-			everHeld[r.Node.LLM.Model] = true
-			next++
-		}
-		for first < len(live) && !prefix.Reusable(live[first].ready, at, lifetime) {
-			sets[live[first].model].Remove(live[first].entry)
-			live[first] = held{}
-			first++
-		}
-		seq := q.Node.Seq
-		n, e := set(q.Node.LLM.Model).Longest(a.prompts.get(seq).p, func(e *prefix.Entry) bool {
-			return e.ID < seq && prefix.Reusable(e.Ready, at, lifetime)
-		})
-		q.Reusable = n
-		if e != nil {
-			q.Match = bySeq.get(e.ID).Node
-			q.Since = at.Sub(e.Ready)
-		}
-		q.Tokens = prefix.Tokens(n)
-		if q.Bytes > 0 {
-			q.Share = float64(n) / float64(q.Bytes)
-		}
-		q.Tokens = a.tokens(q, n, rep)
-		switch {
-		case e != nil:
-		case everHeld[q.Node.LLM.Model]:
-			q.cold = fmt.Sprintf("no earlier request of %s had finished within the %s lifetime when it started", q.Node.LLM.Model, graph.FormatDuration(lifetime))
-		default:
-			q.cold = fmt.Sprintf("nothing earlier to reuse: no request of %s had finished when it started", q.Node.LLM.Model)
-		}
-	}
 }

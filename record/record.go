@@ -368,6 +368,13 @@ type RequestParts struct {
 	Last int64
 	// Size is the body's length in bytes.
 	Size int64
+	// Started, Ended, Status, Model and Fidelity are the llm node's, as
+	// its row holds them (the cache analysis sweeps the requests in time
+	// order while the graph loads, and checks them against it after).
+	Started, Ended time.Time
+	Status         Status
+	Model          string
+	Fidelity       Fidelity
 }
 
 // MessageLink is one message of the store's message chain: the requests

@@ -2,25 +2,27 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/inspect-dev/inspect/record"
 )
 
-// ScanRequestParts reads the stored requests of run's llm nodes (only
-// those of seqs, when seqs is not nil) as the store keeps them, without
-// rebuilding any body: first link is called with every message link the
-// requests reach, each once and in id order (a link's Prev comes before
-// it), then req with each request's parts in seq order. What it reads is
-// the run's distinct messages and blobs once, not every request's bytes;
-// each request's recorded size is checked against its parts, so a
-// damaged chain is refused, never followed for ever. With data false the
-// links come without their bytes (Data nil; Size and Sep say what they
-// are), for a reader that needs the bytes of only a few (ScanMessages).
-func (db *DB) ScanRequestParts(ctx context.Context, run string, seqs []int64, data bool, link func(record.MessageLink) error, req func(record.RequestParts) error) error {
+// RequestParts reads the stored requests of run's llm nodes (only those
+// of seqs, when seqs is not nil) as the store keeps them, without
+// rebuilding any body: every message link the requests reach, each once
+// and in id order (a link's Prev comes before it), and each request's
+// parts in seq order. What it reads is the run's distinct messages and
+// blobs once, not every request's bytes; each request's recorded size is
+// checked against its parts, so a damaged chain is refused, never followed
+// for ever. With data false the links come without their bytes (Data nil;
+// Size and Sep say what they are), for a reader that needs the bytes of
+// only a few (ScanMessages).
+func (db *DB) RequestParts(ctx context.Context, run string, seqs []int64, data bool) (record.Links, []record.RequestParts, error) {
 	where := `n.run_id = ?1`
 	args := []any{run}
 	if seqs != nil {
@@ -28,29 +30,33 @@ func (db *DB) ScanRequestParts(ctx context.Context, run string, seqs []int64, da
 		where += ` AND n.seq IN (SELECT value FROM json_each(?2))`
 		args = append(args, string(list))
 	}
-	fail := func(err error) error { return fmt.Errorf("load the requests of run %s: %w", run, err) }
+	fail := func(err error) (record.Links, []record.RequestParts, error) {
+		return nil, nil, fmt.Errorf("load the requests of run %s: %w", run, err)
+	}
 
 	// The requests (read before their blobs: a run has a few distinct
 	// heads, system messages and tails, each read once).
-	qrows, err := db.r.QueryContext(ctx, `SELECT n.seq, r.head, r.system, r.last, r.tail, r.size
+	qrows, err := db.r.QueryContext(ctx, `SELECT n.seq, r.head, r.system, r.last, r.tail, r.size, n.started_ns, n.ended_ns, n.status, n.name, n.fidelity
 		FROM requests r JOIN nodes n ON n.id = r.node_id WHERE `+where+` ORDER BY n.seq`, args...)
 	if err != nil {
 		return fail(err)
 	}
 	var reqs []record.RequestParts
+	var p record.RequestParts
+	var system, started int64
+	var ended sql.NullInt64
+	dest := []any{&p.Seq, &p.HeadID, &system, &p.Last, &p.TailID, &p.Size, &started, &ended, &p.Status, &p.Model, &p.Fidelity}
 	for qrows.Next() {
-		var p record.RequestParts
-		var system int64
-		if err := qrows.Scan(&p.Seq, &p.HeadID, &system, &p.Last, &p.TailID, &p.Size); err != nil {
+		if err := qrows.Scan(dest...); err != nil {
 			qrows.Close()
 			return fail(err)
 		}
-		if system < 0 {
-			p.SystemInChain = true
-		} else {
-			p.SystemID = system
+		p.SystemInChain, p.SystemID = system < 0, max(system, 0)
+		p.Started, p.Ended = time.Unix(0, started), time.Time{}
+		if ended.Valid {
+			p.Ended = time.Unix(0, ended.Int64)
 		}
-		reqs = append(reqs, p)
+		reqs = appendDoubling(reqs, p)
 	}
 	qrows.Close()
 	if err := qrows.Err(); err != nil {
@@ -71,9 +77,6 @@ func (db *DB) ScanRequestParts(ctx context.Context, run string, seqs []int64, da
 			before = size[j]
 		}
 		size[i] = before + l.Size
-		if err := link(l); err != nil {
-			return err
-		}
 	}
 
 	blobs := map[int64][]byte{}
@@ -83,7 +86,7 @@ func (db *DB) ScanRequestParts(ctx context.Context, run string, seqs []int64, da
 		}
 		var b []byte
 		if err := db.r.QueryRowContext(ctx, `SELECT data FROM blobs WHERE id = ?`, id).Scan(&b); err != nil {
-			return nil, fail(fmt.Errorf("blob %d: %w", id, err))
+			return nil, fmt.Errorf("blob %d: %w", id, err)
 		}
 		if b == nil {
 			b = []byte{}
@@ -91,16 +94,17 @@ func (db *DB) ScanRequestParts(ctx context.Context, run string, seqs []int64, da
 		blobs[id] = b
 		return b, nil
 	}
-	for _, p := range reqs {
+	for i := range reqs {
+		p := &reqs[i]
 		if p.Head, err = blob(p.HeadID); err != nil {
-			return err
+			return fail(err)
 		}
 		if p.Tail, err = blob(p.TailID); err != nil {
-			return err
+			return fail(err)
 		}
 		if p.SystemID > 0 {
 			if p.System, err = blob(p.SystemID); err != nil {
-				return err
+				return fail(err)
 			}
 		}
 		chain := int64(0)
@@ -112,11 +116,17 @@ func (db *DB) ScanRequestParts(ctx context.Context, run string, seqs []int64, da
 		if got := int64(len(p.Head)+len(p.System)+len(p.Tail)) + chain; got != p.Size {
 			return fail(fmt.Errorf("the request of n%d has %d bytes in its parts, %d recorded: the database is damaged", p.Seq, got, p.Size))
 		}
-		if err := req(p); err != nil {
-			return err
-		}
 	}
-	return nil
+	return links, reqs, nil
+}
+
+// appendDoubling is append with the capacity doubled when full (append
+// grows a large slice by a quarter, and so copies it many times over).
+func appendDoubling[T any](s []T, v T) []T {
+	if len(s) == cap(s) {
+		s = slices.Grow(s, max(len(s), 256))
+	}
+	return append(s, v)
 }
 
 // linkColumns are the chain's columns a MessageLink is scanned from,
@@ -126,23 +136,39 @@ const (
 	linkDataColumns = `chain.id, chain.prev, length(chain.data), chain.data`
 )
 
-// scanLink scans one row of linkColumns (data false) or linkDataColumns.
-func scanLink(s interface{ Scan(...any) error }, data bool) (record.MessageLink, error) {
-	var l record.MessageLink
-	if !data {
-		err := s.Scan(&l.ID, &l.Prev, &l.Size, &l.Sep)
-		return l, err
+// linkScanner scans rows of linkColumns (data false) or linkDataColumns
+// into one MessageLink, its destinations made once.
+type linkScanner struct {
+	l    record.MessageLink
+	data bool
+	dest []any
+}
+
+func newLinkScanner(data bool) *linkScanner {
+	s := &linkScanner{data: data}
+	s.dest = []any{&s.l.ID, &s.l.Prev, &s.l.Size, &s.l.Sep}
+	if data {
+		s.dest[3] = &s.l.Data
 	}
-	err := s.Scan(&l.ID, &l.Prev, &l.Size, &l.Data)
-	switch d := l.Data; {
-	case len(d) > 0 && d[0] == '{':
-		l.Sep = 0
-	case len(d) > 1 && d[0] == ',' && d[1] == '{':
-		l.Sep = 1
-	default:
-		l.Sep = -1
+	return s
+}
+
+func (s *linkScanner) scan(rows *sql.Rows) (record.MessageLink, error) {
+	s.l.Data = nil
+	if err := rows.Scan(s.dest...); err != nil {
+		return record.MessageLink{}, err
 	}
-	return l, err
+	if s.data {
+		switch d := s.l.Data; {
+		case len(d) > 0 && d[0] == '{':
+			s.l.Sep = 0
+		case len(d) > 1 && d[0] == ',' && d[1] == '{':
+			s.l.Sep = 1
+		default:
+			s.l.Sep = -1
+		}
+	}
+	return s.l, nil
 }
 
 // requestLinks reads the links reqs reach, each once, in id order. They
@@ -173,8 +199,9 @@ func (db *DB) requestLinks(ctx context.Context, reqs []record.RequestParts, data
 		return nil, err
 	}
 	misses := 0
+	sc := newLinkScanner(data)
 	for len(want) > 0 && misses < 4096 && rows.Next() {
-		l, err := scanLink(rows, data)
+		l, err := sc.scan(rows)
 		if err != nil {
 			rows.Close()
 			return nil, err
@@ -190,7 +217,7 @@ func (db *DB) requestLinks(ctx context.Context, reqs []record.RequestParts, data
 		for len(want) > 0 && want[0] == l.ID {
 			want.pop()
 		}
-		links = append(links, l)
+		links = appendDoubling(links, l)
 		if l.Prev > 0 {
 			want.push(l.Prev)
 		}
@@ -216,7 +243,7 @@ func (db *DB) requestLinks(ctx context.Context, reqs []record.RequestParts, data
 	}
 	var more []record.MessageLink
 	for rows.Next() {
-		l, err := scanLink(rows, data)
+		l, err := sc.scan(rows)
 		if err != nil {
 			rows.Close()
 			return nil, err
@@ -235,7 +262,7 @@ func (db *DB) requestLinks(ctx context.Context, reqs []record.RequestParts, data
 }
 
 // ScanMessages calls fn with each link of ids that the chain holds, with
-// its bytes, in id order: the bytes a reader of ScanRequestParts without
+// its bytes, in id order: the bytes a reader of RequestParts without
 // data needs of a few.
 func (db *DB) ScanMessages(ctx context.Context, ids []int64, fn func(record.MessageLink) error) error {
 	if len(ids) == 0 {
@@ -247,8 +274,9 @@ func (db *DB) ScanMessages(ctx context.Context, ids []int64, fn func(record.Mess
 		return fmt.Errorf("load messages: %w", err)
 	}
 	defer rows.Close()
+	sc := newLinkScanner(true)
 	for rows.Next() {
-		l, err := scanLink(rows, true)
+		l, err := sc.scan(rows)
 		if err != nil {
 			return fmt.Errorf("load messages: %w", err)
 		}

@@ -15,12 +15,15 @@ import (
 	"github.com/inspect-dev/inspect/store"
 )
 
-// parts rebuilds every request ScanRequestParts gives from its parts.
+// parts rebuilds every request RequestParts gives from its parts.
 func parts(t *testing.T, db *store.DB, run string, seqs []int64) (map[int64][]byte, int) {
 	t.Helper()
+	list, reqs, err := db.RequestParts(context.Background(), run, seqs, true)
+	if err != nil {
+		t.Fatal(err)
+	}
 	links := map[int64]record.MessageLink{}
-	out := map[int64][]byte{}
-	err := db.ScanRequestParts(context.Background(), run, seqs, true, func(l record.MessageLink) error {
+	for _, l := range list {
 		if _, dup := links[l.ID]; dup {
 			t.Errorf("link %d given twice", l.ID)
 		}
@@ -28,8 +31,12 @@ func parts(t *testing.T, db *store.DB, run string, seqs []int64) (map[int64][]by
 			t.Errorf("link %d before its prev %d", l.ID, l.Prev)
 		}
 		links[l.ID] = l
-		return nil
-	}, func(p record.RequestParts) error {
+	}
+	out := map[int64][]byte{}
+	for i, p := range reqs {
+		if i > 0 && reqs[i-1].Seq >= p.Seq {
+			t.Errorf("request n%d after n%d", p.Seq, reqs[i-1].Seq)
+		}
 		var chain [][]byte
 		for id := p.Last; id != 0; id = links[id].Prev {
 			chain = append(chain, links[id].Data)
@@ -39,17 +46,13 @@ func parts(t *testing.T, db *store.DB, run string, seqs []int64) (map[int64][]by
 			b = append(b, chain[i]...)
 		}
 		out[p.Seq] = append(b, p.Tail...)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	return out, len(links)
 }
 
 // The parts of every request of a realistic run join back to the body
 // Request rebuilds, each link given once; a subset reads only its own.
-func TestScanRequestParts_JoinsBack(t *testing.T) {
+func TestRequestParts_JoinsBack(t *testing.T) {
 	ctx := context.Background()
 	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
 	if err != nil {
@@ -89,7 +92,7 @@ func TestScanRequestParts_JoinsBack(t *testing.T) {
 }
 
 // A chain that loops, or a link whose bytes were cut, is refused as damaged.
-func TestScanRequestParts_Damaged(t *testing.T) {
+func TestRequestParts_Damaged(t *testing.T) {
 	for _, tt := range []struct{ name, sql string }{
 		{"loop", `UPDATE chain SET prev = (SELECT max(id) FROM chain) WHERE prev = 0`},
 		{"cut", `UPDATE chain SET data = substr(data, 2) WHERE id = (SELECT max(id) FROM chain)`},
@@ -120,9 +123,9 @@ func TestScanRequestParts_Damaged(t *testing.T) {
 			}
 			defer ro.Close()
 			for _, data := range []bool{true, false} {
-				err = ro.ScanRequestParts(ctx, run, nil, data, func(record.MessageLink) error { return nil }, func(record.RequestParts) error { return nil })
+				_, _, err = ro.RequestParts(ctx, run, nil, data)
 				if err == nil || !strings.Contains(err.Error(), "the database is damaged") {
-					t.Fatalf("ScanRequestParts (data %v) = %v, want the database is damaged", data, err)
+					t.Fatalf("RequestParts (data %v) = %v, want the database is damaged", data, err)
 				}
 			}
 		})
@@ -133,7 +136,7 @@ func TestScanRequestParts_Damaged(t *testing.T) {
 // of another run's messages recorded between them: the scan down from the
 // newest link stops among the other run's and the rest are walked, and
 // every request still joins back.
-func TestScanRequestParts_SharedWithAnOlderRun(t *testing.T) {
+func TestRequestParts_SharedWithAnOlderRun(t *testing.T) {
 	ctx := context.Background()
 	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
 	if err != nil {
@@ -183,7 +186,7 @@ func TestScanRequestParts_SharedWithAnOlderRun(t *testing.T) {
 // Read without their bytes, the links are the same links with their
 // sizes and separators, and ScanMessages reads the bytes of those asked
 // for, in id order: on a realistic run and on bodies laid out otherwise.
-func TestScanRequestParts_WithoutData(t *testing.T) {
+func TestRequestParts_WithoutData(t *testing.T) {
 	ctx := context.Background()
 	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
 	if err != nil {
@@ -212,14 +215,9 @@ func TestScanRequestParts_WithoutData(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, run := range []string{realistic, rec.RunID()} {
-		scan := func(data bool) (links []record.MessageLink, reqs []record.RequestParts) {
-			if err := db.ScanRequestParts(ctx, run, nil, data, func(l record.MessageLink) error {
-				links = append(links, l)
-				return nil
-			}, func(p record.RequestParts) error {
-				reqs = append(reqs, p)
-				return nil
-			}); err != nil {
+		scan := func(data bool) (record.Links, []record.RequestParts) {
+			links, reqs, err := db.RequestParts(ctx, run, nil, data)
+			if err != nil {
 				t.Fatal(err)
 			}
 			return links, reqs
@@ -249,7 +247,7 @@ func TestScanRequestParts_WithoutData(t *testing.T) {
 		}
 		var got []int64
 		if err := db.ScanMessages(ctx, append(ids, 1<<40), func(l record.MessageLink) error {
-			i, _ := record.Links(with).Index(l.ID)
+			i, _ := with.Index(l.ID)
 			if !bytes.Equal(l.Data, with[i].Data) || l.Sep != with[i].Sep || l.Prev != with[i].Prev {
 				t.Errorf("ScanMessages gave link %d as %+v, want %+v", l.ID, l, with[i])
 			}

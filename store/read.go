@@ -275,8 +275,9 @@ func (db *DB) ScanNodesTo(ctx context.Context, run *record.Run, last int64, fn f
 		return fmt.Errorf("load nodes of %s: %w", run.ID, err)
 	}
 	defer rows.Close()
+	var sc nodeScanner
 	for rows.Next() {
-		n, err := scanNode(rows, run)
+		n, err := sc.scan(rows, run)
 		if err != nil {
 			return fmt.Errorf("load nodes of %s: %w", run.ID, err)
 		}
@@ -290,27 +291,39 @@ func (db *DB) ScanNodesTo(ctx context.Context, run *record.Run, last int64, fn f
 const nodeSelect = `SELECT seq, kind, branch, fork_seq, agent, depth, started_ns, ended_ns, status, error,
 	name, calls, call_id, tokens_in, tokens_out, tokens_cached, tokens_cache_write, tokens_reasoning, fidelity, attempts, research, args, text, data FROM nodes`
 
-// scanNode reads one row of nodeSelect.
-func scanNode(rows *sql.Rows, run *record.Run) (*record.Node, error) {
+// nodeScanner reads rows of nodeSelect: the columns that are not a
+// Node's own fields are scanned into its fields, allocated once per query
+// rather than once per row.
+type nodeScanner struct {
+	started  int64
+	ended    sql.NullInt64
+	u        usageCols
+	name     string
+	calls    string
+	callID   string
+	args     string
+	data     string
+	in, out  int64
+	research int
+	dest     []any
+}
+
+// scan reads the row rows is on.
+func (s *nodeScanner) scan(rows *sql.Rows, run *record.Run) (*record.Node, error) {
 	n := new(record.Node)
-	var started int64
-	var ended sql.NullInt64
-	var u usageCols
-	var name, calls, callID, args, data string
-	var in, out int64
-	var research int
-	if err := rows.Scan(&n.Seq, &n.Kind, &n.Branch, &n.ForkSeq, &n.Agent, &n.Depth, &started, &ended, &n.Status, &n.Error,
-		&name, &calls, &callID, &in, &out, &u.cached, &u.cacheWrite, &u.reasoning, &u.fidelity, &u.attempts, &research, &args, &n.Text, &data); err != nil {
+	s.dest = append(s.dest[:0], &n.Seq, &n.Kind, &n.Branch, &n.ForkSeq, &n.Agent, &n.Depth, &s.started, &s.ended, &n.Status, &n.Error,
+		&s.name, &s.calls, &s.callID, &s.in, &s.out, &s.u.cached, &s.u.cacheWrite, &s.u.reasoning, &s.u.fidelity, &s.u.attempts, &s.research, &s.args, &n.Text, &s.data)
+	if err := rows.Scan(s.dest...); err != nil {
 		return nil, err
 	}
-	n.Started = time.Unix(0, started)
-	if ended.Valid {
-		n.Ended = time.Unix(0, ended.Int64)
+	n.Started = time.Unix(0, s.started)
+	if s.ended.Valid {
+		n.Ended = time.Unix(0, s.ended.Int64)
 	}
 	if n.Status == record.StatusRunning && run.Status == record.StatusInterrupted {
 		n.Status = record.StatusInterrupted
 	}
-	if err := decodeNode(n, name, calls, callID, args, data, in, out, u, research); err != nil {
+	if err := decodeNode(n, s.name, s.calls, s.callID, s.args, s.data, s.in, s.out, s.u, s.research); err != nil {
 		return nil, fmt.Errorf("n%d: %w", n.Seq, err)
 	}
 	return n, nil
@@ -386,8 +399,9 @@ func (db *DB) eachNode(ctx context.Context, run *record.Run, where string, args 
 		return err
 	}
 	defer rows.Close()
+	var sc nodeScanner
 	for rows.Next() {
-		n, err := scanNode(rows, run)
+		n, err := sc.scan(rows, run)
 		if err != nil {
 			return err
 		}

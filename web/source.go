@@ -37,7 +37,7 @@ type Source interface {
 	RequestFrame(ctx context.Context, run string, seq int64) ([]byte, error)
 	// Asks are the questions put to node seq, oldest first.
 	Asks(ctx context.Context, run string, seq int64) ([]Ask, error)
-	// ScanRequestParts reads a run's stored requests as the prompt-cache
+	// RequestParts reads a run's stored requests as the prompt-cache
 	// analysis needs them (cache.Source).
 	cache.Source
 }

@@ -36,6 +36,7 @@ import (
 	"cmp"
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"sort"
 	"time"
 
@@ -108,6 +109,9 @@ type Tree struct {
 func NewTree() *Tree {
 	return &Tree{seed: maphash.MakeSeed(), nodes: []node{{}}, index: map[uint64]Msg{}, pidx: map[uint64][]Part{}}
 }
+
+// Grow makes room for n more messages.
+func (t *Tree) Grow(n int) { t.nodes = slices.Grow(t.nodes, n) }
 
 // Part interns b (the tools array's or the system message's JSON) and
 // returns its id; equal bytes give the same id. The tree keeps b: the

@@ -186,11 +186,12 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 	}
 
 	ctx := cmd.Context()
-	db, g, reqs, readErr, err := loadGraphRequests(ctx, opts.F, opts.Run, true)
+	co := briefCache(opts.F)
+	db, g, reqs, readErr, err := loadGraphRequests(ctx, opts.F, opts.Run, co)
 	if err != nil {
 		return err
 	}
-	cfg := auditConfig(ctx, db, g, reqs, readErr, policy)
+	cfg := auditConfig(ctx, db, g, reqs, readErr, co)
 	applyPolicy(cfg, o, policy)
 	if cfg.Baseline, err = readBaseline(opts.Baseline); err != nil {
 		return err

@@ -14,7 +14,6 @@ import (
 
 	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/cache/report"
-	"github.com/inspect-dev/inspect/config"
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/internal/termsafe"
@@ -129,7 +128,8 @@ func cacheRun(cmd *cobra.Command, opts *CacheOptions) error {
 		seq = s
 	}
 	ctx := cmd.Context()
-	db, g, reqs, readErr, err := loadGraphRequests(ctx, opts.F, opts.Run, false)
+	o := &cache.Options{Lifetime: opts.Lifetime, MinPrefix: opts.MinPrefix, Prices: policy.Prices}
+	db, g, reqs, readErr, err := loadGraphRequests(ctx, opts.F, opts.Run, o)
 	if err != nil {
 		return err
 	}
@@ -151,7 +151,7 @@ func cacheRun(cmd *cobra.Command, opts *CacheOptions) error {
 	if readErr != nil {
 		return readErr
 	}
-	rep, err := cache.AnalyzeRequests(g, reqs, &cache.Options{Lifetime: opts.Lifetime, MinPrefix: opts.MinPrefix, Prices: policy.Prices})
+	rep, err := cache.AnalyzeRequests(g, reqs, o)
 	if err != nil {
 		return err
 	}
@@ -177,10 +177,10 @@ func cacheRun(cmd *cobra.Command, opts *CacheOptions) error {
 }
 
 // loadGraphRequests loads run ref's graph and, at the same time, reads its
-// stored requests for the prompt-cache analysis (cache.Read needs no
-// graph; brief: for Options.Brief only). readErr is the read's error,
-// apart: a graph can be drawn without the analysis.
-func loadGraphRequests(ctx context.Context, f *Factory, ref string, brief bool) (db *store.DB, g *graph.Run, reqs *cache.Requests, readErr, err error) {
+// stored requests for the prompt-cache analysis with options o (cache.Read
+// needs no graph; o.Brief: for a brief analysis only). readErr is the
+// read's error, apart: a graph can be drawn without the analysis.
+func loadGraphRequests(ctx context.Context, f *Factory, ref string, o *cache.Options) (db *store.DB, g *graph.Run, reqs *cache.Requests, readErr, err error) {
 	db, id, err := openRun(ctx, f, ref)
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -192,7 +192,7 @@ func loadGraphRequests(ctx context.Context, f *Factory, ref string, brief bool) 
 		return err
 	})
 	eg.Go(func() error {
-		reqs, readErr = cache.Read(ctx, db, id, nil, &cache.Options{Brief: brief})
+		reqs, readErr = cache.Read(ctx, db, id, nil, o)
 		return nil
 	})
 	if err := eg.Wait(); err != nil {
@@ -202,19 +202,27 @@ func loadGraphRequests(ctx context.Context, f *Factory, ref string, brief bool) 
 	return db, g, reqs, readErr, nil
 }
 
+// briefCache is the brief analysis a graph's labels and the audit use,
+// with the policy's cache lifetime when it sets one (a broken policy file
+// is audit's to report, not the analysis').
+func briefCache(f *Factory) *cache.Options {
+	o := &cache.Options{Brief: true}
+	if policy, err := f.Config(); err == nil {
+		if d, _, ok := policy.Lifetime(); ok {
+			o.Lifetime = d
+		}
+	}
+	return o
+}
+
 // loadGraphCache is loadGraphRequests with the brief analysis a graph's
 // labels show (no break naming); when it fails (a damaged request), it
 // says so on stderr and the graph is drawn without it (a nil report).
 func loadGraphCache(ctx context.Context, f *Factory, ref string) (*store.DB, *graph.Run, *cache.Report, error) {
-	db, g, reqs, readErr, err := loadGraphRequests(ctx, f, ref, true)
+	o := briefCache(f)
+	db, g, reqs, readErr, err := loadGraphRequests(ctx, f, ref, o)
 	if err != nil {
 		return nil, nil, nil, err
-	}
-	o := &cache.Options{Brief: true}
-	if policy, err := f.Config(); err == nil { // a broken policy file is audit's to report, not the graph's
-		if d, _, ok := policy.Lifetime(); ok {
-			o.Lifetime = d
-		}
 	}
 	var rep *cache.Report
 	if readErr == nil {
@@ -228,17 +236,10 @@ func loadGraphCache(ctx context.Context, f *Factory, ref string) (*store.DB, *gr
 }
 
 // auditConfig is an audit of run g reading its requests from db: bodies,
-// frames, and the prompt-cache analysis (brief, as the audit needs it,
-// with policy's cache lifetime when it sets one) of the requests read
-// with the graph (reqs; nil: read them when the rule asks, readErr the
-// error of reading them).
-func auditConfig(ctx context.Context, db *store.DB, g *graph.Run, reqs *cache.Requests, readErr error, policy *config.Config) *findings.Config {
-	o := &cache.Options{Brief: true}
-	if policy != nil {
-		if d, _, ok := policy.Lifetime(); ok {
-			o.Lifetime = d
-		}
-	}
+// frames, and the prompt-cache analysis with options o (brief, as the
+// audit needs it: briefCache) of the requests read with the graph (reqs;
+// nil: read them when the rule asks, readErr the error of reading them).
+func auditConfig(ctx context.Context, db *store.DB, g *graph.Run, reqs *cache.Requests, readErr error, o *cache.Options) *findings.Config {
 	return &findings.Config{
 		Requests: func(seq int64) ([]byte, error) { return db.Request(ctx, g.ID, seq) },
 		Frames:   func(seq int64) ([]byte, error) { return db.RequestFrame(ctx, g.ID, seq) },

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/mermaid"
 	"github.com/inspect-dev/inspect/record"
@@ -104,7 +105,7 @@ func showDemoResult(ctx context.Context, f *Factory, runID string) (int64, error
 		return 0, err
 	}
 	fmt.Fprintln(out)
-	cfg := auditConfig(ctx, db, g, nil, nil, nil)
+	cfg := auditConfig(ctx, db, g, nil, nil, &cache.Options{Brief: true})
 	rep, err := cfg.Audit(g)
 	if err != nil {
 		return 0, err

@@ -159,7 +159,8 @@ func diffSide(ctx context.Context, f *Factory, ref string) (diff.Side, error) {
 			return diff.Side{}, Usagef("%s: no database file %q; give an existing FILE.db:RUN (e.g. baseline.db:latest)", ref, r.DB)
 		}
 	}
-	db, g, reqs, readErr, err := loadGraphRequests(ctx, f, ref, true)
+	co := briefCache(f)
+	db, g, reqs, readErr, err := loadGraphRequests(ctx, f, ref, co)
 	if err != nil {
 		return diff.Side{}, err
 	}
@@ -167,7 +168,7 @@ func diffSide(ctx context.Context, f *Factory, ref string) (diff.Side, error) {
 	if err != nil {
 		return diff.Side{}, err
 	}
-	cfg := auditConfig(ctx, db, g, reqs, readErr, policy)
+	cfg := auditConfig(ctx, db, g, reqs, readErr, co)
 	applyPolicy(cfg, o, policy)
 	rep, err := cfg.Audit(g)
 	if err != nil {

@@ -87,7 +87,7 @@ func auditOptions(f *Factory, sets []string) (*findings.Options, *config.Config,
 }
 
 // applyPolicy puts the team's policy into an audit of run g: its options,
-// price table and ignore entries (its cache lifetime goes to auditConfig).
+// price table and ignore entries (its cache lifetime: briefCache).
 func applyPolicy(cfg *findings.Config, o *findings.Options, c *config.Config) {
 	cfg.Options, cfg.Prices, cfg.Ignore = o, c.Prices, c.Ignore
 }

@@ -127,9 +127,9 @@ func (s *Source) Asks(ctx context.Context, run string, seq int64) ([]web.Ask, er
 	return out, nil
 }
 
-// ScanRequestParts reads run's stored requests for the cache analysis.
-func (s *Source) ScanRequestParts(ctx context.Context, run string, seqs []int64, data bool, link func(record.MessageLink) error, req func(record.RequestParts) error) error {
-	return s.DB.ScanRequestParts(ctx, run, seqs, data, link, req)
+// RequestParts reads run's stored requests for the cache analysis.
+func (s *Source) RequestParts(ctx context.Context, run string, seqs []int64, data bool) (record.Links, []record.RequestParts, error) {
+	return s.DB.RequestParts(ctx, run, seqs, data)
 }
 
 // ScanMessages reads message links with their bytes for the cache analysis.
