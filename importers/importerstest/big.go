@@ -214,7 +214,7 @@ func (j *kimiJournal) ev(at float64, typ string, payload any) {
 func kimiUsage(other, out, read, creation int64, id string) map[string]any {
 	return map[string]any{"context_usage": 0.2, "context_tokens": other + read + creation, "max_context_tokens": 262144,
 		"token_usage": map[string]any{"input_other": other, "output": out, "input_cache_read": read, "input_cache_creation": creation},
-		"message_id": id, "plan_mode": false, "mcp_status": nil}
+		"message_id":  id, "plan_mode": false, "mcp_status": nil}
 }
 
 func kimiCall(id, name, args string) map[string]any {
