@@ -1,0 +1,135 @@
+package importerstest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/inspect-dev/inspect/importers"
+	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/store"
+)
+
+// StoredRun renders run id of db as text, one JSON line for the run and
+// one per node in sequence order, with each llm node's request (rebuilt
+// from the store and checked against its hash: its size and SHA-256) and
+// response: every byte an
+// import recorded, for comparing two imports of the same session. Each key
+// of replace found in the text (a temporary folder) is written as its
+// value.
+func StoredRun(t testing.TB, db *store.DB, id string, replace map[string]string) string {
+	t.Helper()
+	ctx := context.Background()
+	run, err := db.LoadRun(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	line := func(v any) {
+		j, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	r := *run
+	r.ID = ""
+	line(r)
+	err = db.ScanNodes(ctx, run, func(n *record.Node) error {
+		if n.LLM != nil {
+			l := *n.LLM
+			req, err := db.Request(ctx, id, n.Seq)
+			if err != nil && !errors.Is(err, store.ErrNoRequest) {
+				return err
+			}
+			resp, err := db.Response(ctx, id, n.Seq)
+			if err != nil && !errors.Is(err, store.ErrNoRequest) {
+				return err
+			}
+			l.Request, l.Response = nil, nil
+			nn := *n
+			nn.LLM = &l
+			line(nn)
+			sum := sha256.Sum256(req)
+			fmt.Fprintf(&b, "  request %d bytes sha256 %x\n  response %s\n", len(req), sum, resp)
+			return nil
+		}
+		line(n)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for k, v := range replace {
+		if k != "" {
+			out = strings.ReplaceAll(out, k, v)
+		}
+	}
+	return out
+}
+
+var update = flag.Bool("update", false, "rewrite the stored-run goldens under testdata/stored (SameStoredRun)")
+
+// SameStoredRun imports path as f into a new store file and compares the
+// stored run (StoredRun, with dir written as $DIR) with the golden file
+// testdata/stored/NAME.txt of the calling package: the pin that an importer
+// still records the same run, node for node and byte for byte, after a
+// change to how it reads. With digest the golden holds the dump's size and
+// SHA-256 only (a generated session too big to keep). -update rewrites the
+// golden.
+func SameStoredRun(t *testing.T, name string, f importers.Format, path, dir string, digest bool) {
+	t.Helper()
+	db := Store(t)
+	res, err := importers.Import(context.Background(), db, f, path, importers.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got strings.Builder
+	for _, r := range res {
+		got.WriteString(StoredRun(t, db, r.RunID, map[string]string{dir: "$DIR"}))
+	}
+	if digest {
+		sum := sha256.Sum256([]byte(got.String()))
+		nodes := strings.Count(got.String(), "\n{")
+		got.Reset()
+		fmt.Fprintf(&got, "%d lines after the run's, %x\n", nodes, sum)
+	}
+	golden := filepath.Join("testdata", "stored", name+".txt")
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to write it)", err)
+	}
+	if got.String() != string(want) {
+		g, w := strings.Split(got.String(), "\n"), strings.Split(string(want), "\n")
+		for i := 0; i < len(g) || i < len(w); i++ {
+			var gl, wl string
+			if i < len(g) {
+				gl = g[i]
+			}
+			if i < len(w) {
+				wl = w[i]
+			}
+			if gl != wl {
+				t.Fatalf("%s: the stored run differs from %s at line %d:\ngot:  %.600s\nwant: %.600s", name, golden, i+1, gl, wl)
+			}
+		}
+	}
+}
