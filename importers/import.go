@@ -44,49 +44,48 @@ type Result struct {
 }
 
 // Import reads path as format f and records each session it holds through
-// w (again into the same run when it was imported before).
+// w (again into the same run when it was imported before). A Streamer's
+// sessions are recorded as they are read, in bounded memory.
 func Import(ctx context.Context, w Writer, f Format, path string, opt Options) ([]Result, error) {
-	sessions, err := f.Read(ctx, path, opt)
+	var sessions []*Session
+	var err error
+	if sf, ok := f.(Streamer); ok {
+		sessions, err = sf.Stream(ctx, path, opt)
+	} else {
+		sessions, err = f.Read(ctx, path, opt)
+	}
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		for _, s := range sessions {
+			if s.Close != nil {
+				s.Close()
+			}
+		}
+	}()
 	var out []Result
 	for _, s := range sessions {
 		if s.Source.Format == "" {
 			s.Source.Format = f.Name()
 		}
-		id, nodes, err := write(ctx, w, s)
+		id, nodes, convs, err := write(ctx, w, s)
+		if s.Close != nil {
+			s.Close()
+			s.Close = nil
+		}
 		if err != nil {
 			return out, err
 		}
-		st, _ := convStatus(orEmpty(s.Trunk))
+		trunk := s.Trunk
+		if trunk == nil {
+			trunk = &Conversation{}
+		}
+		st, _ := convStatus(trunk)
 		out = append(out, Result{RunID: id, Source: s.Source, Title: s.Title, Status: st,
-			Conversations: conversations(s.Trunk), Nodes: nodes, Report: s.Report})
+			Conversations: convs, Nodes: nodes, Report: s.Report})
 	}
 	return out, nil
-}
-
-func orEmpty(c *Conversation) *Conversation {
-	if c == nil {
-		return &Conversation{}
-	}
-	return c
-}
-
-// conversations counts c and every branch under it.
-func conversations(c *Conversation) int {
-	n := 1
-	if c == nil {
-		return n
-	}
-	for _, st := range c.Steps {
-		if st.Fork != nil {
-			for _, b := range st.Fork.Branches {
-				n += conversations(b.Conv)
-			}
-		}
-	}
-	return n
 }
 
 // Watch imports path now and again whenever its files change (polled

@@ -7,6 +7,13 @@
 // nodes, statuses, usage normalisation — and writes it through a Writer the
 // store satisfies, so every importer numbers, nests and prices a run alike.
 // It knows nothing of SQL, rules or rendering.
+//
+// A format that implements Streamer hands its session over while it reads
+// it: its conversations are Live, each step comes as the reader settles it,
+// and Write records it and keeps nothing of it, so memory stays bounded on
+// a session of any size (DESIGN §13). The steps come in the order Write
+// numbers them — a fork's branches when the fork comes — so the run is the
+// one the whole tree gives (Collect builds that tree from a live session).
 package importers
 
 import (
@@ -40,6 +47,10 @@ type Session struct {
 	// definition): the audit points its fixes there. An agent without an
 	// entry gets fixes addressed to "the instructions of agent X".
 	Instructions map[string]string
+	// Close, when set, releases what the session's Live readers hold (open
+	// files); Import calls it once the session is recorded or the import
+	// stopped.
+	Close func()
 }
 
 // Conversation is one message list driven by one agent at a time: the
@@ -51,12 +62,26 @@ type Conversation struct {
 	Status  record.Status // the conversation's outcome; empty = derive (ok when ended, interrupted when not)
 	Error   string
 	Steps   []Step // in the order they happened
+	// Live, when set, yields the steps instead (Steps stays empty): the
+	// conversation is still being read. Agent is known from the start;
+	// Started once the first step (or the end) has come; Ended, Status
+	// and Error at the end.
+	Live StepReader
 	// System and Tools are the system prompt and the tool array the model
 	// was given, when the source recorded them (Kimi Code, Codex base
 	// instructions); they go into every reconstructed request of the
 	// conversation. Empty when unknown.
 	System string
 	Tools  []ToolDef
+}
+
+// StepReader yields the steps of a conversation being read.
+type StepReader interface {
+	// Next returns the conversation's next step once the reader knows it
+	// will not change, or false at its end. A step's branches, when it is a
+	// fork, are Live conversations to read (to their end) before the next
+	// step of this one. An error ends the import.
+	Next() (Step, bool, error)
 }
 
 // ToolDef is one tool offered to the model, as the source recorded it.
@@ -206,11 +231,20 @@ type Format interface {
 	// few kilobytes of it.
 	Detect(path string) bool
 	// Read parses path (and the files it names: sub-agent files, children's
-	// rollouts) into sessions, streaming: memory stays bounded whatever the
-	// file's size. A malformed line is a Problem in the session's Report
-	// (an error instead when opt.Strict); an unknown record type is counted
-	// in Report.Skipped.
+	// rollouts) into sessions: whole trees, their texts capped. A malformed
+	// line is a Problem in the session's Report (an error instead when
+	// opt.Strict); an unknown record type is counted in Report.Skipped.
 	Read(ctx context.Context, path string, opt Options) ([]*Session, error)
+}
+
+// Streamer is a Format that can hand its sessions over while it reads
+// them, so that importing one keeps bounded memory whatever its size.
+type Streamer interface {
+	// Stream is Read with each session's Trunk Live. Source is final when
+	// it returns; the session's other fields (Title, Started, Ended, Tasks,
+	// Project, Models, Report, RequestsLack, Instructions) once the trunk
+	// has ended. Close releases the files a session still reads.
+	Stream(ctx context.Context, path string, opt Options) ([]*Session, error)
 }
 
 // Options tune a Read.

@@ -33,29 +33,84 @@ type Writer interface {
 // conversation that never finished is interrupted, and the run's status is
 // its trunk's. Requests are reconstructed (record.FidelityReconstructed)
 // from the messages visible to the model, unless the session gives one.
+//
+// A Live session is recorded as it is read: each step when its reader
+// gives it, the run's header (tasks, models, snapshot, options) once the
+// trunk has ended; Write keeps no step after recording it.
 func Write(ctx context.Context, w Writer, s *Session) (string, error) {
-	id, _, err := write(ctx, w, s)
+	id, _, _, err := write(ctx, w, s)
 	return id, err
 }
 
-// write is Write, also returning how many nodes it recorded.
-func write(ctx context.Context, w Writer, s *Session) (string, int, error) {
+// write is Write, also returning how many nodes and conversations it
+// recorded.
+func write(ctx context.Context, w Writer, s *Session) (string, int, int, error) {
 	trunk := s.Trunk
 	if trunk == nil {
 		trunk = &Conversation{}
 	}
-	run := &record.Run{
-		Started: s.Started,
-		Tasks:   s.Tasks,
-		Project: s.Project,
-		Models:  models(s),
-		Source:  s.Source,
+	cur := newCursor(trunk)
+	m := &mapper{ctx: ctx}
+	// A live trunk's first step says when the session started.
+	first, _, err := cur.peek(0)
+	if err != nil {
+		return "", 0, 0, fmt.Errorf("read %s session %s: %w", s.Source.Format, s.Source.ID, err)
 	}
+	m.first = first.At()
+	run := &record.Run{Source: s.Source}
+	header(run, s, trunk, m)
+	err = w.ImportRun(ctx, run, func(add func(*record.Node) error) error {
+		m.add, m.last = add, run.Started
+		if _, err := m.conversation(trunk, cur, "", 0, 0, newRequest(trunk.System, trunk.Tools), time.Time{}, ""); err != nil {
+			return err
+		}
+		// The trunk has ended: what the session says of itself is final.
+		header(run, s, trunk, m)
+		run.Status, run.Error = convStatus(trunk)
+		last := m.last
+		if run.Started.After(last) {
+			last = run.Started
+		}
+		run.Ended = s.Ended
+		if run.Ended.IsZero() || run.Ended.Before(last) {
+			run.Ended = last
+		}
+		return nil
+	})
+	if err != nil {
+		return run.ID, int(m.seq), m.convs, fmt.Errorf("record %s session %s: %w", s.Source.Format, s.Source.ID, err)
+	}
+	return run.ID, int(m.seq), m.convs, nil
+}
+
+// header sets run's fields from what s says so far (a live session's
+// header is final once its trunk has ended); m has recorded the nodes so
+// far, whose models the run lists after the session's own.
+func header(run *record.Run, s *Session, trunk *Conversation, m *mapper) {
+	run.Source = s.Source
+	run.Tasks, run.Project = s.Tasks, s.Project
+	run.Models = nil
+	seen := map[string]bool{}
+	for _, list := range [][]string{s.Models, m.models} {
+		for _, name := range list {
+			if name != "" && !seen[name] {
+				seen[name] = true
+				run.Models = append(run.Models, name)
+			}
+		}
+	}
+	run.Started = s.Started
 	if run.Started.IsZero() {
 		run.Started = trunk.Started
 	}
-	if run.Started.IsZero() {
+	if run.Started.IsZero() && trunk.Live == nil {
 		run.Started = firstTime(trunk)
+	}
+	if run.Started.IsZero() {
+		run.Started = m.first // a live trunk's first step with a time, once recorded
+	}
+	if run.Started.IsZero() {
+		run.Started = trunk.Ended
 	}
 	run.Options = map[string]any{}
 	if len(s.RequestsLack) > 0 {
@@ -70,27 +125,6 @@ func write(ctx context.Context, w Writer, s *Session) (string, int, error) {
 			run.Project.Name = filepath.Base(s.Dir)
 		}
 	}
-	run.Status, run.Error = convStatus(trunk)
-	var m *mapper
-	err := w.ImportRun(ctx, run, func(add func(*record.Node) error) error {
-		m = &mapper{ctx: ctx, add: add, last: run.Started}
-		if err := m.conversation(trunk, "", 0, 0, newRequest(trunk.System, trunk.Tools)); err != nil {
-			return err
-		}
-		run.Ended = s.Ended
-		if run.Ended.IsZero() || run.Ended.Before(m.last) {
-			run.Ended = m.last
-		}
-		return nil
-	})
-	nodes := 0
-	if m != nil {
-		nodes = int(m.seq)
-	}
-	if err != nil {
-		return run.ID, nodes, fmt.Errorf("record %s session %s: %w", s.Source.Format, s.Source.ID, err)
-	}
-	return run.ID, nodes, nil
 }
 
 // convStatus is a conversation's outcome: its own status when the source
@@ -109,40 +143,6 @@ func convStatus(c *Conversation) (record.Status, string) {
 	return record.StatusInterrupted, msg
 }
 
-// models lists the models the session names and every model its responses
-// used.
-func models(s *Session) []string {
-	seen := map[string]bool{}
-	var out []string
-	addModel := func(m string) {
-		if m != "" && !seen[m] {
-			seen[m] = true
-			out = append(out, m)
-		}
-	}
-	for _, m := range s.Models {
-		addModel(m)
-	}
-	var walk func(c *Conversation)
-	walk = func(c *Conversation) {
-		if c == nil {
-			return
-		}
-		for _, st := range c.Steps {
-			switch {
-			case st.LLM != nil:
-				addModel(st.LLM.Model)
-			case st.Fork != nil:
-				for _, b := range st.Fork.Branches {
-					walk(b.Conv)
-				}
-			}
-		}
-	}
-	walk(s.Trunk)
-	return out
-}
-
 // firstTime is the time of the first thing a conversation did.
 func firstTime(c *Conversation) time.Time {
 	for _, st := range c.Steps {
@@ -155,10 +155,26 @@ func firstTime(c *Conversation) time.Time {
 
 // mapper turns conversations into numbered nodes.
 type mapper struct {
-	ctx  context.Context
-	add  func(*record.Node) error
-	seq  int64
-	last time.Time // the latest moment recorded so far
+	ctx    context.Context
+	add    func(*record.Node) error
+	seq    int64
+	last   time.Time // the latest moment recorded so far
+	first  time.Time // the time of the trunk's first step that has one
+	convs  int       // conversations recorded (the trunk and every branch)
+	models []string  // the models of the responses recorded, in order, once each
+	seen   map[string]bool
+}
+
+// model notes a response's model for the run's list.
+func (m *mapper) model(name string) {
+	if name == "" || m.seen[name] {
+		return
+	}
+	if m.seen == nil {
+		m.seen = map[string]bool{}
+	}
+	m.seen[name] = true
+	m.models = append(m.models, name)
 }
 
 func (m *mapper) emit(n *record.Node) error {
@@ -179,16 +195,26 @@ func (m *mapper) emit(n *record.Node) error {
 	return m.add(n)
 }
 
-// conversation records c's nodes: c is the conversation at branch path
-// path, opened by fork forkSeq (0 for the trunk), at fork depth depth; req
-// holds what the model sees when c starts.
-func (m *mapper) conversation(c *Conversation, path string, forkSeq int64, depth int, req *request) error {
-	agent := c.Agent
+// conversation records c's nodes, read through cur: c is the
+// conversation at branch path path, opened by fork forkSeq (0 for the
+// trunk), at fork depth depth; req holds what the model sees when c starts;
+// start and agent stand in for c's own when it has none. It returns the
+// text of c's last final step.
+func (m *mapper) conversation(c *Conversation, cur *cursor, path string, forkSeq int64, depth int, req *request, start time.Time, agent string) (string, error) {
+	m.convs++
+	if _, _, err := cur.peek(0); err != nil { // a live conversation's start
+		return "", err
+	}
+	if c.Agent != "" {
+		agent = c.Agent
+	}
 	if agent == "" {
 		agent = "main"
 	}
-	status, errMsg := convStatus(c)
 	at := c.Started // the conversation's clock: the latest step time seen
+	if at.IsZero() {
+		at = start
+	}
 	node := func(kind record.Kind, started time.Time) *record.Node {
 		if started.IsZero() {
 			started = at
@@ -199,14 +225,25 @@ func (m *mapper) conversation(c *Conversation, path string, forkSeq int64, depth
 		return &record.Node{Kind: kind, Branch: path, ForkSeq: forkSeq, Agent: agent, Depth: depth, Started: started}
 	}
 	endedWithFinal := false
-	for i, st := range c.Steps {
+	lastFinal := ""
+	for {
+		st, ok, err := cur.next()
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			break
+		}
+		if depth == 0 && m.first.IsZero() {
+			m.first = st.At()
+		}
 		endedWithFinal = false
 		switch {
 		case st.User != nil:
 			n := node(record.KindUser, st.User.At)
 			n.Text = st.User.Text
 			if err := m.emit(n); err != nil {
-				return err
+				return "", err
 			}
 			req.user(st.User.Text)
 		case st.LLM != nil:
@@ -216,7 +253,10 @@ func (m *mapper) conversation(c *Conversation, path string, forkSeq int64, depth
 				n.Agent = l.Agent
 			}
 			n.Ended, n.Status, n.Error = l.Ended, l.Status, l.Error
-			calls := callsAfter(c.Steps[i+1:])
+			calls, err := callsAfter(cur)
+			if err != nil {
+				return "", err
+			}
 			body := l.Request
 			if body == nil {
 				body = req.body(l.Model)
@@ -237,8 +277,9 @@ func (m *mapper) conversation(c *Conversation, path string, forkSeq int64, depth
 			}
 			n.LLM = &record.LLM{Model: l.Model, Calls: names, Usage: u, Content: l.Content,
 				Request: body, Response: resp, Fidelity: record.FidelityReconstructed}
+			m.model(l.Model)
 			if err := m.emit(n); err != nil {
-				return err
+				return "", err
 			}
 			if n.Ended.After(at) {
 				at = n.Ended
@@ -253,7 +294,7 @@ func (m *mapper) conversation(c *Conversation, path string, forkSeq int64, depth
 			}
 			n.Tool = &record.Tool{CallID: t.CallID, Name: t.Name, Args: t.Args, Result: t.Result, Research: t.Research}
 			if err := m.emit(n); err != nil {
-				return err
+				return "", err
 			}
 			if n.Ended.After(at) {
 				at = n.Ended
@@ -267,14 +308,14 @@ func (m *mapper) conversation(c *Conversation, path string, forkSeq int64, depth
 			}
 			n.Handoff = &record.Handoff{From: n.Agent, To: h.To, Reason: h.Reason}
 			if err := m.emit(n); err != nil {
-				return err
+				return "", err
 			}
 			if h.To != "" {
 				agent = h.To
 			}
 		case st.Fork != nil:
 			if err := m.fork(st.Fork, node(record.KindFork, st.Fork.At), req); err != nil {
-				return err
+				return "", err
 			}
 			if st.Fork.JoinAt.After(at) {
 				at = st.Fork.JoinAt
@@ -283,37 +324,48 @@ func (m *mapper) conversation(c *Conversation, path string, forkSeq int64, depth
 			n := node(record.KindFinal, st.Final.At)
 			n.Text = st.Final.Text
 			n.Status, n.Error = st.Final.Status, st.Final.Error
-			if i == len(c.Steps)-1 && status != record.StatusOK {
+			_, more, err := cur.peek(0)
+			if err != nil {
+				return "", err
+			}
+			if status, errMsg := convStatus(c); !more && status != record.StatusOK {
 				n.Status, n.Error = status, errMsg
 			}
 			if err := m.emit(n); err != nil {
-				return err
+				return "", err
 			}
 			endedWithFinal = true
+			lastFinal = st.Final.Text
 		case st.Compact != nil:
 			req.reset(c.System, st.Compact.Summary)
 		}
 	}
 	if endedWithFinal {
-		return nil
+		return lastFinal, nil
 	}
 	end := c.Ended
 	if end.IsZero() {
 		end = at
 	}
 	n := node(record.KindFinal, end)
+	status, errMsg := convStatus(c)
 	n.Status, n.Error = status, errMsg
 	if status == record.StatusOK {
 		n.Error = ""
 	}
-	return m.emit(n)
+	return lastFinal, m.emit(n)
 }
 
-// callsAfter lists the tool calls of the response whose steps follow it:
-// the tools and delegations up to the next response or turn.
-func callsAfter(steps []Step) []call {
+// callsAfter lists the tool calls of the response whose steps follow it
+// (cur is at them): the tools and delegations up to the next response or
+// turn.
+func callsAfter(cur *cursor) ([]call, error) {
 	var out []call
-	for _, st := range steps {
+	for i := 0; ; i++ {
+		st, ok, err := cur.peek(i)
+		if err != nil || !ok {
+			return out, err
+		}
 		switch {
 		case st.Tool != nil:
 			out = append(out, call{st.Tool.CallID, st.Tool.Name, st.Tool.Args})
@@ -323,10 +375,9 @@ func callsAfter(steps []Step) []call {
 			}
 		case st.Handoff != nil:
 		default:
-			return out
+			return out, nil
 		}
 	}
-	return out
 }
 
 func forkTool(f *Fork) string {
@@ -372,11 +423,6 @@ func (m *mapper) fork(f *Fork, n *record.Node, req *request) error {
 			c = &Conversation{Started: f.At, Status: record.StatusInterrupted,
 				Error: "no transcript of this sub-agent was found"}
 		}
-		if c.Agent == "" {
-			cc := *c
-			cc.Agent = agent
-			c = &cc
-		}
 		convs[i] = c
 		n.Fork.Branches = append(n.Fork.Branches, record.ForkBranch{Name: names[i], Agent: agent, Instructions: b.Instructions})
 	}
@@ -399,12 +445,8 @@ func (m *mapper) fork(f *Fork, n *record.Node, req *request) error {
 			breq = newRequest(c.System, c.Tools)
 			breq.user(b.Instructions)
 		}
-		if c.Started.IsZero() {
-			cc := *c
-			cc.Started = f.At
-			c = &cc
-		}
-		if err := m.conversation(c, path, forkSeq, n.Depth+1, breq); err != nil {
+		last, err := m.conversation(c, newCursor(c), path, forkSeq, n.Depth+1, breq, f.At, n.Fork.Branches[i].Agent)
+		if err != nil {
 			return err
 		}
 		status, errMsg := convStatus(c)
@@ -424,7 +466,7 @@ func (m *mapper) fork(f *Fork, n *record.Node, req *request) error {
 			answer = errMsg
 		}
 		if answer == "" {
-			answer = lastFinal(c)
+			answer = last
 		}
 		join.Branches = append(join.Branches, record.JoinBranch{Name: names[i], Agent: n.Fork.Branches[i].Agent,
 			Status: status, Duration: dur, Answer: answer})
@@ -442,16 +484,6 @@ func (m *mapper) fork(f *Fork, n *record.Node, req *request) error {
 	j := &record.Node{Kind: record.KindJoin, Branch: n.Branch, ForkSeq: n.ForkSeq, Agent: n.Agent, Depth: n.Depth,
 		Started: f.JoinAt, Ended: f.JoinAt, Join: join}
 	return m.emit(j)
-}
-
-// lastFinal is the text of a conversation's last final step.
-func lastFinal(c *Conversation) string {
-	for i := len(c.Steps) - 1; i >= 0; i-- {
-		if f := c.Steps[i].Final; f != nil {
-			return f.Text
-		}
-	}
-	return ""
 }
 
 // branchNames makes the branches' names usable as path elements: no

@@ -2,9 +2,14 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
+	"time"
 
 	"github.com/inspect-dev/inspect/record"
 )
@@ -36,8 +41,12 @@ func (db *DB) RunBySource(ctx context.Context, format, id string) (string, error
 // project snapshot and nodes replaced, so importing a session twice
 // updates its run instead of duplicating it. Questions asked of its nodes
 // (asks) are kept. The run reads running while nodes adds its nodes, then
-// ends with r.Status, r.Error and r.Ended; if nodes fails, the run ends
-// interrupted with what was added so far, and the error is returned.
+// ends with r.Status, r.Error and r.Ended as they are when nodes returns;
+// what else of r nodes changed by then (Started, Tasks, Project, Options,
+// Models, Source.Version: an importer that streams a session knows them
+// only once it is read) is written too. If nodes fails, the run ends
+// interrupted with what was added so far, and the error is returned: a
+// run whose import stopped, or whose importer died, never reads finished.
 func (db *DB) ImportRun(ctx context.Context, r *record.Run, nodes func(add func(*record.Node) error) error) (err error) {
 	if err := db.writable(); err != nil {
 		return err
@@ -54,6 +63,11 @@ func (db *DB) ImportRun(ctx context.Context, r *record.Run, nodes func(add func(
 		r.ID = id
 		rec, err = db.reopenRun(ctx, r)
 	}
+	if err != nil {
+		return err
+	}
+	r.Status, r.Error = status, errMsg
+	before, err := headerOf(r)
 	if err != nil {
 		return err
 	}
@@ -92,13 +106,76 @@ func (db *DB) ImportRun(ctx context.Context, r *record.Run, nodes func(add func(
 			rec.batch.Rollback()
 			rec.batch = nil
 		}
-		if ferr := rec.Finish(context.WithoutCancel(ctx), record.StatusInterrupted, "the import stopped: "+err.Error(), r.Ended); ferr != nil {
+		if ferr := rec.finishImport(context.WithoutCancel(ctx), r, before, record.StatusInterrupted, "the import stopped: "+err.Error()); ferr != nil {
 			return errors.Join(err, ferr)
 		}
 		return err
 	}
+	status = r.Status
 	if status == "" || status == record.StatusRunning {
 		status = record.StatusOK
+	}
+	return rec.finishImport(ctx, r, before, status, r.Error)
+}
+
+// runHeader is what an import may learn of its run while it reads: the
+// runs row's columns and the project snapshot's files.
+type runHeader struct {
+	started                      int64
+	tasks, opts, models, project string
+	version                      string
+	files                        []string // path and SHA-256 of each project file
+}
+
+func headerOf(r *record.Run) (runHeader, error) {
+	tasks, opts, models, err := runColumns(r)
+	if err != nil {
+		return runHeader{}, err
+	}
+	h := runHeader{started: r.Started.UnixNano(), tasks: string(tasks), opts: string(opts), models: string(models),
+		project: r.Project.Name, version: r.Source.Version}
+	for _, f := range r.Project.Files {
+		sum := sha256.Sum256([]byte(f.Content))
+		h.files = append(h.files, f.Path+"\x00"+hex.EncodeToString(sum[:]))
+	}
+	return h, nil
+}
+
+// finishImport ends an imported run as Finish does, first writing what of
+// its header changed since before (the row as it was created).
+func (rec *Recorder) finishImport(ctx context.Context, r *record.Run, before runHeader, status record.Status, errMsg string) (err error) {
+	defer rec.db.full(&err)
+	if r.Started.IsZero() {
+		r.Started = time.Unix(0, before.started)
+	}
+	after, err := headerOf(r)
+	if err != nil {
+		return err
+	}
+	if !slices.Equal(after.files, before.files) {
+		tx, err := rec.db.w.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("finish run: %w", err)
+		}
+		defer tx.Rollback()
+		if _, err := tx.ExecContext(ctx, `DELETE FROM project_files WHERE run_id = ?`, rec.run); err != nil {
+			return fmt.Errorf("finish run: %w", err)
+		}
+		_, w, err := rec.db.storeProject(ctx, tx, r)
+		if err != nil {
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("finish run: %w", err)
+		}
+		rec.remember(w.p)
+	}
+	before.files, after.files = nil, nil
+	if !reflect.DeepEqual(before, after) {
+		if _, err := rec.db.w.ExecContext(ctx, `UPDATE runs SET started_ns = ?, tasks = ?, project = ?, options = ?, models = ?, source_version = ? WHERE id = ?`,
+			after.started, after.tasks, after.project, after.opts, after.models, after.version, rec.run); err != nil {
+			return fmt.Errorf("finish run: %w", err)
+		}
 	}
 	return rec.Finish(ctx, status, errMsg, r.Ended)
 }

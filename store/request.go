@@ -204,7 +204,7 @@ func (rec *Recorder) remember(p *pendingIDs) {
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	if len(rec.blobs) > 1<<16 { // bound the caches; the database stays the truth
+	if len(rec.blobs) > 1<<16 || len(rec.links) > 1<<16 { // bound the caches; the database stays the truth
 		rec.blobs = map[[32]byte]int64{}
 		rec.links = map[link]int64{}
 	}

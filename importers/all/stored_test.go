@@ -1,6 +1,7 @@
 package all_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,4 +55,53 @@ func detect(t *testing.T, path string) importers.Format {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// TestWrite_LiveSameAsTree records every fixture's session twice, as a
+// whole tree and replayed as a streaming format hands it over
+// (importerstest.Replay: each step when asked for, each conversation's end
+// and the session's header only once read), and requires the same stored
+// run: the mapping reads nothing of a live session before it is known.
+func TestWrite_LiveSameAsTree(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, glob := range []string{"openaiagents/testdata/*.json*", "otlp/testdata/*.otlp.*", "codex/testdata/sessions/*/*/*/*.jsonl"} {
+		ps, _ := filepath.Glob(filepath.Join(root, filepath.FromSlash(glob)))
+		paths = append(paths, ps...)
+	}
+	real := importerstest.Transcripts(t)
+	for _, rel := range []string{"kimi-code/sample-main", "kimi-cli/with-tool-calls", "kimi-cli/with-subagent-collapsed",
+		"claude-code/ae4a77f8-aedd-4bc1-888f-c94edc91af04.lines-43-102.jsonl", "claude-code/tool_heavy.jsonl"} {
+		paths = append(paths, filepath.Join(real, filepath.FromSlash(rel)))
+	}
+	ctx := context.Background()
+	for _, p := range paths {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			f := detect(t, p)
+			var dumps [2]string
+			for i := range dumps {
+				ss, err := f.Read(ctx, p, importers.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				db := importerstest.Store(t)
+				for _, s := range ss {
+					if i == 1 {
+						s = importerstest.Replay(s)
+					}
+					id, err := importers.Write(ctx, db, s)
+					if err != nil {
+						t.Fatal(err)
+					}
+					dumps[i] += importerstest.StoredRun(t, db, id, nil)
+				}
+			}
+			if dumps[0] != dumps[1] {
+				t.Errorf("the replayed session records another run:\ntree:\n%s\nlive:\n%s", dumps[0], dumps[1])
+			}
+		})
+	}
 }
