@@ -21,12 +21,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	json "github.com/goccy/go-json"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/inspect-dev/inspect/importers"
 	"github.com/inspect-dev/inspect/record"
@@ -93,73 +96,131 @@ type reader struct {
 	stem string // the session file's name without .jsonl
 
 	meta   map[string]string // tool_use id -> agent id, from .meta.json files
-	used   map[string]bool   // sub-agent files read, by path
+	used   map[uint64]bool   // sub-agent files read, by hashed path
+	seen   map[string]bool   // sub-agents read, by id (a file naming itself is read once)
 	inline map[string]*conv  // inline sidechains, by agent id (or root uuid)
 	side   map[string]string // inline sidechain line uuid -> its group
+	types  map[string]bool   // the sub-agent types the branches handed over name
+	order  []string          // those, in order
+
+	compactions []*compaction // compaction agents' calls, in file order, until placed
+	open        []*os.File    // the files streams still read
+}
+
+// compaction is a compaction agent's file: its model calls go into the
+// trunk just before the first compaction at or after them.
+type compaction struct {
+	calls []importers.Step
+	start time.Time
+}
+
+func newReader(ctx context.Context, abs string, opt importers.Options) *reader {
+	return &reader{ctx: ctx, opt: opt, rep: &importers.Report{}, info: &sessionInfo{agentOf: map[string]string{}},
+		dir: filepath.Dir(abs), stem: strings.TrimSuffix(filepath.Base(abs), ".jsonl"),
+		meta: map[string]string{}, used: map[uint64]bool{hash(abs): true}, seen: map[string]bool{},
+		inline: map[string]*conv{}, side: map[string]string{}, types: map[string]bool{}}
 }
 
 // Read reads the session at path with its sub-agents into one Session.
-func (Format) Read(ctx context.Context, path string, opt importers.Options) ([]*importers.Session, error) {
+func (f Format) Read(ctx context.Context, path string, opt importers.Options) ([]*importers.Session, error) {
+	ss, err := f.Stream(ctx, path, opt)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range ss {
+		if err := importers.Collect(s); err != nil {
+			return nil, err
+		}
+	}
+	return ss, nil
+}
+
+// Stream reads the session at path with its sub-agents as one Session
+// whose conversations are Live (importers.Streamer): each step is handed
+// over once the lines after it cannot change it, a fork once its branches
+// came back, each sub-agent's file read when its branch is.
+func (Format) Stream(ctx context.Context, path string, opt importers.Options) ([]*importers.Session, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		abs = path
 	}
-	r := &reader{ctx: ctx, opt: opt, rep: &importers.Report{}, info: &sessionInfo{agentOf: map[string]string{}},
-		dir: filepath.Dir(abs), stem: strings.TrimSuffix(filepath.Base(abs), ".jsonl"),
-		meta: map[string]string{}, used: map[string]bool{abs: true}, inline: map[string]*conv{}, side: map[string]string{}}
-	trunk := &importers.Conversation{Agent: "main"}
-	cv := newConv(trunk, false, opt, r.rep, r.info)
-	var standalone string // the agent id, when path is itself a sub-agent's file
-	first := true
-	err = r.readFile(abs, func(e *entry) {
-		if first && e.IsSidechain && e.AgentID != "" {
-			standalone, cv.sub = e.AgentID, true
-		}
-		if e.Type == "user" || e.Type == "assistant" {
-			first = false
-		}
-		if e.IsSidechain && standalone == "" {
-			r.sidechain(e)
-			return
-		}
-		r.route(cv, e)
-	})
+	r := newReader(ctx, abs, opt)
+	f, err := r.openFile(abs)
 	if err != nil {
 		return nil, err
 	}
-	cv.finish()
-	r.readMeta()
-	r.resolve(cv, 1, map[string]bool{standalone: true})
-	r.internalAgents(trunk)
-
-	s := &importers.Session{
-		Source:  record.Source{Format: Name, Version: r.info.version, ID: r.info.sessionID, Path: abs},
-		Title:   r.info.title,
-		Dir:     r.info.cwd,
-		Started: trunk.Started,
-		Ended:   trunk.Ended,
-		Trunk:   trunk,
-		Report:  *r.rep,
-	}
+	id, standalone := head(abs)
+	r.info.sessionID = id
+	trunk := &importers.Conversation{Agent: "main"}
+	s := &importers.Session{Source: record.Source{Format: Name, ID: id, Path: abs}, Trunk: trunk, Close: r.close}
 	if s.Source.ID == "" {
 		s.Source.ID = r.stem
 	}
 	if standalone != "" {
 		s.Source.ID += "#agent-" + standalone
-		if s.Title == "" {
-			s.Title = fmt.Sprintf("sub-agent %s of session %s, imported on its own", standalone, r.info.sessionID)
+	}
+	r.readMeta()
+	r.readCompactions()
+	st := r.newStream(newConv(trunk, false, opt, r.rep, r.info), f, abs, 1)
+	st.trunk = true
+	st.end = func() { r.session(s, st) }
+	trunk.Live = st
+	return []*importers.Session{s}, nil
+}
+
+// head finds what the run's record needs before the session is read: the
+// session id of the first record that names one, and the sub-agent's id
+// when the file is a sub-agent's own (its records before the first user or
+// assistant record are sidechains with an agent id).
+func head(path string) (id, standalone string) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", ""
+	}
+	defer f.Close()
+	lr := importers.NewLineReader(f)
+	first := true
+	for {
+		line, _, _, err := lr.Next()
+		if errors.Is(err, importers.ErrLineTooLong) {
+			continue
 		}
-		if cv.prompt != "" { // its instructions are the run's task
-			trunk.Steps = append([]importers.Step{{User: &importers.User{At: trunk.Started, Text: capText(cv.prompt)}}}, trunk.Steps...)
+		if err != nil {
+			return id, standalone
+		}
+		var e entry
+		if json.Unmarshal(line, &e) != nil || !knownType(e.Type) {
+			continue
+		}
+		if first && e.IsSidechain && e.AgentID != "" && standalone == "" {
+			standalone = strings.Clone(e.AgentID)
+		}
+		if e.Type == "user" || e.Type == "assistant" {
+			first = false
+		}
+		if id == "" && e.SessionID != "" {
+			id = strings.Clone(e.SessionID)
+		}
+		if id != "" && !first {
+			return id, standalone
 		}
 	}
-	for _, st := range trunk.Steps {
-		if st.User != nil {
-			s.Tasks = append(s.Tasks, st.User.Text)
-		}
+}
+
+// session fills in what the session says of itself once its trunk has
+// been read to its end.
+func (r *reader) session(s *importers.Session, st *stream) {
+	r.leftovers()
+	trunk := s.Trunk
+	s.Source.Version = r.info.version
+	s.Title, s.Dir = r.info.title, r.info.cwd
+	s.Started, s.Ended = trunk.Started, trunk.Ended
+	s.Tasks = st.tasks
+	if st.standalone != "" && s.Title == "" {
+		s.Title = fmt.Sprintf("sub-agent %s of session %s, imported on its own", st.standalone, r.info.sessionID)
 	}
-	s.Project = r.project(trunk)
-	s.Instructions = instructions(s.Project, trunk)
+	s.Project = r.project()
+	s.Instructions = instructions(s.Project, trunk.Agent, r.order)
 	s.RequestsLack = []string{"the system prompt", "the tool definitions"}
 	if r.info.thinking {
 		s.RequestsLack = append(s.RequestsLack, "the thinking blocks of earlier responses")
@@ -170,65 +231,35 @@ func (Format) Read(ctx context.Context, path string, opt importers.Options) ([]*
 	if r.info.images {
 		s.RequestsLack = append(s.RequestsLack, "images")
 	}
-	return []*importers.Session{s}, nil
+	s.Report = *r.rep
 }
 
-// readFile streams the entries of one JSON Lines file to fn. A malformed
-// line is a problem (an error under Strict); an unfinished last line (a
-// session still being written) is left for the next import; an unknown
-// type is skipped and counted.
-func (r *reader) readFile(path string, fn func(e *entry)) error {
+func (r *reader) openFile(path string) (*os.File, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", path, err)
+		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	defer f.Close()
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", path)
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
-	seen := map[uint64]bool{}
-	lr := importers.NewLineReader(f)
-	for {
-		if err := r.ctx.Err(); err != nil {
-			return err
-		}
-		line, n, unterminated, err := lr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if errors.Is(err, importers.ErrLineTooLong) {
-			if perr := r.rep.Problem(r.opt, path, n, err); perr != nil {
-				return perr
-			}
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("read %s: %w", path, err)
-		}
-		var e entry
-		if err := json.Unmarshal(line, &e); err != nil {
-			if unterminated {
-				return nil // the line being written
-			}
-			if perr := r.rep.Problem(r.opt, path, n, fmt.Errorf("not a JSON record: %v", err)); perr != nil {
-				return perr
-			}
-			continue
-		}
-		if !knownType(e.Type) {
-			r.rep.Skip(strings.Clone(e.Type))
-			continue
-		}
-		e.keep()
-		if e.UUID != "" {
-			h := hash(e.UUID)
-			if seen[h] {
-				continue // resumed sessions repeat lines
-			}
-			seen[h] = true
-		}
-		fn(&e)
+	r.open = append(r.open, f)
+	return f, nil
+}
+
+func (r *reader) closeFile(f *os.File) {
+	f.Close()
+	if i := slices.Index(r.open, f); i >= 0 {
+		r.open = slices.Delete(r.open, i, i+1)
 	}
+}
+
+// close closes the files still open (an import that stopped).
+func (r *reader) close() {
+	for _, f := range r.open {
+		f.Close()
+	}
+	r.open = nil
 }
 
 func hash(s string) uint64 {
@@ -348,11 +379,16 @@ func (r *reader) agentFile(id string) string {
 	return ""
 }
 
-// readAgent reads one sub-agent file into a conversation.
+// readAgent reads one sub-agent file whole into a conversation (a
+// compaction agent's: a few calls).
 func (r *reader) readAgent(path string) (*conv, error) {
-	r.used[path] = true
+	r.used[hash(path)] = true
 	cv := newConv(&importers.Conversation{}, true, r.opt, r.rep, r.info)
-	err := r.readFile(path, func(e *entry) { r.route(cv, e) })
+	f, err := r.openFile(path)
+	if err == nil {
+		st := r.newStream(cv, f, path, maxDepth+1)
+		err = st.readAll()
+	}
 	cv.finish()
 	return cv, err
 }
@@ -360,11 +396,60 @@ func (r *reader) readAgent(path string) (*conv, error) {
 // maxDepth bounds nested sub-agents (a file naming itself is read once).
 const maxDepth = 16
 
-// resolve finds the sub-agent of each delegation call of cv, reads it as
-// that branch's conversation (recursively), and takes the branch's outcome
-// from the parent's record of it.
-func (r *reader) resolve(cv *conv, depth int, seen map[string]bool) {
-	for i, tk := range cv.order {
+// openBranch finds the sub-agent of delegation call tk, made in a
+// conversation at depth depth, and returns the stream of its conversation
+// (c, the branch's), or nil when no transcript of it is there: its own
+// file, an inline sidechain with its id, or one that received its prompt.
+// Its outcome comes from the parent's record of the call once it is read.
+func (r *reader) openBranch(tk *task, c *importers.Conversation, depth int) *stream {
+	id := tk.agentID
+	var child *stream
+	if id != "" && !r.seen[id] && depth <= maxDepth {
+		if p := r.agentFile(id); p != "" {
+			r.used[hash(p)] = true
+			cv := newConv(c, true, r.opt, r.rep, r.info)
+			f, err := r.openFile(p)
+			if err != nil {
+				r.rep.Problem(importers.Options{}, p, 0, err)
+			}
+			child = r.newStream(cv, f, p, depth+1)
+		} else if ic := r.inline[id]; ic != nil {
+			child = r.inlineStream(ic, c, depth+1)
+			delete(r.inline, id)
+		}
+	}
+	if child == nil && depth <= maxDepth { // early inline sidechains: matched by their prompt
+		for key, ic := range r.inline {
+			if strings.HasPrefix(key, "inline:") && ic.prompt != "" && ic.prompt == tk.input.Prompt {
+				child = r.inlineStream(ic, c, depth+1)
+				delete(r.inline, key)
+				break
+			}
+		}
+	}
+	if child == nil {
+		return nil
+	}
+	if id != "" {
+		r.seen[id] = true
+	}
+	child.task = tk
+	return child
+}
+
+// inlineStream hands over an inline sidechain's conversation, read with
+// the session's file, as branch conversation c.
+func (r *reader) inlineStream(ic *conv, c *importers.Conversation, depth int) *stream {
+	c.Started, c.Ended, c.Status, c.Error = ic.c.Started, ic.c.Ended, ic.c.Status, ic.c.Error
+	ic.c = c
+	return r.newStream(ic, nil, "", depth) // at its end: finished, its outcome taken
+}
+
+// name names the branches of a fork being handed over, and links each to
+// its sub-agent: the id its .meta.json, its result or its progress
+// records give.
+func (r *reader) name(tasks []*task) {
+	for _, tk := range tasks {
 		id := r.meta[tk.id]
 		if id == "" {
 			id = tk.agentID
@@ -372,47 +457,18 @@ func (r *reader) resolve(cv *conv, depth int, seen map[string]bool) {
 		if id == "" {
 			id = r.info.agentOf[tk.id]
 		}
+		delete(r.info.agentOf, tk.id)
 		tk.agentID = id
-		var child *conv
-		if id != "" && !seen[id] && depth <= maxDepth {
-			if p := r.agentFile(id); p != "" {
-				c, err := r.readAgent(p)
-				if err != nil {
-					r.rep.Problem(importers.Options{}, p, 0, err)
-				}
-				child = c
-			} else if ic := r.inline[id]; ic != nil {
-				child = ic
-				child.finish()
-				delete(r.inline, id)
-			}
-		}
-		if child == nil && depth <= maxDepth { // early inline sidechains: matched by their prompt
-			for key, ic := range r.inline {
-				if strings.HasPrefix(key, "inline:") && ic.prompt != "" && ic.prompt == tk.input.Prompt {
-					child = ic
-					child.finish()
-					delete(r.inline, key)
-					break
-				}
-			}
-		}
 		if tk.branch.Name == "" {
 			tk.branch.Name = id
 		}
 		if tk.branch.Name == "" {
-			tk.branch.Name = fmt.Sprintf("task-%d", i+1)
+			tk.branch.Name = fmt.Sprintf("task-%d", tk.index)
 		}
-		if child == nil {
-			continue // the mapping marks it interrupted: no transcript
+		if a := tk.branch.Agent; a != "" && !r.types[a] {
+			r.types[a] = true
+			r.order = append(r.order, a)
 		}
-		if id != "" {
-			seen[id] = true
-		}
-		child.c.Agent = tk.branch.Agent
-		r.resolve(child, depth+1, seen)
-		outcome(tk, child)
-		tk.branch.Conv = child.c
 	}
 }
 
@@ -456,10 +512,60 @@ func outcome(tk *task, child *conv) {
 	}
 }
 
-// internalAgents handles the sub-agent files no call of the session
-// started: compaction agents become llm nodes of agent "compaction" before
-// the compaction they wrote; the others are skipped and counted.
-func (r *reader) internalAgents(trunk *importers.Conversation) {
+// readCompactions reads the compaction agents' files (agent-acompact-*):
+// their calls go into the trunk as llm nodes of agent "compaction" before
+// the compaction they wrote.
+func (r *reader) readCompactions() {
+	var files []string
+	for _, d := range r.subagentDirs() {
+		fs, _ := filepath.Glob(filepath.Join(d, "agent-acompact*.jsonl"))
+		files = append(files, fs...)
+	}
+	sort.Strings(files)
+	for _, p := range files {
+		if r.used[hash(p)] {
+			continue
+		}
+		cv, err := r.readAgent(p)
+		if err != nil {
+			r.rep.Problem(importers.Options{}, p, 0, err)
+			continue
+		}
+		var calls []importers.Step
+		for _, st := range cv.steps {
+			if st.LLM != nil {
+				l := *st.LLM
+				l.Agent = "compaction"
+				calls = append(calls, importers.Step{LLM: &l})
+			}
+		}
+		if len(calls) > 0 {
+			r.compactions = append(r.compactions, &compaction{calls: calls, start: calls[0].LLM.Started})
+		}
+	}
+}
+
+// compactionCalls takes the calls of the compaction agents that ran at or
+// before a compaction at at: they go just before it.
+func (r *reader) compactionCalls(at time.Time) []importers.Step {
+	var out []importers.Step
+	keep := r.compactions[:0]
+	for _, c := range r.compactions {
+		if !at.Before(c.start) {
+			out = append(out, c.calls...)
+		} else {
+			keep = append(keep, c)
+		}
+	}
+	r.compactions = keep
+	return out
+}
+
+// leftovers counts what no call of the session started, once it is read:
+// the other sub-agent files (internal agents such as prompt suggestions
+// are not the user's sub-agents), compaction agents with no compaction
+// after them, inline sidechains.
+func (r *reader) leftovers() {
 	var files []string
 	for _, d := range r.subagentDirs() {
 		fs, _ := filepath.Glob(filepath.Join(d, "agent-*.jsonl"))
@@ -467,56 +573,24 @@ func (r *reader) internalAgents(trunk *importers.Conversation) {
 	}
 	sort.Strings(files)
 	for _, p := range files {
-		if r.used[p] {
+		if r.used[hash(p)] {
 			continue
 		}
-		r.used[p] = true
-		base := filepath.Base(p)
-		switch {
-		case strings.HasPrefix(base, "agent-acompact"):
-			cv, err := r.readAgent(p)
-			if err != nil {
-				r.rep.Problem(importers.Options{}, p, 0, err)
-				continue
-			}
-			if !insertCompaction(trunk, cv.c) {
-				r.rep.Skip("compaction agent without its compaction")
-			}
+		r.used[hash(p)] = true
+		switch base := filepath.Base(p); {
 		case strings.HasPrefix(base, "agent-aprompt_suggestion"):
 			r.rep.Skip("internal agent (prompt suggestion)")
 		default:
 			r.rep.Skip("sub-agent file no call of this session starts")
 		}
 	}
+	for range r.compactions {
+		r.rep.Skip("compaction agent without its compaction")
+	}
+	r.compactions = nil
 	for range r.inline {
 		r.rep.Skip("inline sidechain no call of this session starts")
 	}
-}
-
-// insertCompaction puts the model calls of a compaction agent into the
-// trunk just before the first compaction at or after them.
-func insertCompaction(trunk *importers.Conversation, c *importers.Conversation) bool {
-	var calls []importers.Step
-	for _, st := range c.Steps {
-		if st.LLM != nil {
-			l := *st.LLM
-			l.Agent = "compaction"
-			calls = append(calls, importers.Step{LLM: &l})
-		}
-	}
-	if len(calls) == 0 {
-		return true
-	}
-	start := calls[0].LLM.Started
-	for i, st := range trunk.Steps {
-		if st.Compact != nil && !st.Compact.At.Before(start) {
-			steps := append([]importers.Step{}, trunk.Steps[:i]...)
-			steps = append(steps, calls...)
-			trunk.Steps = append(steps, trunk.Steps[i:]...)
-			return true
-		}
-	}
-	return false
 }
 
 // maxInstructionFile bounds an instruction file taken into the snapshot.
@@ -526,14 +600,14 @@ const maxInstructionFile = 1 << 20
 // folder has: CLAUDE.md (and .claude/CLAUDE.md, CLAUDE.local.md) and the
 // definition of each sub-agent type the session used
 // (.claude/agents/<type>.md).
-func (r *reader) project(trunk *importers.Conversation) record.Project {
+func (r *reader) project() record.Project {
 	p := record.Project{}
 	if r.info.cwd == "" {
 		return p
 	}
 	p.Name = filepath.Base(r.info.cwd)
 	paths := []string{"CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md"}
-	for _, a := range agentTypes(trunk) {
+	for _, a := range r.order {
 		if !strings.ContainsAny(a, `/\`) && a != "." && a != ".." {
 			paths = append(paths, ".claude/agents/"+a+".md")
 		}
@@ -552,15 +626,15 @@ func (r *reader) project(trunk *importers.Conversation) record.Project {
 // instructions maps each agent to the snapshot file of its instructions:
 // the trunk's CLAUDE.md (or .claude/CLAUDE.md), each sub-agent type's
 // .claude/agents/<type>.md, when the snapshot has them.
-func instructions(p record.Project, trunk *importers.Conversation) map[string]string {
+func instructions(p record.Project, trunk string, types []string) map[string]string {
 	out := map[string]string{}
 	for _, f := range []string{"CLAUDE.md", ".claude/CLAUDE.md"} {
 		if p.File(f) != nil {
-			out[trunk.Agent] = f
+			out[trunk] = f
 			break
 		}
 	}
-	for _, a := range agentTypes(trunk) {
+	for _, a := range types {
 		if f := ".claude/agents/" + a + ".md"; p.File(f) != nil {
 			out[a] = f
 		}
@@ -568,32 +642,6 @@ func instructions(p record.Project, trunk *importers.Conversation) map[string]st
 	if len(out) == 0 {
 		return nil
 	}
-	return out
-}
-
-// agentTypes lists the sub-agent types of every branch, in order.
-func agentTypes(c *importers.Conversation) []string {
-	var out []string
-	seen := map[string]bool{}
-	var walk func(c *importers.Conversation)
-	walk = func(c *importers.Conversation) {
-		if c == nil {
-			return
-		}
-		for _, st := range c.Steps {
-			if st.Fork == nil {
-				continue
-			}
-			for _, b := range st.Fork.Branches {
-				if b.Agent != "" && !seen[b.Agent] {
-					seen[b.Agent] = true
-					out = append(out, b.Agent)
-				}
-				walk(b.Conv)
-			}
-		}
-	}
-	walk(c)
 	return out
 }
 

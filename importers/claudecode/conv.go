@@ -11,13 +11,16 @@ import (
 )
 
 // conv builds one conversation (the trunk, or one sub-agent) from its
-// lines, in order.
+// lines, in order. Its steps are held until they are handed over (a
+// stream's Next): steps holds those not handed over yet, the rest of what
+// it remembers of the ones handed over are their ids (done).
 type conv struct {
-	c    *importers.Conversation
-	sub  bool // a sub-agent: its first user message is its instructions, not a turn
-	opt  importers.Options
-	rep  *importers.Report
-	info *sessionInfo
+	c     *importers.Conversation // its outcome and times; the steps are in steps
+	steps []importers.Step
+	sub   bool // a sub-agent: its first user message is its instructions, not a turn
+	opt   importers.Options
+	rep   *importers.Report
+	info  *sessionInfo
 
 	last time.Time // the time of its latest line
 
@@ -27,9 +30,11 @@ type conv struct {
 	names   []string
 	fork    *importers.Fork // the fork of the response being read
 
-	tools map[string]*importers.Tool // by tool_use id
-	tasks map[string]*task           // delegation calls by tool_use id
-	order []*task                    // in call order
+	tools map[string]*importers.Tool // open tool calls by tool_use id
+	tasks map[string]*task           // delegation calls by tool_use id, until their fork is handed over
+	order []*task                    // those, in call order
+	ntask int                        // delegation calls so far
+	done  map[uint64]bool            // hashed ids of the calls handed over (a repeated line names them again)
 
 	interrupted    bool // the user interrupted the current turn
 	pendingCompact bool // a compact_boundary: the next user line is the summary
@@ -52,6 +57,7 @@ type sessionInfo struct {
 // task is one delegation call: a branch of its response's fork.
 type task struct {
 	id       string
+	index    int // its place among its conversation's delegation calls, from 1
 	branch   *importers.Branch
 	fork     *importers.Fork
 	input    taskInput
@@ -64,10 +70,52 @@ type task struct {
 }
 
 func newConv(c *importers.Conversation, sub bool, opt importers.Options, rep *importers.Report, info *sessionInfo) *conv {
-	return &conv{c: c, sub: sub, opt: opt, rep: rep, info: info, tools: map[string]*importers.Tool{}, tasks: map[string]*task{}}
+	return &conv{c: c, sub: sub, opt: opt, rep: rep, info: info, tools: map[string]*importers.Tool{}, tasks: map[string]*task{}, done: map[uint64]bool{}}
 }
 
-func (cv *conv) add(st importers.Step) { cv.c.Steps = append(cv.c.Steps, st) }
+func (cv *conv) add(st importers.Step) { cv.steps = append(cv.steps, st) }
+
+// settled reports whether a step the conversation holds will not change
+// as more lines come: a response once the next began, a tool call once its
+// result came, a fork once its response ended and every branch came back.
+func (cv *conv) settled(st importers.Step) bool {
+	switch {
+	case st.LLM != nil:
+		return st.LLM != cv.llm
+	case st.Tool != nil:
+		return !st.Tool.Ended.IsZero()
+	case st.Fork != nil:
+		return st.Fork != cv.fork && !st.Fork.JoinAt.IsZero()
+	}
+	return true
+}
+
+// handedOver forgets a step given away: its calls are only ids now.
+func (cv *conv) handedOver(st importers.Step) {
+	if t := st.Tool; t != nil {
+		delete(cv.tools, t.CallID)
+		cv.done[hash(t.CallID)] = true
+	}
+}
+
+// forkTasks takes the delegation calls of fork f out of the open ones, in
+// call order.
+func (cv *conv) forkTasks(f *importers.Fork) []*task {
+	var out []*task
+	keep := cv.order[:0]
+	for _, tk := range cv.order {
+		if tk.fork == f {
+			out = append(out, tk)
+			delete(cv.tasks, tk.id)
+			cv.done[hash(tk.id)] = true
+		} else {
+			keep = append(keep, tk)
+		}
+	}
+	clear(cv.order[len(keep):])
+	cv.order = keep
+	return out
+}
 
 // time is a line's time, or the conversation's latest when it has none
 // (times never run backwards within a conversation).
@@ -144,7 +192,7 @@ func (cv *conv) assistant(e *entry) {
 // toolUse reads one tool_use block: a tool call, or a delegation that
 // becomes a branch of the response's fork.
 func (cv *conv) toolUse(b block, t time.Time) {
-	if b.ID == "" || cv.tools[b.ID] != nil || cv.tasks[b.ID] != nil {
+	if b.ID == "" || cv.tools[b.ID] != nil || cv.tasks[b.ID] != nil || cv.done[hash(b.ID)] {
 		return // no id to join on, or a duplicate line (resumed sessions repeat lines)
 	}
 	args := string(b.Input)
@@ -166,7 +214,8 @@ func (cv *conv) toolUse(b block, t time.Time) {
 		}
 		br := &importers.Branch{Name: in.Description, Agent: agent, Instructions: in.Prompt, CallID: b.ID, Args: capText(args)}
 		cv.fork.Branches = append(cv.fork.Branches, br)
-		tk := &task{id: b.ID, branch: br, fork: cv.fork, input: in}
+		cv.ntask++
+		tk := &task{id: b.ID, index: cv.ntask, branch: br, fork: cv.fork, input: in}
 		cv.tasks[b.ID] = tk
 		cv.order = append(cv.order, tk)
 		return
@@ -282,7 +331,9 @@ func (cv *conv) toolResult(e *entry, b block, t time.Time) {
 	}
 	tk := cv.tasks[b.ToolUseID]
 	if tk == nil {
-		cv.rep.Skip("tool result without its call")
+		if !cv.done[hash(b.ToolUseID)] { // else a repeated line
+			cv.rep.Skip("tool result without its call")
+		}
 		return
 	}
 	if tk.answered {
@@ -350,7 +401,7 @@ func (cv *conv) joinIfDone(f *importers.Fork) {
 // called nothing, a cancelled final when the user interrupted it.
 func (cv *conv) endTurn() {
 	cv.finishResponse()
-	steps := cv.c.Steps
+	steps := cv.steps
 	if len(steps) == 0 || steps[len(steps)-1].Final != nil || steps[len(steps)-1].User != nil {
 		cv.interrupted = false
 		return
@@ -370,7 +421,7 @@ func (cv *conv) endTurn() {
 // finished (a live session, or one cut short).
 func (cv *conv) finish() {
 	cv.endTurn()
-	steps := cv.c.Steps
+	steps := cv.steps
 	if len(steps) == 0 {
 		return
 	}
