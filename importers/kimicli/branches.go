@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -36,67 +36,53 @@ type taskRuntime struct {
 	Reason   *string  `json:"failure_reason"`
 }
 
-// branches turns every Agent call of the trunk into a branch of its step's
-// fork, with the sub-agent's conversation read from its own folder (or
-// rebuilt from its forwarded events when the folder is missing), and
-// attaches the sub-agents no call names.
-// call is one Agent call with what its arguments and result say.
-type call struct {
-	d       *kimi.Delegation
-	args    kimi.Args
-	res     kimi.Result
-	agentID string
-}
-
-func (r *reader) branches(trunk *kimi.Builder) error {
-	calls := make([]*call, 0, len(trunk.Delegations))
-	claims := map[string][]*call{} // agent id -> the calls that ran it, in order
-	for _, d := range trunk.Delegations {
-		c := &call{d: d, args: kimi.ParseArgs(d.Args)}
+// release builds the branches of a fork of the trunk being handed over:
+// one per Agent call, with the sub-agent's conversation read from its own
+// folder as the branch is read (or rebuilt from its forwarded events when
+// the folder is missing). The fork's join time is known once every branch
+// has been read.
+func (r *reader) release(f *importers.Fork, dels []*kimi.Delegation) error {
+	names := map[string]int{}
+	live := 0
+	for _, d := range dels {
+		i := r.taken
+		r.taken++
+		a := kimi.ParseArgs(d.Args)
+		var res kimi.Result
 		if d.Done {
-			c.res = kimi.ParseResult(d.Result)
+			res = kimi.ParseResult(d.Result)
 		}
-		c.agentID = kimi.FirstOf(c.res.AgentID, r.wrappedAgent[d.CallID], c.args.Resume)
-		if !kimi.SafeID(c.agentID) {
-			c.agentID = ""
-		}
-		calls = append(calls, c)
-		if c.agentID != "" {
-			claims[c.agentID] = append(claims[c.agentID], c)
-		}
-	}
-	names := map[*importers.Fork]map[string]int{}
-	for _, c := range calls {
+		agentID := agentOf(res, r.wrappedAgent[d.CallID], a)
 		w := kimi.Window{}
-		if list := claims[c.agentID]; len(list) > 1 {
-			at := make([]time.Time, len(list))
-			for i, x := range list {
-				at[i] = x.d.At
-			}
-			w = kimi.Claim(at, slices.Index(list, c))
+		if i < len(r.scan.calls) && r.scan.calls[i].id == d.CallID {
+			w = r.scan.window(agentID, i)
 		}
-		br, err := r.branch(c.d, c.args, c.res, c.agentID, w)
+		br, cw, err := r.branch(d, a, res, agentID, w)
 		if err != nil {
 			return err
 		}
-		seen := names[c.d.Fork]
-		if seen == nil {
-			seen = map[string]int{}
-			names[c.d.Fork] = seen
+		br.Name = kimi.UniqueName(names, br.Name)
+		f.Branches = append(f.Branches, br)
+		delete(r.wrapped, d.CallID)
+		if cw != nil {
+			live++
+			cw.end = func() {
+				if live--; live == 0 {
+					f.JoinAt = kimi.JoinAt(f)
+				}
+			}
 		}
-		br.Name = kimi.UniqueName(seen, br.Name)
-		c.d.Fork.Branches = append(c.d.Fork.Branches, br)
 	}
-	for _, st := range trunk.Conv.Steps {
-		if f := st.Fork; f != nil {
-			f.JoinAt = kimi.JoinAt(f)
-		}
+	if live == 0 {
+		f.JoinAt = kimi.JoinAt(f)
 	}
-	return r.orphans(trunk.Conv, claims)
+	return nil
 }
 
-// branch builds the branch of one Agent call.
-func (r *reader) branch(d *kimi.Delegation, a kimi.Args, res kimi.Result, agentID string, w kimi.Window) (*importers.Branch, error) {
+// branch builds the branch of one Agent call; when the sub-agent has its
+// own journal, the branch's conversation is Live, read by the wire
+// returned, and its outcome is set once that is read.
+func (r *reader) branch(d *kimi.Delegation, a kimi.Args, res kimi.Result, agentID string, w kimi.Window) (*importers.Branch, *wire, error) {
 	sub := filepath.Join(r.dir, "subagents", agentID)
 	var m meta
 	hasMeta := false
@@ -119,15 +105,24 @@ func (r *reader) branch(d *kimi.Delegation, a kimi.Args, res kimi.Result, agentI
 
 	// The conversation: the sub-agent's own journal, else its forwarded events.
 	var conv *importers.Conversation
+	var cw *wire
+	prompt := ""
 	missing := ""
 	switch {
 	case agentID != "" && r.ownWire(agentID):
-		b := r.newBuilder(agent)
-		if err := r.readWire(filepath.Join(sub, "wire.jsonl"), b, w, false); err != nil {
-			return nil, err
+		var err error
+		if cw, err = r.openWire(filepath.Join(sub, "wire.jsonl"), r.newBuilder(agent), w, false); err != nil {
+			return nil, nil, err
 		}
-		b.Finish()
-		conv = b.Conv
+		first, err := cw.peek()
+		if err != nil {
+			return nil, nil, err
+		}
+		if first.User != nil { // the parent's prompt: the fork's instructions
+			prompt, cw.dropFirst = first.User.Text, true
+		}
+		conv = &importers.Conversation{Agent: agent, Live: cw}
+		cw.c, cw.start, cw.model = conv, d.At, model
 	case r.wrapped[d.CallID] != nil:
 		if agentID != "" {
 			r.log.Note(filepath.Join(sub, "wire.jsonl"), 0, "missing; the branch is rebuilt from the sub-agent events the session's own journal forwarded")
@@ -144,16 +139,19 @@ func (r *reader) branch(d *kimi.Delegation, a kimi.Args, res kimi.Result, agentI
 			missing = "-"
 		}
 	}
-	for _, st := range conv.Steps {
-		if st.LLM != nil && st.LLM.Model == "" {
-			st.LLM.Model = model
+	if cw == nil {
+		for _, st := range conv.Steps {
+			if st.LLM != nil && st.LLM.Model == "" {
+				st.LLM.Model = model
+			}
 		}
-	}
-	if conv.Started.IsZero() || d.At.Before(conv.Started) {
-		conv.Started = d.At
+		if conv.Started.IsZero() || d.At.Before(conv.Started) {
+			conv.Started = d.At
+		}
+		prompt = kimi.AsBranch(conv)
 	}
 
-	instructions := kimi.FirstOf(a.Prompt, kimi.AsBranch(conv))
+	instructions := kimi.FirstOf(a.Prompt, prompt)
 	if instructions == "" && agentID != "" {
 		instructions = readPrompt(filepath.Join(sub, "prompt.txt"))
 	}
@@ -165,9 +163,34 @@ func (r *reader) branch(d *kimi.Delegation, a kimi.Args, res kimi.Result, agentI
 		name = strings.ReplaceAll(kimi.FirstOf(strings.TrimSpace(a.Description), "call-"+d.CallID), "/", "-")
 	}
 	br := &importers.Branch{Name: name, Agent: agent, Instructions: kimi.Clip(instructions), CallID: d.CallID, Args: d.Args, Conv: conv}
+	o := outcome{r: r, d: d, a: a, res: res, agentID: agentID, sub: sub, m: m, hasMeta: hasMeta, missing: missing}
+	if cw == nil {
+		o.set(br, conv, conv.Ended)
+	} else {
+		cw.atEOF = func() { o.set(br, conv, cw.b.Conv.Ended) }
+	}
+	return br, cw, nil
+}
 
-	// The outcome.
-	childEnded := conv.Ended
+// outcome is what decides how a branch ended: the call's result, the
+// background task's notice or runtime, the sub-agent's meta.json and
+// output, whether its journal is missing.
+type outcome struct {
+	r       *reader
+	d       *kimi.Delegation
+	a       kimi.Args
+	res     kimi.Result
+	agentID string
+	sub     string
+	m       meta
+	hasMeta bool
+	missing string
+}
+
+// set sets the branch's answer and its conversation's outcome; childEnded
+// is when the sub-agent's own conversation ended (zero: never).
+func (o outcome) set(br *importers.Branch, conv *importers.Conversation, childEnded time.Time) {
+	r, d, a, res, agentID, sub, m, hasMeta := o.r, o.d, o.a, o.res, o.agentID, o.sub, o.m, o.hasMeta
 	status, errText, ended := record.Status(""), "", time.Time{}
 	background := res.TaskID != "" || a.Background && !d.IsError
 	switch {
@@ -232,10 +255,10 @@ func (r *reader) branch(d *kimi.Delegation, a kimi.Args, res kimi.Result, agentI
 			ended = firstTime(childEnded, kimi.Seconds(m.UpdatedAt))
 		}
 	}
-	if missing != "" {
+	if o.missing != "" {
 		file, why := filepath.Join(r.dir, "wire.jsonl"), "Agent call "+d.CallID+" names no sub-agent (no result or forwarded event gives its agent_id), so its branch has no steps"
 		if agentID != "" {
-			file, why = filepath.Join(r.dir, filepath.FromSlash(missing)), "missing, so the branch of Agent call "+d.CallID+" has no steps"
+			file, why = filepath.Join(r.dir, filepath.FromSlash(o.missing)), "missing, so the branch of Agent call "+d.CallID+" has no steps"
 		}
 		r.log.Note(file, 0, why)
 		if !d.Done {
@@ -249,7 +272,6 @@ func (r *reader) branch(d *kimi.Delegation, a kimi.Args, res kimi.Result, agentI
 	if status == record.StatusInterrupted {
 		conv.Ended = time.Time{}
 	}
-	return br, nil
 }
 
 func firstTime(ts ...time.Time) time.Time {
@@ -320,10 +342,17 @@ func readSummary(path string) string {
 	return ""
 }
 
-// orphans attaches the sub-agents of subagents/ that no Agent call of the
-// trunk names, each as a fork of its own at the time it started, and says
-// so; sub-agents that never did anything are only counted.
-func (r *reader) orphans(trunk *importers.Conversation, claims map[string][]*call) error {
+// orphans reads the sub-agents of subagents/ that no Agent call of the
+// trunk names (as the first pass found), each a fork of its own that the
+// trunk places where it started, and says so; sub-agents that never did
+// anything are only counted.
+func (r *reader) orphans() error {
+	claims := r.scan.claims
+	// What reading them finds is reported after the session's own
+	// problems, as they are placed after its calls' sub-agents.
+	main := r.log
+	r.log = kimi.NewLog(&r.later, r.opt)
+	defer func() { r.log = main }()
 	entries, err := os.ReadDir(filepath.Join(r.dir, "subagents"))
 	if err != nil {
 		return nil
@@ -375,10 +404,11 @@ func (r *reader) orphans(trunk *importers.Conversation, claims map[string][]*cal
 		prompt := kimi.FirstOf(kimi.AsBranch(conv), readPrompt(filepath.Join(sub, "prompt.txt")))
 		conv.System = systemPrompt(filepath.Join(sub, "context.jsonl"))
 		br := &importers.Branch{Name: id, Agent: agent, Instructions: kimi.Clip(prompt), Conv: conv}
-		kimi.InsertFork(trunk, &importers.Fork{At: conv.Started, Tool: kimi.ToolAgent, Context: "none",
+		r.orphan = append(r.orphan, &importers.Fork{At: conv.Started, Tool: kimi.ToolAgent, Context: "none",
 			Branches: []*importers.Branch{br}, JoinAt: conv.Ended})
 		r.log.Note(filepath.Join(sub, "wire.jsonl"), 0, "no Agent call of the session names this sub-agent; it is imported as a fork of its own where it started")
 	}
+	sort.SliceStable(r.orphan, func(i, j int) bool { return r.orphan[i].At.Before(r.orphan[j].At) })
 	return nil
 }
 

@@ -31,9 +31,10 @@ const Name = "kimi-cli"
 type Format struct{}
 
 var (
-	_ importers.Format  = Format{}
-	_ importers.Locator = Format{}
-	_ importers.Watched = Format{}
+	_ importers.Format   = Format{}
+	_ importers.Streamer = Format{}
+	_ importers.Locator  = Format{}
+	_ importers.Watched  = Format{}
 )
 
 // Name implements importers.Format.
@@ -173,7 +174,23 @@ func detectHead(head []byte) bool {
 }
 
 // Read implements importers.Format: one Session per session folder.
-func (Format) Read(ctx context.Context, path string, opt importers.Options) ([]*importers.Session, error) {
+func (f Format) Read(ctx context.Context, path string, opt importers.Options) ([]*importers.Session, error) {
+	ss, err := f.Stream(ctx, path, opt)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range ss {
+		if err := importers.Collect(s); err != nil {
+			return nil, err
+		}
+	}
+	return ss, nil
+}
+
+// Stream implements importers.Streamer: the session's journal is read once
+// for its Agent calls, then again as its steps are recorded, each handed
+// over once settled and each sub-agent's journal read when its branch is.
+func (Format) Stream(ctx context.Context, path string, opt importers.Options) ([]*importers.Session, error) {
 	dir, err := sessionDir(path)
 	if err != nil {
 		return nil, err
@@ -181,8 +198,7 @@ func (Format) Read(ctx context.Context, path string, opt importers.Options) ([]*
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
-	r := newReader(ctx, dir, opt)
-	s, err := r.session()
+	s, err := newReader(ctx, dir, opt).stream()
 	if err != nil {
 		return nil, err
 	}

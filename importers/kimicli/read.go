@@ -30,6 +30,12 @@ type reader struct {
 	wrapped      map[string]*kimi.Builder // Agent call id -> conversation from forwarded events
 	hasOwnWire   map[string]bool          // agent id -> subagents/<id>/wire.jsonl exists
 	notices      map[string]notice        // background task id -> its completion notice
+
+	scan   *scan             // the first pass over the trunk's journal
+	taken  int               // delegation calls handed over so far (their index in scan.calls)
+	orphan []*importers.Fork // the forks of sub-agents no call names, by start, until placed
+	later  importers.Report  // what reading those found, reported last
+	open   []*kimi.Journal   // the journals still being read
 }
 
 type notice struct {
@@ -37,6 +43,20 @@ type notice struct {
 	status string
 	reason string
 	ended  time.Time
+}
+
+func newNotice(at time.Time, status string, timedOut bool, reason *string, finished *float64) notice {
+	n := notice{at: at, status: status}
+	if timedOut {
+		n.status = "timed_out"
+	}
+	if reason != nil {
+		n.reason = *reason
+	}
+	if finished != nil {
+		n.ended = kimi.Seconds(*finished)
+	}
+	return n
 }
 
 func newReader(ctx context.Context, dir string, opt importers.Options) *reader {
@@ -58,29 +78,51 @@ func (r *reader) newBuilder(agent string) *kimi.Builder {
 		isDelegation, r.log.Skip)
 }
 
-func (r *reader) session() (*importers.Session, error) {
+// stream starts reading the session: its trunk Live, its header filled in
+// once the trunk has been read.
+func (r *reader) stream() (*importers.Session, error) {
 	s := r.sess
-	trunk := r.newBuilder("main")
-	if err := r.readWire(filepath.Join(r.dir, "wire.jsonl"), trunk, kimi.Window{}, true); err != nil {
+	path := filepath.Join(r.dir, "wire.jsonl")
+	sc, err := prescan(r.ctx, path)
+	if err != nil {
 		return nil, err
 	}
-	trunk.Finish()
-	s.Trunk = trunk.Conv
-	s.Trunk.System = systemPrompt(filepath.Join(r.dir, "context.jsonl"))
+	r.scan = sc
+	for k, v := range sc.notices {
+		r.notices[k] = v
+	}
+	if err := r.orphans(); err != nil {
+		r.close()
+		return nil, err
+	}
+	trunk, err := r.openWire(path, r.newBuilder("main"), kimi.Window{}, true)
+	if err != nil {
+		r.close()
+		return nil, err
+	}
+	s.Trunk = &importers.Conversation{Agent: "main", System: systemPrompt(filepath.Join(r.dir, "context.jsonl")), Live: trunk}
+	trunk.c = s.Trunk
+	trunk.end = func() { r.finish(trunk) }
+	s.Close = r.close
 	s.RequestsLack = []string{"the tool definitions (Kimi CLI does not record them)", "thinking blocks"}
 	if s.Trunk.System == "" {
 		s.RequestsLack = append([]string{"the system prompt"}, s.RequestsLack...)
 	}
-	for _, st := range trunk.Conv.Steps {
-		if st.User != nil && st.User.Text != "" {
-			s.Tasks = append(s.Tasks, st.User.Text)
+	return s, nil
+}
+
+// finish fills in what the session says of itself once its trunk has
+// been read.
+func (r *reader) finish(trunk *wire) {
+	s := r.sess
+	s.Report.Problems = append(s.Report.Problems, r.later.Problems...)
+	for k, n := range r.later.Skipped {
+		for range n {
+			s.Report.Skip(k)
 		}
 	}
-	if err := r.branches(trunk); err != nil {
-		return nil, err
-	}
-	s.Started, s.Ended = trunk.Conv.Started, trunk.Conv.Ended
-
+	s.Tasks = trunk.tasks
+	s.Started, s.Ended = trunk.b.Conv.Started, trunk.b.Conv.Ended
 	var state struct {
 		Title *string `json:"custom_title"`
 	}
@@ -99,7 +141,6 @@ func (r *reader) session() (*importers.Session, error) {
 		s.Models = append(s.Models, m)
 	}
 	sort.Strings(s.Models)
-	return s, nil
 }
 
 // workDir finds the session's working folder in <share>/kimi.json: the
@@ -144,38 +185,50 @@ type envelope struct {
 	Payload json.RawMessage `json:"payload"`
 }
 
-// readWire streams one journal into b. trunk: the session's own journal,
-// whose forwarded sub-agent events are routed to their calls.
+// readWire reads one journal into b whole.
 func (r *reader) readWire(path string, b *kimi.Builder, w kimi.Window, trunk bool) error {
-	inWindow := w.Zero()
-	return r.log.Lines(r.ctx, path, func(n int, raw []byte, unterminated bool) error {
-		var l line
-		if err := json.Unmarshal(raw, &l); err != nil {
-			if unterminated {
-				r.log.CutShort(path, n)
-				return nil
-			}
-			return r.log.Malformed(path, n, "not a JSON record: "+kimi.ShortErr(err))
+	wr, err := r.openWire(path, b, w, trunk)
+	if err != nil {
+		return err
+	}
+	defer wr.close()
+	for !wr.eof {
+		if err := wr.line(); err != nil {
+			return err
 		}
-		if l.Type == "metadata" {
+	}
+	return nil
+}
+
+// record applies one journal line to b: inWindow says whether the turn it
+// is in is one of the window's.
+func (r *reader) record(path string, b *kimi.Builder, w kimi.Window, inWindow *bool, trunk bool, n int, raw []byte, unterminated bool) error {
+	var l line
+	if err := json.Unmarshal(raw, &l); err != nil {
+		if unterminated {
+			r.log.CutShort(path, n)
 			return nil
 		}
-		var env envelope
-		if len(l.Message) == 0 || json.Unmarshal(l.Message, &env) != nil || env.Type == "" {
-			return r.log.Malformed(path, n, `a record without "message": {"type": …}`)
-		}
-		at := kimi.Seconds(l.Timestamp)
-		if !w.Zero() && env.Type == "TurnBegin" {
-			inWindow = w.Holds(at)
-		}
-		if !inWindow {
-			return nil
-		}
-		if err := r.event(b, at, env.Type, env.Payload, trunk); err != nil {
-			return r.log.Malformed(path, n, env.Type+": "+kimi.ShortErr(err))
-		}
+		return r.log.Malformed(path, n, "not a JSON record: "+kimi.ShortErr(err))
+	}
+	if l.Type == "metadata" {
 		return nil
-	})
+	}
+	var env envelope
+	if len(l.Message) == 0 || json.Unmarshal(l.Message, &env) != nil || env.Type == "" {
+		return r.log.Malformed(path, n, `a record without "message": {"type": …}`)
+	}
+	at := kimi.Seconds(l.Timestamp)
+	if !w.Zero() && env.Type == "TurnBegin" {
+		*inWindow = w.Holds(at)
+	}
+	if !*inWindow {
+		return nil
+	}
+	if err := r.event(b, at, env.Type, env.Payload, trunk); err != nil {
+		return r.log.Malformed(path, n, env.Type+": "+kimi.ShortErr(err))
+	}
+	return nil
 }
 
 // event applies one wire message to b. Its error says the payload did not
@@ -300,17 +353,7 @@ func (r *reader) event(b *kimi.Builder, at time.Time, typ string, payload json.R
 			return err
 		}
 		if p.SourceKind == "background_task" && p.SourceID != "" {
-			n := notice{at: at, status: p.Payload.Status}
-			if p.Payload.TimedOut {
-				n.status = "timed_out"
-			}
-			if p.Payload.Reason != nil {
-				n.reason = *p.Payload.Reason
-			}
-			if p.Payload.Finished != nil {
-				n.ended = kimi.Seconds(*p.Payload.Finished)
-			}
-			r.notices[p.SourceID] = n
+			r.notices[p.SourceID] = newNotice(at, p.Payload.Status, p.Payload.TimedOut, p.Payload.Reason, p.Payload.Finished)
 		}
 	case "SubagentEvent":
 		var p struct {

@@ -387,6 +387,63 @@ func (b *Builder) Finish() {
 // Delegation returns the delegation call with id, or nil.
 func (b *Builder) Delegation(id string) *Delegation { return b.deleg[id] }
 
+// Settled reports whether step st of Conv.Steps will not change as more
+// events come: a response once the next step began (usage may still come
+// for the latest one), a tool call once its result came, a fork once the
+// step that made it closed (its branches are the importer's to wait for).
+// An importer that hands steps over as they settle (importers.StepReader)
+// asks this of the oldest it holds, and never hands over the latest (a
+// compaction may go before it).
+func (b *Builder) Settled(st importers.Step) bool {
+	switch {
+	case st.LLM != nil:
+		return b.last == nil || b.last.llm != st.LLM
+	case st.Tool != nil:
+		return st.Tool.Status != ""
+	case st.Fork != nil:
+		return b.step == nil || b.step.fork != st.Fork
+	}
+	return true
+}
+
+// HandOver forgets step st, taken from the front of Conv.Steps and handed
+// over whatever its state (a tool still open reads interrupted, as at the
+// journal's end); it returns the delegation calls of st when it is a fork,
+// in call order, which the builder forgets too.
+func (b *Builder) HandOver(st importers.Step) []*Delegation {
+	if t := st.Tool; t != nil && t.Status == "" {
+		for id, c := range b.tools {
+			if c.tool == t {
+				b.sealArgs(c)
+				delete(b.tools, id)
+				if b.lastCall == c {
+					b.lastCall = nil
+				}
+			}
+		}
+		t.Status, t.Error = record.StatusInterrupted, "no result was recorded"
+	}
+	f := st.Fork
+	if f == nil {
+		return nil
+	}
+	var out []*Delegation
+	keep := b.Delegations[:0]
+	for _, d := range b.Delegations {
+		if d.Fork == f {
+			out = append(out, d)
+			if b.deleg[d.CallID] == d {
+				delete(b.deleg, d.CallID)
+			}
+		} else {
+			keep = append(keep, d)
+		}
+	}
+	clear(b.Delegations[len(keep):])
+	b.Delegations = keep
+	return out
+}
+
 func firstLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {

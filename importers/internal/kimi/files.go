@@ -327,35 +327,71 @@ func UniqueName(seen map[string]int, name string) string {
 // session's line still being written). A line over importers.MaxLine is
 // reported and skipped; each's error stops the read and is returned.
 func (l *Log) Lines(ctx context.Context, path string, each func(n int, line []byte, unterminated bool) error) error {
-	f, err := os.Open(path)
+	j, err := l.Open(ctx, path)
 	if err != nil {
-		return fmt.Errorf("cannot read %s: %v", path, err)
+		return err
 	}
-	defer f.Close()
-	lr := importers.NewLineReader(f)
+	defer j.Close()
 	for {
-		line, n, unterminated, err := lr.Next()
-		switch {
-		case errors.Is(err, io.EOF):
+		n, line, unterminated, err := j.Next()
+		if errors.Is(err, io.EOF) {
 			return nil
-		case errors.Is(err, importers.ErrLineTooLong):
-			if err := l.Malformed(path, n, fmt.Sprintf("a line over %d MiB was skipped", importers.MaxLine>>20)); err != nil {
-				return err
-			}
-			continue
-		case err != nil:
-			return fmt.Errorf("reading %s: %v", path, err)
 		}
-		if n%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+		if err != nil {
+			return err
 		}
 		if err := each(n, line, unterminated); err != nil {
 			return err
 		}
 	}
 }
+
+// Journal reads a journal's lines one at a time, as Lines gives them.
+type Journal struct {
+	l    *Log
+	ctx  context.Context
+	path string
+	f    *os.File
+	lr   *importers.LineReader
+}
+
+// Open opens the journal at path.
+func (l *Log) Open(ctx context.Context, path string) (*Journal, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %v", path, err)
+	}
+	return &Journal{l: l, ctx: ctx, path: path, f: f, lr: importers.NewLineReader(f)}, nil
+}
+
+// Next returns the next non-blank line (valid until the next call), its
+// number and whether it ends the file without a newline; io.EOF at the
+// end. A line over importers.MaxLine is reported and skipped.
+func (j *Journal) Next() (n int, line []byte, unterminated bool, err error) {
+	for {
+		line, n, unterminated, err := j.lr.Next()
+		switch {
+		case errors.Is(err, io.EOF):
+			return n, nil, false, io.EOF
+		case errors.Is(err, importers.ErrLineTooLong):
+			if err := j.l.Malformed(j.path, n, fmt.Sprintf("a line over %d MiB was skipped", importers.MaxLine>>20)); err != nil {
+				return n, nil, false, err
+			}
+			continue
+		case err != nil:
+			return n, nil, false, fmt.Errorf("reading %s: %v", j.path, err)
+		}
+		if n%1024 == 0 {
+			if err := j.ctx.Err(); err != nil {
+				return n, nil, false, err
+			}
+		}
+		return n, line, unterminated, nil
+	}
+}
+
+// Close closes the journal's file.
+func (j *Journal) Close() error { return j.f.Close() }
 
 // CutShort notes a last line that does not parse because the session is
 // still being written.
