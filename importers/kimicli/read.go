@@ -203,22 +203,34 @@ func (r *reader) readWire(path string, b *kimi.Builder, w kimi.Window, trunk boo
 // record applies one journal line to b: inWindow says whether the turn it
 // is in is one of the window's.
 func (r *reader) record(path string, b *kimi.Builder, w kimi.Window, inWindow *bool, trunk bool, n int, raw []byte, unterminated bool) error {
-	var l line
-	if err := json.Unmarshal(raw, &l); err != nil {
-		if unterminated {
-			r.log.CutShort(path, n)
+	var at time.Time
+	var env envelope
+	// One decode for the usual record; the record that does not have the
+	// shape is decoded again, step by step, to say what is wrong with it.
+	var rec struct {
+		Type      string    `json:"type"`
+		Timestamp float64   `json:"timestamp"`
+		Message   *envelope `json:"message"`
+	}
+	if json.Unmarshal(raw, &rec) == nil && rec.Type != "metadata" && rec.Message != nil && rec.Message.Type != "" {
+		at, env = kimi.Seconds(rec.Timestamp), *rec.Message
+	} else {
+		var l line
+		if err := json.Unmarshal(raw, &l); err != nil {
+			if unterminated {
+				r.log.CutShort(path, n)
+				return nil
+			}
+			return r.log.Malformed(path, n, "not a JSON record: "+kimi.ShortErr(err))
+		}
+		if l.Type == "metadata" {
 			return nil
 		}
-		return r.log.Malformed(path, n, "not a JSON record: "+kimi.ShortErr(err))
+		if len(l.Message) == 0 || json.Unmarshal(l.Message, &env) != nil || env.Type == "" {
+			return r.log.Malformed(path, n, `a record without "message": {"type": …}`)
+		}
+		at = kimi.Seconds(l.Timestamp)
 	}
-	if l.Type == "metadata" {
-		return nil
-	}
-	var env envelope
-	if len(l.Message) == 0 || json.Unmarshal(l.Message, &env) != nil || env.Type == "" {
-		return r.log.Malformed(path, n, `a record without "message": {"type": …}`)
-	}
-	at := kimi.Seconds(l.Timestamp)
 	if !w.Zero() && env.Type == "TurnBegin" {
 		*inWindow = w.Holds(at)
 	}

@@ -3,12 +3,13 @@ package kimicli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"slices"
 	"strings"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/inspect-dev/inspect/importers"
 	"github.com/inspect-dev/inspect/importers/internal/kimi"
