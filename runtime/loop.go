@@ -51,9 +51,13 @@ type conversation struct {
 	tools   []openai.Tool
 	offered map[string]bool // names in tools
 	msgs    []openai.ChatCompletionMessage
-	clock   clock
-	steps   int // model calls in this turn
-	calls   int // model calls in the conversation, for turn ids
+	// wire is what the next request sends: the system prompt, then msgs.
+	// Each call appends what msgs gained since (request), so a call costs
+	// what it adds; an element once sent is never written again.
+	wire  []openai.ChatCompletionMessage
+	clock clock
+	steps int // model calls in this turn
+	calls int // model calls in the conversation, for turn ids
 
 	toolLatency time.Duration // tool_latency of the current reply (scripted)
 }
@@ -175,6 +179,21 @@ func (r *runner) fill(c *conversation, n *record.Node) {
 	}
 }
 
+// request returns the messages of the conversation's next request: its
+// system prompt, then its messages. The slice grows with the conversation
+// (a new system prompt, after a hand-off, starts a new one), and its
+// elements are never written once sent: a provider may keep them and tell
+// a repeated message by its address (model.Request.Body). Its capacity is
+// its length, so a provider's append never writes into it.
+func (c *conversation) request() []openai.ChatCompletionMessage {
+	if len(c.wire) == 0 || len(c.wire) > len(c.msgs)+1 || c.wire[0].Content != c.system {
+		c.wire = make([]openai.ChatCompletionMessage, 1, len(c.msgs)+16)
+		c.wire[0] = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: c.system}
+	}
+	c.wire = append(c.wire, c.msgs[len(c.wire)-1:]...)
+	return c.wire[:len(c.wire):len(c.wire)]
+}
+
 // outcome is how a conversation (or a trunk turn) ended.
 type outcome struct {
 	answer string
@@ -233,15 +252,12 @@ func (r *runner) loop(ctx context.Context, c *conversation) outcome {
 
 // step makes one model call and records its llm node.
 func (r *runner) step(ctx context.Context, c *conversation) (openai.ChatCompletionMessage, outcome, bool) {
-	msgs := make([]openai.ChatCompletionMessage, 0, len(c.msgs)+1)
-	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: c.system})
-	msgs = append(msgs, c.msgs...)
-	body := openai.ChatCompletionRequest{Model: c.agent.Model, Messages: msgs, Tools: c.tools}
+	body := openai.ChatCompletionRequest{Model: c.agent.Model, Messages: c.request(), Tools: c.tools}
 	n := &record.Node{Kind: record.KindLLM, LLM: &record.LLM{Model: c.agent.Model}}
 	var once sync.Once
 	begin := func(b []byte) {
 		once.Do(func() {
-			n.LLM.Request = append([]byte(nil), b...)
+			n.LLM.Request = b // the provider's, never changed afterwards (model.Request.Sent)
 			r.start(c, n)
 			r.firstLLM.CompareAndSwap(0, n.Seq)
 		})

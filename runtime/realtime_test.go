@@ -159,14 +159,14 @@ func (s *stamps) Write(p []byte) (int, error) {
 }
 
 // BenchmarkCallOverhead is the time the runtime adds per model call of one
-// conversation at step 10 and at step 1,000 (DESIGN §12: flat): a scripted
+// conversation at step 10, 100 and 1,000 (DESIGN §12: flat): a scripted
 // run (virtual time, so the wall time between two calls is all the
 // runtime's: building the request, the scripted model's encoding and cache,
 // the tool, recording both nodes) of 1,010 steps, each reading a file. It
 // reports the median interval between successive calls around each step
-// and their ratio.
+// and the ratio of step 1,000's to step 10's.
 //
-//	go test ./runtime -run '^$' -bench CallOverhead -benchtime 1x
+//	go test ./runtime -run '^$' -bench CallOverhead -benchtime 3x
 func BenchmarkCallOverhead(b *testing.B) {
 	const steps = 1010
 	var sb strings.Builder
@@ -187,7 +187,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 		slices.Sort(d)
 		return d[len(d)/2]
 	}
-	var at10, at1000 []time.Duration
+	var at10, at100, at1000 []time.Duration
 	for b.Loop() {
 		db := openDB(b)
 		s := &stamps{}
@@ -199,12 +199,15 @@ func BenchmarkCallOverhead(b *testing.B) {
 			b.Fatalf("%d progress lines, want one per call (%d)", len(s.at), steps+1)
 		}
 		at10 = append(at10, around(s.at, 10))
+		at100 = append(at100, around(s.at, 100))
 		at1000 = append(at1000, around(s.at, 1000))
 	}
 	slices.Sort(at10)
+	slices.Sort(at100)
 	slices.Sort(at1000)
-	a, z := at10[len(at10)/2], at1000[len(at1000)/2]
+	a, m, z := at10[len(at10)/2], at100[len(at100)/2], at1000[len(at1000)/2]
 	b.ReportMetric(float64(a.Microseconds()), "µs/call@10")
+	b.ReportMetric(float64(m.Microseconds()), "µs/call@100")
 	b.ReportMetric(float64(z.Microseconds()), "µs/call@1000")
 	b.ReportMetric(float64(z)/float64(a), "ratio")
 }

@@ -45,9 +45,13 @@ type Request struct {
 	// cache orders requests by it; real providers ignore it.
 	At time.Time
 	// Body is the request as go-openai would send it: model, messages
-	// (system prompt first), tools.
+	// (system prompt first), tools. A conversation's message slices grow
+	// by appending, and a message is never changed once sent: a provider
+	// may keep a request's messages and take a message at the same address
+	// in a later request of the conversation for the same message.
 	Body openai.ChatCompletionRequest
-	// Sent, if set, receives the exact body bytes when they are sent.
+	// Sent, if set, receives the exact body bytes when they are sent. The
+	// bytes are the caller's from then on: the provider never changes them.
 	Sent func(body []byte)
 	// Retry, if set, is told of each retry before the provider waits for
 	// it, so a run can say why it is waiting and for how long.

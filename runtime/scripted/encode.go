@@ -20,7 +20,8 @@ type encoder struct {
 }
 
 // encoded is one conversation's messages as last encoded, with the bytes
-// of each.
+// of each. msgs is the caller's slice, kept as it is: a message once sent
+// is never changed (model.Request.Body).
 type encoded struct {
 	msgs []openai.ChatCompletionMessage
 	enc  [][]byte
@@ -29,6 +30,9 @@ type encoded struct {
 // sameMessage reports whether a and b encode alike; messages with parts
 // (MultiContent) are never taken as the same, so they are encoded again.
 func sameMessage(a, b *openai.ChatCompletionMessage) bool {
+	if a == b {
+		return true // the same message, at the same address
+	}
 	if a.Role != b.Role || a.Content != b.Content || a.Refusal != b.Refusal || a.Name != b.Name ||
 		a.ReasoningContent != b.ReasoningContent || a.ToolCallID != b.ToolCallID ||
 		a.MultiContent != nil || b.MultiContent != nil || len(a.ToolCalls) != len(b.ToolCalls) ||
@@ -45,23 +49,37 @@ func sameMessage(a, b *openai.ChatCompletionMessage) bool {
 }
 
 // messages returns the encoding of each of msgs, reusing conversation
-// conv's encodings of the messages it had before.
+// conv's encodings of the messages it had before. A request that repeats
+// the previous one and adds messages (the usual call) encodes only those
+// and appends them to the previous encodings' slice, after its length: an
+// encoding slice once returned is never written within its length.
 func (e *encoder) messages(conv string, msgs []openai.ChatCompletionMessage) ([][]byte, error) {
 	prev := e.convs[conv]
-	out := make([][]byte, len(msgs))
-	for i := range msgs {
+	k := 0 // how many of prev's messages msgs repeats at its start
+	if prev != nil {
+		for k < len(prev.msgs) && k < len(msgs) && sameMessage(&prev.msgs[k], &msgs[k]) {
+			k++
+		}
+	}
+	var out [][]byte
+	if prev != nil && k == len(prev.msgs) {
+		out = prev.enc[:k] // it goes on from prev: append after it
+	} else {
+		out = make([][]byte, 0, len(msgs)+16)
+	}
+	for i := len(out); i < len(msgs); i++ {
 		if prev != nil && i < len(prev.msgs) && sameMessage(&prev.msgs[i], &msgs[i]) {
-			out[i] = prev.enc[i]
+			out = append(out, prev.enc[i])
 			continue
 		}
 		b, err := json.Marshal(msgs[i])
 		if err != nil {
 			return nil, err
 		}
-		out[i] = b
+		out = append(out, b)
 	}
-	e.convs[conv] = &encoded{msgs: append([]openai.ChatCompletionMessage(nil), msgs...), enc: out}
-	return out, nil
+	e.convs[conv] = &encoded{msgs: msgs, enc: out}
+	return out[:len(out):len(out)], nil
 }
 
 // body returns json.Marshal(req) with the messages encoded as enc.

@@ -80,3 +80,58 @@ func scratchKey(body openai.ChatCompletionRequest) []byte {
 	}
 	return prefix.Key(tools, system, rest)
 }
+
+// The runtime sends a conversation's messages as one slice that grows in
+// place (and is copied when it outgrows its array, or starts again after a
+// hand-off): the encoder reuses what it encoded, by address, and still
+// gives json.Marshal's bytes and the from-scratch cache key at every step;
+// what it returned for an earlier call never changes.
+func TestEncoder_GrowingSlice(t *testing.T) {
+	e := encoder{convs: map[string]*encoded{}}
+	m := &Model{tree: prefix.NewTree(), paths: map[string]*interned{}}
+	wire := make([]openai.ChatCompletionMessage, 1, 4)
+	wire[0] = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: "You are the analyst."}
+	type returned struct {
+		enc  [][]byte
+		want [][]byte
+	}
+	var kept []returned
+	for i := 0; i < 40; i++ {
+		if i == 25 { // a hand-off: a new slice with another system prompt
+			next := make([]openai.ChatCompletionMessage, len(wire), len(wire)+8)
+			copy(next, wire)
+			next[0] = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: "You are billing."}
+			wire = next
+		}
+		wire = append(wire,
+			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, ToolCalls: []openai.ToolCall{{ID: fmt.Sprintf("call_%d", i), Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: "read_file", Arguments: `{"path":"a.md"}`}}}},
+			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: fmt.Sprintf("call_%d", i), Content: fmt.Sprintf("revenue %d <b>", i)})
+		req := openai.ChatCompletionRequest{Model: "m", Messages: wire[:len(wire):len(wire)]}
+		enc, err := e.messages("trunk", req.Messages)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := body(req, enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := json.Marshal(req); !bytes.Equal(got, want) {
+			t.Fatalf("step %d: body\n%s\nwant\n%s", i, got, want)
+		}
+		if k, want := m.tree.Key(m.prompt("trunk", []byte("null"), req.Messages, enc)), scratchKey(req); !bytes.Equal(k, want) {
+			t.Fatalf("step %d: cache key\n%s\nwant\n%s", i, k, want)
+		}
+		var want [][]byte
+		for _, b := range enc {
+			want = append(want, bytes.Clone(b))
+		}
+		kept = append(kept, returned{enc, want})
+	}
+	for i, r := range kept {
+		for j := range r.want {
+			if !bytes.Equal(r.enc[j], r.want[j]) {
+				t.Fatalf("the encodings returned at step %d changed later: message %d is %s, was %s", i, j, r.enc[j], r.want[j])
+			}
+		}
+	}
+}

@@ -176,17 +176,28 @@ func (m *Model) prompt(conv string, tools []byte, msgs []openai.ChatCompletionMe
 		system, rest = enc[0], enc[1:]
 	}
 	prev := m.paths[conv]
-	path := make([]prefix.Msg, len(rest))
-	last := prefix.Root
-	same := prev != nil
-	for i, e := range rest {
-		if same && i < len(prev.enc) && len(prev.enc[i]) == len(e) && (len(e) == 0 || &prev.enc[i][0] == &e[0]) {
-			last = prev.path[i]
-		} else {
-			same = false
-			last = m.tree.Message(last, e)
+	k := 0 // how many of prev's messages rest repeats (the same encodings)
+	if prev != nil {
+		for k < len(prev.enc) && k < len(rest) && len(prev.enc[k]) == len(rest[k]) && (len(rest[k]) == 0 || &prev.enc[k][0] == &rest[k][0]) {
+			k++
 		}
-		path[i] = last
+	}
+	var path []prefix.Msg
+	if prev != nil && k == len(prev.enc) {
+		path = prev.path[:k] // it goes on from prev: append after it
+	} else {
+		path = make([]prefix.Msg, 0, len(rest)+16)
+		if prev != nil {
+			path = append(path, prev.path[:k]...)
+		}
+	}
+	last := prefix.Root
+	if k > 0 {
+		last = path[k-1]
+	}
+	for _, e := range rest[k:] {
+		last = m.tree.Message(last, e)
+		path = append(path, last)
 	}
 	m.paths[conv] = &interned{enc: rest, path: path}
 	return prefix.Prompt{Tools: m.tree.Part(tools), System: m.tree.Part(system), Last: last}
