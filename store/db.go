@@ -47,7 +47,9 @@ type DB struct {
 	w *sql.DB // writer: one connection, _txlock=immediate
 	r *sql.DB // readers
 
-	stmts writeStmts
+	stmts   writeStmts
+	raw     rawStmts // the recording statements on the writer's connection (writer.go)
+	rawExec rawExec
 
 	// FileVersion is the schema version of the file as found. A reader
 	// (OpenReadOnly) of an older file reads an upgraded temporary copy and
@@ -286,6 +288,7 @@ func (db *DB) IntegrityCheck(ctx context.Context) (string, error) {
 
 // Close closes both pools.
 func (db *DB) Close() error {
+	db.closeRaw()
 	db.stmts.close()
 	var errs []error
 	if db.w != nil {

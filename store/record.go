@@ -18,23 +18,16 @@ import (
 	"github.com/inspect-dev/inspect/record"
 )
 
-// writeStmts are the prepared statements of the hot recording path, prepared
-// once on the single writer connection.
+// writeStmts are the recording statements prepared once on the writer
+// pool, for the transactions database/sql runs (imports, a run's creation).
 type writeStmts struct {
-	once          sync.Once
-	err           error
-	insertNode    *sql.Stmt
-	finishNode    *sql.Stmt
-	selectBlob    *sql.Stmt
-	insertBlob    *sql.Stmt
-	selectLink    *sql.Stmt
-	insertLink    *sql.Stmt
-	insertRequest *sql.Stmt
-	setResponse   *sql.Stmt
+	once sync.Once
+	err  error
+	st   [numStmts]*sql.Stmt
 }
 
 func (s *writeStmts) close() {
-	for _, st := range []*sql.Stmt{s.insertNode, s.finishNode, s.selectBlob, s.insertBlob, s.selectLink, s.insertLink, s.insertRequest, s.setResponse} {
+	for _, st := range s.st {
 		if st != nil {
 			st.Close()
 		}
@@ -47,23 +40,8 @@ const nodeColumns = `run_id, seq, kind, branch, fork_seq, agent, depth, started_
 func (db *DB) prepare(ctx context.Context) error {
 	db.stmts.once.Do(func() {
 		s := &db.stmts
-		for _, p := range []struct {
-			st  **sql.Stmt
-			sql string
-		}{
-			{&s.insertNode, `INSERT INTO nodes (` + nodeColumns + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`},
-			{&s.finishNode, `UPDATE nodes SET ended_ns=?, status=?, error=?,
-				name=?, calls=?, call_id=?, tokens_in=?, tokens_out=?, tokens_cached=?, tokens_cache_write=?, tokens_reasoning=?, fidelity=?, attempts=?, research=?, args=?, text=?, data=?
-				WHERE run_id=? AND seq=?`},
-			{&s.selectBlob, `SELECT id FROM blobs WHERE hash=?`},
-			{&s.insertBlob, `INSERT INTO blobs (hash, data) VALUES (?,?)`},
-			{&s.selectLink, `SELECT id FROM chain WHERE prev=? AND hkey=? AND data=?`},
-			{&s.insertLink, `INSERT INTO chain (prev, hkey, data) SELECT ?1, ?2, ?3
-				WHERE NOT EXISTS (SELECT 1 FROM chain WHERE prev=?1 AND hkey=?2 AND data=?3)`},
-			{&s.insertRequest, `INSERT INTO requests (node_id, head, system, last, tail, size, sha256, response) VALUES (?,?,?,?,?,?,?,?)`},
-			{&s.setResponse, `UPDATE requests SET response=? WHERE node_id=(SELECT id FROM nodes WHERE run_id=? AND seq=?)`},
-		} {
-			if *p.st, s.err = db.w.PrepareContext(ctx, p.sql); s.err != nil {
+		for i, q := range stmtSQL {
+			if s.st[i], s.err = db.w.PrepareContext(ctx, q); s.err != nil {
 				return
 			}
 		}
@@ -174,7 +152,7 @@ func runColumns(r *record.Run) (tasks, opts, models []byte, err error) {
 // to remember once tx commits.
 func (db *DB) storeProject(ctx context.Context, tx *sql.Tx, r *record.Run) (*Recorder, *requestWriter, error) {
 	rec := &Recorder{db: db, run: r.ID, blobs: map[[32]byte]int64{}, links: map[link]int64{}, convs: map[convKey]*convState{}}
-	w := &requestWriter{ctx: ctx, tx: tx, rec: rec, p: &pendingIDs{blobs: map[[32]byte]int64{}, links: map[link]int64{}}}
+	w := &requestWriter{e: txExec{ctx, tx, db}, rec: rec, p: &pendingIDs{blobs: map[[32]byte]int64{}, links: map[link]int64{}}}
 	for i := range r.Project.Files {
 		f := &r.Project.Files[i]
 		sum := sha256.Sum256([]byte(f.Content))
@@ -253,49 +231,41 @@ func (rec *Recorder) insert(ctx context.Context, n *record.Node) (err error) {
 		rec.forget(convKey{n.ForkSeq, n.Branch})
 	}
 	if rec.batch != nil {
-		pending, err := rec.insertIn(ctx, rec.batch, n, args)
+		pending, err := rec.insertIn(txExec{ctx, rec.batch, rec.db}, n, args)
 		rec.remember(pending) // the batch's commit makes them durable; a failed one ends the import
 		return err
 	}
-	if n.Kind != record.KindLLM || n.LLM == nil || n.LLM.Request == nil {
-		// One statement commits on its own: no BEGIN/COMMIT round trips.
-		if _, err := rec.db.stmts.insertNode.ExecContext(ctx, args...); err != nil {
-			return fmt.Errorf("record n%d: %w", n.Seq, err)
-		}
-		return nil
-	}
-	tx, err := rec.db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("record n%d: %w", n.Seq, err)
-	}
-	defer tx.Rollback()
-	pending, err := rec.insertIn(ctx, tx, n, args)
+	// A node without a request is one statement, which commits on its own.
+	withRequest := n.Kind == record.KindLLM && n.LLM != nil && n.LLM.Request != nil
+	var pending *pendingIDs
+	err = rec.db.write(ctx, withRequest, "record", n.Seq, func(e execer) error {
+		var err error
+		pending, err = rec.insertIn(e, n, args)
+		return err
+	})
 	if err != nil {
 		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("record n%d: %w", n.Seq, err)
 	}
 	rec.remember(pending)
 	return nil
 }
 
-// insertIn inserts node n (its row args) and, for an llm node, its request
-// inside tx; the ids it wrote are to be remembered once tx commits.
-func (rec *Recorder) insertIn(ctx context.Context, tx *sql.Tx, n *record.Node, args []any) (*pendingIDs, error) {
-	res, err := tx.StmtContext(ctx, rec.db.stmts.insertNode).ExecContext(ctx, args...)
+// insertIn inserts node n (its row args) and, for an llm node, its request,
+// through e; the ids it wrote are to be remembered once e's transaction
+// commits.
+func (rec *Recorder) insertIn(e execer, n *record.Node, args []any) (*pendingIDs, error) {
+	id, _, err := e.exec(stInsertNode, args...)
 	if err != nil {
 		return nil, fmt.Errorf("record n%d: %w", n.Seq, err)
 	}
 	if n.Kind != record.KindLLM || n.LLM == nil || n.LLM.Request == nil {
 		return nil, nil
 	}
-	id, _ := res.LastInsertId()
 	var response []byte
 	if !n.Ended.IsZero() {
 		response = n.LLM.Response
 	}
-	pending, err := rec.storeRequest(ctx, tx, id, convKey{n.ForkSeq, n.Branch}, n.LLM.Request, response)
+	pending, err := rec.storeRequest(e, id, convKey{n.ForkSeq, n.Branch}, n.LLM.Request, response)
 	if err != nil {
 		return nil, fmt.Errorf("record request of n%d: %w", n.Seq, err)
 	}
@@ -317,31 +287,28 @@ func (rec *Recorder) FinishNode(ctx context.Context, n *record.Node) (err error)
 	if err != nil {
 		return err
 	}
-	st := rec.db.stmts.finishNode
-	if n.Kind == record.KindLLM && n.LLM != nil && n.LLM.Response != nil {
-		tx, err := rec.db.w.BeginTx(ctx, nil)
-		if err != nil {
-			return fmt.Errorf("finish n%d: %w", n.Seq, err)
-		}
-		defer tx.Rollback()
-		if err := execFinish(ctx, tx.StmtContext(ctx, st), rec.run, n, row); err != nil {
+	// With a response, two statements in one transaction; else one.
+	withResponse := n.Kind == record.KindLLM && n.LLM != nil && n.LLM.Response != nil
+	return rec.db.write(ctx, withResponse, "finish", n.Seq, func(e execer) error {
+		if err := execFinish(e, rec.run, n, row); err != nil {
 			return err
 		}
-		if _, err := tx.StmtContext(ctx, rec.db.stmts.setResponse).ExecContext(ctx, n.LLM.Response, rec.run, n.Seq); err != nil {
-			return fmt.Errorf("finish n%d: %w", n.Seq, err)
+		if withResponse {
+			if _, _, err := e.exec(stSetResponse, n.LLM.Response, rec.run, n.Seq); err != nil {
+				return fmt.Errorf("finish n%d: %w", n.Seq, err)
+			}
 		}
-		return tx.Commit()
-	}
-	return execFinish(ctx, st, rec.run, n, row)
+		return nil
+	})
 }
 
-func execFinish(ctx context.Context, st *sql.Stmt, run string, n *record.Node, row nodeRow) error {
-	res, err := st.ExecContext(ctx, n.Ended.UnixNano(), string(n.Status), n.Error,
+func execFinish(e execer, run string, n *record.Node, row nodeRow) error {
+	_, k, err := e.exec(stFinishNode, n.Ended.UnixNano(), string(n.Status), n.Error,
 		row.name, row.calls, row.callID, row.in, row.out, row.cached, row.cacheWrite, row.reasoning, row.fidelity, row.attempts, row.research, row.args, row.text, row.data, run, n.Seq)
 	if err != nil {
 		return fmt.Errorf("finish n%d: %w", n.Seq, err)
 	}
-	if k, _ := res.RowsAffected(); k != 1 {
+	if k != 1 {
 		return fmt.Errorf("finish n%d: the node was never started", n.Seq)
 	}
 	return nil

@@ -249,12 +249,14 @@ func (rec *Recorder) cachedLink(k link) (int64, bool) {
 	return id, ok
 }
 
-// requestWriter stores the parts of one request inside tx.
+// requestWriter stores the parts of one request through e.
 type requestWriter struct {
-	ctx context.Context
-	tx  *sql.Tx
+	e   execer
 	rec *Recorder
 	p   *pendingIDs
+	// fresh is the chain id this request added last (0: none): a message
+	// after it is new too.
+	fresh int64
 }
 
 func (w *requestWriter) blob(data []byte) (int64, error) {
@@ -268,14 +270,9 @@ func (w *requestWriter) blob(data []byte) (int64, error) {
 	if id, ok := w.p.blobs[h]; ok {
 		return id, nil
 	}
-	s := &w.rec.db.stmts
-	var id int64
-	err := w.tx.StmtContext(w.ctx, s.selectBlob).QueryRowContext(w.ctx, h[:]).Scan(&id)
+	id, err := w.e.queryID(stSelectBlob, h[:])
 	if errors.Is(err, sql.ErrNoRows) {
-		var res sql.Result
-		if res, err = w.tx.StmtContext(w.ctx, s.insertBlob).ExecContext(w.ctx, h[:], data); err == nil {
-			id, err = res.LastInsertId()
-		}
+		id, _, err = w.e.exec(stInsertBlob, h[:], data)
 	}
 	if err != nil {
 		return 0, err
@@ -289,36 +286,35 @@ func (w *requestWriter) link(prev int64, m []byte) (int64, error) {
 	h := sha256.Sum256(m)
 	hkey := int64(binary.BigEndian.Uint64(h[:8]))
 	k := link{prev, h}
-	if id, ok := w.rec.cachedLink(k); ok {
-		return id, nil
+	if prev == 0 || prev != w.fresh { // after this transaction's own link, nothing is there yet
+		if id, ok := w.rec.cachedLink(k); ok {
+			return id, nil
+		}
+		if id, ok := w.p.links[k]; ok {
+			return id, nil
+		}
+		id, err := w.e.queryID(stSelectLink, prev, hkey, m)
+		if err == nil {
+			w.p.links[k] = id
+			return id, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return 0, err
+		}
 	}
-	if id, ok := w.p.links[k]; ok {
-		return id, nil
-	}
-	// Insert unless present (one statement for the usual new message),
-	// else look the existing link up.
-	s := &w.rec.db.stmts
-	res, err := w.tx.StmtContext(w.ctx, s.insertLink).ExecContext(w.ctx, prev, hkey, m)
-	if err != nil {
-		return 0, err
-	}
-	var id int64
-	if k, _ := res.RowsAffected(); k == 1 {
-		id, err = res.LastInsertId()
-	} else {
-		err = w.tx.StmtContext(w.ctx, s.selectLink).QueryRowContext(w.ctx, prev, hkey, m).Scan(&id)
-	}
+	id, _, err := w.e.exec(stInsertLink, prev, hkey, m)
 	if err != nil {
 		return 0, err
 	}
 	w.p.links[k] = id
+	w.fresh = id
 	return id, nil
 }
 
 // storeRequest stores body as the request of node nodeID (with response,
 // nil while the call is open) of conversation k.
-func (rec *Recorder) storeRequest(ctx context.Context, tx *sql.Tx, nodeID int64, k convKey, body, response []byte) (*pendingIDs, error) {
-	w := &requestWriter{ctx: ctx, tx: tx, rec: rec, p: &pendingIDs{blobs: map[[32]byte]int64{}, links: map[link]int64{}}}
+func (rec *Recorder) storeRequest(e execer, nodeID int64, k convKey, body, response []byte) (*pendingIDs, error) {
+	w := &requestWriter{e: e, rec: rec, p: &pendingIDs{blobs: map[[32]byte]int64{}, links: map[link]int64{}}}
 	st, err := rec.extend(w, k, body)
 	if err != nil {
 		return nil, err
@@ -334,8 +330,7 @@ func (rec *Recorder) storeRequest(ctx context.Context, tx *sql.Tx, nodeID int64,
 	}
 	h.Write(body[len(st.prefix):])
 	sum := h.Sum(nil)
-	if _, err := tx.StmtContext(ctx, rec.db.stmts.insertRequest).ExecContext(ctx,
-		nodeID, st.head, st.system, st.last, st.tailID, len(body), sum, response); err != nil {
+	if _, _, err := e.exec(stInsertRequest, nodeID, st.head, st.system, st.last, st.tailID, int64(len(body)), sum, response); err != nil {
 		return nil, err
 	}
 	if st.last != 0 || st.system != 0 {

@@ -190,6 +190,51 @@ func TestStartNode_VisibleWhileOpen(t *testing.T) {
 	}
 }
 
+// A recording transaction that fails half-way (its second statement, or
+// its first) leaves nothing of itself and the writer usable: the next
+// transactions commit, and the open call they finish reads back whole.
+func TestRecorder_FailedWriteRollsBack(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	rec := newRun(t, db)
+	reqs, resps := conversationWithResponses(2)
+	n := &record.Node{Kind: record.KindLLM, Started: t0, LLM: &record.LLM{Model: "gpt-4.1-mini", Request: reqs[0]}}
+	if err := rec.StartNode(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	// The same seq again: its first statement fails.
+	dup := &record.Node{Seq: n.Seq, Kind: record.KindLLM, Started: t0, LLM: &record.LLM{Model: "gpt-4.1-mini", Request: reqs[1]}}
+	if err := rec.StartNode(ctx, dup); err == nil {
+		t.Fatal("a second node with the same seq was recorded")
+	}
+	// A call never started, with a response: the transaction fails after BEGIN.
+	if err := rec.FinishNode(ctx, &record.Node{Seq: 99, Kind: record.KindLLM, LLM: &record.LLM{Response: resps[1]}}); err == nil || !strings.Contains(err.Error(), "never started") {
+		t.Fatalf("finishing an unknown call: err = %v", err)
+	}
+	n.LLM.Response = resps[0]
+	if err := rec.FinishNode(ctx, n); err != nil {
+		t.Fatalf("FinishNode after failed writes: %v", err)
+	}
+	next := &record.Node{Kind: record.KindLLM, Started: t0, Ended: t0, LLM: &record.LLM{Model: "gpt-4.1-mini", Request: reqs[1], Response: resps[1]}}
+	if err := rec.AddNode(ctx, next); err != nil {
+		t.Fatalf("AddNode after failed writes: %v", err)
+	}
+	for i, seq := range []int64{n.Seq, next.Seq} {
+		if got, err := db.Request(ctx, rec.RunID(), seq); err != nil || !bytes.Equal(got, reqs[i]) {
+			t.Errorf("request of n%d = %.60q, %v", seq, got, err)
+		}
+		if got, err := db.Response(ctx, rec.RunID(), seq); err != nil || !bytes.Equal(got, resps[i]) {
+			t.Errorf("response of n%d = %.60q, %v", seq, got, err)
+		}
+	}
+	if k, err := db.CountRows(ctx, "requests"); err != nil || k != 2 {
+		t.Errorf("%d request rows (%v), want 2: a failed write left one", k, err)
+	}
+	if v, err := db.IntegrityCheck(ctx); err != nil || v != "ok" {
+		t.Errorf("integrity_check = %q, %v", v, err)
+	}
+}
+
 // conversation builds the requests of an n-step conversation the way a
 // provider sees them: each request repeats every earlier message.
 func conversation(n int) (reqs [][]byte, transcript int) {
