@@ -755,7 +755,7 @@ func (m *seqMap[T]) set(seq int64, v T) {
 		return
 	}
 	if seq >= int64(len(m.s)) {
-		m.s = slices.Grow(m.s, int(seq)+1-len(m.s))[:seq+1]
+		m.s = slices.Grow(m.s, max(int(seq)+1-len(m.s), len(m.s)))[:seq+1] // doubling
 	}
 	m.s[seq] = v
 }

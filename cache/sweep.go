@@ -105,7 +105,7 @@ func sweepOf(t *prefix.Tree, in []sweepIn, lifetime time.Duration) []sweepOut {
 // rowInputs are the requests of reqs the analysis compares and their
 // sweep's inputs, as their rows say (the sweep of Read).
 func (r *Requests) rowInputs(reqs []record.RequestParts) []sweepIn {
-	var in []sweepIn
+	in := make([]sweepIn, 0, len(reqs))
 	for _, rp := range reqs {
 		p := r.prompts.get(rp.Seq)
 		exact := rp.Fidelity == "" || rp.Fidelity == record.FidelityExact
@@ -122,13 +122,19 @@ func (r *Requests) rowInputs(reqs []record.RequestParts) []sweepIn {
 // sweep when the graph's nodes gave it the same inputs.
 func (a *analysis) sweep(calls []*Call, rep *Report) {
 	lifetime := a.o.lifetime()
-	in, qs := a.sweepInputs(calls)
 	var bySeq seqMap[*Call]
+	qs := make([]*Call, 0, len(calls))
+	same := a.sweptLifetime == lifetime
 	for _, c := range calls {
 		bySeq.set(c.Node.Seq, c)
+		if c.Analyzed {
+			same = same && len(qs) < len(a.sweptIn) && a.input(c).same(a.sweptIn[len(qs)])
+			qs = append(qs, c)
+		}
 	}
 	out := a.swept
-	if a.sweptLifetime != lifetime || !slices.EqualFunc(in, a.sweptIn, sweepIn.same) {
+	if !same || len(qs) != len(a.sweptIn) {
+		in, _ := a.sweepInputs(calls)
 		out = sweepOf(a.tree, in, lifetime)
 	}
 	for i, q := range qs {
@@ -158,13 +164,17 @@ func (a *analysis) sweepInputs(calls []*Call) ([]sweepIn, []*Call) {
 	in := make([]sweepIn, 0, len(calls))
 	qs := make([]*Call, 0, len(calls))
 	for _, c := range calls {
-		if !c.Analyzed {
-			continue
+		if c.Analyzed {
+			in = append(in, a.input(c))
+			qs = append(qs, c)
 		}
-		n := c.Node
-		in = append(in, sweepIn{seq: n.Seq, started: n.Started, ended: n.Ended,
-			ready: n.Status == record.StatusOK && !n.Ended.IsZero(), model: n.LLM.Model, p: a.prompts.get(n.Seq).p})
-		qs = append(qs, c)
 	}
 	return in, qs
+}
+
+// input is analysed call c's sweep input, as its node says.
+func (a *analysis) input(c *Call) sweepIn {
+	n := c.Node
+	return sweepIn{seq: n.Seq, started: n.Started, ended: n.Ended,
+		ready: n.Status == record.StatusOK && !n.Ended.IsZero(), model: n.LLM.Model, p: a.prompts.get(n.Seq).p}
 }

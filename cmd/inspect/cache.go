@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/charmbracelet/glamour"
@@ -185,6 +187,7 @@ func loadGraphRequests(ctx context.Context, f *Factory, ref string, o *cache.Opt
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
+	defer collectLess(f)()
 	var eg errgroup.Group
 	eg.Go(func() error {
 		var err error
@@ -252,5 +255,39 @@ func auditConfig(ctx context.Context, db *store.DB, g *graph.Run, reqs *cache.Re
 			}
 			return cache.AnalyzeRequests(g, reqs, o)
 		},
+	}
+}
+
+// gcLoad is the garbage collector's percentage while a run loads
+// (collectLess).
+const gcLoad = 300
+
+var gcHeld struct {
+	sync.Mutex
+	n   int // loads under way
+	old int // the percentage before the first
+}
+
+// collectLess makes the garbage collector run a third as often until the
+// returned function is called (unless GOGC is set): while a run's graph
+// and requests load, nearly all that is allocated stays to the end of the
+// command, so each collection would mostly mark what stays. Commands run
+// in one process (inspect mcp) share it: the last to finish restores it.
+func collectLess(f *Factory) (restore func()) {
+	if f.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	gcHeld.Lock()
+	if gcHeld.n == 0 {
+		gcHeld.old = debug.SetGCPercent(gcLoad)
+	}
+	gcHeld.n++
+	gcHeld.Unlock()
+	return func() {
+		gcHeld.Lock()
+		if gcHeld.n--; gcHeld.n == 0 {
+			debug.SetGCPercent(gcHeld.old)
+		}
+		gcHeld.Unlock()
 	}
 }
