@@ -261,8 +261,40 @@ const (
 // Mismatch is how a call's reported cached tokens differ from the prediction.
 type Mismatch struct {
 	Kind string
-	// Text says it, with the numbers.
-	Text string
+	// Predicted and Reported are the call's cached tokens, predicted and
+	// reported; Match is the earlier request the prediction reuses (nil:
+	// none) and Since how long before the call it had finished.
+	Predicted, Reported int64
+	Match               *graph.Node
+	Since               time.Duration
+	// MinPrefix and Lifetime are the settings in force; Simulated is set
+	// when the scripted model reported.
+	MinPrefix int64
+	Lifetime  time.Duration
+	Simulated bool
+}
+
+// Text says it, with the numbers (made when asked: a run of many calls
+// has as many mismatches, and a graph's labels only count them).
+func (m *Mismatch) Text() string {
+	from := ""
+	if m.Match != nil {
+		from = " from " + m.Match.ID()
+	}
+	p, got := m.Predicted, m.Reported
+	switch {
+	case m.Simulated:
+		return fmt.Sprintf("the scripted model reported %d cached, the analysis predicts %d%s (does the script set usage cached?)", got, p, from)
+	case m.Kind == MismatchMinimum:
+		return fmt.Sprintf("predicted ≈%d tokens reusable%s, reported 0: shorter than the %d-token minimum prefix a provider caches", p, from, m.MinPrefix)
+	case m.Kind == MismatchLifetime:
+		return fmt.Sprintf("predicted ≈%d tokens reusable%s, reported 0: %s had finished %s before; a provider may drop a prefix sooner than the %s lifetime assumed", p, from, m.Match.ID(), graph.FormatDuration(m.Since), graph.FormatDuration(m.Lifetime))
+	case m.Kind == MismatchRouting:
+		return fmt.Sprintf("predicted ≈%d tokens reusable%s, reported 0: the request may have reached a server that had not seen the prefix (providers route by its first tokens; a prompt_cache_key per conversation keeps it on one)", p, from)
+	case m.Kind == MismatchFewer:
+		return fmt.Sprintf("reported %d cached of the ≈%d predicted%s: providers reuse whole blocks (128 tokens at OpenAI) of what they still hold", got, p, from)
+	}
+	return fmt.Sprintf("reported %d cached, more than the ≈%d predicted: a prefix from outside this run (an earlier run or session), or one this recording does not hold", got, p)
 }
 
 // Unstable is a prefix that broke early against the previous request of

@@ -158,7 +158,7 @@ func TestAnalyze_EveryFixtureAgreesWithTheDefinitionAndTheSimulation(t *testing.
 				}
 				if n.Status != record.StatusOK {
 					if c.Mismatch != nil {
-						t.Errorf("%s failed, yet its usage is compared: %s", n.ID(), c.Mismatch.Text)
+						t.Errorf("%s failed, yet its usage is compared: %s", n.ID(), c.Mismatch.Text())
 					}
 					continue // a failed call reports nothing to compare
 				}
@@ -166,7 +166,7 @@ func TestAnalyze_EveryFixtureAgreesWithTheDefinitionAndTheSimulation(t *testing.
 					t.Errorf("%s: the simulation reported %d cached (of %d in), the analysis predicts %d", n.ID(), u.Cached, u.In, c.Tokens)
 				}
 				if c.Mismatch != nil && n.LLM.Usage.Cached != n.LLM.Usage.In {
-					t.Errorf("%s: mismatch %s on a scripted run", n.ID(), c.Mismatch.Text)
+					t.Errorf("%s: mismatch %s on a scripted run", n.ID(), c.Mismatch.Text())
 				}
 				if c.Unstable != nil {
 					t.Errorf("%s: our runtime keeps the prefix still, yet %s", n.ID(), c.Unstable.Break.Why)

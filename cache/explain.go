@@ -372,44 +372,30 @@ func (a *analysis) mismatch(c *Call, rep *Report) *Mismatch {
 		return nil // a failed call's usage says nothing of the cache
 	}
 	predicted, got := c.Tokens, r.Cached
-	from := func() string { // made only for a mismatch
-		if c.Match == nil {
-			return ""
-		}
-		return " from " + c.Match.ID()
-	}
-	if rep.Simulated {
-		if got == predicted {
-			return nil
-		}
-		kind := MismatchFewer
-		if got > predicted {
-			kind = MismatchMore
-		}
-		return &Mismatch{Kind: kind, Text: fmt.Sprintf("the scripted model reported %d cached, the analysis predicts %d%s (does the script set usage cached?)", got, predicted, from())}
-	}
 	tol := max(128, predicted/10)
+	kind := ""
 	switch {
+	case rep.Simulated && got < predicted:
+		kind = MismatchFewer
+	case rep.Simulated && got > predicted:
+		kind = MismatchMore
+	case rep.Simulated:
+	case predicted > 0 && got == 0 && predicted < rep.MinPrefix:
+		kind = MismatchMinimum
+	case predicted > 0 && got == 0 && c.Since > rep.Lifetime/2:
+		kind = MismatchLifetime
 	case predicted > 0 && got == 0:
-		m := &Mismatch{}
-		switch {
-		case predicted < rep.MinPrefix:
-			m.Kind = MismatchMinimum
-			m.Text = fmt.Sprintf("predicted ≈%d tokens reusable%s, reported 0: shorter than the %d-token minimum prefix a provider caches", predicted, from(), rep.MinPrefix)
-		case c.Since > rep.Lifetime/2:
-			m.Kind = MismatchLifetime
-			m.Text = fmt.Sprintf("predicted ≈%d tokens reusable%s, reported 0: %s had finished %s before; a provider may drop a prefix sooner than the %s lifetime assumed", predicted, from(), c.Match.ID(), graph.FormatDuration(c.Since), graph.FormatDuration(rep.Lifetime))
-		default:
-			m.Kind = MismatchRouting
-			m.Text = fmt.Sprintf("predicted ≈%d tokens reusable%s, reported 0: the request may have reached a server that had not seen the prefix (providers route by its first tokens; a prompt_cache_key per conversation keeps it on one)", predicted, from())
-		}
-		return m
+		kind = MismatchRouting
 	case got < predicted-tol:
-		return &Mismatch{Kind: MismatchFewer, Text: fmt.Sprintf("reported %d cached of the ≈%d predicted%s: providers reuse whole blocks (128 tokens at OpenAI) of what they still hold", got, predicted, from())}
+		kind = MismatchFewer
 	case got > predicted+tol:
-		return &Mismatch{Kind: MismatchMore, Text: fmt.Sprintf("reported %d cached, more than the ≈%d predicted: a prefix from outside this run (an earlier run or session), or one this recording does not hold", got, predicted)}
+		kind = MismatchMore
 	}
-	return nil
+	if kind == "" {
+		return nil
+	}
+	return &Mismatch{Kind: kind, Predicted: predicted, Reported: got, Match: c.Match, Since: c.Since,
+		MinPrefix: rep.MinPrefix, Lifetime: rep.Lifetime, Simulated: rep.Simulated}
 }
 
 // group sums the calls per conversation, per agent and for the run.

@@ -142,7 +142,7 @@ func write(out io.Writer, rep *cache.Report, node int64, st style) error {
 	if len(mism) > 0 {
 		w.heading(2, "Reported against predicted")
 		for _, c := range mism {
-			w.item(fmt.Sprintf("%s (%s): %s", w.bold(c.Node.ID()), c.Mismatch.Kind, c.Mismatch.Text))
+			w.item(fmt.Sprintf("%s (%s): %s", w.bold(c.Node.ID()), c.Mismatch.Kind, c.Mismatch.Text()))
 		}
 		w.end()
 	}
@@ -221,7 +221,7 @@ func callLine(w *writer, c *cache.Call) string {
 		s += " — " + b
 	}
 	if c.Mismatch != nil {
-		s += " — " + c.Mismatch.Kind + ": " + c.Mismatch.Text
+		s += " — " + c.Mismatch.Kind + ": " + c.Mismatch.Text()
 	}
 	return s
 }
@@ -367,7 +367,7 @@ func callDetail(w *writer, rep *cache.Report, c *cache.Call) {
 			money.Format(m.Spent, rep.Currency), money.Format(m.Saved, rep.Currency), money.Format(m.Uncached, rep.Currency)))
 	}
 	if c.Mismatch != nil {
-		w.item(fmt.Sprintf("mismatch (%s): %s", c.Mismatch.Kind, c.Mismatch.Text))
+		w.item(fmt.Sprintf("mismatch (%s): %s", c.Mismatch.Kind, c.Mismatch.Text()))
 	}
 	if u := c.Unstable; u != nil {
 		w.item(fmt.Sprintf("unstable prefix against %s: broke at %s (%s): %s; ≈%s tokens re-sent uncached", u.Previous.ID(), u.Break.Where, u.Break.What, u.Break.Why, group(u.Lost)))
@@ -613,7 +613,7 @@ func WriteJSON(w io.Writer, rep *cache.Report, node int64) error {
 			PromptBytes: c.Bytes, ReusableBytes: c.Reusable, ReusableTok: c.Tokens, ReusableShare: round(c.Share),
 			Reported: jsonReported{TokensIn: c.Reported.In, TokensOut: c.Reported.Out}, Uncached: c.Uncached(), Money: toMoney(c.Money, false)}
 		if m := c.Mismatch; m != nil {
-			jc.Mismatch = &jsonMismatch{Kind: m.Kind, Text: m.Text}
+			jc.Mismatch = &jsonMismatch{Kind: m.Kind, Text: m.Text()}
 		}
 		if c.Fidelity != "" {
 			f := string(c.Fidelity)
