@@ -8,6 +8,8 @@ package graph
 import (
 	"context"
 	"fmt"
+	"math"
+	"runtime"
 	"sort"
 	"time"
 
@@ -168,6 +170,13 @@ func Load(ctx context.Context, src Source, id string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	if rs, ok := src.(RangeSource); ok && runtime.GOMAXPROCS(0) > 1 {
+		nodes, err := loadHalves(ctx, rs, r)
+		if err != nil {
+			return nil, err
+		}
+		return Build(r, nodes)
+	}
 	var nodes []*record.Node
 	if err := src.ScanNodes(ctx, r, func(n *record.Node) error {
 		nodes = append(nodes, n)
@@ -176,6 +185,57 @@ func Load(ctx context.Context, src Source, id string) (*Run, error) {
 		return nil, err
 	}
 	return Build(r, nodes)
+}
+
+// RangeSource is a Source that reads a run's nodes by range of seq, which
+// Load uses to read the two halves of a run at once.
+type RangeSource interface {
+	Source
+	// LastSeq is the seq of run's last node (0: none).
+	LastSeq(ctx context.Context, run *record.Run) (int64, error)
+	// ScanNodesRange is ScanNodes of the nodes after seq from, up to and
+	// including seq last.
+	ScanNodesRange(ctx context.Context, run *record.Run, from, last int64, fn func(*record.Node) error) error
+}
+
+// loadHalves reads the nodes of run r in two halves at once, the second
+// from seq mid on (and any node added since the last was looked up).
+func loadHalves(ctx context.Context, src RangeSource, r *record.Run) ([]*record.Node, error) {
+	last, err := src.LastSeq(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	mid := last / 2
+	if mid < 1 {
+		var nodes []*record.Node
+		err := src.ScanNodes(ctx, r, func(n *record.Node) error {
+			nodes = append(nodes, n)
+			return nil
+		})
+		return nodes, err
+	}
+	var first, second []*record.Node
+	var firstErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		firstErr = src.ScanNodesRange(ctx, r, math.MinInt64, mid, func(n *record.Node) error {
+			first = append(first, n)
+			return nil
+		})
+	}()
+	err = src.ScanNodesRange(ctx, r, mid, 0, func(n *record.Node) error {
+		second = append(second, n)
+		return nil
+	})
+	<-done
+	if err == nil {
+		err = firstErr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append(first, second...), nil
 }
 
 type convKey struct {

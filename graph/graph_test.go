@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"sync"
 	"testing"
@@ -165,6 +166,34 @@ func TestLoad_MatchesBuild(t *testing.T) {
 	for i, f := range g.Forks {
 		if f.Slowest.Name != want.Forks[i].Slowest.Name || f.Slowest.Duration != want.Forks[i].Slowest.Duration {
 			t.Errorf("fork %d slowest = %s %v, want %s %v", i, f.Slowest.Name, f.Slowest.Duration, want.Forks[i].Slowest.Name, want.Forks[i].Slowest.Duration)
+		}
+	}
+	// Load reads the two halves of the run at once: the same nodes as one
+	// scan, in order, on runs of odd and even sizes and of one node
+	for _, size := range []int{1, 2, 121} {
+		id, err := graphtest.Record(ctx, db, graphtest.Synthetic(size))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := graph.Load(ctx, db, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := db.LoadRun(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var one []*record.Node
+		if err := db.ScanNodes(ctx, r, func(n *record.Node) error { one = append(one, n); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if len(g.Nodes) != len(one) {
+			t.Fatalf("%d nodes: loaded %d", len(one), len(g.Nodes))
+		}
+		for i, n := range g.Nodes {
+			if !reflect.DeepEqual(n.Node, one[i]) {
+				t.Fatalf("node %d of %d: loaded %+v, scanned %+v", i, len(one), n.Node, one[i])
+			}
 		}
 	}
 }

@@ -267,10 +267,25 @@ func (db *DB) ScanNodes(ctx context.Context, run *record.Run, fn func(*record.No
 // ScanNodesTo is ScanNodes of the nodes up to and including seq last (0:
 // all): what a command about one node needs of the run before it.
 func (db *DB) ScanNodesTo(ctx context.Context, run *record.Run, last int64, fn func(*record.Node) error) error {
+	return db.ScanNodesRange(ctx, run, math.MinInt64, last, fn)
+}
+
+// LastSeq is the seq of run's last node (0: none).
+func (db *DB) LastSeq(ctx context.Context, run *record.Run) (int64, error) {
+	var last sql.NullInt64
+	if err := db.r.QueryRowContext(ctx, `SELECT max(seq) FROM nodes WHERE run_id=?`, run.ID).Scan(&last); err != nil {
+		return 0, fmt.Errorf("load nodes of %s: %w", run.ID, err)
+	}
+	return last.Int64, nil
+}
+
+// ScanNodesRange is ScanNodes of the nodes whose seq is after from and
+// up to and including last (≤ 0: to the end).
+func (db *DB) ScanNodesRange(ctx context.Context, run *record.Run, from, last int64, fn func(*record.Node) error) error {
 	if last <= 0 {
 		last = math.MaxInt64
 	}
-	rows, err := db.r.QueryContext(ctx, nodeSelect+` WHERE run_id=? AND seq <= ? ORDER BY seq`, run.ID, last)
+	rows, err := db.r.QueryContext(ctx, nodeSelect+` WHERE run_id=? AND seq > ? AND seq <= ? ORDER BY seq`, run.ID, from, last)
 	if err != nil {
 		return fmt.Errorf("load nodes of %s: %w", run.ID, err)
 	}
