@@ -15,6 +15,7 @@ import (
 	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/graph/graphtest"
+	"github.com/inspect-dev/inspect/importers/importerstest"
 	"github.com/inspect-dev/inspect/internal/fixturetest"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
@@ -129,7 +130,7 @@ func TestBrief_SameFiguresAsFull(t *testing.T) {
 	ctx := context.Background()
 	t.Run("fixtures", func(t *testing.T) {
 		for _, name := range allFixtures(t) {
-			db := openStore(t)
+			db := importerstest.Store(t)
 			dir := filepath.Join("..", "fixtures", name)
 			g, err := fixturetest.Record(ctx, db, dir, t.TempDir(), "run-"+name, t0)
 			if err != nil {
@@ -139,7 +140,7 @@ func TestBrief_SameFiguresAsFull(t *testing.T) {
 		}
 	})
 	t.Run("realistic", func(t *testing.T) {
-		db := &countingSource{DB: openStore(t)}
+		db := &countingSource{DB: importerstest.Store(t)}
 		id, err := graphtest.RecordRealistic(ctx, db.DB, 3000)
 		if err != nil {
 			t.Fatal(err)
@@ -169,7 +170,7 @@ func TestBrief_SameFiguresAsFull(t *testing.T) {
 		}
 	})
 	t.Run("separators", func(t *testing.T) {
-		db := openStore(t)
+		db := importerstest.Store(t)
 		g := recordBodies(t, db, separatorBodies)
 		src := &countingSource{DB: db}
 		rep := briefAgrees(t, "separators", src, g)
@@ -276,16 +277,6 @@ func (s *countingSource) ScanMessages(ctx context.Context, ids []int64, link fun
 		s.bytes += int64(len(l.Data))
 		return link(l)
 	})
-}
-
-func openStore(t *testing.T) *store.DB {
-	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "runs.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
 }
 
 // allFixtures lists every fixture: scripted and imported.

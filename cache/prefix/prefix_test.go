@@ -38,16 +38,22 @@ func randPrompt(rng *rand.Rand, t *Tree, paths *[]Msg) Prompt {
 	return Prompt{Tools: t.Part(tools), System: t.Part(system), Last: last}
 }
 
+// randPrompts builds n random prompts in a new tree.
+func randPrompts(seed uint64, n int) (*rand.Rand, *Tree, []Prompt, *[]Msg) {
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	tr := NewTree()
+	paths := new([]Msg)
+	var ps []Prompt
+	for i := 0; i < n; i++ {
+		ps = append(ps, randPrompt(rng, tr, paths))
+	}
+	return rng, tr, ps, paths
+}
+
 // The structural prefix is the byte-wise common prefix of the two keys,
 // and the order is the one the search relies on.
 func TestTree_SharedIsCommonPrefixOfKeys(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	tr := NewTree()
-	var paths []Msg
-	var ps []Prompt
-	for i := 0; i < 400; i++ {
-		ps = append(ps, randPrompt(rng, tr, &paths))
-	}
+	_, tr, ps, _ := randPrompts(3, 400)
 	for i, a := range ps {
 		for j, b := range ps {
 			want := commonPrefix(tr.Key(a), tr.Key(b))
@@ -77,13 +83,7 @@ func TestTree_SharedIsCommonPrefixOfKeys(t *testing.T) {
 // Once ordered, Compare answers what comparing the bytes answers, for
 // every pair; a node added afterwards puts the bytes back in charge.
 func TestTree_OrderKeepsCompare(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	tr := NewTree()
-	var paths []Msg
-	var ps []Prompt
-	for i := 0; i < 300; i++ {
-		ps = append(ps, randPrompt(rng, tr, &paths))
-	}
+	rng, tr, ps, paths := randPrompts(5, 300)
 	want := make([][]int, len(ps))
 	for i, a := range ps {
 		for _, b := range ps {
@@ -105,7 +105,7 @@ func TestTree_OrderKeepsCompare(t *testing.T) {
 	if len(tr.rank) != len(tr.nodes) || len(tr.prank) != len(tr.parts) {
 		t.Fatal("Order left nodes or parts unranked")
 	}
-	ps = append(ps, randPrompt(rng, tr, &paths))
+	ps = append(ps, randPrompt(rng, tr, paths))
 	tr.Part([]byte("[a new tool]"))
 	for i := range want {
 		want[i] = append(want[i], tr.Compare(ps[i], ps[len(ps)-1]))
@@ -121,13 +121,7 @@ func TestTree_OrderKeepsCompare(t *testing.T) {
 // unread measures every prompt as the tree that holds their bytes does:
 // lengths, shared prefixes, breaks, order; only their bytes are missing.
 func TestTree_Unread(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	full := NewTree()
-	var paths []Msg
-	var ps []Prompt
-	for i := 0; i < 300; i++ {
-		ps = append(ps, randPrompt(rng, full, &paths))
-	}
+	_, full, ps, _ := randPrompts(7, 300)
 	kids := make([]int, len(full.nodes))
 	for m := 1; m < len(full.nodes); m++ {
 		kids[full.nodes[m].parent]++
