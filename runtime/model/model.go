@@ -46,9 +46,10 @@ type Request struct {
 	At time.Time
 	// Body is the request as go-openai would send it: model, messages
 	// (system prompt first), tools. A conversation's message slices grow
-	// by appending, and a message is never changed once sent: a provider
-	// may keep a request's messages and take a message at the same address
-	// in a later request of the conversation for the same message.
+	// by appending, and a message or a tools array is never changed once
+	// sent: a provider may keep a request's messages and tools and take a
+	// message or tools array at the same address in a later request of the
+	// conversation for the same one.
 	Body openai.ChatCompletionRequest
 	// Sent, if set, receives the exact body bytes when they are sent. The
 	// bytes are the caller's from then on: the provider never changes them.

@@ -14,9 +14,11 @@ import (
 // encodes only the messages it has not seen, producing exactly the bytes
 // json.Marshal would (TestEncoder_SameBytesAsMarshal).
 
-// encoder holds the encoded messages of each conversation.
+// encoder holds the encoded messages of each conversation, and the rest
+// of its last request.
 type encoder struct {
-	convs map[string]*encoded
+	convs  map[string]*encoded
+	frames map[string]*framed
 }
 
 // encoded is one conversation's messages as last encoded, with the bytes
@@ -82,14 +84,54 @@ func (e *encoder) messages(conv string, msgs []openai.ChatCompletionMessage) ([]
 	return out[:len(out):len(out)], nil
 }
 
-// body returns json.Marshal(req) with the messages encoded as enc.
-func body(req openai.ChatCompletionRequest, enc [][]byte) ([]byte, error) {
-	rest := req
-	rest.Messages = nil
-	b, err := json.Marshal(rest)
+// framed is a conversation's request as last encoded without its
+// messages.
+type framed struct {
+	key    []byte       // json.Marshal of the request without messages and tools
+	first  *openai.Tool // its tools slice: the first element, and the length
+	ntools int
+	rest   []byte // json.Marshal of the request without messages
+	tools  []byte // json.Marshal of its tools, "null" when it has none
+}
+
+// frame returns json.Marshal of req without its messages (rest) and of its
+// tools ("null" when it offers none), those of conversation conv's previous
+// request when only the messages changed: the same tools slice (a tools
+// array once sent is never changed, model.Request.Body) and the same other
+// fields, compared by their encoding. Encoding the tools, schemas and all,
+// cost more than the rest of a call.
+func (e *encoder) frame(conv string, req openai.ChatCompletionRequest) (rest, tools []byte, err error) {
+	bare := req
+	bare.Messages, bare.Tools = nil, nil
+	key, err := json.Marshal(bare)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var first *openai.Tool
+	if len(req.Tools) > 0 {
+		first = &req.Tools[0]
+	}
+	if f := e.frames[conv]; f != nil && f.first == first && f.ntools == len(req.Tools) && bytes.Equal(f.key, key) {
+		return f.rest, f.tools, nil
+	}
+	f := &framed{key: key, first: first, ntools: len(req.Tools), rest: key, tools: []byte("null")}
+	if len(req.Tools) > 0 {
+		bare.Tools = req.Tools
+		if f.rest, err = json.Marshal(bare); err != nil {
+			return nil, nil, err
+		}
+		if f.tools, err = json.Marshal(req.Tools); err != nil {
+			return nil, nil, err
+		}
+	}
+	e.frames[conv] = f
+	return f.rest, f.tools, nil
+}
+
+// body returns json.Marshal of a request with frame rest (see frame) and
+// the messages encoded as enc (msgs: it has a message list, maybe empty).
+func body(rest []byte, msgs bool, enc [][]byte) ([]byte, error) {
+	b := rest
 	// "messages" has no omitempty: the key is there, first of its kind (a
 	// JSON string value cannot hold an unescaped quote).
 	const null = `"messages":null`
@@ -97,7 +139,7 @@ func body(req openai.ChatCompletionRequest, enc [][]byte) ([]byte, error) {
 	if i < 0 {
 		return nil, fmt.Errorf("internal error: no messages key in %s", b)
 	}
-	if req.Messages == nil {
+	if !msgs {
 		return b, nil
 	}
 	size := len(b) + 2

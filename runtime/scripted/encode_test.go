@@ -16,7 +16,7 @@ import (
 // text, tool calls and parts; and its cache key (the prompt interned a
 // call at a time) is the one computed from scratch.
 func TestEncoder_SameBytesAsMarshal(t *testing.T) {
-	e := encoder{convs: map[string]*encoded{}}
+	e := encoder{convs: map[string]*encoded{}, frames: map[string]*framed{}}
 	m := &Model{tree: prefix.NewTree(), paths: map[string]*interned{}}
 	tools := []openai.Tool{{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: "read_file", Description: "Read <a> & b"}}}
 	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: "You are the analyst."}}
@@ -26,17 +26,20 @@ func TestEncoder_SameBytesAsMarshal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := body(req, enc)
+		rest, tools, err := e.frame("trunk", req)
 		if err != nil {
 			t.Fatal(err)
+		}
+		got, err := body(rest, req.Messages != nil, enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := json.Marshal(req.Tools); len(req.Tools) > 0 && !bytes.Equal(tools, want) || len(req.Tools) == 0 && string(tools) != "null" {
+			t.Fatalf("tools %s, want %s", tools, want)
 		}
 		want, _ := json.Marshal(req)
 		if !bytes.Equal(got, want) {
 			t.Fatalf("%s: body\n%s\nwant\n%s", step, got, want)
-		}
-		tools := []byte("null")
-		if len(req.Tools) > 0 {
-			tools, _ = json.Marshal(req.Tools)
 		}
 		if k, want := m.tree.Key(m.prompt("trunk", tools, req.Messages, enc)), scratchKey(req); !bytes.Equal(k, want) {
 			t.Fatalf("%s: cache key\n%s\nwant\n%s", step, k, want)
@@ -83,12 +86,15 @@ func scratchKey(body openai.ChatCompletionRequest) []byte {
 
 // The runtime sends a conversation's messages as one slice that grows in
 // place (and is copied when it outgrows its array, or starts again after a
-// hand-off): the encoder reuses what it encoded, by address, and still
-// gives json.Marshal's bytes and the from-scratch cache key at every step;
-// what it returned for an earlier call never changes.
+// hand-off) and its tools array as the same slice: the encoder reuses what
+// it encoded, by address, and still gives json.Marshal's bytes, the tools'
+// JSON and the from-scratch cache key at every step, also when the model,
+// the tools or their absence change; what it returned for an earlier call
+// never changes.
 func TestEncoder_GrowingSlice(t *testing.T) {
-	e := encoder{convs: map[string]*encoded{}}
+	e := encoder{convs: map[string]*encoded{}, frames: map[string]*framed{}}
 	m := &Model{tree: prefix.NewTree(), paths: map[string]*interned{}}
+	offered := []openai.Tool{{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: "read_file", Description: "Read <a> & b"}}}
 	wire := make([]openai.ChatCompletionMessage, 1, 4)
 	wire[0] = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: "You are the analyst."}
 	type returned struct {
@@ -106,19 +112,35 @@ func TestEncoder_GrowingSlice(t *testing.T) {
 		wire = append(wire,
 			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, ToolCalls: []openai.ToolCall{{ID: fmt.Sprintf("call_%d", i), Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: "read_file", Arguments: `{"path":"a.md"}`}}}},
 			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: fmt.Sprintf("call_%d", i), Content: fmt.Sprintf("revenue %d <b>", i)})
-		req := openai.ChatCompletionRequest{Model: "m", Messages: wire[:len(wire):len(wire)]}
+		req := openai.ChatCompletionRequest{Model: "m", Messages: wire[:len(wire):len(wire)], Tools: offered}
+		switch {
+		case i >= 15 && i < 20: // another model: the frame is encoded again
+			req.Model = "m2"
+		case i == 30: // other tools (a new slice)
+			offered = []openai.Tool{{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: "write_file"}}}
+			req.Tools = offered
+		case i > 34:
+			req.Tools = nil
+		}
 		enc, err := e.messages("trunk", req.Messages)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := body(req, enc)
+		rest, tools, err := e.frame("trunk", req)
 		if err != nil {
 			t.Fatal(err)
+		}
+		got, err := body(rest, req.Messages != nil, enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := json.Marshal(req.Tools); len(req.Tools) > 0 && !bytes.Equal(tools, want) || len(req.Tools) == 0 && string(tools) != "null" {
+			t.Fatalf("tools %s, want %s", tools, want)
 		}
 		if want, _ := json.Marshal(req); !bytes.Equal(got, want) {
 			t.Fatalf("step %d: body\n%s\nwant\n%s", i, got, want)
 		}
-		if k, want := m.tree.Key(m.prompt("trunk", []byte("null"), req.Messages, enc)), scratchKey(req); !bytes.Equal(k, want) {
+		if k, want := m.tree.Key(m.prompt("trunk", tools, req.Messages, enc)), scratchKey(req); !bytes.Equal(k, want) {
 			t.Fatalf("step %d: cache key\n%s\nwant\n%s", i, k, want)
 		}
 		var want [][]byte

@@ -29,7 +29,7 @@ type Model struct {
 // New returns a provider that answers from s.
 func New(s *Script) *Model {
 	return &Model{script: s, next: map[string]int{}, tree: prefix.NewTree(), prior: map[string]*prefix.Set{},
-		paths: map[string]*interned{}, enc: encoder{convs: map[string]*encoded{}}}
+		paths: map[string]*interned{}, enc: encoder{convs: map[string]*encoded{}, frames: map[string]*framed{}}}
 }
 
 // BaseURL names the scripted provider in the run record.
@@ -45,11 +45,15 @@ func (m *Model) Complete(ctx context.Context, req *model.Request) (*model.Respon
 	}
 	m.mu.Lock()
 	enc, err := m.enc.messages(req.Conversation, req.Body.Messages)
+	var rest, tools []byte
+	if err == nil {
+		rest, tools, err = m.enc.frame(req.Conversation, req.Body)
+	}
 	m.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
 	}
-	body, err := body(req.Body, enc)
+	body, err := body(rest, req.Body.Messages != nil, enc)
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
 	}
@@ -68,7 +72,7 @@ func (m *Model) Complete(ctx context.Context, req *model.Request) (*model.Respon
 		return nil, &model.CallError{Status: reply.Status, Reason: fmt.Sprintf("scripted failure at %s", where), Latency: reply.Latency}
 	}
 	// only a request the provider answered enters the cache
-	cached := m.cache(req.Body, enc, req.Conversation, req.At, reply.Latency)
+	cached := m.cache(req.Body, tools, enc, req.Conversation, req.At, reply.Latency)
 
 	msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: reply.Say}
 	key := convKey(req.Conversation)
@@ -147,11 +151,7 @@ func (m *Model) take(path string) (*Reply, int, error) {
 // concurrently; only answered requests enter it (failed and unusable ones
 // never reach it). A request without a start time (zero at) sees every
 // earlier one.
-func (m *Model) cache(body openai.ChatCompletionRequest, enc [][]byte, conv string, at time.Time, latency time.Duration) int64 {
-	tools := []byte("null") // what the body holds: "tools" is omitted when empty
-	if len(body.Tools) > 0 {
-		tools, _ = json.Marshal(body.Tools)
-	}
+func (m *Model) cache(body openai.ChatCompletionRequest, tools []byte, enc [][]byte, conv string, at time.Time, latency time.Duration) int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.prompt(conv, tools, body.Messages, enc)
