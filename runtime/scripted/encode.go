@@ -27,6 +27,9 @@ type encoder struct {
 type encoded struct {
 	msgs []openai.ChatCompletionMessage
 	enc  [][]byte
+	// joined is the encodings joined by commas, the message list of the
+	// body; each of enc is a slice of it, and it grows by appending.
+	joined []byte
 }
 
 // sameMessage reports whether a and b encode alike; messages with parts
@@ -50,12 +53,12 @@ func sameMessage(a, b *openai.ChatCompletionMessage) bool {
 	return true
 }
 
-// messages returns the encoding of each of msgs, reusing conversation
-// conv's encodings of the messages it had before. A request that repeats
-// the previous one and adds messages (the usual call) encodes only those
-// and appends them to the previous encodings' slice, after its length: an
-// encoding slice once returned is never written within its length.
-func (e *encoder) messages(conv string, msgs []openai.ChatCompletionMessage) ([][]byte, error) {
+// messages returns the encoding of each of msgs, and those joined by
+// commas, reusing conversation conv's encodings of the messages it had
+// before. A request that repeats the previous one and adds messages (the
+// usual call) encodes only those and appends them after the previous
+// ones: a slice once returned is never written within its length.
+func (e *encoder) messages(conv string, msgs []openai.ChatCompletionMessage) (enc [][]byte, joined []byte, _ error) {
 	prev := e.convs[conv]
 	k := 0 // how many of prev's messages msgs repeats at its start
 	if prev != nil {
@@ -65,23 +68,29 @@ func (e *encoder) messages(conv string, msgs []openai.ChatCompletionMessage) ([]
 	}
 	var out [][]byte
 	if prev != nil && k == len(prev.msgs) {
-		out = prev.enc[:k] // it goes on from prev: append after it
+		out, joined = prev.enc[:k], prev.joined // it goes on from prev: append after it
 	} else {
 		out = make([][]byte, 0, len(msgs)+16)
 	}
 	for i := len(out); i < len(msgs); i++ {
+		var b []byte
 		if prev != nil && i < len(prev.msgs) && sameMessage(&prev.msgs[i], &msgs[i]) {
-			out = append(out, prev.enc[i])
-			continue
+			b = prev.enc[i]
+		} else {
+			var err error
+			if b, err = json.Marshal(msgs[i]); err != nil {
+				return nil, nil, err
+			}
 		}
-		b, err := json.Marshal(msgs[i])
-		if err != nil {
-			return nil, err
+		if i > 0 {
+			joined = append(joined, ',')
 		}
-		out = append(out, b)
+		start := len(joined)
+		joined = append(joined, b...)
+		out = append(out, joined[start:len(joined):len(joined)])
 	}
-	e.convs[conv] = &encoded{msgs: msgs, enc: out}
-	return out[:len(out):len(out)], nil
+	e.convs[conv] = &encoded{msgs: msgs, enc: out, joined: joined}
+	return out[:len(out):len(out)], joined[:len(joined):len(joined)], nil
 }
 
 // framed is a conversation's request as last encoded without its
@@ -129,8 +138,9 @@ func (e *encoder) frame(conv string, req openai.ChatCompletionRequest) (rest, to
 }
 
 // body returns json.Marshal of a request with frame rest (see frame) and
-// the messages encoded as enc (msgs: it has a message list, maybe empty).
-func body(rest []byte, msgs bool, enc [][]byte) ([]byte, error) {
+// the message list joined (its encodings joined by commas; msgs: it has a
+// message list, maybe empty).
+func body(rest []byte, msgs bool, joined []byte) ([]byte, error) {
 	b := rest
 	// "messages" has no omitempty: the key is there, first of its kind (a
 	// JSON string value cannot hold an unescaped quote).
@@ -142,19 +152,10 @@ func body(rest []byte, msgs bool, enc [][]byte) ([]byte, error) {
 	if !msgs {
 		return b, nil
 	}
-	size := len(b) + 2
-	for _, m := range enc {
-		size += len(m) + 1
-	}
-	out := make([]byte, 0, size)
+	out := make([]byte, 0, len(b)+len(joined)+len(`"messages":[]`)-len(null))
 	out = append(out, b[:i]...)
 	out = append(out, `"messages":[`...)
-	for k, m := range enc {
-		if k > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, m...)
-	}
+	out = append(out, joined...)
 	out = append(out, ']')
 	return append(out, b[i+len(null):]...), nil
 }

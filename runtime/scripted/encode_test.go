@@ -22,7 +22,7 @@ func TestEncoder_SameBytesAsMarshal(t *testing.T) {
 	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: "You are the analyst."}}
 	check := func(step string, req openai.ChatCompletionRequest) {
 		t.Helper()
-		enc, err := e.messages("trunk", req.Messages)
+		enc, joined, err := e.messages("trunk", req.Messages)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,7 +30,7 @@ func TestEncoder_SameBytesAsMarshal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := body(rest, req.Messages != nil, enc)
+		got, err := body(rest, req.Messages != nil, joined)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,8 +98,9 @@ func TestEncoder_GrowingSlice(t *testing.T) {
 	wire := make([]openai.ChatCompletionMessage, 1, 4)
 	wire[0] = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: "You are the analyst."}
 	type returned struct {
-		enc  [][]byte
-		want [][]byte
+		enc                [][]byte
+		want               [][]byte
+		joined, wantJoined []byte
 	}
 	var kept []returned
 	for i := 0; i < 40; i++ {
@@ -122,7 +123,7 @@ func TestEncoder_GrowingSlice(t *testing.T) {
 		case i > 34:
 			req.Tools = nil
 		}
-		enc, err := e.messages("trunk", req.Messages)
+		enc, joined, err := e.messages("trunk", req.Messages)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +131,7 @@ func TestEncoder_GrowingSlice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := body(rest, req.Messages != nil, enc)
+		got, err := body(rest, req.Messages != nil, joined)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,9 +148,12 @@ func TestEncoder_GrowingSlice(t *testing.T) {
 		for _, b := range enc {
 			want = append(want, bytes.Clone(b))
 		}
-		kept = append(kept, returned{enc, want})
+		kept = append(kept, returned{enc, want, joined, bytes.Clone(joined)})
 	}
 	for i, r := range kept {
+		if !bytes.Equal(r.joined, r.wantJoined) {
+			t.Fatalf("the message list returned at step %d changed later: %s, was %s", i, r.joined, r.wantJoined)
+		}
 		for j := range r.want {
 			if !bytes.Equal(r.enc[j], r.want[j]) {
 				t.Fatalf("the encodings returned at step %d changed later: message %d is %s, was %s", i, j, r.enc[j], r.want[j])

@@ -44,7 +44,7 @@ func (m *Model) Complete(ctx context.Context, req *model.Request) (*model.Respon
 		return nil, err
 	}
 	m.mu.Lock()
-	enc, err := m.enc.messages(req.Conversation, req.Body.Messages)
+	enc, joined, err := m.enc.messages(req.Conversation, req.Body.Messages)
 	var rest, tools []byte
 	if err == nil {
 		rest, tools, err = m.enc.frame(req.Conversation, req.Body)
@@ -53,7 +53,7 @@ func (m *Model) Complete(ctx context.Context, req *model.Request) (*model.Respon
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
 	}
-	body, err := body(rest, req.Body.Messages != nil, enc)
+	body, err := body(rest, req.Body.Messages != nil, joined)
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
 	}
