@@ -74,6 +74,7 @@ func (db *DB) ImportRun(ctx context.Context, r *record.Run, nodes func(add func(
 	// Nodes are committed in batches: an import costs its rows, not a
 	// commit each, and a reader sees the run grow batch by batch.
 	added := 0
+	failed := false // a node could not be written (the batch may hold part of it)
 	commit := func() error {
 		if rec.batch == nil {
 			return nil
@@ -91,6 +92,7 @@ func (db *DB) ImportRun(ctx context.Context, r *record.Run, nodes func(add func(
 			rec.batch = tx
 		}
 		if err := rec.AddNode(ctx, n); err != nil {
+			failed = true
 			return err
 		}
 		if added++; added%importBatch == 0 {
@@ -102,9 +104,15 @@ func (db *DB) ImportRun(ctx context.Context, r *record.Run, nodes func(add func(
 		err = commit()
 	}
 	if err != nil {
+		// The nodes added so far are whole and kept (an importer that
+		// stopped midway leaves what it read), unless writing one failed.
 		if rec.batch != nil {
-			rec.batch.Rollback()
-			rec.batch = nil
+			if failed {
+				rec.batch.Rollback()
+				rec.batch = nil
+			} else {
+				commit()
+			}
 		}
 		if ferr := rec.finishImport(context.WithoutCancel(ctx), r, before, record.StatusInterrupted, "the import stopped: "+err.Error()); ferr != nil {
 			return errors.Join(err, ferr)

@@ -16,6 +16,7 @@ import (
 	"github.com/inspect-dev/inspect/runtime/runtimetest"
 
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/importers/importerstest"
 	"github.com/inspect-dev/inspect/store"
 )
 
@@ -128,5 +129,94 @@ func TestRun_Kill9MidRun(t *testing.T) {
 		if fk.Slowest != nil && !fk.Slowest.Finished() {
 			t.Errorf("branch %s (%s) of an interrupted run is marked slowest", fk.Slowest.Name, fk.Slowest.Status)
 		}
+	}
+}
+
+// A real `inspect import` of a large session killed with SIGKILL while it
+// writes the run's nodes, first import and re-import alike: the file is
+// sound, the run reads interrupted (never finished with part of its nodes),
+// and importing the session again updates that same run to a finished one.
+func TestImport_Kill9MidImport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("imports a generated 60 MB session in a child process")
+	}
+	dir := t.TempDir()
+	session, err := importerstest.BigClaudeCode(dir, 60<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbPath := filepath.Join(dir, "runs.db")
+	ctx := context.Background()
+	// importKilled starts an import and kills it once the run it writes
+	// has nodes on disk (beyond the first run's when again): it returns the
+	// run's id.
+	importKilled := func() string {
+		t.Helper()
+		cmd, _ := inspectProcess(t, "import", "--format", "claude-code", "--db", dbPath, session)
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		deadline := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
+		defer deadline.Stop()
+		for id := ""; ; time.Sleep(5 * time.Millisecond) {
+			select {
+			case <-exited:
+				t.Fatal("the import ended before it could be killed mid-import")
+			default:
+			}
+			if db, err := store.OpenReadOnly(ctx, dbPath); err == nil {
+				if runs, _ := db.Runs(ctx, 0); len(runs) == 1 && runs[0].Status == record.StatusRunning {
+					if seqs, _ := db.Seqs(ctx, runs[0].ID); len(seqs) > 100 {
+						id = runs[0].ID
+					}
+				}
+				db.Close()
+			}
+			if id != "" {
+				if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+					t.Fatal(err)
+				}
+				if err := <-exited; err == nil {
+					t.Fatal("the import finished before the kill")
+				}
+				return id
+			}
+		}
+	}
+	check := func(id string, want record.Status) *graph.Run {
+		t.Helper()
+		db, err := store.OpenReadOnly(ctx, dbPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if v, err := db.IntegrityCheck(ctx); err != nil || v != "ok" {
+			t.Fatalf("integrity_check = %q, %v", v, err)
+		}
+		runs, err := db.Runs(ctx, 0)
+		if err != nil || len(runs) != 1 || runs[0].ID != id {
+			t.Fatalf("runs %+v, %v; want the one run %s", runs, err, id)
+		}
+		g, err := graph.Load(ctx, db, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.Status != want {
+			t.Errorf("run %s reads %s, want %s", id, g.Status, want)
+		}
+		return g
+	}
+	first := importKilled()
+	check(first, record.StatusInterrupted)
+	f, _, errOut := testFactory(t)
+	f.DBPath = dbPath
+	if code := run(ctx, f, []string{"import", "--format", "claude-code", "--db", dbPath, session}); code != 0 {
+		t.Fatalf("import again: exit %d: %s", code, errOut)
+	}
+	whole := check(first, record.StatusOK)
+	if again := importKilled(); again != first {
+		t.Fatalf("the re-import wrote run %s, not %s", again, first)
+	}
+	if g := check(first, record.StatusInterrupted); len(g.Nodes) >= len(whole.Nodes) {
+		t.Errorf("the killed re-import has %d nodes of %d: it was not killed mid-import", len(g.Nodes), len(whole.Nodes))
 	}
 }
