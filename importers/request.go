@@ -106,11 +106,24 @@ func (r *request) add(m openai.ChatCompletionMessage) {
 	if err != nil { // a message of plain strings always encodes
 		return
 	}
+	r.grow(len(b) + 1)
 	if r.n > 0 {
 		r.buf = append(r.buf, ',')
 	}
 	r.buf = append(r.buf, b...)
 	r.n++
+}
+
+// grow makes room for n more bytes, doubling: append grows a large slice
+// by a quarter, which copies a long conversation's history (and makes the
+// store compare it again) every few messages.
+func (r *request) grow(n int) {
+	if len(r.buf)+n <= cap(r.buf) {
+		return
+	}
+	b := make([]byte, len(r.buf), 2*(len(r.buf)+n))
+	copy(b, r.buf)
+	r.buf = b
 }
 
 func (r *request) user(text string) {
@@ -144,6 +157,7 @@ func (r *request) toolResult(id, text string) {
 // The body shares r's buffer: it is valid until the next message is added.
 func (r *request) body(model string) []byte {
 	m, _ := json.Marshal(model)
+	r.grow(len(`],"model":`) + len(m) + len(r.tools) + 1)
 	end := len(r.buf)
 	b := append(r.buf, `],"model":`...)
 	b = append(b, m...)
