@@ -59,7 +59,11 @@ name matches the research: patterns of .inspect.yaml (default read*, get*,
 list*, search*, find*, fetch*, lookup*, query*).
 
 Records of unknown types are skipped and counted; a malformed line is
-reported as FILE:LINE and the import goes on (--strict makes it fail).
+reported as FILE:LINE and the import goes on (--strict makes it fail; the
+run keeps what was read before the line, marked interrupted).
+
+Claude Code and Kimi CLI sessions are recorded as they are read, so an
+import's memory stays the same whatever the session's size.
 
 Exit codes: 0 imported; 2 a PATH missing or in no known format, or a
 malformed line under --strict; 3 the database failed.`,
