@@ -96,7 +96,7 @@ type reader struct {
 	stem string // the session file's name without .jsonl
 
 	meta   map[string]string // tool_use id -> agent id, from .meta.json files
-	used   map[uint64]bool   // sub-agent files read, by hashed path
+	used   ids               // sub-agent files read, by hashed path
 	seen   map[string]bool   // sub-agents read, by id (a file naming itself is read once)
 	inline map[string]*conv  // inline sidechains, by agent id (or root uuid)
 	side   map[string]string // inline sidechain line uuid -> its group
@@ -117,7 +117,7 @@ type compaction struct {
 func newReader(ctx context.Context, abs string, opt importers.Options) *reader {
 	return &reader{ctx: ctx, opt: opt, rep: &importers.Report{}, info: &sessionInfo{agentOf: map[string]string{}},
 		dir: filepath.Dir(abs), stem: strings.TrimSuffix(filepath.Base(abs), ".jsonl"),
-		meta: map[string]string{}, used: map[uint64]bool{hash(abs): true}, seen: map[string]bool{},
+		meta: map[string]string{}, used: ids{hash(abs): {}}, seen: map[string]bool{},
 		inline: map[string]*conv{}, side: map[string]string{}, types: map[string]bool{}}
 }
 
@@ -262,6 +262,13 @@ func (r *reader) close() {
 	r.open = nil
 }
 
+// ids is a set of hashed ids (a line's uuid, a call's, a file's path):
+// a few bytes each, whatever their length.
+type ids map[uint64]struct{}
+
+func (s ids) add(id string)      { s[hash(id)] = struct{}{} }
+func (s ids) has(id string) bool { _, ok := s[hash(id)]; return ok }
+
 func hash(s string) uint64 {
 	h := uint64(14695981039346656037)
 	for i := 0; i < len(s); i++ {
@@ -382,7 +389,7 @@ func (r *reader) agentFile(id string) string {
 // readAgent reads one sub-agent file whole into a conversation (a
 // compaction agent's: a few calls).
 func (r *reader) readAgent(path string) (*conv, error) {
-	r.used[hash(path)] = true
+	r.used.add(path)
 	cv := newConv(&importers.Conversation{}, true, r.opt, r.rep, r.info)
 	f, err := r.openFile(path)
 	if err == nil {
@@ -406,7 +413,7 @@ func (r *reader) openBranch(tk *task, c *importers.Conversation, depth int) *str
 	var child *stream
 	if id != "" && !r.seen[id] && depth <= maxDepth {
 		if p := r.agentFile(id); p != "" {
-			r.used[hash(p)] = true
+			r.used.add(p)
 			cv := newConv(c, true, r.opt, r.rep, r.info)
 			f, err := r.openFile(p)
 			if err != nil {
@@ -523,7 +530,7 @@ func (r *reader) readCompactions() {
 	}
 	sort.Strings(files)
 	for _, p := range files {
-		if r.used[hash(p)] {
+		if r.used.has(p) {
 			continue
 		}
 		cv, err := r.readAgent(p)
@@ -573,10 +580,10 @@ func (r *reader) leftovers() {
 	}
 	sort.Strings(files)
 	for _, p := range files {
-		if r.used[hash(p)] {
+		if r.used.has(p) {
 			continue
 		}
-		r.used[hash(p)] = true
+		r.used.add(p)
 		switch base := filepath.Base(p); {
 		case strings.HasPrefix(base, "agent-aprompt_suggestion"):
 			r.rep.Skip("internal agent (prompt suggestion)")

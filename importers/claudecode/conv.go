@@ -34,7 +34,7 @@ type conv struct {
 	tasks map[string]*task           // delegation calls by tool_use id, until their fork is handed over
 	order []*task                    // those, in call order
 	ntask int                        // delegation calls so far
-	done  map[uint64]bool            // hashed ids of the calls handed over (a repeated line names them again)
+	done  ids                        // hashed ids of the calls handed over (a repeated line names them again)
 
 	interrupted    bool // the user interrupted the current turn
 	pendingCompact bool // a compact_boundary: the next user line is the summary
@@ -70,7 +70,7 @@ type task struct {
 }
 
 func newConv(c *importers.Conversation, sub bool, opt importers.Options, rep *importers.Report, info *sessionInfo) *conv {
-	return &conv{c: c, sub: sub, opt: opt, rep: rep, info: info, tools: map[string]*importers.Tool{}, tasks: map[string]*task{}, done: map[uint64]bool{}}
+	return &conv{c: c, sub: sub, opt: opt, rep: rep, info: info, tools: map[string]*importers.Tool{}, tasks: map[string]*task{}, done: ids{}}
 }
 
 func (cv *conv) add(st importers.Step) { cv.steps = append(cv.steps, st) }
@@ -94,7 +94,7 @@ func (cv *conv) settled(st importers.Step) bool {
 func (cv *conv) handedOver(st importers.Step) {
 	if t := st.Tool; t != nil {
 		delete(cv.tools, t.CallID)
-		cv.done[hash(t.CallID)] = true
+		cv.done.add(t.CallID)
 	}
 }
 
@@ -107,7 +107,7 @@ func (cv *conv) forkTasks(f *importers.Fork) []*task {
 		if tk.fork == f {
 			out = append(out, tk)
 			delete(cv.tasks, tk.id)
-			cv.done[hash(tk.id)] = true
+			cv.done.add(tk.id)
 		} else {
 			keep = append(keep, tk)
 		}
@@ -192,7 +192,7 @@ func (cv *conv) assistant(e *entry) {
 // toolUse reads one tool_use block: a tool call, or a delegation that
 // becomes a branch of the response's fork.
 func (cv *conv) toolUse(b block, t time.Time) {
-	if b.ID == "" || cv.tools[b.ID] != nil || cv.tasks[b.ID] != nil || cv.done[hash(b.ID)] {
+	if b.ID == "" || cv.tools[b.ID] != nil || cv.tasks[b.ID] != nil || cv.done.has(b.ID) {
 		return // no id to join on, or a duplicate line (resumed sessions repeat lines)
 	}
 	args := string(b.Input)
@@ -331,7 +331,7 @@ func (cv *conv) toolResult(e *entry, b block, t time.Time) {
 	}
 	tk := cv.tasks[b.ToolUseID]
 	if tk == nil {
-		if !cv.done[hash(b.ToolUseID)] { // else a repeated line
+		if !cv.done.has(b.ToolUseID) { // else a repeated line
 			cv.rep.Skip("tool result without its call")
 		}
 		return

@@ -32,13 +32,13 @@ type stream struct {
 	path  string
 	depth int // 1 for the session's own conversation, one more for each sub-agent level
 
-	seen       map[uint64]bool // the lines' uuids (resumed sessions repeat lines)
-	trunk      bool            // the session's own file
-	first      bool            // no user or assistant line yet
-	standalone string          // the sub-agent's id when the session's file is a sub-agent's own
-	promptDone bool            // a standalone sub-agent's instructions were handed over as its first turn
-	task       *task           // the delegation call whose branch this is, for its outcome
-	tasks      []string        // the trunk's user turns handed over
+	seen       ids      // the lines' uuids (resumed sessions repeat lines)
+	trunk      bool     // the session's own file
+	first      bool     // no user or assistant line yet
+	standalone string   // the sub-agent's id when the session's file is a sub-agent's own
+	promptDone bool     // a standalone sub-agent's instructions were handed over as its first turn
+	task       *task    // the delegation call whose branch this is, for its outcome
+	tasks      []string // the trunk's user turns handed over
 	eof        bool
 	finished   bool // cv.finish ran
 	ended      bool
@@ -46,7 +46,7 @@ type stream struct {
 }
 
 func (r *reader) newStream(cv *conv, f *os.File, path string, depth int) *stream {
-	st := &stream{r: r, cv: cv, f: f, path: path, depth: depth, seen: map[uint64]bool{}, first: true, eof: f == nil}
+	st := &stream{r: r, cv: cv, f: f, path: path, depth: depth, seen: ids{}, first: true, eof: f == nil}
 	if f != nil {
 		st.lr = importers.NewLineReader(f)
 	}
@@ -178,10 +178,10 @@ func (s *stream) line() error {
 	e.keep()
 	if e.UUID != "" {
 		h := hash(e.UUID)
-		if s.seen[h] {
+		if _, ok := s.seen[h]; ok {
 			return nil // resumed sessions repeat lines
 		}
-		s.seen[h] = true
+		s.seen[h] = struct{}{}
 	}
 	if !s.trunk {
 		r.route(s.cv, &e)

@@ -201,6 +201,7 @@ func prescan(ctx context.Context, path string) (*scan, error) {
 		if id := agentOf(res, sc.wrappedAgent[c.id], kimi.ParseArgs(args)); id != "" {
 			sc.claims[id] = append(sc.claims[id], i)
 		}
+		c.args, c.result = strings.Builder{}, "" // the calls' ids, times and last lines are what is kept
 	}
 	return sc, nil
 }
