@@ -63,6 +63,25 @@ func Collect(s *Session) error {
 	return collect(s.Trunk)
 }
 
+// Collected is what a Streamer's Read returns: the sessions its Stream
+// gave (or its error), each collected.
+func Collected(ss []*Session, err error) ([]*Session, error) {
+	if err != nil {
+		return nil, err
+	}
+	for i, s := range ss {
+		if err := Collect(s); err != nil {
+			for _, rest := range ss[i+1:] {
+				if rest.Close != nil {
+					rest.Close()
+				}
+			}
+			return nil, err
+		}
+	}
+	return ss, nil
+}
+
 func collect(c *Conversation) error {
 	if c == nil {
 		return nil

@@ -18,15 +18,7 @@ import (
 // response — to be the one testdata/stored holds: the one mapping of
 // importers.Write must keep recording the same runs when it changes.
 func TestStoredRun_Fixtures(t *testing.T) {
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var paths []string
-	for _, glob := range []string{"openaiagents/testdata/*.json*", "otlp/testdata/*.otlp.*", "codex/testdata/sessions/*/*/*/*.jsonl"} {
-		ps, _ := filepath.Glob(filepath.Join(root, filepath.FromSlash(glob)))
-		paths = append(paths, ps...)
-	}
+	root, paths := fixtures(t)
 	if len(paths) < 12 {
 		t.Fatalf("only %d fixtures found", len(paths))
 	}
@@ -43,6 +35,21 @@ func TestStoredRun_Fixtures(t *testing.T) {
 		p := filepath.Join(real, "kimi-code", "sample-main")
 		importerstest.SameStoredRun(t, "kimi-code_sample-main", detect(t, p), p, real, false)
 	})
+}
+
+// fixtures lists the committed fixtures of the formats whose tests keep
+// them as files, and the importers folder above them.
+func fixtures(t *testing.T) (root string, paths []string) {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, glob := range []string{"openaiagents/testdata/*.json*", "otlp/testdata/*.otlp.*", "codex/testdata/sessions/*/*/*/*.jsonl"} {
+		ps, _ := filepath.Glob(filepath.Join(root, filepath.FromSlash(glob)))
+		paths = append(paths, ps...)
+	}
+	return root, paths
 }
 
 func detect(t *testing.T, path string) importers.Format {
@@ -63,15 +70,7 @@ func detect(t *testing.T, path string) importers.Format {
 // and the session's header only once read), and requires the same stored
 // run: the mapping reads nothing of a live session before it is known.
 func TestWrite_LiveSameAsTree(t *testing.T) {
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var paths []string
-	for _, glob := range []string{"openaiagents/testdata/*.json*", "otlp/testdata/*.otlp.*", "codex/testdata/sessions/*/*/*/*.jsonl"} {
-		ps, _ := filepath.Glob(filepath.Join(root, filepath.FromSlash(glob)))
-		paths = append(paths, ps...)
-	}
+	_, paths := fixtures(t)
 	real := importerstest.Transcripts(t)
 	for _, rel := range []string{"kimi-code/sample-main", "kimi-cli/with-tool-calls", "kimi-cli/with-subagent-collapsed",
 		"claude-code/ae4a77f8-aedd-4bc1-888f-c94edc91af04.lines-43-102.jsonl", "claude-code/tool_heavy.jsonl"} {

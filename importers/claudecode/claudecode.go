@@ -123,16 +123,7 @@ func newReader(ctx context.Context, abs string, opt importers.Options) *reader {
 
 // Read reads the session at path with its sub-agents into one Session.
 func (f Format) Read(ctx context.Context, path string, opt importers.Options) ([]*importers.Session, error) {
-	ss, err := f.Stream(ctx, path, opt)
-	if err != nil {
-		return nil, err
-	}
-	for _, s := range ss {
-		if err := importers.Collect(s); err != nil {
-			return nil, err
-		}
-	}
-	return ss, nil
+	return importers.Collected(f.Stream(ctx, path, opt))
 }
 
 // Stream reads the session at path with its sub-agents as one Session
@@ -349,6 +340,22 @@ func (r *reader) subagentDirs() []string {
 	return out
 }
 
+// unused lists the sub-agent files matching pattern that were not read
+// yet, in name order.
+func (r *reader) unused(pattern string) []string {
+	var files []string
+	for _, d := range r.subagentDirs() {
+		fs, _ := filepath.Glob(filepath.Join(d, pattern))
+		for _, p := range fs {
+			if !r.used.has(p) {
+				files = append(files, p)
+			}
+		}
+	}
+	sort.Strings(files)
+	return slices.Compact(files) // the session's id and its file's name may name one folder
+}
+
 // readMeta reads the .meta.json files: the cleanest link from a
 // delegation call to its sub-agent.
 func (r *reader) readMeta() {
@@ -523,16 +530,7 @@ func outcome(tk *task, child *conv) {
 // their calls go into the trunk as llm nodes of agent "compaction" before
 // the compaction they wrote.
 func (r *reader) readCompactions() {
-	var files []string
-	for _, d := range r.subagentDirs() {
-		fs, _ := filepath.Glob(filepath.Join(d, "agent-acompact*.jsonl"))
-		files = append(files, fs...)
-	}
-	sort.Strings(files)
-	for _, p := range files {
-		if r.used.has(p) {
-			continue
-		}
+	for _, p := range r.unused("agent-acompact*.jsonl") {
 		cv, err := r.readAgent(p)
 		if err != nil {
 			r.rep.Problem(importers.Options{}, p, 0, err)
@@ -573,16 +571,7 @@ func (r *reader) compactionCalls(at time.Time) []importers.Step {
 // are not the user's sub-agents), compaction agents with no compaction
 // after them, inline sidechains.
 func (r *reader) leftovers() {
-	var files []string
-	for _, d := range r.subagentDirs() {
-		fs, _ := filepath.Glob(filepath.Join(d, "agent-*.jsonl"))
-		files = append(files, fs...)
-	}
-	sort.Strings(files)
-	for _, p := range files {
-		if r.used.has(p) {
-			continue
-		}
+	for _, p := range r.unused("agent-*.jsonl") {
 		r.used.add(p)
 		switch base := filepath.Base(p); {
 		case strings.HasPrefix(base, "agent-aprompt_suggestion"):

@@ -31,42 +31,10 @@ func TestStream_CallNeverAnswered(t *testing.T) {
 	}
 	path := filepath.Join(dir, "s.jsonl")
 	m.write(path, true)
-	ctx := context.Background()
-	db := importerstest.Store(t)
-	res, err := importers.Import(ctx, db, claudecode.Format{}, path, importers.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := graph.Load(ctx, db, res[0].RunID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var open *graph.Node
-	users, finals := 0, 0
-	for _, n := range g.Nodes {
-		switch {
-		case n.Kind == record.KindTool:
-			open = n
-		case n.Kind == record.KindUser:
-			users++
-		case n.Kind == record.KindFinal && n.Text != "":
-			finals++
-		}
-	}
-	if open == nil || open.Status != record.StatusInterrupted || !strings.Contains(open.Error, "no result") {
-		t.Errorf("the open call: %+v", open)
-	}
-	if users != turns+1 || finals != turns || g.Status != record.StatusOK {
-		t.Errorf("%d user turns, %d answers, run %s; want %d, %d, ok", users, finals, g.Status, turns+1, turns)
-	}
-	tree := importerstest.ReadOne(t, claudecode.Format{}, path, importers.Options{})
-	db2 := importerstest.Store(t)
-	id, err := importers.Write(ctx, db2, tree)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a, b := importerstest.StoredRun(t, db, res[0].RunID, nil), importerstest.StoredRun(t, db2, id, nil); a != b {
-		t.Error("the stream and the tree record different runs")
+	g := importerstest.StreamAndTree(t, claudecode.Format{}, path)
+	importerstest.NeverAnswered(t, g, turns)
+	if g.Status != record.StatusOK {
+		t.Errorf("run %s", g.Status)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/importers"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
@@ -131,5 +132,58 @@ func SameStoredRun(t *testing.T, name string, f importers.Format, path, dir stri
 				t.Fatalf("%s: the stored run differs from %s at line %d:\ngot:  %.600s\nwant: %.600s", name, golden, i+1, gl, wl)
 			}
 		}
+	}
+}
+
+// StreamAndTree imports path as f twice, through importers.Import (which
+// streams a Streamer's sessions) and as the whole tree f.Read gives, each
+// into a store file of its own; it fails unless both record the same run,
+// and returns the streamed run as graph loads it.
+func StreamAndTree(t *testing.T, f importers.Format, path string) *graph.Run {
+	t.Helper()
+	ctx := context.Background()
+	db := Store(t)
+	res, err := importers.Import(ctx, db, f, path, importers.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := ReadOne(t, f, path, importers.Options{})
+	db2 := Store(t)
+	id, err := importers.Write(ctx, db2, tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := StoredRun(t, db, res[0].RunID, nil), StoredRun(t, db2, id, nil); a != b {
+		t.Errorf("%s: the stream and the tree record different runs", path)
+	}
+	g, err := graph.Load(ctx, db, res[0].RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// NeverAnswered checks a run of one call that never got its result
+// followed by turns turns, each answered: the call reads interrupted and
+// every turn and answer is there.
+func NeverAnswered(t *testing.T, g *graph.Run, turns int) {
+	t.Helper()
+	var open *graph.Node
+	users, answers := 0, 0
+	for _, n := range g.Nodes {
+		switch {
+		case n.Kind == record.KindTool:
+			open = n
+		case n.Kind == record.KindUser:
+			users++
+		case n.Kind == record.KindFinal && n.Text != "":
+			answers++
+		}
+	}
+	if open == nil || open.Status != record.StatusInterrupted || !strings.Contains(open.Error, "no result") {
+		t.Errorf("the open call: %+v", open)
+	}
+	if users != turns+1 || answers != turns {
+		t.Errorf("%d user turns, %d answers; want %d, %d", users, answers, turns+1, turns)
 	}
 }

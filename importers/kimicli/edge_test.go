@@ -290,10 +290,9 @@ func TestRead_Fanout(t *testing.T) {
 	_ = record.StatusOK
 }
 
-// TestRead_MissingSubagent: a call whose result names a sub-agent whose
-// folder is gone and whose events were not forwarded is a branch with no
-// steps, still ok as its result says, with a note naming the missing file.
-func TestRead_MissingSubagent(t *testing.T) {
+// missingSubagentSession writes a session whose one Agent call names a
+// sub-agent with no folder and no forwarded events.
+func missingSubagentSession(t *testing.T) string {
 	dir := filepath.Join(t.TempDir(), "s")
 	write(t, filepath.Join(dir, "wire.jsonl"), newJournal().
 		ev(0, "TurnBegin", `{"user_input": "go"}`).
@@ -301,6 +300,14 @@ func TestRead_MissingSubagent(t *testing.T) {
 		ev(1, "ToolCall", agentCall("c1", `{"description": "a", "prompt": "do a"}`)).
 		ev(2, "ToolResult", result("c1", completed("a0000001", "done"), false, "", "")).
 		ev(3, "TurnEnd", `{}`).b.String())
+	return dir
+}
+
+// TestRead_MissingSubagent: a call whose result names a sub-agent whose
+// folder is gone and whose events were not forwarded is a branch with no
+// steps, still ok as its result says, with a note naming the missing file.
+func TestRead_MissingSubagent(t *testing.T) {
+	dir := missingSubagentSession(t)
 	s := readOne(t, dir, importers.Options{})
 	fs := importerstest.Forks(s.Trunk)
 	if len(fs) != 1 || len(fs[0].Branches) != 1 {

@@ -175,16 +175,7 @@ func detectHead(head []byte) bool {
 
 // Read implements importers.Format: one Session per session folder.
 func (f Format) Read(ctx context.Context, path string, opt importers.Options) ([]*importers.Session, error) {
-	ss, err := f.Stream(ctx, path, opt)
-	if err != nil {
-		return nil, err
-	}
-	for _, s := range ss {
-		if err := importers.Collect(s); err != nil {
-			return nil, err
-		}
-	}
-	return ss, nil
+	return importers.Collected(f.Stream(ctx, path, opt))
 }
 
 // Stream implements importers.Streamer: the session's journal is read once

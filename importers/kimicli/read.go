@@ -45,18 +45,35 @@ type notice struct {
 	ended  time.Time
 }
 
-func newNotice(at time.Time, status string, timedOut bool, reason *string, finished *float64) notice {
-	n := notice{at: at, status: status}
-	if timedOut {
+// notification is a Notification record's payload.
+type notification struct {
+	SourceKind string `json:"source_kind"`
+	SourceID   string `json:"source_id"`
+	Payload    struct {
+		Status   string   `json:"status"`
+		TimedOut bool     `json:"timed_out"`
+		Reason   *string  `json:"failure_reason"`
+		Finished *float64 `json:"finished_at"`
+	} `json:"payload"`
+}
+
+// notice is what a background task's completion notice says, and the
+// task's id; false for another notification.
+func (p notification) notice(at time.Time) (string, notice, bool) {
+	if p.SourceKind != "background_task" || p.SourceID == "" {
+		return "", notice{}, false
+	}
+	n := notice{at: at, status: p.Payload.Status}
+	if p.Payload.TimedOut {
 		n.status = "timed_out"
 	}
-	if reason != nil {
-		n.reason = *reason
+	if p.Payload.Reason != nil {
+		n.reason = *p.Payload.Reason
 	}
-	if finished != nil {
-		n.ended = kimi.Seconds(*finished)
+	if p.Payload.Finished != nil {
+		n.ended = kimi.Seconds(*p.Payload.Finished)
 	}
-	return n
+	return p.SourceID, n, true
 }
 
 func newReader(ctx context.Context, dir string, opt importers.Options) *reader {
@@ -180,6 +197,15 @@ type line struct {
 	Message   json.RawMessage `json:"message"`
 }
 
+// toolCall is a ToolCall record's payload.
+type toolCall struct {
+	ID       string `json:"id"`
+	Function struct {
+		Name      string  `json:"name"`
+		Arguments *string `json:"arguments"`
+	} `json:"function"`
+}
+
 type envelope struct {
 	Type    string          `json:"type"`
 	Payload json.RawMessage `json:"payload"`
@@ -294,13 +320,7 @@ func (r *reader) event(b *kimi.Builder, at time.Time, typ string, payload json.R
 			b.Text(at, p.Text)
 		}
 	case "ToolCall":
-		var p struct {
-			ID       string `json:"id"`
-			Function struct {
-				Name      string  `json:"name"`
-				Arguments *string `json:"arguments"`
-			} `json:"function"`
-		}
+		var p toolCall
 		if err := json.Unmarshal(payload, &p); err != nil {
 			return err
 		}
@@ -351,21 +371,12 @@ func (r *reader) event(b *kimi.Builder, at time.Time, typ string, payload json.R
 		}
 		b.Result(at, p.ID, out, p.Value.IsError, note)
 	case "Notification":
-		var p struct {
-			SourceKind string `json:"source_kind"`
-			SourceID   string `json:"source_id"`
-			Payload    struct {
-				Status   string   `json:"status"`
-				TimedOut bool     `json:"timed_out"`
-				Reason   *string  `json:"failure_reason"`
-				Finished *float64 `json:"finished_at"`
-			} `json:"payload"`
-		}
+		var p notification
 		if err := json.Unmarshal(payload, &p); err != nil {
 			return err
 		}
-		if p.SourceKind == "background_task" && p.SourceID != "" {
-			r.notices[p.SourceID] = newNotice(at, p.Payload.Status, p.Payload.TimedOut, p.Payload.Reason, p.Payload.Finished)
+		if id, n, ok := p.notice(at); ok {
+			r.notices[id] = n
 		}
 	case "SubagentEvent":
 		var p struct {

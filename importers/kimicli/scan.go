@@ -81,13 +81,7 @@ func prescan(ctx context.Context, path string) (*scan, error) {
 		at := kimi.Seconds(l.Timestamp)
 		switch env.Type {
 		case "ToolCall":
-			var p struct {
-				ID       string `json:"id"`
-				Function struct {
-					Name      string  `json:"name"`
-					Arguments *string `json:"arguments"`
-				} `json:"function"`
-			}
+			var p toolCall
 			if json.Unmarshal(env.Payload, &p) != nil {
 				continue
 			}
@@ -173,20 +167,13 @@ func prescan(ctx context.Context, path string) (*scan, error) {
 				c.last = n
 			}
 		case "Notification":
-			var p struct {
-				SourceKind string `json:"source_kind"`
-				SourceID   string `json:"source_id"`
-				Payload    struct {
-					Status   string   `json:"status"`
-					TimedOut bool     `json:"timed_out"`
-					Reason   *string  `json:"failure_reason"`
-					Finished *float64 `json:"finished_at"`
-				} `json:"payload"`
-			}
-			if json.Unmarshal(env.Payload, &p) != nil || p.SourceKind != "background_task" || p.SourceID == "" {
+			var p notification
+			if json.Unmarshal(env.Payload, &p) != nil {
 				continue
 			}
-			sc.notices[p.SourceID] = newNotice(at, p.Payload.Status, p.Payload.TimedOut, p.Payload.Reason, p.Payload.Finished)
+			if id, n, ok := p.notice(at); ok {
+				sc.notices[id] = n
+			}
 		}
 	}
 	for i, c := range sc.calls {

@@ -20,13 +20,7 @@ func TestStoredRun_Unchanged(t *testing.T) {
 		importerstest.SameStoredRun(t, "fanout", f, dir, filepath.Dir(dir), false)
 	})
 	t.Run("missing-subagent", func(t *testing.T) {
-		dir := filepath.Join(t.TempDir(), "s")
-		write(t, filepath.Join(dir, "wire.jsonl"), newJournal().
-			ev(0, "TurnBegin", `{"user_input": "go"}`).
-			ev(0, "StepBegin", `{"n": 1}`).
-			ev(1, "ToolCall", agentCall("c1", `{"description": "a", "prompt": "do a"}`)).
-			ev(2, "ToolResult", result("c1", completed("a0000001", "done"), false, "", "")).
-			ev(3, "TurnEnd", `{}`).b.String())
+		dir := missingSubagentSession(t)
 		importerstest.SameStoredRun(t, "missing-subagent", f, dir, filepath.Dir(dir), false)
 	})
 	t.Run("forwarded-only", func(t *testing.T) {

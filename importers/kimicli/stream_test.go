@@ -1,16 +1,11 @@
 package kimicli
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/importers"
 	"github.com/inspect-dev/inspect/importers/importerstest"
-	"github.com/inspect-dev/inspect/record"
 )
 
 // TestStream_CallNeverAnswered: a tool call whose result never comes holds
@@ -36,41 +31,5 @@ func TestStream_CallNeverAnswered(t *testing.T) {
 			ev(at+0.4, "TurnEnd", `{}`)
 	}
 	write(t, filepath.Join(dir, "wire.jsonl"), j.b.String())
-	ctx := context.Background()
-	db := importerstest.Store(t)
-	res, err := importers.Import(ctx, db, Format{}, dir, importers.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := graph.Load(ctx, db, res[0].RunID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var open *graph.Node
-	users, finals := 0, 0
-	for _, n := range g.Nodes {
-		switch {
-		case n.Kind == record.KindTool:
-			open = n
-		case n.Kind == record.KindUser:
-			users++
-		case n.Kind == record.KindFinal && n.Text != "":
-			finals++
-		}
-	}
-	if open == nil || open.Status != record.StatusInterrupted || !strings.Contains(open.Error, "no result") {
-		t.Errorf("the open call: %+v", open)
-	}
-	if users != turns+1 || finals != turns {
-		t.Errorf("%d user turns, %d answers; want %d, %d", users, finals, turns+1, turns)
-	}
-	tree := readOne(t, dir, importers.Options{})
-	db2 := importerstest.Store(t)
-	id, err := importers.Write(ctx, db2, tree)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a, b := importerstest.StoredRun(t, db, res[0].RunID, nil), importerstest.StoredRun(t, db2, id, nil); a != b {
-		t.Error("the stream and the tree record different runs")
-	}
+	importerstest.NeverAnswered(t, importerstest.StreamAndTree(t, Format{}, dir), turns)
 }
