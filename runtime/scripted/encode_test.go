@@ -22,28 +22,7 @@ func TestEncoder_SameBytesAsMarshal(t *testing.T) {
 	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: "You are the analyst."}}
 	check := func(step string, req openai.ChatCompletionRequest) {
 		t.Helper()
-		enc, joined, err := e.messages("trunk", req.Messages)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rest, tools, err := e.frame("trunk", req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := body(rest, req.Messages != nil, joined)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want, _ := json.Marshal(req.Tools); len(req.Tools) > 0 && !bytes.Equal(tools, want) || len(req.Tools) == 0 && string(tools) != "null" {
-			t.Fatalf("tools %s, want %s", tools, want)
-		}
-		want, _ := json.Marshal(req)
-		if !bytes.Equal(got, want) {
-			t.Fatalf("%s: body\n%s\nwant\n%s", step, got, want)
-		}
-		if k, want := m.tree.Key(m.prompt("trunk", tools, req.Messages, enc)), scratchKey(req); !bytes.Equal(k, want) {
-			t.Fatalf("%s: cache key\n%s\nwant\n%s", step, k, want)
-		}
+		encodeAndCheck(t, &e, m, step, req)
 	}
 	for i := 0; i < 30; i++ {
 		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: fmt.Sprintf("step %d: <b>é & ü</b> \u2028", i)})
@@ -63,6 +42,36 @@ func TestEncoder_SameBytesAsMarshal(t *testing.T) {
 	}
 	check("no messages", openai.ChatCompletionRequest{Model: "m"})
 	check("system only", openai.ChatCompletionRequest{Model: "m", Messages: msgs[:1]})
+}
+
+// encodeAndCheck encodes req as the scripted model does, as a request of
+// conversation "trunk", and fails unless the body is json.Marshal's, the
+// tools' JSON json.Marshal's ("null" when none) and the interned prompt's
+// key the one computed from scratch.
+func encodeAndCheck(t *testing.T, e *encoder, m *Model, step string, req openai.ChatCompletionRequest) (enc [][]byte, joined []byte) {
+	t.Helper()
+	enc, joined, err := e.messages("trunk", req.Messages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest, tools, err := e.frame("trunk", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := body(rest, req.Messages != nil, joined)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := json.Marshal(req.Tools); len(req.Tools) > 0 && !bytes.Equal(tools, want) || len(req.Tools) == 0 && string(tools) != "null" {
+		t.Fatalf("%s: tools %s, want %s", step, tools, want)
+	}
+	if want, _ := json.Marshal(req); !bytes.Equal(got, want) {
+		t.Fatalf("%s: body\n%s\nwant\n%s", step, got, want)
+	}
+	if k, want := m.tree.Key(m.prompt("trunk", tools, req.Messages, enc)), scratchKey(req); !bytes.Equal(k, want) {
+		t.Fatalf("%s: cache key\n%s\nwant\n%s", step, k, want)
+	}
+	return enc, joined
 }
 
 // scratchKey is the prompt's key computed from scratch: the tools as the
@@ -123,27 +132,7 @@ func TestEncoder_GrowingSlice(t *testing.T) {
 		case i > 34:
 			req.Tools = nil
 		}
-		enc, joined, err := e.messages("trunk", req.Messages)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rest, tools, err := e.frame("trunk", req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := body(rest, req.Messages != nil, joined)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want, _ := json.Marshal(req.Tools); len(req.Tools) > 0 && !bytes.Equal(tools, want) || len(req.Tools) == 0 && string(tools) != "null" {
-			t.Fatalf("tools %s, want %s", tools, want)
-		}
-		if want, _ := json.Marshal(req); !bytes.Equal(got, want) {
-			t.Fatalf("step %d: body\n%s\nwant\n%s", i, got, want)
-		}
-		if k, want := m.tree.Key(m.prompt("trunk", tools, req.Messages, enc)), scratchKey(req); !bytes.Equal(k, want) {
-			t.Fatalf("step %d: cache key\n%s\nwant\n%s", i, k, want)
-		}
+		enc, joined := encodeAndCheck(t, &e, m, fmt.Sprintf("step %d", i), req)
 		var want [][]byte
 		for _, b := range enc {
 			want = append(want, bytes.Clone(b))
