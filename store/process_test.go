@@ -204,6 +204,11 @@ func TestSecondProcessReadsWhileRunWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := make(chan struct{})
+	// The writers write until the reader has made its reads; should it hang,
+	// they stop after a minute (the reader is killed) rather than fill the
+	// disk: a stuck reader once let them write 30 GB.
+	deadline := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
+	defer deadline.Stop()
 	var wg sync.WaitGroup
 	var written sync.Map
 	for w := 0; w < 8; w++ { // several goroutines write while the other process reads
@@ -238,8 +243,13 @@ func TestSecondProcessReadsWhileRunWrites(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("reader process failed: %v\n%s", err, stderr.String())
+	killed := !deadline.Stop()
+	waitErr := cmd.Wait()
+	if killed {
+		t.Fatalf("the reader process made %d reads in a minute and was killed\n%s", len(counts), stderr.String())
+	}
+	if waitErr != nil {
+		t.Fatalf("reader process failed: %v\n%s", waitErr, stderr.String())
 	}
 	if len(counts) != 200 {
 		t.Fatalf("reader made %d reads, want 200", len(counts))
