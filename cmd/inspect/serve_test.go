@@ -33,20 +33,7 @@ func TestServeRun(t *testing.T) {
 	db := f.DBPath
 	f, _, errOut = testFactory(t)
 	f.DBPath, f.Getwd = db, func() (string, error) { return dir, nil }
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	urls := make(chan string, 1)
-	done := make(chan error, 1)
-	opts := &ServeOptions{F: f, Listen: "127.0.0.1:0", Ready: func(u string) { urls <- u }}
-	go func() { done <- serveRun(ctx, opts) }()
-	var base string
-	select {
-	case base = <-urls:
-	case err := <-done:
-		t.Fatalf("serve ended: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not start")
-	}
+	base, stop := startServe(t, &ServeOptions{F: f, Listen: "127.0.0.1:0"})
 	if !strings.HasPrefix(base, "http://127.0.0.1:") {
 		t.Errorf("serve prints %q, want a loopback URL", base)
 	}
@@ -71,15 +58,7 @@ func TestServeRun(t *testing.T) {
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusForbidden {
 		t.Errorf("a request for another host name: %v %v, want 403", resp.StatusCode, err)
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("serve after Ctrl-C: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not stop")
-	}
+	stop()
 	if !strings.Contains(errOut.String(), "read-only, at "+base) {
 		t.Errorf("serve does not print its address:\n%s", errOut)
 	}
@@ -170,21 +149,7 @@ func TestTimelineRun(t *testing.T) {
 // on Ctrl-C says how many traces it recorded.
 func TestServeRun_OTLP(t *testing.T) {
 	f, _, errOut := testFactory(t)
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	urls := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- serveRun(ctx, &ServeOptions{F: f, Listen: "127.0.0.1:0", OTLP: true, Ready: func(u string) { urls <- u }})
-	}()
-	var base string
-	select {
-	case base = <-urls:
-	case err := <-done:
-		t.Fatalf("serve ended: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not start")
-	}
+	base, stop := startServe(t, &ServeOptions{F: f, Listen: "127.0.0.1:0", OTLP: true})
 	if !strings.Contains(errOut.String(), "recording the OTLP traces posted to "+base+"v1/traces") {
 		t.Errorf("serve --otlp does not say where it receives:\n%s", errOut)
 	}
@@ -230,18 +195,44 @@ func TestServeRun_OTLP(t *testing.T) {
 	if runs := mustGetPage(t, base); !strings.Contains(runs, "/runs/"+id) {
 		t.Errorf("the runs page does not list the received run %s", id)
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("serve after Ctrl-C: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not stop")
-	}
+	stop()
 	if !strings.Contains(errOut.String(), "stopped: 1 traces recorded") {
 		t.Errorf("serve --otlp does not say what it recorded:\n%s", errOut)
 	}
+}
+
+// startServe runs serveRun with opts until the returned stop (Ctrl-C) is
+// called, and returns the URL it serves.
+func startServe(t *testing.T, opts *ServeOptions) (string, func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	urls := make(chan string, 1)
+	done := make(chan error, 1)
+	opts.Ready = func(u string) { urls <- u }
+	go func() { done <- serveRun(ctx, opts) }()
+	var base string
+	select {
+	case base = <-urls:
+	case err := <-done:
+		cancel()
+		t.Fatalf("serve ended: %v", err)
+	case <-time.After(30 * time.Second):
+		cancel()
+		t.Fatal("serve did not start")
+	}
+	stop := func() {
+		t.Helper()
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve after Ctrl-C: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("serve did not stop")
+		}
+	}
+	return base, stop
 }
 
 // mustGetPage fetches url and fails the test unless it answers 200.
