@@ -2,8 +2,8 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -36,30 +36,24 @@ func (db *DB) RequestParts(ctx context.Context, run string, seqs []int64, data b
 
 	// The requests (read before their blobs: a run has a few distinct
 	// heads, system messages and tails, each read once).
-	qrows, err := db.r.QueryContext(ctx, `SELECT n.seq, r.head, r.system, r.last, r.tail, r.size, n.started_ns, n.ended_ns, n.status, n.name, n.fidelity
-		FROM requests r JOIN nodes n ON n.id = r.node_id WHERE `+where+` ORDER BY n.seq`, args...)
-	if err != nil {
-		return fail(err)
-	}
 	var reqs []record.RequestParts
-	var p record.RequestParts
-	var system, started int64
-	var ended sql.NullInt64
-	dest := []any{&p.Seq, &p.HeadID, &system, &p.Last, &p.TailID, &p.Size, &started, &ended, &p.Status, &p.Model, &p.Fidelity}
-	for qrows.Next() {
-		if err := qrows.Scan(dest...); err != nil {
-			qrows.Close()
-			return fail(err)
-		}
+	err := db.rawQuery(ctx, `SELECT n.seq, r.head, r.system, r.last, r.tail, r.size, n.started_ns, n.ended_ns, n.status, n.name, n.fidelity
+		FROM requests r JOIN nodes n ON n.id = r.node_id WHERE `+where+` ORDER BY n.seq`, args, func(r *rowReader) error {
+		var p record.RequestParts
+		p.Seq, p.HeadID = r.int64(), r.int64()
+		system := r.int64()
+		p.Last, p.TailID, p.Size = r.int64(), r.int64(), r.int64()
+		started, ended := r.int64(), r.nullInt64()
+		p.Status, p.Model, p.Fidelity = record.Status(r.string()), r.string(), record.Fidelity(r.string())
 		p.SystemInChain, p.SystemID = system < 0, max(system, 0)
-		p.Started, p.Ended = time.Unix(0, started), time.Time{}
+		p.Started = time.Unix(0, started)
 		if ended.Valid {
 			p.Ended = time.Unix(0, ended.Int64)
 		}
 		reqs = appendDoubling(reqs, p)
-	}
-	qrows.Close()
-	if err := qrows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fail(err)
 	}
 	links, err := db.requestLinks(ctx, reqs, data)
@@ -136,39 +130,23 @@ const (
 	linkDataColumns = `chain.id, chain.prev, length(chain.data), chain.data`
 )
 
-// linkScanner scans rows of linkColumns (data false) or linkDataColumns
-// into one MessageLink, its destinations made once.
-type linkScanner struct {
-	l    record.MessageLink
-	data bool
-	dest []any
-}
-
-func newLinkScanner(data bool) *linkScanner {
-	s := &linkScanner{data: data}
-	s.dest = []any{&s.l.ID, &s.l.Prev, &s.l.Size, &s.l.Sep}
-	if data {
-		s.dest[3] = &s.l.Data
+// readLink reads one row of linkColumns (data false) or linkDataColumns.
+func readLink(r *rowReader, data bool) record.MessageLink {
+	l := record.MessageLink{ID: r.int64(), Prev: r.int64(), Size: r.int64()}
+	if !data {
+		l.Sep = r.int()
+		return l
 	}
-	return s
-}
-
-func (s *linkScanner) scan(rows *sql.Rows) (record.MessageLink, error) {
-	s.l.Data = nil
-	if err := rows.Scan(s.dest...); err != nil {
-		return record.MessageLink{}, err
+	l.Data = r.bytes()
+	switch d := l.Data; {
+	case len(d) > 0 && d[0] == '{':
+		l.Sep = 0
+	case len(d) > 1 && d[0] == ',' && d[1] == '{':
+		l.Sep = 1
+	default:
+		l.Sep = -1
 	}
-	if s.data {
-		switch d := s.l.Data; {
-		case len(d) > 0 && d[0] == '{':
-			s.l.Sep = 0
-		case len(d) > 1 && d[0] == ',' && d[1] == '{':
-			s.l.Sep = 1
-		default:
-			s.l.Sep = -1
-		}
-	}
-	return s.l, nil
+	return l
 }
 
 // requestLinks reads the links reqs reach, each once, in id order. They
@@ -194,36 +172,34 @@ func (db *DB) requestLinks(ctx context.Context, reqs []record.RequestParts, data
 	want.init()
 	var links record.Links // newest first
 	var missing []int64    // wanted ids the scan passed without meeting
-	rows, err := db.r.QueryContext(ctx, `SELECT `+cols+` FROM chain WHERE id <= ? ORDER BY id DESC`, want[0])
-	if err != nil {
-		return nil, err
-	}
 	misses := 0
-	sc := newLinkScanner(data)
-	for len(want) > 0 && misses < 4096 && rows.Next() {
-		l, err := sc.scan(rows)
-		if err != nil {
-			rows.Close()
-			return nil, err
+	err := db.rawQuery(ctx, `SELECT `+cols+` FROM chain WHERE id <= ? ORDER BY id DESC`, []any{want[0]}, func(r *rowReader) error {
+		l := readLink(r, data)
+		if r.err != nil {
+			return r.err
 		}
 		for len(want) > 0 && want[0] > l.ID { // not in the table below its successor: damaged, or walked below
 			missing = append(missing, want.pop())
 		}
-		if len(want) == 0 || want[0] != l.ID {
+		switch {
+		case len(want) == 0 || want[0] != l.ID:
 			misses++
-			continue
+		default:
+			misses = 0
+			for len(want) > 0 && want[0] == l.ID {
+				want.pop()
+			}
+			links = appendDoubling(links, l)
+			if l.Prev > 0 {
+				want.push(l.Prev)
+			}
 		}
-		misses = 0
-		for len(want) > 0 && want[0] == l.ID {
-			want.pop()
+		if len(want) == 0 || misses >= 4096 {
+			return errStop
 		}
-		links = appendDoubling(links, l)
-		if l.Prev > 0 {
-			want.push(l.Prev)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
 		return nil, err
 	}
 	slices.Reverse(links)
@@ -232,28 +208,20 @@ func (db *DB) requestLinks(ctx context.Context, reqs []record.RequestParts, data
 		return links, nil
 	}
 	list, _ := json.Marshal(missing)
-	rows, err = db.r.QueryContext(ctx, `WITH RECURSIVE c(id) AS (
+	var more []record.MessageLink
+	err = db.rawQuery(ctx, `WITH RECURSIVE c(id) AS (
 			SELECT value FROM json_each(?)
 			UNION
 			SELECT chain.prev FROM chain JOIN c ON chain.id = c.id WHERE chain.prev > 0
 		)
-		SELECT `+cols+` FROM c JOIN chain ON chain.id = c.id`, string(list))
-	if err != nil {
-		return nil, err
-	}
-	var more []record.MessageLink
-	for rows.Next() {
-		l, err := sc.scan(rows)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
-		if _, taken := links.Index(l.ID); !taken {
+		SELECT `+cols+` FROM c JOIN chain ON chain.id = c.id`, []any{string(list)}, func(r *rowReader) error {
+		l := readLink(r, data)
+		if _, taken := links.Index(l.ID); !taken && r.err == nil {
 			more = append(more, l)
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	links = append(links, more...)
@@ -269,22 +237,19 @@ func (db *DB) ScanMessages(ctx context.Context, ids []int64, fn func(record.Mess
 		return nil
 	}
 	list, _ := json.Marshal(ids)
-	rows, err := db.r.QueryContext(ctx, `SELECT `+linkDataColumns+` FROM chain WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`, string(list))
-	if err != nil {
-		return fmt.Errorf("load messages: %w", err)
-	}
-	defer rows.Close()
-	sc := newLinkScanner(true)
-	for rows.Next() {
-		l, err := sc.scan(rows)
-		if err != nil {
-			return fmt.Errorf("load messages: %w", err)
+	var fnErr error
+	err := db.rawQuery(ctx, `SELECT `+linkDataColumns+` FROM chain WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`, []any{string(list)}, func(r *rowReader) error {
+		l := readLink(r, true)
+		if r.err != nil {
+			return r.err
 		}
-		if err := fn(l); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
+		fnErr = fn(l)
+		return fnErr
+	})
+	switch {
+	case fnErr != nil:
+		return fnErr
+	case err != nil:
 		return fmt.Errorf("load messages: %w", err)
 	}
 	return nil

@@ -285,60 +285,53 @@ func (db *DB) ScanNodesRange(ctx context.Context, run *record.Run, from, last in
 	if last <= 0 {
 		last = math.MaxInt64
 	}
-	rows, err := db.r.QueryContext(ctx, nodeSelect+` WHERE run_id=? AND seq > ? AND seq <= ? ORDER BY seq`, run.ID, from, last)
-	if err != nil {
-		return fmt.Errorf("load nodes of %s: %w", run.ID, err)
-	}
-	defer rows.Close()
-	var sc nodeScanner
-	for rows.Next() {
-		n, err := sc.scan(rows, run)
+	var fnErr error
+	err := db.rawQuery(ctx, nodeSelect+` WHERE run_id=? AND seq > ? AND seq <= ? ORDER BY seq`, []any{run.ID, from, last}, func(r *rowReader) error {
+		n, err := readNode(r, run)
 		if err != nil {
-			return fmt.Errorf("load nodes of %s: %w", run.ID, err)
-		}
-		if err := fn(n); err != nil {
 			return err
 		}
+		fnErr = fn(n)
+		return fnErr
+	})
+	switch {
+	case fnErr != nil:
+		return fnErr
+	case err != nil:
+		return fmt.Errorf("load nodes of %s: %w", run.ID, err)
 	}
-	return rows.Err()
+	return nil
 }
 
 const nodeSelect = `SELECT seq, kind, branch, fork_seq, agent, depth, started_ns, ended_ns, status, error,
 	name, calls, call_id, tokens_in, tokens_out, tokens_cached, tokens_cache_write, tokens_reasoning, fidelity, attempts, research, args, text, data FROM nodes`
 
-// nodeScanner reads rows of nodeSelect: the columns that are not a
-// Node's own fields are scanned into its fields, allocated once per query
-// rather than once per row.
-type nodeScanner struct {
-	started  int64
-	ended    sql.NullInt64
-	u        usageCols
-	name     string
-	calls    string
-	callID   string
-	args     string
-	data     string
-	in, out  int64
-	research int
-	dest     []any
-}
-
-// scan reads the row rows is on.
-func (s *nodeScanner) scan(rows *sql.Rows, run *record.Run) (*record.Node, error) {
+// readNode reads one row of nodeSelect.
+func readNode(r *rowReader, run *record.Run) (*record.Node, error) {
 	n := new(record.Node)
-	s.dest = append(s.dest[:0], &n.Seq, &n.Kind, &n.Branch, &n.ForkSeq, &n.Agent, &n.Depth, &s.started, &s.ended, &n.Status, &n.Error,
-		&s.name, &s.calls, &s.callID, &s.in, &s.out, &s.u.cached, &s.u.cacheWrite, &s.u.reasoning, &s.u.fidelity, &s.u.attempts, &s.research, &s.args, &n.Text, &s.data)
-	if err := rows.Scan(s.dest...); err != nil {
-		return nil, err
+	n.Seq, n.Kind, n.Branch, n.ForkSeq = r.int64(), record.Kind(r.string()), r.string(), r.int64()
+	n.Agent, n.Depth = r.string(), r.int()
+	started, ended := r.int64(), r.nullInt64()
+	n.Status, n.Error = record.Status(r.string()), r.string()
+	name, calls, callID := r.string(), r.string(), r.string()
+	in, out := r.int64(), r.int64()
+	var u usageCols
+	u.cached, u.cacheWrite, u.reasoning = r.nullInt64(), r.nullInt64(), r.nullInt64()
+	u.fidelity, u.attempts = r.string(), r.int()
+	research, args := r.int(), r.string()
+	n.Text = r.string()
+	data := r.string()
+	if r.err != nil {
+		return nil, r.err
 	}
-	n.Started = time.Unix(0, s.started)
-	if s.ended.Valid {
-		n.Ended = time.Unix(0, s.ended.Int64)
+	n.Started = time.Unix(0, started)
+	if ended.Valid {
+		n.Ended = time.Unix(0, ended.Int64)
 	}
 	if n.Status == record.StatusRunning && run.Status == record.StatusInterrupted {
 		n.Status = record.StatusInterrupted
 	}
-	if err := decodeNode(n, s.name, s.calls, s.callID, s.args, s.data, s.in, s.out, s.u, s.research); err != nil {
+	if err := decodeNode(n, name, calls, callID, args, data, in, out, u, research); err != nil {
 		return nil, fmt.Errorf("n%d: %w", n.Seq, err)
 	}
 	return n, nil
@@ -409,23 +402,24 @@ func (db *DB) Node(ctx context.Context, run *record.Run, seq int64) (*record.Nod
 // eachNode calls fn with each node nodeSelect+where selects, until fn
 // returns false.
 func (db *DB) eachNode(ctx context.Context, run *record.Run, where string, args []any, fn func(*record.Node) bool) error {
-	rows, err := db.r.QueryContext(ctx, nodeSelect+where, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	var sc nodeScanner
-	for rows.Next() {
-		n, err := sc.scan(rows, run)
+	err := db.rawQuery(ctx, nodeSelect+where, args, func(r *rowReader) error {
+		n, err := readNode(r, run)
 		if err != nil {
 			return err
 		}
 		if !fn(n) {
-			return nil
+			return errStop
 		}
+		return nil
+	})
+	if errors.Is(err, errStop) {
+		return nil
 	}
-	return rows.Err()
+	return err
 }
+
+// errStop ends a rawQuery early.
+var errStop = errors.New("stop")
 
 // ErrNoNode is returned (wrapped) by Node for a sequence number the run
 // does not have.

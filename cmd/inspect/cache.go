@@ -187,7 +187,7 @@ func loadGraphRequests(ctx context.Context, f *Factory, ref string, o *cache.Opt
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	defer collectLess(f)()
+	collectLess(f)
 	var eg errgroup.Group
 	eg.Go(func() error {
 		var err error
@@ -258,24 +258,24 @@ func auditConfig(ctx context.Context, db *store.DB, g *graph.Run, reqs *cache.Re
 	}
 }
 
-// gcLoad is the garbage collector's percentage while a run loads
-// (collectLess).
+// gcLoad is the garbage collector's percentage while a command holds a
+// loaded run (collectLess).
 const gcLoad = 300
 
 var gcHeld struct {
 	sync.Mutex
-	n   int // loads under way
+	n   int // commands holding a loaded run
 	old int // the percentage before the first
 }
 
-// collectLess makes the garbage collector run a third as often until the
-// returned function is called (unless GOGC is set): while a run's graph
-// and requests load, nearly all that is allocated stays to the end of the
-// command, so each collection would mostly mark what stays. Commands run
-// in one process (inspect mcp) share it: the last to finish restores it.
-func collectLess(f *Factory) (restore func()) {
+// collectLess makes the garbage collector run a third as often until f
+// is closed, at the command's end (unless GOGC is set): nearly all a run's
+// load allocates stays to the end, so each collection would mostly mark
+// what stays. Commands run in one process (inspect mcp) share it: the
+// last to end restores it.
+func collectLess(f *Factory) {
 	if f.Getenv("GOGC") != "" {
-		return func() {}
+		return
 	}
 	gcHeld.Lock()
 	if gcHeld.n == 0 {
@@ -283,11 +283,13 @@ func collectLess(f *Factory) (restore func()) {
 	}
 	gcHeld.n++
 	gcHeld.Unlock()
-	return func() {
+	f.mu.Lock()
+	f.after = append(f.after, func() {
 		gcHeld.Lock()
 		if gcHeld.n--; gcHeld.n == 0 {
 			debug.SetGCPercent(gcHeld.old)
 		}
 		gcHeld.Unlock()
-	}
+	})
+	f.mu.Unlock()
 }

@@ -35,6 +35,7 @@ type Factory struct {
 	cfg   *loadedConfig
 	dbs   map[string]*store.DB
 	flush []*termsafe.Writer // the sanitizers on IO.Out and IO.ErrOut
+	after []func()           // run by Close
 }
 
 // NewFactory returns a Factory on the given streams and environment.
@@ -103,6 +104,10 @@ func (f *Factory) Close() error {
 	for _, w := range f.flush {
 		errs = append(errs, w.Flush())
 	}
+	for _, fn := range f.after {
+		fn()
+	}
+	f.after = nil
 	return errors.Join(errs...)
 }
 
