@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/goccy/go-graphviz"
 )
@@ -24,8 +25,16 @@ func SVG(ctx context.Context, dot []byte, w io.Writer) error {
 	return graphvizRender(ctx, dot, graphviz.SVG, w)
 }
 
+// graphvizMu makes Graphviz calls take turns: go-graphviz runs Graphviz as
+// one WebAssembly instance per process, and two calls at once share its
+// memory and stack and corrupt them ("wasm error: out of bounds memory
+// access"). inspect serve draws pages concurrently (TestSVG_Concurrent).
+var graphvizMu sync.Mutex
+
 // graphvizRender runs Graphviz on dot with one of its output formats.
 func graphvizRender(ctx context.Context, dot []byte, format graphviz.Format, w io.Writer) error {
+	graphvizMu.Lock()
+	defer graphvizMu.Unlock()
 	gv, err := graphviz.New(ctx)
 	if err != nil {
 		return fmt.Errorf("start graphviz: %w", err)

@@ -3,9 +3,11 @@ package render
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image"
 	"image/png"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -76,5 +78,42 @@ func TestRender_BadDOT(t *testing.T) {
 		if err := f(context.Background(), []byte("digraph {"), new(bytes.Buffer)); err == nil || !strings.Contains(err.Error(), "graphviz") {
 			t.Errorf("%s of broken DOT: err = %v, want a graphviz error", name, err)
 		}
+	}
+}
+
+// TestSVG_Concurrent: Graphviz runs as one WebAssembly instance per
+// process, whose memory concurrent calls would share; inspect serve draws
+// pages at the same time, so renders take turns. Eight goroutines drawing
+// at once each get the one right SVG (without the lock: "wasm error: out
+// of bounds memory access", or wrong bytes).
+func TestSVG_Concurrent(t *testing.T) {
+	dot := []byte(`digraph { rankdir=LR; a -> b -> c; a -> c; b [label="fork · 3 branches"] }`)
+	var want bytes.Buffer
+	if err := SVG(context.Background(), dot, &want); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8*10)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 10; i++ {
+				var got bytes.Buffer
+				if err := SVG(context.Background(), dot, &got); err != nil {
+					errs <- err
+					return
+				}
+				if !bytes.Equal(got.Bytes(), want.Bytes()) {
+					errs <- fmt.Errorf("a concurrent render gave %d bytes unlike the %d of a lone one", got.Len(), want.Len())
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
