@@ -187,7 +187,7 @@ func loadGraphRequests(ctx context.Context, f *Factory, ref string, o *cache.Opt
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	collectLess(f)
+	defer collectLess(f)()
 	var eg errgroup.Group
 	eg.Go(func() error {
 		var err error
@@ -222,6 +222,9 @@ func briefCache(f *Factory) *cache.Options {
 // labels show (no break naming); when it fails (a damaged request), it
 // says so on stderr and the graph is drawn without it (a nil report).
 func loadGraphCache(ctx context.Context, f *Factory, ref string) (*store.DB, *graph.Run, *cache.Report, error) {
+	// what follows the load (the brief analysis, the drawing) allocates
+	// little: collect less often to the command's end
+	f.atClose(collectLess(f))
 	o := briefCache(f)
 	db, g, reqs, readErr, err := loadGraphRequests(ctx, f, ref, o)
 	if err != nil {
@@ -258,24 +261,24 @@ func auditConfig(ctx context.Context, db *store.DB, g *graph.Run, reqs *cache.Re
 	}
 }
 
-// gcLoad is the garbage collector's percentage while a command holds a
-// loaded run (collectLess).
+// gcLoad is the garbage collector's percentage while a run loads
+// (collectLess).
 const gcLoad = 300
 
 var gcHeld struct {
 	sync.Mutex
-	n   int // commands holding a loaded run
+	n   int // holders
 	old int // the percentage before the first
 }
 
-// collectLess makes the garbage collector run a third as often until f
-// is closed, at the command's end (unless GOGC is set): nearly all a run's
-// load allocates stays to the end, so each collection would mostly mark
-// what stays. Commands run in one process (inspect mcp) share it: the
-// last to end restores it.
-func collectLess(f *Factory) {
+// collectLess makes the garbage collector run a third as often until the
+// returned function is called (unless GOGC is set): nearly all a run's
+// load allocates stays to the end of the command, so each collection
+// would mostly mark what stays. Commands run in one process (inspect mcp)
+// share it: the last to release it restores it.
+func collectLess(f *Factory) (release func()) {
 	if f.Getenv("GOGC") != "" {
-		return
+		return func() {}
 	}
 	gcHeld.Lock()
 	if gcHeld.n == 0 {
@@ -283,13 +286,14 @@ func collectLess(f *Factory) {
 	}
 	gcHeld.n++
 	gcHeld.Unlock()
-	f.mu.Lock()
-	f.after = append(f.after, func() {
-		gcHeld.Lock()
-		if gcHeld.n--; gcHeld.n == 0 {
-			debug.SetGCPercent(gcHeld.old)
-		}
-		gcHeld.Unlock()
-	})
-	f.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			gcHeld.Lock()
+			if gcHeld.n--; gcHeld.n == 0 {
+				debug.SetGCPercent(gcHeld.old)
+			}
+			gcHeld.Unlock()
+		})
+	}
 }

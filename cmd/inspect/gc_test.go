@@ -5,26 +5,27 @@ import (
 	"testing"
 )
 
-// While commands hold a loaded run, the collector runs less often; the
-// last to close (commands share a process under inspect mcp) restores the
-// percentage, and GOGC set by the user is left alone.
+// While runs load, the collector runs less often; the last holder to
+// release it (commands share a process under inspect mcp; inspect graph
+// holds it to its Factory's Close) restores the percentage, once however
+// often released, and GOGC set by the user is left alone.
 func TestCollectLess(t *testing.T) {
 	percent := func() int { p := debug.SetGCPercent(-1); debug.SetGCPercent(p); return p }
 	defer debug.SetGCPercent(debug.SetGCPercent(150))
-	env := func(string) string { return "" }
-	first, second := &Factory{Getenv: env}, &Factory{Getenv: env}
-	collectLess(first)
-	collectLess(second)
+	f := &Factory{Getenv: func(string) string { return "" }}
+	first := collectLess(f)
+	f.atClose(collectLess(f))
 	if p := percent(); p != gcLoad {
-		t.Fatalf("while loaded: GOGC %d, want %d", p, gcLoad)
+		t.Fatalf("while loading: GOGC %d, want %d", p, gcLoad)
 	}
-	first.Close()
+	first()
+	first()
 	if p := percent(); p != gcLoad {
-		t.Fatalf("one command still under way: GOGC %d, want %d", p, gcLoad)
+		t.Fatalf("held to the command's end: GOGC %d, want %d", p, gcLoad)
 	}
-	second.Close()
+	f.Close()
 	if p := percent(); p != 150 {
-		t.Fatalf("after the commands: GOGC %d, want 150 back", p)
+		t.Fatalf("after the command: GOGC %d, want 150 back", p)
 	}
 	user := &Factory{Getenv: func(k string) string {
 		if k == "GOGC" {
@@ -32,9 +33,8 @@ func TestCollectLess(t *testing.T) {
 		}
 		return ""
 	}}
-	collectLess(user)
+	collectLess(user)()
 	if p := percent(); p != 150 {
 		t.Fatalf("with GOGC set: %d, want it left alone", p)
 	}
-	user.Close()
 }

@@ -111,6 +111,13 @@ func (f *Factory) Close() error {
 	return errors.Join(errs...)
 }
 
+// atClose has Close call fn.
+func (f *Factory) atClose(fn func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.after = append(f.after, fn)
+}
+
 // NewCmdRoot builds the inspect command tree.
 func NewCmdRoot(f *Factory) *cobra.Command {
 	root := &cobra.Command{
