@@ -33,9 +33,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/inspect-dev/inspect/cache/prefix"
@@ -529,18 +531,31 @@ func AnalyzeRequests(g *graph.Run, reqs *Requests, o *Options) (*Report, error) 
 	}
 	a.sweep(calls, rep)
 	for _, c := range calls {
-		if len(only) > 0 && !only[c.Node.Seq] {
-			continue
+		if len(only) == 0 || only[c.Node.Seq] {
+			rep.Calls = append(rep.Calls, c)
 		}
-		switch {
-		case !c.Analyzed:
-		case o != nil && o.Brief:
-			c.Mismatch = a.mismatch(c, rep)
-			a.unstable(c, rep)
-		default:
-			a.explain(c, rep)
+	}
+	// Each call's naming reads only the analysis, so the two halves of a
+	// long run are named at once.
+	name := func(calls []*Call) {
+		for _, c := range calls {
+			switch {
+			case !c.Analyzed:
+			case o != nil && o.Brief:
+				c.Mismatch = a.mismatch(c, rep)
+				a.unstable(c, rep)
+			default:
+				a.explain(c, rep)
+			}
 		}
-		rep.Calls = append(rep.Calls, c)
+	}
+	if half := len(rep.Calls) / 2; half >= 512 && runtime.GOMAXPROCS(0) > 1 {
+		var wg sync.WaitGroup
+		wg.Go(func() { name(rep.Calls[half:]) })
+		name(rep.Calls[:half])
+		wg.Wait()
+	} else {
+		name(rep.Calls)
 	}
 	if o != nil && o.Prices != nil {
 		rep.Currency = o.Prices.CurrencyCode()
@@ -644,6 +659,9 @@ func Read(ctx context.Context, src Source, run string, seqs []int64, o *Options)
 		if err := r.readMessages(ctx, src, read, want); err != nil {
 			return nil, err
 		}
+	}
+	if len(reqs) > 0 {
+		r.prompts.reserve(reqs[len(reqs)-1].Seq) // in seq order
 	}
 	for _, rp := range reqs {
 		r.prompts.set(rp.Seq, r.prompt(rp))
@@ -764,6 +782,14 @@ type analysis struct {
 	handoff seqMap[*graph.Node] // llm node -> the latest hand-off before it in its conversation
 }
 
+// lastSeq is the seq of g's last node (its nodes are in seq order).
+func lastSeq(g *graph.Run) int64 {
+	if len(g.Nodes) == 0 {
+		return 0
+	}
+	return g.Nodes[len(g.Nodes)-1].Seq
+}
+
 // seqMap maps the seqs of a run's nodes (dense, from 1) to values: a
 // slice, with a map for a seq far beyond the run's size (a damaged file).
 type seqMap[T any] struct {
@@ -776,6 +802,13 @@ func (m *seqMap[T]) get(seq int64) T {
 		return m.s[seq]
 	}
 	return m.far[seq]
+}
+
+// reserve makes room for the seqs up to last (a run's last node).
+func (m *seqMap[T]) reserve(last int64) {
+	if last >= int64(len(m.s)) && last <= 1<<24+4*int64(len(m.s)) {
+		m.s = slices.Grow(m.s, int(last)+1-len(m.s))
+	}
 }
 
 func (m *seqMap[T]) set(seq int64, v T) {
