@@ -24,6 +24,21 @@ type Locator interface {
 	Newest(cwd string, getenv func(string) string) (string, error)
 }
 
+// ToolHome is a tool's data folder as Locators find it: the override
+// variable env when set, else dot under $HOME (variables read through
+// getenv). tool names the tool and what the path to give instead, for
+// the error when neither is set.
+func ToolHome(getenv func(string) string, env, dot, tool, what string) (string, error) {
+	if d := getenv(env); d != "" {
+		return d, nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		return "", fmt.Errorf("HOME is not set, so %s folder cannot be found; set %s or give %s path", tool, env, what)
+	}
+	return filepath.Join(home, dot), nil
+}
+
 // Watched is a Format whose sessions live in more than the file given:
 // Files lists what to watch for changes (files or folders, walked) so a
 // growing session is imported again. A Format without it is watched

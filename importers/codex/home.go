@@ -138,14 +138,7 @@ func firstMeta(path string) (*meta, error) {
 // Home returns the Codex home, reading the environment through getenv:
 // $CODEX_HOME, else $HOME/.codex.
 func Home(getenv func(string) string) (string, error) {
-	if h := getenv("CODEX_HOME"); h != "" {
-		return h, nil
-	}
-	home := getenv("HOME")
-	if home == "" {
-		return "", fmt.Errorf("HOME is not set, so Codex's folder cannot be found; set CODEX_HOME or give the rollout's path")
-	}
-	return filepath.Join(home, ".codex"), nil
+	return importers.ToolHome(getenv, "CODEX_HOME", ".codex", "Codex's", "the rollout's")
 }
 
 // Files lists what a live session grows in (importers.Watched): the

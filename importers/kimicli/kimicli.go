@@ -56,14 +56,7 @@ func isDelegation(name string) bool { return name == kimi.ToolAgent || name == k
 // ShareDir is Kimi CLI's data folder: $KIMI_SHARE_DIR, else ~/.kimi
 // (variables read through getenv).
 func ShareDir(getenv func(string) string) (string, error) {
-	if d := getenv("KIMI_SHARE_DIR"); d != "" {
-		return d, nil
-	}
-	home := getenv("HOME")
-	if home == "" {
-		return "", fmt.Errorf("HOME is not set, so Kimi CLI's folder cannot be found; set KIMI_SHARE_DIR or give the session folder's path")
-	}
-	return filepath.Join(home, ".kimi"), nil
+	return importers.ToolHome(getenv, "KIMI_SHARE_DIR", ".kimi", "Kimi CLI's", "the session folder's")
 }
 
 // Newest returns the folder of the newest Kimi CLI session of the working

@@ -60,14 +60,7 @@ func isDelegation(name string) bool { return name == kimi.ToolAgent || name == k
 // Home is Kimi Code's data folder: $KIMI_CODE_HOME, else ~/.kimi-code
 // (variables read through getenv).
 func Home(getenv func(string) string) (string, error) {
-	if d := getenv("KIMI_CODE_HOME"); d != "" {
-		return d, nil
-	}
-	home := getenv("HOME")
-	if home == "" {
-		return "", fmt.Errorf("HOME is not set, so Kimi Code's folder cannot be found; set KIMI_CODE_HOME or give the session folder's path")
-	}
-	return filepath.Join(home, ".kimi-code"), nil
+	return importers.ToolHome(getenv, "KIMI_CODE_HOME", ".kimi-code", "Kimi Code's", "the session folder's")
 }
 
 var nonSlug = regexp.MustCompile(`[^a-z0-9._-]+`)
