@@ -366,14 +366,13 @@ func (m *Money) add(x *Money) {
 	m.Uncached += x.Uncached
 }
 
-// price sets c.Money from table t.
-func (c *Call) price(t *money.Table) {
-	p, ok := t.Lookup(c.Node.LLM.Model)
-	if !ok {
+// price sets c.Money at rates r (nil: the model has no price).
+func (c *Call) price(r *money.Rates) {
+	if r == nil {
 		return
 	}
 	u := c.Node.LLM.Usage
-	c.Money = &Money{Spent: p.Rates.Cost(u), Saved: p.Rates.Saved(u), Uncached: p.Rates.Discount(c.Uncached()), Priced: 1}
+	c.Money = &Money{Spent: r.Cost(u), Saved: r.Saved(u), Uncached: r.Discount(c.Uncached())}
 }
 
 // HitRatio is Reads/In (0 with no input).
@@ -559,27 +558,28 @@ func AnalyzeRequests(g *graph.Run, reqs *Requests, o *Options) (*Report, error) 
 	}
 	if o != nil && o.Prices != nil {
 		rep.Currency = o.Prices.CurrencyCode()
+		rates := map[string]*money.Rates{} // each model looked up in the table once
 		unpriced := map[string]int{}
 		var models []string
 		for _, c := range rep.Calls {
-			if c.price(o.Prices); c.Money == nil {
-				if unpriced[c.Node.LLM.Model] == 0 {
-					models = append(models, c.Node.LLM.Model)
+			model := c.Node.LLM.Model
+			r, seen := rates[model]
+			if !seen {
+				if p, ok := o.Prices.Lookup(model); ok {
+					r = &p.Rates
 				}
-				unpriced[c.Node.LLM.Model]++
+				rates[model] = r
+			}
+			if c.price(r); c.Money == nil {
+				if unpriced[model] == 0 {
+					models = append(models, model)
+				}
+				unpriced[model]++
 			}
 		}
 		sort.Strings(models)
 		for _, m := range models {
-			name := m
-			if name == "" {
-				name = "(no model recorded)"
-			}
-			calls := "calls"
-			if unpriced[m] == 1 {
-				calls = "call"
-			}
-			rep.Unpriced = append(rep.Unpriced, fmt.Sprintf("%s (%d %s)", name, unpriced[m], calls))
+			rep.Unpriced = append(rep.Unpriced, money.UnpricedModel(m, unpriced[m]))
 		}
 	}
 	rep.group(g, o != nil && o.Prices != nil)

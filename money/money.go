@@ -331,14 +331,19 @@ func (c *RunCost) Unpriced() []string {
 	var out []string
 	for _, m := range c.Models {
 		if !m.Priced {
-			name := m.Model
-			if name == "" {
-				name = "(no model recorded)"
-			}
-			out = append(out, fmt.Sprintf("%s (%d %s)", name, m.Calls, plural(m.Calls, "call", "calls")))
+			out = append(out, UnpricedModel(m.Model, m.Calls))
 		}
 	}
 	return out
+}
+
+// UnpricedModel says a model the table does not price and its calls:
+// "gpt-x (3 calls)".
+func UnpricedModel(model string, calls int) string {
+	if model == "" {
+		model = "(no model recorded)"
+	}
+	return fmt.Sprintf("%s (%d %s)", model, calls, plural(calls, "call", "calls"))
 }
 
 // Summary is the one-line human form: "$0.0123 · 3 of 4 calls priced (no
