@@ -6,9 +6,10 @@
 // the prompt-cache lifetime, and ignore entries that accept a finding with
 // a reason until an optional expiry date.
 //
-// Find looks for the file from the working folder upwards; Load reads and
-// validates one, reporting every problem as FILE:LINE: KEY: message (the
-// lines come from go.yaml.in/yaml/v3's nodes). The package only reads: the
+// Find looks for the file from the working folder up to the repository
+// root or the home folder, never above; Load reads and validates one,
+// reporting every problem as FILE:LINE: KEY: message (the lines come from
+// go.yaml.in/yaml/v3's nodes). The package only reads: the
 // commands apply what it holds (flags win over the file) and say where each
 // value in force came from.
 package config
@@ -111,15 +112,25 @@ func (es Errors) Error() string {
 	return b.String()
 }
 
-// Find returns the path of the FileName nearest dir: in dir, else in the
-// closest folder above it; "" when there is none.
+// Find returns the path of the FileName nearest dir, looking in dir and
+// the folders above it up to the repository root (the nearest folder
+// holding .git) or the home folder, whichever comes first, and never
+// above: a policy file in a shared folder above them (/tmp, a parent of
+// every home) is not the team's. When dir is in neither a repository nor
+// the home folder, only dir itself is looked in. "" when there is none.
 func Find(dir string) (string, error) {
+	home, _ := os.UserHomeDir()
+	return find(dir, home)
+}
+
+func find(dir, home string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err
 	}
-	for {
-		p := filepath.Join(abs, FileName)
+	folders := lookIn(abs, home)
+	for _, d := range folders {
+		p := filepath.Join(d, FileName)
 		fi, err := os.Stat(p)
 		switch {
 		case err == nil && fi.Mode().IsRegular():
@@ -129,11 +140,35 @@ func Find(dir string) (string, error) {
 		case !errors.Is(err, fs.ErrNotExist):
 			return "", err
 		}
-		up := filepath.Dir(abs)
-		if up == abs {
-			return "", nil
+	}
+	return "", nil
+}
+
+// lookIn lists the folders Find looks in, nearest first: abs and those
+// above it up to the first that is a repository root or home; abs alone
+// when none is.
+func lookIn(abs, home string) []string {
+	homes := map[string]bool{}
+	if home != "" {
+		homes[filepath.Clean(home)] = true
+		if real, err := filepath.EvalSymlinks(home); err == nil {
+			homes[real] = true
 		}
-		abs = up
+	}
+	var out []string
+	for d := abs; ; {
+		out = append(out, d)
+		if homes[d] {
+			return out
+		}
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return out // a .git folder, or the .git file of a worktree
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return out[:1]
+		}
+		d = up
 	}
 }
 
@@ -596,8 +631,9 @@ func Template(research []string) string {
 	var b strings.Builder
 	b.WriteString(`# .inspect.yaml: this repository's inspect policy.
 #
-# inspect reads the nearest .inspect.yaml from the working folder upwards
-# (or the file --config names). A flag such as --set wins over this file;
+# inspect reads the nearest .inspect.yaml from the working folder up to the
+# repository root or the home folder, never above (or the file --config
+# names). A flag such as --set wins over this file;
 # inspect audit --rules and --explain RULE show each value in force and
 # where it came from. A mistake here is reported as FILE:LINE: KEY.
 

@@ -186,9 +186,12 @@ func TestParse_EmptyAndComments(t *testing.T) {
 
 func TestFind(t *testing.T) {
 	root := t.TempDir()
+	t.Setenv("HOME", filepath.Join(root, "home"))
 	deep := filepath.Join(root, "repo", "sub", "deeper")
-	if err := os.MkdirAll(deep, 0o755); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{deep, filepath.Join(root, "repo", ".git")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if p, err := Find(deep); err != nil || p != "" && strings.HasPrefix(p, root) {
 		t.Fatalf("Find with no file = %q, %v", p, err)
@@ -216,6 +219,69 @@ func TestFind(t *testing.T) {
 	}
 	if _, err := Find(odd); err == nil {
 		t.Error("Find took a folder for the config file")
+	}
+}
+
+// TestFind_Bounds: the policy file is looked for up to the repository
+// root (a .git folder, or a worktree's .git file) or the home folder,
+// never above — a .inspect.yaml that someone else left in a folder above
+// them (/tmp, the folder of every home) does not steer this team's audit.
+// Outside both, only the working folder itself is looked in.
+func TestFind_Bounds(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "home", "me")
+	t.Setenv("HOME", home)
+	mk := func(parts ...string) string {
+		t.Helper()
+		d := filepath.Join(append([]string{root}, parts...)...)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	put := func(dir string) string {
+		t.Helper()
+		p := filepath.Join(dir, FileName)
+		if err := os.WriteFile(p, []byte("thresholds: {}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	mk("home", "me")
+	put(root)                        // above everything: never read
+	put(filepath.Join(root, "home")) // above the home folder: never read
+	mk("repo", ".git")
+	mk("wt")
+	if err := os.WriteFile(filepath.Join(root, "wt", ".git"), []byte("gitdir: elsewhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, dir, want string
+	}{
+		{"above the repository root", mk("repo", "sub"), ""},
+		{"above a worktree's root", mk("wt", "sub"), ""},
+		{"above home", mk("home", "me", "notes"), ""},
+		{"outside repository and home, a folder up", mk("loose", "sub"), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, err := Find(tt.dir); err != nil || got != tt.want {
+				t.Errorf("Find(%s) = %q, %v; want %q", tt.dir, got, err, tt.want)
+			}
+		})
+	}
+	// within the bounds the nearest file is found, the bound's own included
+	for _, tt := range []struct{ name, file, from string }{
+		{"the repository root's", put(filepath.Join(root, "repo")), mk("repo", "sub", "deeper")},
+		{"the worktree root's", put(filepath.Join(root, "wt")), mk("wt", "sub")},
+		{"the home folder's", put(home), mk("home", "me", "notes", "x")},
+		{"the working folder's own", put(mk("loose", "sub")), filepath.Join(root, "loose", "sub")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, err := Find(tt.from); err != nil || got != tt.file {
+				t.Errorf("Find(%s) = %q, %v; want %q", tt.from, got, err, tt.file)
+			}
+		})
 	}
 }
 

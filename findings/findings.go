@@ -400,6 +400,9 @@ type Report struct {
 	// Warnings are problems of the audit policy the team should act on:
 	// an ignore entry that expired.
 	Warnings []string `json:"warnings,omitempty"`
+	// Policy is the policy file the audit applied (.inspect.yaml as found,
+	// or --config FILE), as messages name it; "" for none.
+	Policy string `json:"policy,omitempty"`
 	// Baseline is the --baseline file findings were compared with; "" for
 	// none.
 	Baseline string `json:"baseline,omitempty"`
@@ -458,6 +461,9 @@ type Config struct {
 	Ignore []Ignore
 	// Baseline, when set, marks the findings an earlier audit had.
 	Baseline *Baseline
+	// Policy names the policy file Options, Prices and Ignore came from
+	// (Report.Policy); "" when none applied.
+	Policy string
 	// Now is the time ignore entries expire against; nil: time.Now.
 	Now func() time.Time
 }
@@ -488,7 +494,7 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 	rep := &Report{
 		Run: run.ID, Project: run.Project.Name, Status: string(run.Status),
 		ElapsedMS: run.Elapsed().Milliseconds(), TokensIn: tok.In, TokensOut: tok.Out, LLMCalls: tok.Calls,
-		Findings: []Finding{}, Checks: []Check{}, Options: opts,
+		Findings: []Finding{}, Checks: []Check{}, Options: opts, Policy: c.Policy,
 	}
 	rep.Notice = notice(run)
 	for _, r := range rules {

@@ -140,6 +140,9 @@ func WriteText(w io.Writer, r *Report) error {
 	if c := r.CostLine(); c != "" {
 		ew.printf("cost: %s\n", c)
 	}
+	if r.Policy != "" {
+		ew.printf("policy: %s\n", r.Policy)
+	}
 	if r.Baseline != "" {
 		ew.printf("baseline: %s\n", r.Baseline)
 	}
@@ -243,6 +246,9 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			}
 			ew.printf("\n")
 		}
+	}
+	if r.Policy != "" {
+		ew.printf("Policy: `%s`\n\n", strings.ReplaceAll(r.Policy, "`", "'"))
 	}
 	if r.Baseline != "" {
 		ew.printf("Baseline: `%s`\n\n", strings.ReplaceAll(r.Baseline, "`", "'"))

@@ -124,10 +124,11 @@ scanning: file paths from the repository root, --sarif-root DIR, default
 the current folder, so a project in a subfolder points at its own files),
 junit (one test case per rule).
 
-Policy: the nearest .inspect.yaml from the working folder upwards (or
---config FILE; write one with inspect init) sets thresholds, turns
-rules off, prices model calls (the run's cost, per agent and per finding, in
-money) and accepts findings (ignore: entries with a reason and an optional
+Policy: the nearest .inspect.yaml from the working folder up to the
+repository root or home, never above (or --config FILE; write one with
+inspect init), named in the audit, sets thresholds, turns rules off,
+prices model calls (the run's cost, per agent and per finding, in money)
+and accepts findings (ignore: entries with a reason and an optional
 expiry); --set wins over the file, and --explain and --rules say where each
 value in force came from. Findings an ignore entry accepts, or that
 --baseline FILE (an earlier audit's JSON or SARIF) already had, are listed

@@ -18,7 +18,8 @@ type loadedConfig struct {
 }
 
 // Config returns the team's policy: the file --config names, else the
-// nearest .inspect.yaml from the working folder upwards, else an empty
+// nearest .inspect.yaml from the working folder up to the repository root
+// or the home folder (config.Find), else an empty
 // config (every default). A file with problems is a usage error listing
 // each as FILE:LINE: KEY: message.
 func (f *Factory) Config() (*config.Config, error) {
@@ -89,7 +90,7 @@ func auditOptions(f *Factory, sets []string) (*findings.Options, *config.Config,
 // applyPolicy puts the team's policy into an audit of run g: its options,
 // price table and ignore entries (its cache lifetime: briefCache).
 func applyPolicy(cfg *findings.Config, o *findings.Options, c *config.Config) {
-	cfg.Options, cfg.Prices, cfg.Ignore = o, c.Prices, c.Ignore
+	cfg.Options, cfg.Prices, cfg.Ignore, cfg.Policy = o, c.Prices, c.Ignore, c.Name
 }
 
 // webPolicy is the team's policy for the web pages' audits and cache

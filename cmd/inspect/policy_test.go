@@ -42,6 +42,54 @@ func inspectRun(t *testing.T, f *Factory, args ...string) (string, string, int) 
 // TestConfig_Precedence: the nearest .inspect.yaml sets thresholds and
 // turns rules off, --set wins over it, --config names another file, and
 // --explain and --rules say where each value came from.
+// TestAudit_NamesPolicy: an audit says which policy file it applied, in
+// text, markdown and JSON — the one found from a subfolder of the
+// repository and the one --config names — and says nothing of a policy
+// when no file applies (the goldens of such audits are unchanged).
+func TestAudit_NamesPolicy(t *testing.T) {
+	f, _, _ := auditTestFactory(t, "audit-fork-uneven")
+	out, _, _ := inspectRun(t, f, "audit")
+	js, _, _ := inspectRun(t, f, "audit", "--format", "json")
+	if strings.Contains(out, "policy:") || strings.Contains(js, `"policy"`) {
+		t.Errorf("no policy file, yet the audit names one:\n%s\n%s", out, js)
+	}
+	wd, _ := f.Getwd()
+	writePolicy(t, f, "thresholds:\n  uneven-ratio: 7\n")
+	sub := filepath.Join(wd, "a")
+	for _, d := range []string{sub, filepath.Join(wd, ".git")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g, _, _ := testFactory(t)
+	g.DBPath, g.Getwd = f.DBPath, func() (string, error) { return sub, nil }
+	want := filepath.Join("..", ".inspect.yaml")
+	out, _, _ = inspectRun(t, g, "audit")
+	if !strings.Contains(out, "\npolicy: "+want+"\n") {
+		t.Errorf("text audit does not name %s:\n%s", want, out)
+	}
+	md, _, _ := inspectRun(t, g, "audit", "--format", "markdown")
+	if !strings.Contains(md, "Policy: `"+want+"`") {
+		t.Errorf("markdown audit does not name %s:\n%s", want, md)
+	}
+	js, _, _ = inspectRun(t, g, "audit", "--format", "json")
+	var doc struct {
+		Policy string `json:"policy"`
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil || doc.Policy != want {
+		t.Errorf("json policy = %q, %v; want %q", doc.Policy, err, want)
+	}
+	other := filepath.Join(t.TempDir(), "ci.yaml")
+	if err := os.WriteFile(other, []byte("thresholds:\n  uneven-ratio: 2.5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	js, _, _ = inspectRun(t, g, "audit", "--format", "json", "--config", other)
+	rel, _ := filepath.Rel(sub, other) // named as every message names the file
+	if err := json.Unmarshal([]byte(js), &doc); err != nil || doc.Policy != rel {
+		t.Errorf("json policy under --config = %q, %v; want %q", doc.Policy, err, rel)
+	}
+}
+
 func TestConfig_Precedence(t *testing.T) {
 	f, _, _ := auditTestFactory(t, "audit-fork-uneven")
 	writePolicy(t, f, "thresholds:\n  uneven-ratio: 7\nrules:\n  handoff.loop: off\n")
@@ -118,11 +166,13 @@ func TestConfig_Precedence(t *testing.T) {
 		}
 	}
 
-	// found from a subfolder, named relative to it
+	// found from a subfolder of the repository, named relative to it
 	wd, _ := f.Getwd()
 	sub := filepath.Join(wd, "a", "b")
-	if err := os.MkdirAll(sub, 0o755); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{sub, filepath.Join(wd, ".git")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	f2, _, _ := testFactory(t)
 	f2.DBPath, f2.Getwd = f.DBPath, func() (string, error) { return sub, nil }

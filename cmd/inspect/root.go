@@ -26,7 +26,7 @@ type Factory struct {
 	// Getenv reads the environment (injected for tests).
 	Getenv func(string) string
 	// ConfigPath is the --config flag; "" = find .inspect.yaml from the
-	// working folder upwards.
+	// working folder up to the repository root or home (config.Find).
 	ConfigPath string
 	// Getwd is the working folder (injected for tests).
 	Getwd func() (string, error)
@@ -142,7 +142,7 @@ a node reference is n<seq> as the graph shows it.`,
 	}
 	root.SetVersionTemplate("inspect {{.Version}}\n")
 	root.PersistentFlags().StringVar(&f.DBPath, "db", f.DBPath, "runs database `FILE` (env INSPECT_DB)")
-	root.PersistentFlags().StringVar(&f.ConfigPath, "config", "", "policy `FILE` (default: the nearest .inspect.yaml from the working folder upwards)")
+	root.PersistentFlags().StringVar(&f.ConfigPath, "config", "", "policy `FILE` (default: the nearest .inspect.yaml from the working folder up to the repository root or home)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return &flagError{err: err}
 	})
