@@ -421,7 +421,7 @@ func Reconstruction(r *record.Run) string {
 	}
 	s += ": the messages visible to the model, not the bytes sent"
 	if r != nil {
-		if lack := r.RequestsLack(); len(lack) > 0 {
+		if lack := r.Options.RequestsLack; len(lack) > 0 {
 			s += "; it lacks " + strings.Join(lack, ", ")
 		}
 	}

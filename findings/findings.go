@@ -486,8 +486,8 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 	}
 	proj := ParseProject(run.Project)
 	proj.imported(run.Run)
-	if v, ok := run.Options["maxForkDepth"].(float64); ok && v >= 0 {
-		proj.MaxForkDepth = int(v) // the depth that applied to this run
+	if rt := run.Options.Runtime; rt != nil {
+		proj.MaxForkDepth = rt.MaxForkDepth // the depth that applied to this run
 	}
 	shared := &sharedFacts{}
 	tok := run.Tokens()

@@ -42,7 +42,7 @@ func (p *Project) imported(r *record.Run) {
 	if r.Source.IsInspect() || p.Files.File(AgentsFile) != nil {
 		return
 	}
-	p.Imported, p.Instructions, p.Source = true, r.Instructions(), r.Source.Path
+	p.Imported, p.Instructions, p.Source = true, r.Options.Instructions, r.Source.Path
 }
 
 // PromptPath is where agent's instructions are: its role file, or for an

@@ -112,15 +112,8 @@ func header(run *record.Run, s *Session, trunk *Conversation, m *mapper) {
 	if run.Started.IsZero() {
 		run.Started = trunk.Ended
 	}
-	run.Options = map[string]any{}
-	if len(s.RequestsLack) > 0 {
-		run.Options[record.OptionRequestsLack] = s.RequestsLack
-	}
-	if len(s.Instructions) > 0 {
-		run.Options[record.OptionInstructions] = s.Instructions
-	}
+	run.Options = record.Options{RequestsLack: s.RequestsLack, Instructions: s.Instructions, ProjectDir: s.Dir}
 	if s.Dir != "" {
-		run.Options[record.OptionProjectDir] = s.Dir
 		if run.Project.Name == "" {
 			run.Project.Name = filepath.Base(s.Dir)
 		}

@@ -97,11 +97,11 @@ n5 final "" f0 d0 main ok
 	if g.Status != record.StatusOK || g.Source.Format != "test-format" || g.Source.ID != "serial" {
 		t.Errorf("run status %s source %+v", g.Status, g.Source)
 	}
-	if g.ProjectDir() != "/home/u/app" || g.Project.Name != "app" {
-		t.Errorf("project dir %q name %q", g.ProjectDir(), g.Project.Name)
+	if g.Options.ProjectDir != "/home/u/app" || g.Project.Name != "app" {
+		t.Errorf("project dir %q name %q", g.Options.ProjectDir, g.Project.Name)
 	}
-	if got := g.RequestsLack(); len(got) != 1 || got[0] != "the system prompt" {
-		t.Errorf("RequestsLack() = %q", got)
+	if got := g.Options.RequestsLack; len(got) != 1 || got[0] != "the system prompt" {
+		t.Errorf("Options.RequestsLack = %q", got)
 	}
 	n2 := g.Node(2)
 	if n2.LLM.Fidelity != record.FidelityReconstructed || n2.LLM.Usage.In != 100 || n2.LLM.Usage.Cached != 60 || n2.LLM.Usage.CacheWrite != 30 {

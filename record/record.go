@@ -62,65 +62,52 @@ type Run struct {
 	Error   string   // why the run ended in error or was cancelled
 	Tasks   []string // the user turns, in order
 	Project Project
-	Options map[string]any // run options (maxForkDepth, maxSteps, realtime, script, projectDir, ...)
-	BaseURL string         // the provider's base URL; never a key
-	Models  []string       // the models the run used, sorted
-	Source  Source         // where the run came from; Format "inspect" for our runtime
+	Options Options  // what the run was recorded with
+	BaseURL string   // the provider's base URL; never a key
+	Models  []string // the models the run used, sorted
+	Source  Source   // where the run came from; Format "inspect" for our runtime
 }
 
-// OptionProjectDir is the run option holding the absolute path of the
-// project folder the run was recorded from (runs of our runtime).
-const OptionProjectDir = "projectDir"
-
-// OptionRequestsLack is the run option of an imported run listing what its
-// reconstructed requests lack (a []string: "the system prompt", "the tool
-// definitions", …), for every output that shows one.
-const OptionRequestsLack = "requestsLack"
-
-// RequestsLack is the run's OptionRequestsLack, or nil.
-func (r *Run) RequestsLack() []string {
-	switch v := r.Options[OptionRequestsLack].(type) {
-	case []string:
-		return v
-	case []any: // as read back from JSON
-		var out []string
-		for _, x := range v {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
+// Options are what a run was recorded with: the settings our runtime ran
+// it under, and what an importer learnt of its source that every output of
+// the run needs. The store keeps them with the run.
+type Options struct {
+	// Runtime holds the settings our runtime ran the run with; nil for an
+	// imported run.
+	Runtime *RuntimeOptions
+	// ProjectDir is the absolute path of the project folder the run was
+	// recorded from (our runtime), or the working folder of the session
+	// an importer read; "" when unknown. SARIF points at the project's
+	// files from a repository root with it.
+	ProjectDir string
+	// RequestsLack lists what an imported run's reconstructed requests
+	// lack ("the system prompt", "the tool definitions", …), for every
+	// output that shows one; nil for our runtime's exact requests.
+	RequestsLack []string
+	// Instructions names, per agent of an imported run, the project
+	// snapshot file that holds its instructions ("main" → "CLAUDE.md",
+	// "Explore" → ".claude/agents/Explore.md"), where the audit points its
+	// fixes; nil when the source names none.
+	Instructions map[string]string
 }
 
-// OptionInstructions is the run option of an imported run naming, per
-// agent, the project snapshot file that holds its instructions (a
-// map[string]string: "main" → "CLAUDE.md", "Explore" →
-// ".claude/agents/Explore.md"), where the audit points its fixes.
-const OptionInstructions = "instructions"
-
-// Instructions is the run's OptionInstructions, or nil.
-func (r *Run) Instructions() map[string]string {
-	switch v := r.Options[OptionInstructions].(type) {
-	case map[string]string:
-		return v
-	case map[string]any: // as read back from JSON
-		out := map[string]string{}
-		for k, x := range v {
-			if s, ok := x.(string); ok {
-				out[k] = s
-			}
-		}
-		return out
-	}
-	return nil
-}
-
-// ProjectDir is the run's OptionProjectDir, or "" when it has none.
-func (r *Run) ProjectDir() string {
-	s, _ := r.Options[OptionProjectDir].(string)
-	return s
+// RuntimeOptions are the settings our runtime ran a run with.
+type RuntimeOptions struct {
+	// MaxForkDepth is the fork depth cap in force: agents.yaml's, or the
+	// caller's override. The audit judges the run by it, not by the
+	// snapshot's agents.yaml.
+	MaxForkDepth int
+	// MaxSteps is the model calls a conversation could make.
+	MaxSteps int
+	// Realtime is set when the run took real time: a provider, or the
+	// scripted model waiting its latencies; unset for the scripted
+	// model's virtual clock.
+	Realtime bool
+	// Scripted is set when the scripted model answered.
+	Scripted bool
+	// Script is the script the scripted model played, as it was given;
+	// "" unless Scripted.
+	Script string
 }
 
 // SourceInspect is the source format of runs our own runtime recorded.

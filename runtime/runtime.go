@@ -202,19 +202,19 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	virtual := isScripted && !cfg.Realtime
 	started := now()
-	opts := map[string]any{
-		"maxForkDepth": p.MaxForkDepth,
-		"maxSteps":     p.MaxSteps,
-		"realtime":     !virtual,
-		"scripted":     isScripted,
-	}
-	if cfg.Script != "" && isScripted {
-		opts["script"] = cfg.Script
+	opts := record.Options{Runtime: &record.RuntimeOptions{
+		MaxForkDepth: p.MaxForkDepth,
+		MaxSteps:     p.MaxSteps,
+		Realtime:     !virtual,
+		Scripted:     isScripted,
+	}}
+	if isScripted {
+		opts.Runtime.Script = cfg.Script
 	}
 	if dir, err := filepath.Abs(cfg.Project); err == nil {
 		// where the project is, so SARIF can point at its files from a
 		// repository root (findings.SARIFPaths)
-		opts[record.OptionProjectDir] = dir
+		opts.ProjectDir = dir
 	}
 	run := &record.Run{
 		ID:      cfg.RunID,

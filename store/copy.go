@@ -71,6 +71,13 @@ func copyRun(ctx context.Context, dst, src *DB, id string) (Copied, error) {
 			r.Ended = time.Unix(0, last)
 		}
 	}
+	// The options column goes across as it is: this version writes only
+	// the keys it knows (decodeOptions), and a key a newer one wrote
+	// must not be lost on the way.
+	var opts string
+	if err := src.r.QueryRowContext(ctx, `SELECT options FROM runs WHERE id = ?`, id).Scan(&opts); err != nil {
+		return c, fmt.Errorf("read the options of run %s: %w", id, err)
+	}
 	err = dst.ImportRun(ctx, r, func(add func(*record.Node) error) error {
 		return src.ScanNodes(ctx, r, func(n *record.Node) error {
 			if n.Kind == record.KindLLM && n.LLM != nil {
@@ -93,6 +100,9 @@ func copyRun(ctx context.Context, dst, src *DB, id string) (Copied, error) {
 	if err != nil {
 		return c, err
 	}
+	if err := dst.keepOptions(ctx, r.ID, opts); err != nil {
+		return c, err
+	}
 	asks, err := src.Asks(ctx, id, 0)
 	if err != nil {
 		return c, err
@@ -110,6 +120,16 @@ func copyRun(ctx context.Context, dst, src *DB, id string) (Copied, error) {
 		return c, dst.SetTags(ctx, id, tags, nil)
 	}
 	return c, nil
+}
+
+// keepOptions writes opts, an options column read from another file, as
+// run id's, when it differs from what recording the run wrote.
+func (db *DB) keepOptions(ctx context.Context, id, opts string) (err error) {
+	defer db.full(&err)
+	if _, err := db.w.ExecContext(ctx, `UPDATE runs SET options = ? WHERE id = ? AND options IS NOT ?`, opts, id, opts); err != nil {
+		return fmt.Errorf("write the options of run %s: %w", id, err)
+	}
+	return nil
 }
 
 func (db *DB) hasRun(ctx context.Context, id string) (bool, error) {

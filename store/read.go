@@ -229,7 +229,7 @@ func (db *DB) LoadRun(ctx context.Context, id string) (*record.Run, error) {
 	if err := json.Unmarshal([]byte(tasks), &r.Tasks); err != nil {
 		return nil, fmt.Errorf("load run %s: tasks: %w", id, err)
 	}
-	if err := json.Unmarshal([]byte(opts), &r.Options); err != nil {
+	if r.Options, err = decodeOptions(opts); err != nil {
 		return nil, fmt.Errorf("load run %s: options: %w", id, err)
 	}
 	if err := json.Unmarshal([]byte(models), &r.Models); err != nil {

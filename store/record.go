@@ -135,11 +135,8 @@ func (db *DB) CreateRun(ctx context.Context, r *record.Run) (_ *Recorder, err er
 // holds them: JSON text.
 func runColumns(r *record.Run) (tasks, opts, models []byte, err error) {
 	tasks, _ = json.Marshal(nonNil(r.Tasks))
-	opts = []byte("{}")
-	if len(r.Options) > 0 {
-		if opts, err = json.Marshal(r.Options); err != nil {
-			return nil, nil, nil, fmt.Errorf("encode run options: %w", err)
-		}
+	if opts, err = EncodeOptions(r.Options); err != nil {
+		return nil, nil, nil, err
 	}
 	m := append([]string(nil), r.Models...)
 	sort.Strings(m)

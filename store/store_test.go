@@ -36,7 +36,7 @@ func newRun(t testing.TB, db *DB) *Recorder {
 		Started: t0,
 		Tasks:   []string{"Compare Q3 revenue"},
 		Project: record.Project{Name: "demo", Files: []record.File{{Path: "agents.yaml", Content: "agents: []\n"}, {Path: "agents/analyst.md", Content: "You analyse.\n"}}},
-		Options: map[string]any{"maxForkDepth": 2},
+		Options: record.Options{Runtime: &record.RuntimeOptions{MaxForkDepth: 2, MaxSteps: 40}},
 		BaseURL: "https://user:secret@api.example.com/v1",
 		Models:  []string{"m2", "m1"},
 		Source:  record.Source{Format: "claude-code", Version: "2.1.3", ID: "3f2c", Path: "https://u:pw@example.com/s.jsonl"},

@@ -222,7 +222,7 @@ func (s *Server) llmView(ctx context.Context, run *record.Run, n *record.Node) (
 		}
 	}
 	if !v.Exact {
-		v.Lacks = run.RequestsLack()
+		v.Lacks = run.Options.RequestsLack
 		v.Source = run.Source.Format
 	}
 	body, err := s.src.Request(ctx, run.ID, n.Seq)

@@ -372,7 +372,7 @@ func (s *Server) runView(a *analysis, report bool) *runPage {
 			p.Source += " " + g.Source.Version
 		}
 		p.SourceAt = g.Source.Path
-		p.Lacks = g.RequestsLack()
+		p.Lacks = g.Options.RequestsLack
 	}
 	p.Tools = g.ToolCounts().Total
 	p.Pending = !report && !a.audited()

@@ -291,7 +291,7 @@ func sarifPaths(g *graph.Run, root string) (findings.SARIFPaths, error) {
 	if fi, err := os.Stat(abs); explicit && (err != nil || !fi.IsDir()) {
 		return findings.SARIFPaths{}, Usagef("--sarif-root %s is not a folder; give the repository root", root)
 	}
-	p := findings.SARIFPaths{ProjectDir: g.ProjectDir(), Root: abs}
+	p := findings.SARIFPaths{ProjectDir: g.Options.ProjectDir, Root: abs}
 	if _, ok := p.Rel(); explicit && !ok {
 		if p.ProjectDir == "" {
 			return p, Usagef("run %s does not say where its project folder was (an imported run, or one recorded by an older inspect), so --sarif-root cannot place its files; drop --sarif-root for paths relative to the project folder", g.ID)

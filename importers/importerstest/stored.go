@@ -1,6 +1,7 @@
 package importerstest
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -43,7 +45,12 @@ func StoredRun(t testing.TB, db *store.DB, id string, replace map[string]string)
 	}
 	r := *run
 	r.ID = ""
-	line(r)
+	j, err := runLine(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Write(j)
+	b.WriteByte('\n')
 	err = db.ScanNodes(ctx, run, func(n *record.Node) error {
 		if n.LLM != nil {
 			l := *n.LLM
@@ -76,6 +83,34 @@ func StoredRun(t testing.TB, db *store.DB, id string, replace map[string]string)
 		}
 	}
 	return out
+}
+
+// runLine is r as one JSON object, its fields in record.Run's order, with
+// Options as the store's options column holds them (store.EncodeOptions):
+// the bytes the import wrote, not a Go struct's rendering of them.
+func runLine(r record.Run) ([]byte, error) {
+	v := reflect.ValueOf(r)
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range reflect.VisibleFields(v.Type()) {
+		var j []byte
+		var err error
+		if f.Name == "Options" {
+			j, err = store.EncodeOptions(r.Options)
+		} else {
+			j, err = json.Marshal(v.FieldByIndex(f.Index).Interface())
+		}
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%q:", f.Name)
+		b.Write(j)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 var update = flag.Bool("update", false, "rewrite the stored-run goldens under testdata/stored (SameStoredRun)")

@@ -37,7 +37,7 @@ func TestImport_Store(t *testing.T) {
 			req.Messages[0].Role != "system" || !strings.HasPrefix(req.Messages[1].Content, "你启动三个 sub agent") {
 			t.Errorf("request n2 %s (%v)", body, err)
 		}
-		if lack := g.Run.RequestsLack(); len(lack) != 2 || !strings.Contains(lack[0], "tool definitions") {
+		if lack := g.Run.Options.RequestsLack; len(lack) != 2 || !strings.Contains(lack[0], "tool definitions") {
 			t.Errorf("requests lack %q", lack)
 		}
 	})

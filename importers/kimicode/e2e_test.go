@@ -19,7 +19,7 @@ func TestImport_Store(t *testing.T) {
 		g, mm, audit := importerstest.Shown(t, db, readOne(t, importerstest.Sample(t, "kimi-code/sample-main"), importers.Options{}))
 		importerstest.Contains(t, "graph", mm, `n1["user: hi"]`, `n2["llm @main · answers · in 10 out 5`)
 		importerstest.Contains(t, "audit", audit, "No topology mistakes found.")
-		if g.Run.ProjectDir() != "/tmp/work" || g.Run.Status != record.StatusInterrupted {
+		if g.Run.Options.ProjectDir != "/tmp/work" || g.Run.Status != record.StatusInterrupted {
 			t.Errorf("run %+v", g.Run)
 		}
 	})
