@@ -7,28 +7,28 @@
 //
 // It reads leniently: the run already ran, so a snapshot whose agents.yaml
 // is missing or does not parse gives a Project with what could be read and
-// the reason in Err, never a failure. The runtime's own loader
-// (runtime/project) is the strict one; it takes the file names and the
-// default role-file path from here, so both agree.
+// the reason in Err, never a failure. The walk over agents.yaml is
+// internal/agentsyaml's, in its Lenient mode; the runtime's own loader
+// (runtime/project) makes the same walk in Strict mode and takes the file
+// names and the default role-file path from here, so both agree.
 //
-// It imports nothing of ours but record.
+// It imports nothing of ours but record and internal/agentsyaml.
 package snapshot
 
 import (
 	"errors"
-	"fmt"
 	"path"
 	"path/filepath"
 	"strings"
 
+	"github.com/inspect-dev/inspect/internal/agentsyaml"
 	"github.com/inspect-dev/inspect/record"
-	"go.yaml.in/yaml/v3"
 )
 
 // File names inside a project (slash paths, relative to its folder).
 const (
 	// AgentsFile declares the agents.
-	AgentsFile = "agents.yaml"
+	AgentsFile = agentsyaml.FileName
 	// HouseRulesFile is sent first in every agent's system prompt (optional).
 	HouseRulesFile = "agents/house-rules.md"
 	// ForkInstructionsFile is the runtime's own rules for forking.
@@ -42,16 +42,14 @@ const DefaultMaxForkDepth = 2
 // their arguments name workspace paths (`path`; find_files also takes a
 // `pattern`, a plain substring of the path).
 const (
-	ToolListDir   = "list_dir"
-	ToolFindFiles = "find_files"
-	ToolReadFile  = "read_file"
-	ToolWriteFile = "write_file"
+	ToolListDir   = agentsyaml.ToolListDir
+	ToolFindFiles = agentsyaml.ToolFindFiles
+	ToolReadFile  = agentsyaml.ToolReadFile
+	ToolWriteFile = agentsyaml.ToolWriteFile
 )
 
 // IsBuiltinTool reports whether name is one of the built-in workspace tools.
-func IsBuiltinTool(name string) bool {
-	return name == ToolListDir || name == ToolFindFiles || name == ToolReadFile || name == ToolWriteFile
-}
+func IsBuiltinTool(name string) bool { return agentsyaml.IsBuiltinTool(name) }
 
 // PromptPath is the role file of an agent whose entry has no prompt:,
 // agents/<name>.md.
@@ -65,8 +63,8 @@ var ErrNoAgentsFile = errors.New("the project snapshot has no " + AgentsFile)
 type Project struct {
 	// Files is the snapshot itself.
 	Files record.Project
-	// Err says why agents.yaml could not be read (ErrNoAgentsFile, or the
-	// YAML error); nil when it was. Whatever was read before the problem is
+	// Err says why agents.yaml could not be read (ErrNoAgentsFile,
+	// agentsyaml.ErrNotMapping, or the YAML error); nil when it was. Whatever was read before the problem is
 	// kept.
 	Err error
 	// Model is the default model, "" when absent.
@@ -133,7 +131,8 @@ type Tool struct {
 	Line int
 }
 
-// Read reads the agents.yaml of a snapshot.
+// Read reads the agents.yaml of a snapshot, leniently (agentsyaml.Lenient:
+// the walk runtime/project makes strictly).
 func Read(snap record.Project) *Project {
 	p := &Project{Files: snap, MaxForkDepth: DefaultMaxForkDepth}
 	f := snap.File(AgentsFile)
@@ -141,115 +140,34 @@ func Read(snap record.Project) *Project {
 		p.Err = ErrNoAgentsFile
 		return p
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(f.Content), &doc); err != nil {
-		p.Err = fmt.Errorf("%s: %w", AgentsFile, err)
+	w, err := agentsyaml.Walk([]byte(f.Content), agentsyaml.Options{Mode: agentsyaml.Lenient})
+	if err != nil {
+		p.Err = err
 		return p
 	}
-	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		p.Err = fmt.Errorf("%s is not a mapping of keys (model, agents, …)", AgentsFile)
-		return p
+	if w.ModelSet {
+		p.Model, p.ModelLine = w.Model, w.ModelKeyLine
 	}
-	root := doc.Content[0]
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		key, val := root.Content[i], root.Content[i+1]
-		switch key.Value {
-		case "model":
-			p.Model, p.ModelLine = val.Value, key.Line
-		case "maxForkDepth":
-			var n int
-			if val.Decode(&n) == nil {
-				p.MaxForkDepth, p.MaxForkDepthLine = n, key.Line
-			}
-		case "agents":
-			for _, item := range val.Content {
-				if a := readAgent(item); a != nil {
-					p.Agents = append(p.Agents, a)
-				}
-			}
-		case "tools":
-			for _, item := range val.Content {
-				if t := readTool(item); t != nil {
-					p.Tools = append(p.Tools, t)
-				}
-			}
+	if w.MaxForkDepthSet {
+		p.MaxForkDepth, p.MaxForkDepthLine = w.MaxForkDepth, w.MaxForkDepthKeyLine
+	}
+	for _, e := range w.Agents {
+		a := &Agent{Name: e.Name, Line: e.NameLine, Description: e.Description, Model: e.Model, Prompt: PromptPath(e.Name),
+			Tools: e.Tools, Handoffs: e.Handoffs,
+			DescriptionLine: e.DescriptionKeyLine, ModelLine: e.ModelKeyLine, PromptLine: e.PromptKeyLine,
+			ToolsLine: e.ToolsKeyLine, HandoffsLine: e.HandoffsKeyLine, ForkLine: e.ForkKeyLine}
+		if e.Prompt != "" {
+			a.Prompt = path.Clean(filepath.ToSlash(e.Prompt)) // as the runtime reads it
 		}
+		if e.Fork != nil {
+			a.Fork = &Fork{Agents: e.Fork.Agents, MaxBranches: e.Fork.MaxBranches}
+		}
+		p.Agents = append(p.Agents, a)
+	}
+	for _, e := range w.Tools {
+		p.Tools = append(p.Tools, &Tool{Name: e.Name, Description: e.Description, ReadOnly: e.ReadOnly, Line: e.NameLine})
 	}
 	return p
-}
-
-func readAgent(item *yaml.Node) *Agent {
-	if item.Kind != yaml.MappingNode {
-		return nil
-	}
-	a := &Agent{Line: item.Line}
-	for i := 0; i+1 < len(item.Content); i += 2 {
-		key, val := item.Content[i], item.Content[i+1]
-		switch key.Value {
-		case "name":
-			a.Name, a.Line = val.Value, key.Line
-		case "description":
-			a.Description, a.DescriptionLine = val.Value, key.Line
-		case "model":
-			a.Model, a.ModelLine = val.Value, key.Line
-		case "prompt":
-			if val.Kind == yaml.ScalarNode && val.Value != "" {
-				a.Prompt = path.Clean(filepath.ToSlash(val.Value)) // as the runtime reads it
-			}
-			a.PromptLine = key.Line
-		case "tools":
-			_ = val.Decode(&a.Tools)
-			a.ToolsLine = key.Line
-		case "handoffs":
-			_ = val.Decode(&a.Handoffs)
-			a.HandoffsLine = key.Line
-		case "fork":
-			a.ForkLine = key.Line
-			switch val.Kind {
-			case yaml.ScalarNode:
-				var b bool
-				if val.Decode(&b) == nil && b {
-					a.Fork = &Fork{}
-				}
-			case yaml.MappingNode:
-				var fc struct {
-					Agents      []string `yaml:"agents"`
-					MaxBranches int      `yaml:"maxBranches"`
-				}
-				_ = val.Decode(&fc)
-				a.Fork = &Fork{Agents: fc.Agents, MaxBranches: fc.MaxBranches}
-			}
-		}
-	}
-	if a.Name == "" {
-		return nil
-	}
-	if a.Prompt == "" {
-		a.Prompt = PromptPath(a.Name)
-	}
-	return a
-}
-
-func readTool(item *yaml.Node) *Tool {
-	if item.Kind != yaml.MappingNode {
-		return nil
-	}
-	t := &Tool{Line: item.Line}
-	for i := 0; i+1 < len(item.Content); i += 2 {
-		key, val := item.Content[i], item.Content[i+1]
-		switch key.Value {
-		case "name":
-			t.Name, t.Line = val.Value, key.Line
-		case "description":
-			t.Description = val.Value
-		case "readOnly":
-			_ = val.Decode(&t.ReadOnly)
-		}
-	}
-	if t.Name == "" {
-		return nil
-	}
-	return t
 }
 
 // Agent returns the entry of agent name, or nil.

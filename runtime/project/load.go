@@ -12,12 +12,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
-	"time"
 
-	"go.yaml.in/yaml/v3"
-
+	"github.com/inspect-dev/inspect/internal/agentsyaml"
 	"github.com/inspect-dev/inspect/snapshot"
 )
 
@@ -29,10 +26,7 @@ const (
 	ForkInstructionsFile = snapshot.ForkInstructionsFile
 )
 
-var (
-	agentNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
-	forkTopicRE = regexp.MustCompile(`^fork-.+-instructions\.md$`)
-)
+var forkTopicRE = regexp.MustCompile(`^fork-.+-instructions\.md$`)
 
 // loader collects diagnostics while it reads one project.
 type loader struct {
@@ -122,58 +116,31 @@ func sortDiags(ds []Diagnostic) {
 	})
 }
 
-// parse reads agents.yaml through yaml.Node so every diagnostic has a line.
+// parse walks agents.yaml strictly (package agentsyaml, which snapshot
+// uses leniently on a run's copy): every problem of the file itself
+// becomes a diagnostic, in the walk's order.
 func (l *loader) parse(raw []byte) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		line := 0
-		var te *yaml.TypeError
-		msg := err.Error()
-		if errors.As(err, &te) && len(te.Errors) > 0 {
-			msg = te.Errors[0]
+	report := func(pr agentsyaml.Problem) {
+		sev := SeverityError
+		if pr.Severity == agentsyaml.Warning {
+			sev = SeverityWarning
 		}
-		if m := regexp.MustCompile(`line (\d+)`).FindStringSubmatch(msg); m != nil {
-			line, _ = strconv.Atoi(m[1])
-		}
-		l.errorf(line, "", "yaml.syntax", "%s is not valid YAML (%s); fix the syntax", AgentsFile, strings.TrimPrefix(msg, "yaml: "))
+		l.diags = append(l.diags, Diagnostic{Severity: sev, Code: pr.Code, File: AgentsFile, Line: pr.Line, Key: pr.Key, Message: pr.Message})
+	}
+	f, err := agentsyaml.Walk(raw, agentsyaml.Options{Mode: agentsyaml.Strict, Report: report, Tool: l.addTool})
+	if err != nil {
 		return
 	}
-	if len(doc.Content) == 0 {
-		l.errorf(0, "", "agents.empty", "%s is empty; declare at least one agent under `agents:`", AgentsFile)
-		return
+	if f.ModelSet {
+		l.p.Model = f.Model
 	}
-	root := doc.Content[0]
-	if root.Kind != yaml.MappingNode {
-		l.errorf(root.Line, "", "yaml.shape", "%s must be a mapping with an `agents:` list", AgentsFile)
-		return
+	if f.MaxForkDepthSet {
+		l.p.MaxForkDepth = f.MaxForkDepth
 	}
-	var agentsNode *yaml.Node
-	wsLine := 0
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := root.Content[i], root.Content[i+1]
-		switch k.Value {
-		case "model":
-			l.p.Model = l.modelName(v, k.Value)
-		case "maxForkDepth":
-			l.p.MaxForkDepth = l.nonNegInt(v, k.Value)
-		case "maxSteps":
-			if n := l.nonNegInt(v, k.Value); n > 0 {
-				l.p.MaxSteps = n
-			} else if v.Value == "0" {
-				l.errorf(v.Line, k.Value, "maxSteps.zero", "maxSteps is 0, so no agent could call a model; remove it or give a positive number")
-			}
-		case "workspace":
-			l.p.Workspace = l.str(v, k.Value)
-			wsLine = v.Line
-		case "agents":
-			agentsNode = v
-		case "tools":
-			l.parseTools(v)
-		default:
-			l.warnf(k.Line, k.Value, "key.unknown", "unknown key %q is ignored; the keys are model, maxForkDepth, maxSteps, workspace, agents, tools", k.Value)
-		}
+	if f.MaxStepsSet {
+		l.p.MaxSteps = f.MaxSteps
 	}
-	ws := l.p.Workspace
+	ws := f.Workspace
 	if ws == "" {
 		ws = "workspace"
 	}
@@ -184,72 +151,23 @@ func (l *loader) parse(raw []byte) {
 		ws = abs
 	}
 	l.p.Workspace = ws
-	l.wsLine = wsLine
-	if agentsNode == nil || (agentsNode.Kind == yaml.SequenceNode && len(agentsNode.Content) == 0) {
-		line := root.Line
-		if agentsNode != nil {
-			line = agentsNode.Line
+	l.wsLine = f.WorkspaceLine
+	for _, e := range f.Agents {
+		a := &Agent{Name: e.Name, Description: strings.TrimSpace(e.Description), Model: e.Model, PromptPath: e.Prompt,
+			Tools: e.Tools, Handoffs: e.Handoffs, Line: e.Line}
+		r := &agentRefs{a: a, key: e.Key, tools: e.ToolLines, handoffs: e.HandoffLines,
+			promptLine: e.PromptLine, promptGiven: e.PromptGiven}
+		if e.Fork != nil {
+			a.Fork = &Fork{Agents: e.Fork.Agents, MaxBranches: e.Fork.MaxBranches}
+			r.forkLine, r.forkAgentKey, r.forkAgents = e.ForkKeyLine, e.Key+".fork", e.Fork.AgentLines
 		}
-		l.errorf(line, "agents", "agents.empty", "no agents are declared; add at least one entry under `agents:`")
-		return
-	}
-	if agentsNode.Kind != yaml.SequenceNode {
-		l.errorf(agentsNode.Line, "agents", "yaml.shape", "`agents:` must be a list of agents")
-		return
-	}
-	for i, n := range agentsNode.Content {
-		l.parseAgent(i, n)
-	}
-}
-
-func (l *loader) str(v *yaml.Node, key string) string {
-	if v.Kind != yaml.ScalarNode {
-		l.errorf(v.Line, key, "yaml.shape", "%s must be a single value", key)
-		return ""
-	}
-	return v.Value
-}
-
-// modelName reads a model name: a string, not a number or a boolean that
-// YAML would turn into one (model: 42 sends "42" to a provider that has no
-// such model).
-func (l *loader) modelName(v *yaml.Node, key string) string {
-	s := l.str(v, key)
-	if v.Kind == yaml.ScalarNode && v.ShortTag() != "!!str" && v.ShortTag() != "!!null" {
-		l.errorf(v.Line, key, "model.name", "%s must be a model name such as gpt-4.1-mini, not %s; quote it (%s: \"%s\") if your server really calls a model that", key, v.Value, key, v.Value)
-		return ""
-	}
-	if v.Kind == yaml.ScalarNode && strings.TrimSpace(s) == "" {
-		l.errorf(v.Line, key, "model.name", "%s is empty; give a model name such as gpt-4.1-mini, or remove the key for the default", key)
-	}
-	return s
-}
-
-func (l *loader) nonNegInt(v *yaml.Node, key string) int {
-	n, err := strconv.Atoi(v.Value)
-	if v.Kind != yaml.ScalarNode || err != nil || n < 0 {
-		l.errorf(v.Line, key, "yaml.shape", "%s must be a whole number ≥ 0, not %q", key, v.Value)
-		return 0
-	}
-	return n
-}
-
-func (l *loader) strList(v *yaml.Node, key string) ([]string, []int) {
-	if v.Kind != yaml.SequenceNode {
-		l.errorf(v.Line, key, "yaml.shape", "%s must be a list, e.g. [a, b]", key)
-		return nil, nil
-	}
-	out := []string{}
-	var lines []int
-	for i, c := range v.Content {
-		if c.Kind != yaml.ScalarNode || c.Value == "" {
-			l.errorf(c.Line, fmt.Sprintf("%s[%d]", key, i), "yaml.shape", "each entry of %s must be a name", key)
-			continue
+		if a.PromptPath == "" {
+			a.PromptPath = snapshot.PromptPath(a.Name)
 		}
-		out = append(out, c.Value)
-		lines = append(lines, c.Line)
+		l.p.byName[a.Name] = a
+		l.p.Agents = append(l.p.Agents, a)
+		l.refs = append(l.refs, r)
 	}
-	return out, lines
 }
 
 // agentRefs remembers where each name was written, for the cross checks.
@@ -260,198 +178,25 @@ type agentRefs struct {
 	handoffs     []int
 	forkLine     int
 	forkAgents   []int
-	descLine     int
 	promptLine   int
 	promptGiven  bool
-	hasFork      bool
 	forkAgentKey string
 }
 
-func (l *loader) parseAgent(i int, n *yaml.Node) {
-	key := fmt.Sprintf("agents[%d]", i)
-	if n.Kind != yaml.MappingNode {
-		l.errorf(n.Line, key, "yaml.shape", "each agent must be a mapping with at least `name:`")
-		return
+// addTool takes a command tool the walk accepted: its program is checked
+// (in the walk's order, so its diagnostics fall where they did) and its
+// defaults filled in.
+func (l *loader) addTool(e *agentsyaml.Tool) {
+	t := &CommandTool{Name: e.Name, Description: e.Description, ReadOnly: e.ReadOnly, Command: e.Command,
+		Parameters: e.Parameters, Timeout: e.Timeout, MaxResult: e.MaxResult, Env: e.Env, Line: e.Line}
+	if t.Timeout == 0 {
+		t.Timeout = DefaultToolTimeout
 	}
-	a := &Agent{Line: n.Line}
-	r := &agentRefs{a: a, key: key}
-	for j := 0; j+1 < len(n.Content); j += 2 {
-		k, v := n.Content[j], n.Content[j+1]
-		kk := key + "." + k.Value
-		switch k.Value {
-		case "name":
-			a.Name = l.str(v, kk)
-			if a.Name != "" && !agentNameRE.MatchString(a.Name) {
-				l.errorf(v.Line, kk, "agent.name", "agent name %q must start with a letter and hold only letters, digits, - and _ (it becomes transfer_to_%s)", a.Name, a.Name)
-			}
-		case "description":
-			a.Description = strings.TrimSpace(l.str(v, kk))
-			r.descLine = v.Line
-		case "model":
-			a.Model = l.modelName(v, kk)
-		case "prompt":
-			a.PromptPath = l.str(v, kk)
-			r.promptLine, r.promptGiven = v.Line, true
-		case "tools":
-			a.Tools, r.tools = l.strList(v, kk)
-		case "handoffs":
-			a.Handoffs, r.handoffs = l.strList(v, kk)
-		case "fork":
-			r.forkLine, r.forkAgentKey = k.Line, kk
-			a.Fork = l.parseFork(v, kk, r)
-		default:
-			l.warnf(k.Line, kk, "key.unknown", "unknown agent key %q is ignored; the keys are name, description, model, prompt, tools, handoffs, fork", k.Value)
-		}
+	l.checkProgram(t, e.CommandLine, e.Key+".command")
+	if t.Parameters == nil {
+		t.Parameters = map[string]any{"type": "object", "properties": map[string]any{}}
 	}
-	if a.Name == "" {
-		l.errorf(n.Line, key+".name", "agent.name", "this agent has no name; add `name:`")
-		return
-	}
-	if prev, dup := l.p.byName[a.Name]; dup {
-		l.errorf(n.Line, key+".name", "agent.duplicate", "agent %q is declared twice (first at line %d); rename or remove one", a.Name, prev.Line)
-		return
-	}
-	if a.PromptPath == "" {
-		a.PromptPath = snapshot.PromptPath(a.Name)
-	}
-	l.p.byName[a.Name] = a
-	l.p.Agents = append(l.p.Agents, a)
-	l.refs = append(l.refs, r)
-}
-
-func (l *loader) parseFork(v *yaml.Node, key string, r *agentRefs) *Fork {
-	switch v.Kind {
-	case yaml.ScalarNode:
-		switch v.Value {
-		case "true":
-			r.hasFork = true
-			return &Fork{}
-		case "false", "":
-			return nil
-		}
-		l.errorf(v.Line, key, "yaml.shape", "fork must be true, false or a mapping {agents: [...], maxBranches: n}, not %q", v.Value)
-		return nil
-	case yaml.MappingNode:
-	default:
-		l.errorf(v.Line, key, "yaml.shape", "fork must be true, false or a mapping {agents: [...], maxBranches: n}")
-		return nil
-	}
-	f := &Fork{}
-	r.hasFork = true
-	for j := 0; j+1 < len(v.Content); j += 2 {
-		k, c := v.Content[j], v.Content[j+1]
-		kk := key + "." + k.Value
-		switch k.Value {
-		case "agents":
-			names, lines := l.strList(c, kk)
-			if c.Kind == yaml.SequenceNode && len(c.Content) == 0 {
-				// Reported, and the rest of the mapping still checked (Load
-				// lists every error); the project does not load.
-				l.errorf(c.Line, kk, "fork.agents.empty", "`agents: []` lets no branch run; list the agents a branch may run, or write `fork: true` for any")
-				continue
-			}
-			f.Agents, r.forkAgents = names, lines
-		case "maxBranches":
-			n, err := strconv.Atoi(c.Value)
-			switch {
-			case c.Kind != yaml.ScalarNode || err != nil || n < 0:
-				l.errorf(c.Line, kk, "yaml.shape", "maxBranches must be a whole number ≥ 1, not %q", c.Value)
-			case n == 0:
-				l.errorf(c.Line, kk, "fork.maxBranches.zero", "`maxBranches: 0` allows no branch; give at least 1, or remove `fork:` to take the tool away")
-			default:
-				f.MaxBranches = n
-			}
-		default:
-			l.warnf(k.Line, kk, "key.unknown", "unknown fork key %q is ignored; the keys are agents and maxBranches", k.Value)
-		}
-	}
-	return f
-}
-
-func (l *loader) parseTools(v *yaml.Node) {
-	if v.Kind != yaml.SequenceNode {
-		l.errorf(v.Line, "tools", "yaml.shape", "`tools:` must be a list of command tools")
-		return
-	}
-	for i, n := range v.Content {
-		key := fmt.Sprintf("tools[%d]", i)
-		if n.Kind != yaml.MappingNode {
-			l.errorf(n.Line, key, "yaml.shape", "each tool must be a mapping with name, description, command and parameters")
-			continue
-		}
-		t := &CommandTool{Line: n.Line, Timeout: DefaultToolTimeout}
-		cmdLine := n.Line
-		for j := 0; j+1 < len(n.Content); j += 2 {
-			k, c := n.Content[j], n.Content[j+1]
-			kk := key + "." + k.Value
-			switch k.Value {
-			case "name":
-				t.Name = l.str(c, kk)
-			case "description":
-				t.Description = l.str(c, kk)
-			case "readOnly":
-				var b bool
-				if err := c.Decode(&b); err != nil {
-					l.errorf(c.Line, kk, "yaml.shape", "readOnly must be true or false")
-				}
-				t.ReadOnly = b
-			case "command":
-				cmdLine = c.Line
-				switch c.Kind {
-				case yaml.ScalarNode:
-					t.Command = strings.Fields(c.Value)
-				default:
-					t.Command, _ = l.strList(c, kk)
-				}
-			case "parameters":
-				var m map[string]any
-				if err := c.Decode(&m); err != nil || m == nil {
-					l.errorf(c.Line, kk, "yaml.shape", "parameters must be a JSON schema object, e.g. {type: object, properties: {...}}")
-				}
-				t.Parameters = m
-			case "timeout":
-				d, err := time.ParseDuration(c.Value)
-				if err != nil || d <= 0 {
-					l.errorf(c.Line, kk, "yaml.shape", "timeout must be a duration such as 30s, not %q", c.Value)
-				} else {
-					t.Timeout = d
-				}
-			case "maxResult":
-				n, err := parseSize(c.Value)
-				if err != nil || c.Kind != yaml.ScalarNode {
-					l.errorf(c.Line, kk, "yaml.shape", "maxResult must be a size in bytes such as 65536, 64KiB or 1MiB, not %q", c.Value)
-				} else {
-					t.MaxResult = n
-				}
-			case "env":
-				t.Env, _ = l.strList(c, kk)
-			default:
-				l.warnf(k.Line, kk, "key.unknown", "unknown tool key %q is ignored; the keys are name, description, readOnly, command, parameters, timeout, maxResult, env", k.Value)
-			}
-		}
-		switch {
-		case t.Name == "":
-			l.errorf(n.Line, key+".name", "tool.name", "this tool has no name; add `name:`")
-			continue
-		case isBuiltin(t.Name):
-			l.errorf(n.Line, key+".name", "tool.duplicate", "%q is a built-in tool; give the command tool another name", t.Name)
-			continue
-		case strings.HasPrefix(t.Name, "transfer_to_") || t.Name == "fork":
-			l.errorf(n.Line, key+".name", "tool.name", "%q is reserved for hand-offs and forks; give the tool another name", t.Name)
-			continue
-		case l.p.CommandTool(t.Name) != nil:
-			l.errorf(n.Line, key+".name", "tool.duplicate", "tool %q is declared twice; rename or remove one", t.Name)
-			continue
-		case len(t.Command) == 0:
-			l.errorf(n.Line, key+".command", "tool.command", "tool %q has no command; add `command: [./tools/x.sh]`", t.Name)
-			continue
-		}
-		l.checkProgram(t, cmdLine, key+".command")
-		if t.Parameters == nil {
-			t.Parameters = map[string]any{"type": "object", "properties": map[string]any{}}
-		}
-		l.p.Tools = append(l.p.Tools, t)
-	}
+	l.p.Tools = append(l.p.Tools, t)
 }
 
 // checkProgram checks that a command tool's program can be started: a path
@@ -678,29 +423,4 @@ func (l *loader) checkOneWay() {
 			}
 		}
 	}
-}
-
-// maxToolResult is the largest maxResult a tool may set: a result is held
-// in memory, stored and sent to the model.
-const maxToolResult = 64 << 20
-
-// parseSize reads a byte count: 65536, 64KiB, 64KB, 1MiB, 1MB (KB and MB
-// are taken as KiB and MiB), between 1 byte and 64 MiB.
-func parseSize(s string) (int, error) {
-	t := strings.TrimSpace(s)
-	mult := 1
-	for _, u := range []struct {
-		suffix string
-		mult   int
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"K", 1 << 10}, {"M", 1 << 20}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	n, err := strconv.Atoi(t)
-	if err != nil || n <= 0 || n > maxToolResult/mult {
-		return 0, fmt.Errorf("not a size between 1 byte and 64MiB: %q", s)
-	}
-	return n * mult, nil
 }
