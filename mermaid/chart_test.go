@@ -6,14 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inspect-dev/inspect/chart"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/graph/graphtest"
 	"github.com/inspect-dev/inspect/record"
 )
 
 // chartIDs lists every box and branch id of a chart in walk order.
-func chartIDs(ch *Chart) (boxes, branches []string) {
-	ch.Walk(func(b *Box, in *ChartBranch) {
+func chartIDs(ch *chart.Chart) (boxes, branches []string) {
+	ch.Walk(func(b *chart.Box, in *chart.Branch) {
 		boxes = append(boxes, b.ID)
 		for _, cb := range b.Branches {
 			if cb.Group == nil {
@@ -56,7 +57,7 @@ func checkChart(t *testing.T, name string, g *graph.Run) {
 		t.Errorf("%s: chart branches %v, want the subgraphs %v", name, branches, subs)
 	}
 	seen := map[int64]string{}
-	ch.Walk(func(b *Box, _ *ChartBranch) {
+	ch.Walk(func(b *chart.Box, _ *chart.Branch) {
 		for _, n := range b.Nodes() {
 			if prev, dup := seen[n.Seq]; dup {
 				t.Errorf("%s: %s is in box %s and %s", name, n.ID(), prev, b.ID)
@@ -108,9 +109,9 @@ func TestChart_Collapsed(t *testing.T) {
 	if ch.Collapsed == "" {
 		t.Fatal("a 5,000-node run was not collapsed")
 	}
-	kinds := map[BoxKind]int{}
-	ch.Walk(func(b *Box, _ *ChartBranch) { kinds[b.Kind]++ })
-	if kinds[BoxGap] == 0 && kinds[BoxSummary] == 0 {
+	kinds := map[chart.BoxKind]int{}
+	ch.Walk(func(b *chart.Box, _ *chart.Branch) { kinds[b.Kind]++ })
+	if kinds[chart.BoxGap] == 0 && kinds[chart.BoxSummary] == 0 {
 		t.Errorf("no gap or summary box in a collapsed 5,000-node run: %v", kinds)
 	}
 }

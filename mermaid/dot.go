@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/inspect-dev/inspect/chart"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
 )
@@ -24,13 +25,9 @@ func FprintDOT(w io.Writer, g *graph.Run) error {
 // goccy/go-graphviz) turns the DOT into SVG or PNG.
 func (c *Config) FprintDOT(w io.Writer, g *graph.Run) error {
 	// Collapse on the Mermaid rendering's size, so both formats agree.
-	ch := c.choose(g, func(v *view) []byte {
-		var buf bytes.Buffer
-		printMermaid(&buf, v, c)
-		return buf.Bytes()
-	})
+	l, _ := c.layout(g)
 	var buf bytes.Buffer
-	printDOT(&buf, ch.v, c)
+	printDOT(&buf, l.Chart(chart.Labels{Notes: c.Notes}), c)
 	_, err := w.Write(buf.Bytes())
 	return err
 }
@@ -85,12 +82,15 @@ const (
 	textError    = "#7b1d1d"
 )
 
-// nodeStyle is the DOT attributes of an item, after its label.
-func nodeStyle(it *item) string {
+// kindClass is the class a node of kind k carries in hooked DOT.
+func kindClass(k record.Kind) string { return "kind-" + string(k) }
+
+// nodeStyle is the DOT attributes of a box, after its label.
+func nodeStyle(b *chart.Box) string {
 	shape, fill := "box", "#ffffff"
 	style := "rounded,filled"
-	if it.kind == itemNode || it.kind == itemFork {
-		switch it.node.Kind {
+	if !b.Collapsed() {
+		switch b.Node.Kind {
 		case record.KindUser:
 			fill = "#e3f2fd"
 		case record.KindLLM:
@@ -106,57 +106,57 @@ func nodeStyle(it *item) string {
 		case record.KindFinal:
 			fill = "#e8f5e9"
 		default:
-			panic(fmt.Sprintf("internal error: unhandled node kind %v", it.node.Kind))
+			panic(fmt.Sprintf("internal error: unhandled node kind %v", b.Node.Kind))
 		}
 	} else {
 		style = "rounded,filled,dashed"
 		fill = "#fafafa"
 	}
 	color, pen, text := colorBorder, "1", "#000000"
-	if failed(it) {
+	if b.Failed {
 		color, fill, pen, text = colorError, fillError, "2", textError
 	}
 	return fmt.Sprintf("shape=%s, style=%q, fillcolor=%q, color=%q, penwidth=%s, fontcolor=%q", shape, style, fill, color, pen, text)
 }
 
-// nodeHooks is the id and class attributes of an item with Config.Hooks.
-func nodeHooks(c *Config, it *item) string {
+// nodeHooks is the id and class attributes of a box with Config.Hooks.
+func nodeHooks(c *Config, b *chart.Box) string {
 	if !c.Hooks {
 		return ""
 	}
-	class := "box-" + boxKinds[it.kind].String()
-	if it.kind == itemNode || it.kind == itemFork {
-		class = kindClass(it.node.Kind)
+	class := "box-" + b.Kind.String()
+	if !b.Collapsed() {
+		class = kindClass(b.Node.Kind)
 	}
-	if failed(it) {
+	if b.Failed {
 		class += " failed"
 	}
-	return fmt.Sprintf(", id=%s, class=%q", dotQuote("g-"+it.id()), class)
+	return fmt.Sprintf(", id=%s, class=%q", dotQuote("g-"+b.ID), class)
 }
 
 // clusterHooks is the id and class attributes of a branch's cluster with
 // Config.Hooks.
-func clusterHooks(c *Config, bv *branchView, critical map[*graph.Conversation]bool) string {
+func clusterHooks(c *Config, cb *chart.Branch, critical map[*graph.Conversation]bool) string {
 	if !c.Hooks {
 		return ""
 	}
+	b := cb.Branch
 	class := "branch"
-	if bv.b.Status != record.StatusOK && bv.b.Status != record.StatusRunning {
+	if b.Status != record.StatusOK && b.Status != record.StatusRunning {
 		class += " failed"
 	}
-	if bv.b.Slowest() {
+	if b.Slowest() {
 		class += " slowest"
 	}
-	if critical[bv.b.Conv] {
+	if critical[b.Conv] {
 		class += " critical"
 	}
-	return fmt.Sprintf(", id=\"g-b%d\", class=%q", bv.k, class)
+	return fmt.Sprintf(", id=\"g-%s\", class=%q", cb.ID, class)
 }
 
-func printDOT(out io.Writer, v *view, c *Config) error {
+func printDOT(out io.Writer, ch *chart.Chart, c *Config) error {
 	w := mwriter{bufio.NewWriter(out)}
-	l := &labeler{v: v, esc: func(s string) string { return s }, cache: c.Cache}
-	head := header(v, l, c)
+	head := ch.Header()
 	for _, h := range head {
 		w.line(0, "// "+dotComment(h))
 	}
@@ -180,44 +180,44 @@ func printDOT(out io.Writer, v *view, c *Config) error {
 	w.line(1, fmt.Sprintf("edge [color=%q, arrowsize=0.7];", colorBorder))
 	critical := map[*graph.Conversation]bool{}
 	if c.Hooks {
-		for _, cv := range v.g.CriticalPath() {
+		for _, cv := range ch.Run.CriticalPath() {
 			critical[cv] = true
 		}
 	}
-	var body func(items []*item, indent int)
-	body = func(items []*item, indent int) {
-		for _, it := range items {
-			w.line(indent, fmt.Sprintf("%s [label=%s, %s%s];", it.id(), dotQuote(l.label(it)), nodeStyle(it), nodeHooks(c, it)))
-			for _, bv := range it.branches {
-				if bv.grouped { // the group node stands alone, no cluster
-					body(bv.items, indent)
+	var body func(boxes []*chart.Box, indent int)
+	body = func(boxes []*chart.Box, indent int) {
+		for _, b := range boxes {
+			w.line(indent, fmt.Sprintf("%s [label=%s, %s%s];", b.ID, dotQuote(b.Label), nodeStyle(b), nodeHooks(c, b)))
+			for _, cb := range b.Branches {
+				if cb.Group != nil { // the group node stands alone, no cluster
+					body(cb.Boxes, indent)
 					continue
 				}
-				w.line(indent, fmt.Sprintf("subgraph cluster_b%d {", bv.k))
+				w.line(indent, fmt.Sprintf("subgraph cluster_%s {", cb.ID))
 				color, fill, pen, style, text := colorBorder, "#f7f9fb", "1", "rounded,filled", "#000000"
-				switch {
-				case bv.b.Status != record.StatusOK && bv.b.Status != record.StatusRunning:
+				switch br := cb.Branch; {
+				case br.Status != record.StatusOK && br.Status != record.StatusRunning:
 					color, fill, pen, text = colorError, "#fff5f5", "2", textError
-				case bv.b.Slowest():
+				case br.Slowest():
 					color, pen = colorSlowest, "3"
 				}
-				if bv.b.Slowest() && color == colorError {
+				if cb.Branch.Slowest() && color == colorError {
 					style = "rounded,filled,bold"
 				}
 				w.line(indent+1, fmt.Sprintf("graph [label=%s, labeljust=l, fontsize=12, style=%q, color=%q, fillcolor=%q, penwidth=%s, fontcolor=%q%s];",
-					dotQuote(l.branchTitle(bv)), style, color, fill, pen, text, clusterHooks(c, bv, critical)))
-				if len(bv.items) == 0 {
+					dotQuote(cb.Title), style, color, fill, pen, text, clusterHooks(c, cb, critical)))
+				if len(cb.Boxes) == 0 {
 					// Graphviz drops an empty cluster; keep the branch visible.
-					w.line(indent+1, fmt.Sprintf("b%d_empty [label=\"no nodes recorded\", shape=plaintext];", bv.k))
+					w.line(indent+1, fmt.Sprintf("%s_empty [label=\"no nodes recorded\", shape=plaintext];", cb.ID))
 				}
-				body(bv.items, indent+1)
+				body(cb.Boxes, indent+1)
 				w.line(indent, "}")
 			}
 		}
 	}
-	body(v.trunk, 1)
-	for _, e := range v.edges() {
-		w.line(1, e.from.id()+" -> "+e.to.id()+";")
+	body(ch.Trunk, 1)
+	for _, e := range ch.Edges() {
+		w.line(1, e.From+" -> "+e.To+";")
 	}
 	w.line(0, "}")
 	return w.Flush()

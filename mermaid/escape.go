@@ -3,7 +3,6 @@ package mermaid
 import (
 	"strings"
 	"unicode"
-	"unicode/utf8"
 )
 
 // Escape makes untrusted text (tasks, arguments, results, reasons, agent,
@@ -75,16 +74,4 @@ func Escape(s string) string {
 		return " "
 	}
 	return b.String()
-}
-
-// oneLine collapses runs of white space (newlines included) to one space and
-// shortens s to at most n runes, ending it with an ellipsis when cut. Labels
-// summarize; `inspect show` prints a node in full.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return strings.TrimRight(string(r[:n-1]), " ") + "…"
 }

@@ -11,7 +11,9 @@ import (
 	"github.com/inspect-dev/inspect/runtime/runtimetest"
 
 	"github.com/inspect-dev/inspect/cache"
+	"github.com/inspect-dev/inspect/cache/report"
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/graphjson"
 	"github.com/inspect-dev/inspect/store"
 )
 
@@ -24,8 +26,8 @@ type namedRun struct {
 
 // formats are the fixture's renderings with its cache analysis.
 func (r namedRun) formats() []format {
-	c := &Config{Cache: r.cache}
-	return []format{{".mmd", c.Fprint}, {".dot", c.FprintDOT}, {".json", FprintJSON}}
+	c := &Config{Notes: report.Notes(r.cache)}
+	return []format{{".mmd", c.Fprint}, {".dot", c.FprintDOT}, {".json", graphjson.Fprint}}
 }
 
 // fixtures records every scripted project under ../fixtures once per test
@@ -91,7 +93,9 @@ func recordFixtures() ([]namedRun, error) {
 }
 
 // TestGolden_Fixtures keeps a Mermaid, DOT and JSON golden of every fixture
-// under testdata/fixtures/ (go test ./mermaid -update rewrites them).
+// under testdata/fixtures/ (go test ./mermaid -update rewrites them). The
+// JSON is package graphjson's: its goldens are kept here, beside the
+// drawings of the same runs, so the fixtures are recorded once.
 func TestGolden_Fixtures(t *testing.T) {
 	for _, r := range fixtureRuns(t) {
 		for _, f := range r.formats() {

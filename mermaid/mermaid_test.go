@@ -16,6 +16,7 @@ import (
 	"github.com/inspect-dev/inspect/mermaid/mermaidtest"
 
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/graphjson"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -28,7 +29,7 @@ type format struct {
 var formats = []format{
 	{".mmd", Fprint},
 	{".dot", FprintDOT},
-	{".json", FprintJSON},
+	{".json", graphjson.Fprint}, // package graphjson's, kept beside the drawings
 }
 
 func render(t testing.TB, f func(io.Writer, *graph.Run) error, g *graph.Run) []byte {
@@ -290,11 +291,11 @@ func TestFprint_WriteError(t *testing.T) {
 }
 
 func TestFprintJSON_Schema(t *testing.T) {
-	var got Graph
-	if err := json.Unmarshal(render(t, FprintJSON, fanoutRun(t)), &got); err != nil {
+	var got graphjson.Graph
+	if err := json.Unmarshal(render(t, graphjson.Fprint, fanoutRun(t)), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Schema != JSONSchema || len(got.Nodes) != 23 || len(got.Forks) != 1 || len(got.Forks[0].Branch) != 3 {
+	if got.Schema != graphjson.Schema || len(got.Nodes) != 23 || len(got.Forks) != 1 || len(got.Forks[0].Branch) != 3 {
 		t.Fatalf("schema %q, %d nodes, %d forks", got.Schema, len(got.Nodes), len(got.Forks))
 	}
 	if f := got.Forks[0]; f.Slowest != "us" || !f.Branch[1].Slowest || f.Join == nil || *f.Join != "n19" {

@@ -4,11 +4,12 @@
 // markers for forks, joins and hand-offs, with each fork's slowest branch
 // and the run's critical path (graph.Run.CriticalPath) marked.
 //
-// The lanes are those of the run's chart (mermaid.Chart): a large run
-// collapses exactly as its Mermaid view does — repeated calls as one bar, a
-// summarized branch as one bar, the branches of a wide fork as one group
-// lane, the elided middle of a long conversation as one bar — so a
-// 100,000-node run has a few hundred bars. Fprint draws a Timeline as text
+// The lanes are those of the run's chart (a chart.Chart, as
+// mermaid.Config.Chart collapses it): a large run collapses exactly as its
+// Mermaid view does — repeated calls as one bar, a summarized branch as one
+// bar, the branches of a wide fork as one group lane, the elided middle of
+// a long conversation as one bar — so a 100,000-node run has a few hundred
+// bars. Fprint draws a Timeline as text
 // for a terminal; package web draws it as SVG. The package knows no SQL.
 package timeline
 
@@ -17,8 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inspect-dev/inspect/chart"
 	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/mermaid"
 	"github.com/inspect-dev/inspect/record"
 )
 
@@ -140,7 +141,7 @@ type Mark struct {
 }
 
 // Build lays out the run of chart ch (collapsed as the chart is).
-func Build(ch *mermaid.Chart) *Timeline {
+func Build(ch *chart.Chart) *Timeline {
 	g := ch.Run
 	t := &Timeline{Run: g, Start: g.Started, Collapsed: ch.Collapsed}
 	t.End = g.Started.Add(g.Elapsed())
@@ -181,9 +182,9 @@ func (b *builder) end(n *graph.Node) time.Time {
 
 // lane adds l with the bars of boxes, then the lanes of their forks'
 // branches, depth first.
-func (b *builder) lane(l *Lane, boxes []*mermaid.Box) {
+func (b *builder) lane(l *Lane, boxes []*chart.Box) {
 	b.t.Lanes = append(b.t.Lanes, l)
-	var forks []*mermaid.Box
+	var forks []*chart.Box
 	for _, box := range boxes {
 		nodes := box.Nodes()
 		if len(nodes) == 0 {
@@ -203,7 +204,7 @@ func (b *builder) lane(l *Lane, boxes []*mermaid.Box) {
 		bar := Bar{Box: box.ID, Start: start, End: end, Label: box.Label, Failed: box.Failed, Nodes: len(nodes)}
 		switch {
 		case box.Collapsed():
-			bar.Kind, bar.Gap = BarCollapsed, box.Kind == mermaid.BoxGap
+			bar.Kind, bar.Gap = BarCollapsed, box.Kind == chart.BoxGap
 			l.Bars = append(l.Bars, bar)
 		case first.Kind == record.KindLLM:
 			bar.Kind = BarModel
@@ -243,7 +244,7 @@ func (b *builder) span(l *Lane, start, end time.Time) {
 	}
 }
 
-func (b *builder) branchLane(cb *mermaid.ChartBranch) *Lane {
+func (b *builder) branchLane(cb *chart.Branch) *Lane {
 	if cb.Group != nil {
 		counts := map[record.Status]int{}
 		l := &Lane{ID: cb.Boxes[0].ID, Depth: depthOf(cb.Branch), Branches: len(cb.Group), Status: record.StatusOK}

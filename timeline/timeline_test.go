@@ -15,6 +15,7 @@ import (
 
 	"github.com/mattn/go-runewidth"
 
+	"github.com/inspect-dev/inspect/chart"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/graph/graphtest"
 	"github.com/inspect-dev/inspect/internal/golden"
@@ -223,7 +224,7 @@ func TestBuild_Large(t *testing.T) {
 		}
 	}
 	boxes := 0
-	ch.Walk(func(*mermaid.Box, *mermaid.ChartBranch) { boxes++ })
+	ch.Walk(func(*chart.Box, *chart.Branch) { boxes++ })
 	if bars > boxes+len(g.Forks) || len(tl.Lanes) > boxes {
 		t.Errorf("%d lanes and %d bars and marks for %d boxes: not collapsed like the chart", len(tl.Lanes), bars, boxes)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mattn/go-runewidth"
 
+	"github.com/inspect-dev/inspect/chart"
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/mermaid"
@@ -383,7 +384,7 @@ func (s *Server) runView(a *analysis, report bool) *runPage {
 		p.GraphErr = a.svgErr.Error()
 	}
 	p.Timeline = timelineOf(a.tl)
-	a.chart.Walk(func(b *mermaid.Box, in *mermaid.ChartBranch) {
+	a.chart.Walk(func(b *chart.Box, in *chart.Branch) {
 		v := boxOf(g, b, in)
 		if b.Node != nil && !b.Collapsed() && b.Node.Kind == record.KindLLM && a.cached() && a.cache != nil {
 			if c := a.cache.Call(b.Node.Seq); c != nil && c.Analyzed {
@@ -541,7 +542,7 @@ func plural(n int, one, many string) string {
 }
 
 // boxOf is the detail panel of one box.
-func boxOf(g *graph.Run, b *mermaid.Box, in *mermaid.ChartBranch) boxView {
+func boxOf(g *graph.Run, b *chart.Box, in *chart.Branch) boxView {
 	v := boxView{ID: b.ID, Kind: b.Kind.String(), Label: b.Label, Failed: b.Failed, Where: "trunk"}
 	if in != nil {
 		v.Where = "branch " + in.Branch.Name

@@ -38,6 +38,8 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/cache"
+	"github.com/inspect-dev/inspect/cache/report"
+	"github.com/inspect-dev/inspect/chart"
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/mermaid"
@@ -242,7 +244,7 @@ type cached struct {
 // them as parts): auditDone and cacheDone are closed once each is in.
 type analysis struct {
 	g     *graph.Run
-	chart *mermaid.Chart
+	chart *chart.Chart
 	tl    *timeline.Timeline
 	svg   *svgElem
 	// svgErr says why the graph could not be drawn (the page says so).
@@ -377,7 +379,7 @@ func (s *Server) build(ctx context.Context, r *record.Run, later bool) (*analysi
 	mc := &mermaid.Config{Hooks: true}
 	if !progressive {
 		slow()
-		mc.Cache = a.cache
+		mc.Notes = report.Notes(a.cache)
 	}
 	a.chart = mc.Chart(g)
 	a.tl = timeline.Build(a.chart)

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/inspect-dev/inspect/cache"
+	"github.com/inspect-dev/inspect/chart"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/money"
 )
@@ -383,6 +384,19 @@ func Share(c *cache.Call) string {
 		return ""
 	}
 	return "reuse " + percent(c.Share)
+}
+
+// Notes are the chart's annotations of rep (chart.Notes, which mermaid's
+// labels carry): each analysed llm node's Share and the "cache" header line
+// (Header). A nil rep gives none.
+func Notes(rep *cache.Report) chart.Notes {
+	if rep == nil {
+		return chart.Notes{}
+	}
+	return chart.Notes{
+		Header: "cache " + Header(rep),
+		Node:   func(n *graph.Node) string { return Share(rep.Call(n.Seq)) },
+	}
 }
 
 // Header is the %% cache line of a Mermaid chart (without the %%).

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inspect-dev/inspect/cache"
+	"github.com/inspect-dev/inspect/cache/report"
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/mermaid"
 	"github.com/inspect-dev/inspect/record"
@@ -101,7 +102,7 @@ func showDemoResult(ctx context.Context, f *Factory, runID string) (int64, error
 		return 0, err
 	}
 	out := f.IO.Out
-	if err := (&mermaid.Config{Cache: cr}).Fprint(out, g); err != nil {
+	if err := (&mermaid.Config{Notes: report.Notes(cr)}).Fprint(out, g); err != nil {
 		return 0, err
 	}
 	fmt.Fprintln(out)

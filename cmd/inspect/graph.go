@@ -13,6 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/inspect-dev/inspect/cache/report"
+	"github.com/inspect-dev/inspect/graphjson"
 	"github.com/inspect-dev/inspect/mermaid"
 	"github.com/inspect-dev/inspect/mermaid/render"
 )
@@ -149,13 +151,13 @@ func graphRun(ctx context.Context, opts *GraphOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg := &mermaid.Config{Full: opts.Full, Cache: rep}
+	cfg := &mermaid.Config{Full: opts.Full, Notes: report.Notes(rep)}
 	var buf bytes.Buffer
 	switch opts.Format {
 	case "mermaid":
 		err = cfg.Fprint(&buf, g)
 	case "json":
-		err = mermaid.FprintJSON(&buf, g)
+		err = graphjson.Fprint(&buf, g)
 	case "dot":
 		err = cfg.FprintDOT(&buf, g)
 	case "svg", "png":

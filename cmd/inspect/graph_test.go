@@ -14,7 +14,9 @@ import (
 	"github.com/inspect-dev/inspect/runtime/runtimetest"
 
 	"github.com/inspect-dev/inspect/cache"
+	"github.com/inspect-dev/inspect/cache/report"
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/graphjson"
 	"github.com/inspect-dev/inspect/mermaid"
 	"github.com/inspect-dev/inspect/store"
 )
@@ -78,7 +80,7 @@ func TestGraphRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want bytes.Buffer
-	if err := (&mermaid.Config{Cache: rep}).Fprint(&want, g); err != nil {
+	if err := (&mermaid.Config{Notes: report.Notes(rep)}).Fprint(&want, g); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(want.String(), "%% cache reads ") || !strings.Contains(want.String(), " · reuse 94% · ") {
@@ -99,8 +101,8 @@ func TestGraphRun(t *testing.T) {
 	if code := run(context.Background(), f, []string{"graph", "run-fanout", "--format", "json"}); code != ExitOK {
 		t.Fatalf("graph --format json: exit %d: %s", code, errOut)
 	}
-	var j mermaid.Graph
-	if err := json.Unmarshal(out.Bytes(), &j); err != nil || j.Schema != mermaid.JSONSchema || len(j.Nodes) != len(g.Nodes) {
+	var j graphjson.Graph
+	if err := json.Unmarshal(out.Bytes(), &j); err != nil || j.Schema != graphjson.Schema || len(j.Nodes) != len(g.Nodes) {
 		t.Errorf("json: err %v, schema %q, %d nodes (want %d)", err, j.Schema, len(j.Nodes), len(g.Nodes))
 	}
 

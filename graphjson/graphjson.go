@@ -1,4 +1,10 @@
-package mermaid
+// Package graphjson is the public JSON form of a run graph (`inspect graph
+// --format json`, documented field by field in docs/graph-json.md): every
+// node, fork, branch and arrow of the run, never collapsed, in a schema
+// versioned by its schema field. Node and branch ids and the arrows are the
+// chart's (package chart), so a script can match them with the Mermaid,
+// DOT and SVG drawings. The package knows nothing of SQL or of audit rules.
+package graphjson
 
 import (
 	"encoding/json"
@@ -6,14 +12,15 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/inspect-dev/inspect/chart"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
 )
 
-// JSONSchema names the version of the JSON form written by FprintJSON.
+// Schema names the version of the JSON form written by Fprint.
 // Fields are only ever added within a version; a change that removes or
 // renames one gets a new version.
-const JSONSchema = "inspect.graph/v1"
+const Schema = "inspect.graph/v1"
 
 // Graph is the JSON form of a run graph (`inspect graph --format json`),
 // documented in docs/graph-json.md. It is never collapsed: every node and
@@ -21,22 +28,22 @@ const JSONSchema = "inspect.graph/v1"
 // whole milliseconds. Request and response bodies are not included (`inspect
 // show` prints them).
 type Graph struct {
-	Schema string     `json:"schema"` // always JSONSchema
-	Run    RunJSON    `json:"run"`
-	Tokens TokensJSON `json:"tokens"`
-	Tools  ToolsJSON  `json:"tools"`
+	Schema string `json:"schema"` // always Schema
+	Run    Run    `json:"run"`
+	Tokens Tokens `json:"tokens"`
+	Tools  Tools  `json:"tools"`
 	// Nodes are every node in sequence order.
-	Nodes []NodeJSON `json:"nodes"`
+	Nodes []Node `json:"nodes"`
 	// Forks are every fork in sequence order with its branches.
-	Forks []ForkJSON `json:"forks"`
+	Forks []Fork `json:"forks"`
 	// Edges are the arrows of the chart in conversation order: each node to
 	// the next of its conversation, a fork to each branch's first node, each
 	// branch's last node to the join.
-	Edges []EdgeJSON `json:"edges"`
+	Edges []Edge `json:"edges"`
 }
 
-// RunJSON is the run of a Graph.
-type RunJSON struct {
+// Run is the run of a Graph.
+type Run struct {
 	ID        string   `json:"id"`
 	Status    string   `json:"status"` // running, ok, error, cancelled or interrupted
 	Error     string   `json:"error"`
@@ -53,8 +60,8 @@ type RunJSON struct {
 	LastAgent  string `json:"last_agent"`
 }
 
-// TokensJSON are token totals over the run's llm nodes.
-type TokensJSON struct {
+// Tokens are token totals over the run's llm nodes.
+type Tokens struct {
 	In  int64 `json:"in"`
 	Out int64 `json:"out"`
 	// Cached is null unless some call reported cached tokens.
@@ -65,27 +72,27 @@ type TokensJSON struct {
 	Weighted float64 `json:"weighted"`
 }
 
-// ToolsJSON counts the run's calls by name and where research happened.
-type ToolsJSON struct {
+// Tools counts the run's calls by name and where research happened.
+type Tools struct {
 	// ByName lists every called name (tools, fork, transfer_to_*), most
 	// called first, then by name.
-	ByName             []ToolCountJSON `json:"by_name"`
-	Total              int             `json:"total"` // tool nodes
-	Research           int             `json:"research"`
-	ResearchBeforeFork int             `json:"research_before_fork"`
-	ResearchInBranches int             `json:"research_in_branches"`
-	ResearchAfterFork  int             `json:"research_after_fork"`
+	ByName             []ToolCount `json:"by_name"`
+	Total              int         `json:"total"` // tool nodes
+	Research           int         `json:"research"`
+	ResearchBeforeFork int         `json:"research_before_fork"`
+	ResearchInBranches int         `json:"research_in_branches"`
+	ResearchAfterFork  int         `json:"research_after_fork"`
 }
 
-// ToolCountJSON is how often one name was called.
-type ToolCountJSON struct {
+// ToolCount is how often one name was called.
+type ToolCount struct {
 	Name  string `json:"name"`
 	Count int    `json:"count"`
 }
 
-// NodeJSON is one node. Exactly the payload of its kind is set (llm, tool,
+// Node is one node. Exactly the payload of its kind is set (llm, tool,
 // handoff, fork, join); text holds a user message or a final answer.
-type NodeJSON struct {
+type Node struct {
 	ID      string `json:"id"` // n<seq>
 	Seq     int64  `json:"seq"`
 	Kind    string `json:"kind"`   // user, llm, tool, handoff, fork, join, final
@@ -94,23 +101,23 @@ type NodeJSON struct {
 	Agent   string `json:"agent"`
 	// Marked is true on the node the chart marks @agent: the first node
 	// (other than a user message) its agent owns.
-	Marked     bool             `json:"marked"`
-	Depth      int              `json:"depth"`
-	Started    string           `json:"started"`
-	Ended      *string          `json:"ended"`
-	DurationMS int64            `json:"duration_ms"`
-	Status     string           `json:"status"`
-	Error      string           `json:"error"`
-	Text       string           `json:"text,omitempty"`
-	LLM        *LLMJSON         `json:"llm,omitempty"`
-	Tool       *ToolJSON        `json:"tool,omitempty"`
-	Handoff    *HandoffJSON     `json:"handoff,omitempty"`
-	Fork       *ForkPayloadJSON `json:"fork,omitempty"`
-	Join       *JoinPayloadJSON `json:"join,omitempty"`
+	Marked     bool         `json:"marked"`
+	Depth      int          `json:"depth"`
+	Started    string       `json:"started"`
+	Ended      *string      `json:"ended"`
+	DurationMS int64        `json:"duration_ms"`
+	Status     string       `json:"status"`
+	Error      string       `json:"error"`
+	Text       string       `json:"text,omitempty"`
+	LLM        *LLM         `json:"llm,omitempty"`
+	Tool       *Tool        `json:"tool,omitempty"`
+	Handoff    *Handoff     `json:"handoff,omitempty"`
+	Fork       *ForkPayload `json:"fork,omitempty"`
+	Join       *JoinPayload `json:"join,omitempty"`
 }
 
-// ToolJSON is the payload of a tool node.
-type ToolJSON struct {
+// Tool is the payload of a tool node.
+type Tool struct {
 	Name     string `json:"name"` // as the model wrote it, even if unknown
 	CallID   string `json:"call_id"`
 	Args     string `json:"args"`   // JSON text as sent
@@ -118,15 +125,15 @@ type ToolJSON struct {
 	Research bool   `json:"research"`
 }
 
-// HandoffJSON is the payload of a handoff node.
-type HandoffJSON struct {
+// Handoff is the payload of a handoff node.
+type Handoff struct {
 	From   string `json:"from"`
 	To     string `json:"to"`
 	Reason string `json:"reason"`
 }
 
-// LLMJSON is the payload of an llm node.
-type LLMJSON struct {
+// LLM is the payload of an llm node.
+type LLM struct {
 	Model  string   `json:"model"`
 	Calls  []string `json:"calls"` // empty: it answered
 	In     int64    `json:"in"`
@@ -137,27 +144,27 @@ type LLMJSON struct {
 	Content  string  `json:"content"`
 }
 
-// ForkPayloadJSON is the payload of a fork node.
-type ForkPayloadJSON struct {
-	Context  string           `json:"context"`
-	Branches []ForkBranchJSON `json:"branches"`
+// ForkPayload is the payload of a fork node.
+type ForkPayload struct {
+	Context  string       `json:"context"`
+	Branches []ForkBranch `json:"branches"`
 }
 
-// ForkBranchJSON is one branch as the fork declared it.
-type ForkBranchJSON struct {
+// ForkBranch is one branch as the fork declared it.
+type ForkBranch struct {
 	Name         string `json:"name"`
 	Agent        string `json:"agent"`
 	Instructions string `json:"instructions"`
 }
 
-// JoinPayloadJSON is the payload of a join node.
-type JoinPayloadJSON struct {
-	Fork     string           `json:"fork"` // n<seq> of the fork it closes
-	Branches []JoinBranchJSON `json:"branches"`
+// JoinPayload is the payload of a join node.
+type JoinPayload struct {
+	Fork     string       `json:"fork"` // n<seq> of the fork it closes
+	Branches []JoinBranch `json:"branches"`
 }
 
-// JoinBranchJSON is one branch's outcome as the join holds it.
-type JoinBranchJSON struct {
+// JoinBranch is one branch's outcome as the join holds it.
+type JoinBranch struct {
 	Name       string `json:"name"`
 	Agent      string `json:"agent"`
 	Status     string `json:"status"`
@@ -165,18 +172,18 @@ type JoinBranchJSON struct {
 	Answer     string `json:"answer"`
 }
 
-// ForkJSON is a fork with its branches as the graph derives them.
-type ForkJSON struct {
-	Fork    string       `json:"fork"` // n<seq>
-	Join    *string      `json:"join"` // n<seq>, null when the fork never joined
-	Parent  string       `json:"parent"`
-	Context string       `json:"context"`
-	Slowest string       `json:"slowest"` // the slowest branch's name
-	Branch  []BranchJSON `json:"branches"`
+// Fork is a fork with its branches as the graph derives them.
+type Fork struct {
+	Fork    string   `json:"fork"` // n<seq>
+	Join    *string  `json:"join"` // n<seq>, null when the fork never joined
+	Parent  string   `json:"parent"`
+	Context string   `json:"context"`
+	Slowest string   `json:"slowest"` // the slowest branch's name
+	Branch  []Branch `json:"branches"`
 }
 
-// BranchJSON is one branch of a fork.
-type BranchJSON struct {
+// Branch is one branch of a fork.
+type Branch struct {
 	ID         string   `json:"id"`   // b<k>, the chart's subgraph id
 	Name       string   `json:"name"` // as declared
 	Path       string   `json:"path"` // its conversation's branch path
@@ -188,41 +195,41 @@ type BranchJSON struct {
 	Nodes      []string `json:"nodes"` // its conversation's own nodes, n<seq>
 	// Tokens sums the llm nodes of the branch and of the branches forked
 	// inside it (graph.Branch.Tokens), weighted tokens included.
-	Tokens TokensJSON `json:"tokens"`
+	Tokens Tokens `json:"tokens"`
 }
 
-// EdgeJSON is one arrow.
-type EdgeJSON struct {
+// Edge is one arrow.
+type Edge struct {
 	From string `json:"from"`
 	To   string `json:"to"`
 }
 
-// NewGraph builds the JSON form of g.
-func NewGraph(g *graph.Run) *Graph {
-	v := newView(g)
+// New builds the JSON form of g.
+func New(g *graph.Run) *Graph {
+	lay := chart.Lay(g, chart.Options{Full: true}) // the ids and arrows of the full chart
 	out := &Graph{
-		Schema: JSONSchema,
-		Run: RunJSON{
+		Schema: Schema,
+		Run: Run{
 			ID: g.ID, Status: string(g.Status), Error: g.Error, Started: jsonTime(g.Started), Ended: jsonTimePtr(g.Ended),
 			ElapsedMS: g.Elapsed().Milliseconds(), Tasks: nonNil(g.Tasks), Project: g.Project.Name, Models: nonNil(g.Models),
 			Agents: nonNil(g.Agents), FirstAgent: g.FirstAgent(), LastAgent: g.LastAgent(),
 		},
-		Nodes: make([]NodeJSON, 0, len(g.Nodes)),
-		Forks: []ForkJSON{},
-		Edges: []EdgeJSON{},
+		Nodes: make([]Node, 0, len(g.Nodes)),
+		Forks: []Fork{},
+		Edges: []Edge{},
 	}
 	out.Tokens = tokensJSON(g.Tokens())
 	tc := g.ToolCounts()
-	out.Tools = ToolsJSON{ByName: []ToolCountJSON{}, Total: tc.Total, Research: tc.Research,
+	out.Tools = Tools{ByName: []ToolCount{}, Total: tc.Total, Research: tc.Research,
 		ResearchBeforeFork: tc.ResearchBeforeFork, ResearchInBranches: tc.ResearchInBranches, ResearchAfterFork: tc.ResearchAfterFork}
 	for _, c := range tc.ByName {
-		out.Tools.ByName = append(out.Tools.ByName, ToolCountJSON{c.Name, c.Count})
+		out.Tools.ByName = append(out.Tools.ByName, ToolCount{c.Name, c.Count})
 	}
 	for _, n := range g.Nodes {
-		out.Nodes = append(out.Nodes, nodeJSON(v, n))
+		out.Nodes = append(out.Nodes, nodeJSON(lay, n))
 	}
 	for _, f := range g.Forks {
-		fj := ForkJSON{Fork: f.Node.ID(), Parent: f.Parent.Path, Context: f.Context, Branch: []BranchJSON{}}
+		fj := Fork{Fork: f.Node.ID(), Parent: f.Parent.Path, Context: f.Context, Branch: []Branch{}}
 		if f.Join != nil {
 			id := f.Join.ID()
 			fj.Join = &id
@@ -231,7 +238,7 @@ func NewGraph(g *graph.Run) *Graph {
 			fj.Slowest = f.Slowest.Name
 		}
 		for _, b := range f.Branches {
-			bj := BranchJSON{ID: "b" + itoa(v.branchNo[b]), Name: b.Name, Agent: b.Agent, Status: string(b.Status),
+			bj := Branch{ID: lay.BranchID(b), Name: b.Name, Agent: b.Agent, Status: string(b.Status),
 				DurationMS: b.Duration.Milliseconds(), Slowest: b.Slowest(), Answer: b.Answer, Nodes: []string{}, Tokens: tokensJSON(b.Tokens())}
 			if b.Conv != nil {
 				bj.Path = b.Conv.Path
@@ -243,14 +250,16 @@ func NewGraph(g *graph.Run) *Graph {
 		}
 		out.Forks = append(out.Forks, fj)
 	}
-	for _, e := range v.edges() {
-		out.Edges = append(out.Edges, EdgeJSON{e.from.id(), e.to.id()})
+	es := lay.Edges()
+	out.Edges = make([]Edge, 0, len(es))
+	for _, e := range es {
+		out.Edges = append(out.Edges, Edge{e.From, e.To})
 	}
 	return out
 }
 
-func tokensJSON(t graph.Tokens) TokensJSON {
-	j := TokensJSON{In: t.In, Out: t.Out, Calls: t.Calls, Weighted: t.Weighted}
+func tokensJSON(t graph.Tokens) Tokens {
+	j := Tokens{In: t.In, Out: t.Out, Calls: t.Calls, Weighted: t.Weighted}
 	if t.CachedReported {
 		c := t.Cached
 		j.Cached = &c
@@ -258,21 +267,21 @@ func tokensJSON(t graph.Tokens) TokensJSON {
 	return j
 }
 
-// FprintJSON writes the JSON form of g (see Graph), indented, to w.
-func FprintJSON(w io.Writer, g *graph.Run) error {
+// Fprint writes the JSON form of g (see Graph), indented, to w.
+func Fprint(w io.Writer, g *graph.Run) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(NewGraph(g))
+	return enc.Encode(New(g))
 }
 
-func nodeJSON(v *view, n *graph.Node) NodeJSON {
-	j := NodeJSON{ID: n.ID(), Seq: n.Seq, Kind: string(n.Kind), Branch: n.Branch, ForkSeq: n.ForkSeq, Agent: n.Agent,
-		Marked: v.marked[n], Depth: n.Depth, Started: jsonTime(n.Started), Ended: jsonTimePtr(n.Ended),
+func nodeJSON(lay *chart.Layout, n *graph.Node) Node {
+	j := Node{ID: n.ID(), Seq: n.Seq, Kind: string(n.Kind), Branch: n.Branch, ForkSeq: n.ForkSeq, Agent: n.Agent,
+		Marked: lay.Marked(n), Depth: n.Depth, Started: jsonTime(n.Started), Ended: jsonTimePtr(n.Ended),
 		DurationMS: n.Duration().Milliseconds(), Status: string(n.Status), Error: n.Error, Text: n.Text}
 	switch n.Kind {
 	case record.KindLLM:
 		if l := n.LLM; l != nil {
-			j.LLM = &LLMJSON{Model: l.Model, Calls: nonNil(l.Calls), In: l.Usage.In, Out: l.Usage.Out, Weighted: l.Usage.Weighted(), Content: l.Content}
+			j.LLM = &LLM{Model: l.Model, Calls: nonNil(l.Calls), In: l.Usage.In, Out: l.Usage.Out, Weighted: l.Usage.Weighted(), Content: l.Content}
 			if l.Usage.CachedReported {
 				c := l.Usage.Cached
 				j.LLM.Cached = &c
@@ -280,24 +289,24 @@ func nodeJSON(v *view, n *graph.Node) NodeJSON {
 		}
 	case record.KindTool:
 		if t := n.Tool; t != nil {
-			j.Tool = &ToolJSON{Name: t.Name, CallID: t.CallID, Args: t.Args, Result: t.Result, Research: t.Research}
+			j.Tool = &Tool{Name: t.Name, CallID: t.CallID, Args: t.Args, Result: t.Result, Research: t.Research}
 		}
 	case record.KindHandoff:
 		if h := n.Handoff; h != nil {
-			j.Handoff = &HandoffJSON{From: h.From, To: h.To, Reason: h.Reason}
+			j.Handoff = &Handoff{From: h.From, To: h.To, Reason: h.Reason}
 		}
 	case record.KindFork:
 		if f := n.Fork; f != nil {
-			j.Fork = &ForkPayloadJSON{Context: f.Context, Branches: []ForkBranchJSON{}}
+			j.Fork = &ForkPayload{Context: f.Context, Branches: []ForkBranch{}}
 			for _, b := range f.Branches {
-				j.Fork.Branches = append(j.Fork.Branches, ForkBranchJSON{b.Name, b.Agent, b.Instructions})
+				j.Fork.Branches = append(j.Fork.Branches, ForkBranch{b.Name, b.Agent, b.Instructions})
 			}
 		}
 	case record.KindJoin:
 		if jn := n.Join; jn != nil {
-			j.Join = &JoinPayloadJSON{Fork: "n" + itoa64(jn.ForkSeq), Branches: []JoinBranchJSON{}}
+			j.Join = &JoinPayload{Fork: "n" + itoa64(jn.ForkSeq), Branches: []JoinBranch{}}
 			for _, b := range jn.Branches {
-				j.Join.Branches = append(j.Join.Branches, JoinBranchJSON{b.Name, b.Agent, string(b.Status), b.Duration.Milliseconds(), b.Answer})
+				j.Join.Branches = append(j.Join.Branches, JoinBranch{b.Name, b.Agent, string(b.Status), b.Duration.Milliseconds(), b.Answer})
 			}
 		}
 	case record.KindUser, record.KindFinal:
@@ -317,7 +326,6 @@ func jsonTimePtr(t time.Time) *string {
 	return &s
 }
 
-func itoa(i int) string     { return strconv.Itoa(i) }
 func itoa64(i int64) string { return strconv.FormatInt(i, 10) }
 
 func nonNil(s []string) []string {

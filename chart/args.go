@@ -1,4 +1,4 @@
-package mermaid
+package chart
 
 import (
 	"encoding/json"

@@ -1,32 +1,50 @@
-package mermaid
+// Package chart lays a recorded run (a *graph.Run) out as the boxes of its
+// chart (DESIGN §7): the trunk's nodes in sequence order, each fork holding
+// one branch per declared branch, nested for nested forks, and the arrows in
+// conversation order. It is the one walk that mermaid's Mermaid text and
+// DOT, timeline's lanes, the web's run page and the graph JSON's edges
+// share, so all of them show the same boxes.
+//
+// A large run is collapsed step by step — consecutive repeated calls folded
+// into one box ("read_file x12"), deep then large branches summarized, the
+// branches of a wide fork beyond the first few grouped, then the middle of
+// long conversations elided — until it fits the limits the caller gives
+// (Options: an edge count, and the size of the output it draws); Options.Full
+// turns collapsing off.
+//
+// Labels say each box in plain text, or through the caller's escaping
+// function (Labels.Escape) for an output language that needs it. What a
+// caller knows beyond the graph (the prompt cache's reusable share of each
+// call, say) reaches the labels as Notes: the package itself knows only the
+// graph. Ids are generated (n<seq> for nodes, b<k> for branches, g<k> for a
+// group), never taken from names, and nothing is ordered by a map, so labels
+// are byte-stable. The package knows nothing of SQL or of audit rules.
+package chart
 
 import (
-	"bytes"
 	"strconv"
 	"sync"
 
 	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/record"
 )
 
-// Chart is a run as the chart draws it: the boxes of the collapsed view
-// (the same view Fprint and FprintDOT choose, so a page that draws the SVG
-// and a timeline beside it shows the same boxes), in conversation order,
-// each fork holding its branches, and for every box the nodes it stands
-// for. Labels are plain text: whoever writes them escapes them for its
-// output (html/template, the terminal sanitizer).
+// Chart is a Layout with its labels: the boxes of the collapsed view, in
+// conversation order, each fork holding its branches, and for every box the
+// nodes it stands for. A Chart is safe for concurrent use.
 type Chart struct {
 	// Run is the run drawn.
 	Run *graph.Run
 	// Trunk holds the trunk's boxes in order.
 	Trunk []*Box
-	// Collapsed says what collapsing did, as the chart's %% line does
+	// Collapsed says what collapsing did, as the chart's header line does
 	// ("collapsed to stay under …; --full draws every node"); "" when the
 	// whole run is drawn.
 	Collapsed string
 
-	once  sync.Once
-	boxOf map[int64]*Box
+	layout *Layout
+	l      *labeler
+	once   sync.Once
+	boxOf  map[int64]*Box
 }
 
 // BoxKind is what a box of the chart stands for.
@@ -67,7 +85,7 @@ type Box struct {
 	// or g<k> for a group.
 	ID   string
 	Kind BoxKind
-	// Label is the box's text as the chart shows it, unescaped.
+	// Label is the box's text, written with the chart's Labels.
 	Label string
 	// Node is the node shown (BoxNode, BoxFork) or the first node covered;
 	// nil for a group of branches that recorded nothing.
@@ -77,7 +95,7 @@ type Box struct {
 	// Failed is set when the box is drawn in the error style.
 	Failed bool
 	// Branches are a fork's branches in declared order (BoxFork).
-	Branches []*ChartBranch
+	Branches []*Branch
 
 	it *item
 }
@@ -94,36 +112,31 @@ func (b *Box) Nodes() []*graph.Node {
 // Collapsed reports whether the box stands for more than one node.
 func (b *Box) Collapsed() bool { return b.Kind != BoxNode && b.Kind != BoxFork }
 
-// ChartBranch is one branch of a fork as the chart shows it.
-type ChartBranch struct {
+// Branch is one branch of a fork as the chart shows it.
+type Branch struct {
 	// ID is the branch's subgraph id, b<k> (k numbers the run's
 	// conversations, the trunk being 0).
 	ID string
 	// Branch is the branch (for a group: its first branch).
 	Branch *graph.Branch
-	// Title is the subgraph's title ("branch eu @researcher · ok · 8.1s").
+	// Title is the subgraph's title ("branch eu @researcher · ok · 8.1s"),
+	// written with the chart's Labels; "" for a group.
 	Title string
 	// Boxes are the branch's boxes in order.
 	Boxes []*Box
 	// Summarized is set when the whole branch is one BoxSummary.
 	Summarized bool
 	// Group lists the branches a BoxGroup stands for, in declared order;
-	// set on the one ChartBranch that holds a wide fork's group (Boxes is
-	// then that single box, drawn without a subgraph of its own).
+	// set on the one Branch that holds a wide fork's group (Boxes is then
+	// that single box, drawn without a subgraph of its own).
 	Group []*graph.Branch
 }
 
-// Chart returns run g as the chart draws it with c: collapsed exactly as
-// Fprint and FprintDOT collapse it. A Chart is safe for concurrent use.
-func (c *Config) Chart(g *graph.Run) *Chart {
-	ch := c.choose(g, func(v *view) []byte {
-		var buf bytes.Buffer
-		printMermaid(&buf, v, c)
-		return buf.Bytes()
-	})
-	l := &labeler{v: ch.v, esc: func(s string) string { return s }}
-	out := &Chart{Run: g, Collapsed: collapsedLine(ch.v.stats, c)}
-	out.Trunk = chartBoxes(ch.v.trunk, l)
+// Chart returns the layout with its labels written with ls.
+func (l *Layout) Chart(ls Labels) *Chart {
+	lb := newLabeler(l.v, ls)
+	out := &Chart{Run: l.v.g, Collapsed: l.collapsed(), layout: l, l: lb}
+	out.Trunk = chartBoxes(l.v.trunk, lb)
 	return out
 }
 
@@ -134,7 +147,7 @@ func chartBoxes(items []*item, l *labeler) []*Box {
 		it.covered() // a gap's nodes, flattened now: a Chart is only read after this
 
 		for _, bv := range it.branches {
-			cb := &ChartBranch{ID: "b" + strconv.Itoa(bv.k), Branch: bv.b, Summarized: bv.summarized, Boxes: chartBoxes(bv.items, l)}
+			cb := &Branch{ID: "b" + strconv.Itoa(bv.k), Branch: bv.b, Summarized: bv.summarized, Boxes: chartBoxes(bv.items, l)}
 			if bv.grouped {
 				for _, g := range bv.items[0].group {
 					cb.Group = append(cb.Group, g.b)
@@ -151,6 +164,15 @@ func chartBoxes(items []*item, l *labeler) []*Box {
 
 // boxKinds maps the view's item kinds to the exported box kinds.
 var boxKinds = [...]BoxKind{itemNode: BoxNode, itemFork: BoxFork, itemFold: BoxFold, itemSummary: BoxSummary, itemGap: BoxGap, itemGroup: BoxGroup}
+
+// Header returns the chart's header lines (DESIGN §7, without a comment
+// marker), written with the chart's Labels: the run, its agent, tokens, the
+// notes' header line, the branches of every fork, the tools and, when
+// collapsed, what collapsing did.
+func (ch *Chart) Header() []string { return header(ch.layout, ch.l) }
+
+// Edges returns the chart's arrows, as Layout.Edges does.
+func (ch *Chart) Edges() []Edge { return ch.layout.Edges() }
 
 // BoxOf returns the box that shows node seq (the fold, summary, gap or
 // group it is inside when it has no box of its own), or nil for a node the
@@ -177,9 +199,9 @@ func (ch *Chart) BoxOf(seq int64) *Box {
 // Walk calls fn for every box of the chart in conversation order: a fork's
 // box before its branches' boxes. branch is the branch the box is in (nil
 // in the trunk).
-func (ch *Chart) Walk(fn func(b *Box, branch *ChartBranch)) {
-	var walk func(boxes []*Box, in *ChartBranch)
-	walk = func(boxes []*Box, in *ChartBranch) {
+func (ch *Chart) Walk(fn func(b *Box, branch *Branch)) {
+	var walk func(boxes []*Box, in *Branch)
+	walk = func(boxes []*Box, in *Branch) {
 		for _, b := range boxes {
 			fn(b, in)
 			for _, cb := range b.Branches {
@@ -189,6 +211,3 @@ func (ch *Chart) Walk(fn func(b *Box, branch *ChartBranch)) {
 	}
 	walk(ch.Trunk, nil)
 }
-
-// kindClass is the class a node of kind k carries in hooked DOT.
-func kindClass(k record.Kind) string { return "kind-" + string(k) }

@@ -1,4 +1,4 @@
-package mermaid
+package chart
 
 import (
 	"fmt"
@@ -6,9 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
-	"github.com/inspect-dev/inspect/cache"
-	"github.com/inspect-dev/inspect/cache/report"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
 )
@@ -22,12 +21,31 @@ const (
 )
 
 // labeler writes the labels of a view; esc makes untrusted text safe for
-// the output language (Escape for Mermaid; identity for DOT, which quotes
-// whole labels).
+// the output language (mermaid.Escape for Mermaid; identity for DOT, which
+// quotes whole labels, and for plain text).
 type labeler struct {
 	v     *view
 	esc   func(string) string
-	cache *cache.Report // nil: no reusable shares
+	notes Notes
+}
+
+func newLabeler(v *view, ls Labels) *labeler {
+	l := &labeler{v: v, esc: ls.Escape, notes: ls.Notes}
+	if l.esc == nil {
+		l.esc = func(s string) string { return s }
+	}
+	return l
+}
+
+// note is " · <note>" when the caller has a note on n, else "".
+func (l *labeler) note(n *graph.Node) string {
+	if l.notes.Node == nil {
+		return ""
+	}
+	if s := l.notes.Node(n); s != "" {
+		return " · " + l.esc(s)
+	}
+	return ""
 }
 
 func (l *labeler) name(s string) string { return l.esc(oneLine(s, nameRunes)) }
@@ -95,11 +113,7 @@ func (l *labeler) node(n *graph.Node) string {
 			u = n.LLM.Usage
 		}
 		fmt.Fprintf(&b, " · in %d out %d", u.In, u.Out)
-		if l.cache != nil {
-			if r := report.Share(l.cache.Call(n.Seq)); r != "" {
-				b.WriteString(" · " + r)
-			}
-		}
+		b.WriteString(l.note(n))
 		if n.Status != record.StatusRunning {
 			b.WriteString(" · ")
 			b.WriteString(graph.FormatDuration(n.Duration()))
@@ -174,6 +188,9 @@ func (l *labeler) node(n *graph.Node) string {
 		}
 	default:
 		panic(fmt.Sprintf("internal error: unhandled node kind %v", n.Kind))
+	}
+	if n.Kind != record.KindLLM { // an llm node's note follows its tokens
+		b.WriteString(l.note(n))
 	}
 	return b.String()
 }
@@ -400,4 +417,16 @@ func argSummary(args string) string {
 		return oneLine(strings.Join(vals, " "), argRunes)
 	}
 	return oneLine(args, argRunes)
+}
+
+// oneLine collapses runs of white space (newlines included) to one space and
+// shortens s to at most n runes, ending it with an ellipsis when cut. Labels
+// summarize; `inspect show` prints a node in full.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimRight(string(r[:n-1]), " ") + "…"
 }
