@@ -32,7 +32,7 @@ const inNetns = "INSPECT_HARNESS_NETNS"
 
 func main() {
 	out := flag.String("out", "", "folder that receives <cli>/<scenario>/ (required)")
-	cli := flag.String("cli", "claude", "CLIs to run, comma-separated: claude")
+	cli := flag.String("cli", "claude", "CLIs to run, comma-separated: claude, codex")
 	only := flag.String("scenario", "", "run only these scenarios (comma-separated)")
 	bin := flag.String("bin", "", "folder holding the CLIs (default: node_modules/.bin beside this program's package.json)")
 	root := flag.String("root", "/tmp/inspect-harness", "where each scenario's workspace and HOME are made (fixed, so sessions name the same paths each time)")
@@ -154,6 +154,26 @@ func runScenario(cli string, sc *Scenario, bin, root, dest string, timeout time.
 			"--allowedTools", "Read,Agent,Bash")
 		cmd.Env = append(baseEnv(home), "ANTHROPIC_BASE_URL="+base, "ANTHROPIC_API_KEY=harness-placeholder-key",
 			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+	case "codex":
+		conf := fmt.Sprintf(`model = "gpt-5.5"
+model_provider = "harness"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+
+[model_providers.harness]
+name = "harness"
+base_url = "%s/v1"
+env_key = "HARNESS_API_KEY"
+wire_api = "responses"
+
+[features]
+multi_agent_v2 = true
+`, base)
+		if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(conf), 0o644); err != nil {
+			return err
+		}
+		cmd = exec.CommandContext(ctx, filepath.Join(bin, "codex"), "exec", "--skip-git-repo-check", prompt)
+		cmd.Env = append(baseEnv(home), "CODEX_HOME="+home, "HARNESS_API_KEY=harness-placeholder-key")
 	default:
 		return fmt.Errorf("unknown CLI %q", cli)
 	}
@@ -200,6 +220,8 @@ func collect(cli, home, dest string) error {
 	switch cli {
 	case "claude":
 		from = filepath.Join(home, ".claude", "projects")
+	case "codex":
+		from = filepath.Join(home, "sessions")
 	}
 	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -89,6 +89,8 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case strings.HasPrefix(r.URL.Path, "/v1/messages"):
 		s.anthropic(w, r, body, e)
+	case strings.HasSuffix(r.URL.Path, "/responses"):
+		s.responses(w, r, body, e)
 	default:
 		e.Status = 404
 		e.Side = true
