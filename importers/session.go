@@ -254,6 +254,14 @@ type Options struct {
 	// the format's own list (DESIGN §13) does not name it; nil = the default
 	// name patterns (read*, get*, list*, search*, find*, fetch*, lookup*, query*).
 	Research func(tool string) bool
+	// Project is the folder the sessions' instruction files (CLAUDE.md,
+	// AGENTS.md, sub-agent definitions) are read from, as the user named it
+	// (inspect import --project); absolute. "" = the session's working
+	// folder when it is Here, else none (InstructionDir).
+	Project string
+	// Here is the folder the import runs in (absolute): a session that ran
+	// there has its instruction files read from it without --project.
+	Here string
 }
 
 // DefaultResearchPatterns are the name patterns a tool counts as research

@@ -3,14 +3,14 @@ package importers
 import (
 	"encoding/json"
 	"io"
-	"os"
 	"strings"
 )
 
 // Head returns at most n bytes from the start of path (nil when it cannot
-// be read): what a Format's Detect looks at.
+// be read, or is not a regular file: OpenRegular): what a Format's Detect
+// looks at.
 func Head(path string, n int) []byte {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil
 	}

@@ -24,6 +24,10 @@ type ImportOptions struct {
 	Format string // "" = detect
 	Strict bool
 	Watch  bool
+	// Project is the folder the sessions' instruction files are read
+	// from (--project); "" = the current folder, for a session that ran
+	// there.
+	Project string
 	// Poll is how often --watch looks for changes.
 	Poll time.Duration
 	// Getwd is the current folder (injected for tests).
@@ -51,6 +55,15 @@ no PATH, the newest session of the current folder in that tool's home is
 imported (claude-code: ~/.claude/projects, or CLAUDE_CONFIG_DIR).
 --watch keeps importing as a live session grows, until Ctrl-C.
 
+The instruction files of a session (CLAUDE.md, AGENTS.md, sub-agent
+definitions such as .claude/agents/<type>.md) are copied into the run from
+its project folder: --project DIR, else the current folder when the session
+ran there. A session that ran elsewhere (another user's, a shared file)
+brings none: the folder it names is never read on its word. Files are read
+inside that folder only (a symlink out of it is not followed) and only
+regular files (a FIFO is never waited on); sub-agent files likewise only
+inside the session's own folder.
+
 Formats: ` + strings.Join(names, ", ") + `.
 What maps to what, and what an imported request lacks: docs/import.md.
 
@@ -71,6 +84,7 @@ malformed line under --strict; 3 the database failed.`,
   inspect import ~/.claude/projects/-home-me-app/3f2c….jsonl
   inspect import --format claude-code            # the newest session of this folder
   inspect import --format claude-code --watch    # follow it live
+  inspect import shared.jsonl --project ~/src/app  # a colleague's session of my checkout
   inspect import session.jsonl --strict`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
@@ -92,6 +106,7 @@ malformed line under --strict; 3 the database failed.`,
 	cmd.Flags().StringVar(&opts.Format, "format", "", "the format of every PATH: `NAME` ("+strings.Join(names, "|")+"); default: detected")
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on a malformed line instead of reporting it and going on")
 	cmd.Flags().BoolVar(&opts.Watch, "watch", false, "keep importing as the session grows, until Ctrl-C")
+	cmd.Flags().StringVar(&opts.Project, "project", "", "read the sessions' instruction files (CLAUDE.md, AGENTS.md, sub-agent definitions) from `DIR`; default: the current folder, for a session that ran there")
 	cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return names, cobra.ShellCompDirectiveNoFileComp
 	})
@@ -143,11 +158,14 @@ func importRun(ctx context.Context, opts *ImportOptions) error {
 		}
 		return mergeDatabases(ctx, opts, databases)
 	}
+	opt, err := importOptions(opts)
+	if err != nil {
+		return err
+	}
 	db, err := opts.F.Store(ctx)
 	if err != nil {
 		return err
 	}
-	opt := importers.Options{Strict: opts.Strict}
 	policy, err := opts.F.Config()
 	if err != nil {
 		return err
@@ -183,6 +201,30 @@ func importRun(ctx context.Context, opts *ImportOptions) error {
 		fmt.Fprintf(opts.F.IO.ErrOut, "next: %s\n", hint(opts.F.DBPath, "audit", last))
 	}
 	return nil
+}
+
+// importOptions are the importers' options of opts: --strict, and the
+// project folder (--project, checked; the current folder as Here).
+func importOptions(opts *ImportOptions) (importers.Options, error) {
+	opt := importers.Options{Strict: opts.Strict}
+	if opts.Project != "" {
+		abs, err := filepath.Abs(opts.Project)
+		if err != nil {
+			return opt, Usagef("--project %s: %v", opts.Project, err)
+		}
+		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+			return opt, Usagef("--project %s is not a folder; give the project folder that holds the session's instruction files", opts.Project)
+		}
+		opt.Project = abs
+	}
+	if opts.Getwd != nil {
+		if here, err := opts.Getwd(); err == nil {
+			if abs, err := filepath.Abs(here); err == nil {
+				opt.Here = abs
+			}
+		}
+	}
+	return opt, nil
 }
 
 // mergeDatabases copies every run of each inspect database in paths into

@@ -22,6 +22,7 @@ func TestNewCmdImport(t *testing.T) {
 		{name: "Flags", args: []string{"--format", "claude-code", "--strict", "--watch", "a.jsonl"},
 			want: ImportOptions{Paths: []string{"a.jsonl"}, Format: "claude-code", Strict: true, Watch: true}},
 		{name: "NoPathFormat", args: []string{"--format", "claude-code"}, want: ImportOptions{Format: "claude-code"}},
+		{name: "Project", args: []string{"--project", "src/app", "a.jsonl"}, want: ImportOptions{Paths: []string{"a.jsonl"}, Project: "src/app"}},
 		{name: "ErrNothing", args: nil, wantErr: "give a session PATH, or --format"},
 		{name: "ErrFormat", args: []string{"--format", "nope", "a"}, wantErr: `unknown --format "nope"; choose one of: `},
 		{name: "ErrWatchTwo", args: []string{"--watch", "a", "b"}, wantErr: "--watch follows one session"},
@@ -44,7 +45,7 @@ func TestNewCmdImport(t *testing.T) {
 				t.Fatal(err)
 			}
 			if strings.Join(got.Paths, ",") != strings.Join(tt.want.Paths, ",") || got.Format != tt.want.Format ||
-				got.Strict != tt.want.Strict || got.Watch != tt.want.Watch {
+				got.Strict != tt.want.Strict || got.Watch != tt.want.Watch || got.Project != tt.want.Project {
 				t.Errorf("options = %+v, want %+v", got, tt.want)
 			}
 		})
@@ -190,4 +191,67 @@ func TestImportRun_NewestCodex(t *testing.T) {
 	// rollout is missing (the 2026-03-01 one has three sub-agents).
 	importNewest(t, map[string]string{"CODEX_HOME": home}, "codex", cwd,
 		"· codex 0.130.0 · session 019a1c00-0000-7000-8000-000000000005 · ok · 2 conversations ·", "no Codex session of /elsewhere")
+}
+
+// TestImportRun_Project: a Claude Code session whose cwd names a folder
+// with CLAUDE.md brings it only when the import runs in that folder or
+// --project names a folder (whose CLAUDE.md it then brings); a --project
+// that is no folder is a usage error.
+func TestImportRun_Project(t *testing.T) {
+	cwd, mine := filepath.Join(t.TempDir(), "app"), filepath.Join(t.TempDir(), "checkout")
+	for dir, text := range map[string]string{cwd: "# theirs\n", mine: "# mine\n"} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "CLAUDE.md"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	session := filepath.Join(t.TempDir(), "s1.jsonl")
+	lines := `{"type":"user","sessionId":"s1","cwd":CWD,"uuid":"u1","timestamp":"2026-03-01T10:00:00Z","message":{"role":"user","content":"hi"}}
+{"type":"assistant","sessionId":"s1","cwd":CWD,"uuid":"a1","timestamp":"2026-03-01T10:00:01Z","message":{"id":"m1","role":"assistant","model":"claude-test","content":[{"type":"text","text":"hello"}],"usage":{"input_tokens":3,"output_tokens":2}}}
+`
+	if err := os.WriteFile(session, []byte(strings.ReplaceAll(lines, "CWD", `"`+cwd+`"`)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, here, project, want string
+	}{
+		{"elsewhere", t.TempDir(), "", ""},
+		{"in its folder", cwd, "", "# theirs\n"},
+		{"--project", t.TempDir(), mine, "# mine\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _, errOut := testFactoryEnv(t, nil)
+			here := tt.here
+			opts := &ImportOptions{F: f, Paths: []string{session}, Project: tt.project, Getwd: func() (string, error) { return here, nil }}
+			if err := importRun(context.Background(), opts); err != nil {
+				t.Fatalf("%v\n%s", err, errOut)
+			}
+			db, err := f.Store(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs, err := db.Runs(context.Background(), 0)
+			if err != nil || len(runs) != 1 {
+				t.Fatalf("runs %v %v", runs, err)
+			}
+			run, err := db.LoadRun(context.Background(), runs[0].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			if file := run.Project.File("CLAUDE.md"); file != nil {
+				got = file.Content
+			}
+			if got != tt.want || len(run.Project.Files) > 1 {
+				t.Errorf("CLAUDE.md %q, want %q (files %+v)", got, tt.want, run.Project.Files)
+			}
+		})
+	}
+	f, _, _ := testFactoryEnv(t, nil)
+	err := importRun(context.Background(), &ImportOptions{F: f, Paths: []string{session}, Project: filepath.Join(cwd, "CLAUDE.md"), Getwd: os.Getwd})
+	if err == nil || exitCode(err) != ExitUsage || !strings.Contains(err.Error(), "is not a folder") {
+		t.Errorf("--project of a file: %v", err)
+	}
 }

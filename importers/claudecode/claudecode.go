@@ -49,14 +49,11 @@ func (Format) Name() string { return Name }
 // (at most 64 KiB are read) are records of Claude Code's types carrying a
 // sessionId.
 func (Format) Detect(path string) bool {
-	f, err := os.Open(path)
+	f, err := importers.OpenRegular(path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return false
-	}
 	buf := make([]byte, 64<<10)
 	n, _ := io.ReadFull(f, buf)
 	buf = buf[:n]
@@ -136,7 +133,7 @@ func (Format) Stream(ctx context.Context, path string, opt importers.Options) ([
 		abs = path
 	}
 	r := newReader(ctx, abs, opt)
-	f, err := r.openFile(abs)
+	f, err := r.openFile(abs, true)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +161,7 @@ func (Format) Stream(ctx context.Context, path string, opt importers.Options) ([
 // when the file is a sub-agent's own (its records before the first user or
 // assistant record are sidechains with an agent id).
 func head(path string) (id, standalone string) {
-	f, err := os.Open(path)
+	f, err := importers.OpenRegular(path)
 	if err != nil {
 		return "", ""
 	}
@@ -204,13 +201,13 @@ func (r *reader) session(s *importers.Session, st *stream) {
 	r.leftovers()
 	trunk := s.Trunk
 	s.Source.Version = r.info.version
-	s.Title, s.Dir = r.info.title, r.info.cwd
+	s.Title = r.info.title
 	s.Started, s.Ended = trunk.Started, trunk.Ended
 	s.Tasks = st.tasks
 	if st.standalone != "" && s.Title == "" {
 		s.Title = fmt.Sprintf("sub-agent %s of session %s, imported on its own", st.standalone, r.info.sessionID)
 	}
-	s.Project = r.project()
+	r.opt.Instructions(s, r.info.cwd, r.instructionFiles())
 	s.Instructions = instructions(s.Project, trunk.Agent, r.order)
 	s.RequestsLack = []string{"the system prompt", "the tool definitions"}
 	if r.info.thinking {
@@ -225,14 +222,22 @@ func (r *reader) session(s *importers.Session, st *stream) {
 	s.Report = *r.rep
 }
 
-func (r *reader) openFile(path string) (*os.File, error) {
-	f, err := os.Open(path)
+// openFile opens the session's file (own) or one of its sub-agents' files,
+// which are read through the session's folder (importers.OpenIn): a
+// symlink out of it is not followed.
+func (r *reader) openFile(path string, own bool) (*os.File, error) {
+	var f *os.File
+	var err error
+	if own {
+		f, err = importers.OpenRegular(path)
+	} else {
+		f, err = importers.OpenIn(r.dir, path)
+	}
+	if errors.Is(err, importers.ErrNotRegular) {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
 	r.open = append(r.open, f)
 	return f, nil
@@ -362,7 +367,7 @@ func (r *reader) readMeta() {
 	for _, d := range r.subagentDirs() {
 		ms, _ := filepath.Glob(filepath.Join(d, "agent-*.meta.json"))
 		for _, p := range ms {
-			b, err := readSmall(p, 1<<20)
+			b, err := importers.ReadSmallIn(r.dir, p, 1<<20)
 			if err != nil {
 				continue
 			}
@@ -386,7 +391,7 @@ func (r *reader) agentFile(id string) string {
 	}
 	cands = append(cands, filepath.Join(r.dir, "agent-"+id+".jsonl"))
 	for _, p := range cands {
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+		if importers.IsFileIn(r.dir, p) {
 			return p
 		}
 	}
@@ -398,7 +403,7 @@ func (r *reader) agentFile(id string) string {
 func (r *reader) readAgent(path string) (*conv, error) {
 	r.used.add(path)
 	cv := newConv(&importers.Conversation{}, true, r.opt, r.rep, r.info)
-	f, err := r.openFile(path)
+	f, err := r.openFile(path, false)
 	if err == nil {
 		st := r.newStream(cv, f, path, maxDepth+1)
 		err = st.readAll()
@@ -422,7 +427,7 @@ func (r *reader) openBranch(tk *task, c *importers.Conversation, depth int) *str
 		if p := r.agentFile(id); p != "" {
 			r.used.add(p)
 			cv := newConv(c, true, r.opt, r.rep, r.info)
-			f, err := r.openFile(p)
+			f, err := r.openFile(p, false)
 			if err != nil {
 				r.rep.Problem(importers.Options{}, p, 0, err)
 			}
@@ -589,34 +594,18 @@ func (r *reader) leftovers() {
 	}
 }
 
-// maxInstructionFile bounds an instruction file taken into the snapshot.
-const maxInstructionFile = 1 << 20
-
-// project is the snapshot of the instruction files the session's working
-// folder has: CLAUDE.md (and .claude/CLAUDE.md, CLAUDE.local.md) and the
-// definition of each sub-agent type the session used
-// (.claude/agents/<type>.md).
-func (r *reader) project() record.Project {
-	p := record.Project{}
-	if r.info.cwd == "" {
-		return p
-	}
-	p.Name = filepath.Base(r.info.cwd)
+// instructionFiles are the instruction files of the session's project
+// folder its snapshot takes: CLAUDE.md (and .claude/CLAUDE.md,
+// CLAUDE.local.md) and the definition of each sub-agent type the session
+// used (.claude/agents/<type>.md).
+func (r *reader) instructionFiles() []string {
 	paths := []string{"CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md"}
 	for _, a := range r.order {
 		if !strings.ContainsAny(a, `/\`) && a != "." && a != ".." {
 			paths = append(paths, ".claude/agents/"+a+".md")
 		}
 	}
-	for _, rel := range paths {
-		b, err := readSmall(filepath.Join(r.info.cwd, filepath.FromSlash(rel)), maxInstructionFile)
-		if err != nil {
-			continue
-		}
-		p.Files = append(p.Files, record.File{Path: rel, Content: string(b)})
-	}
-	sort.Slice(p.Files, func(i, j int) bool { return p.Files[i].Path < p.Files[j].Path })
-	return p
+	return paths
 }
 
 // instructions maps each agent to the snapshot file of its instructions:
@@ -639,21 +628,4 @@ func instructions(p record.Project, trunk string, types []string) map[string]str
 		return nil
 	}
 	return out
-}
-
-// readSmall reads a regular file of at most max bytes.
-func readSmall(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() || st.Size() > max {
-		return nil, fmt.Errorf("%s: not a regular file under %d bytes", path, max)
-	}
-	return io.ReadAll(io.LimitReader(f, max))
 }

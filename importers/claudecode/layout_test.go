@@ -374,7 +374,13 @@ func serialSession(t *testing.T, cwd string, delegate bool) string {
 // audit imports path and audits it as `inspect audit` does.
 func audit(t *testing.T, path string) (*graph.Run, *findings.Report) {
 	t.Helper()
-	g, db, _ := importFile(t, path)
+	return auditWith(t, path, importers.Options{})
+}
+
+// auditWith is audit, imported under opt.
+func auditWith(t *testing.T, path string, opt importers.Options) (*graph.Run, *findings.Report) {
+	t.Helper()
+	g, db, _ := importFileWith(t, path, opt)
 	rep, err := findings.Audit(g, func(seq int64) ([]byte, error) { return db.Request(context.Background(), g.ID, seq) })
 	if err != nil {
 		t.Fatal(err)
@@ -392,15 +398,16 @@ func finding(rep *findings.Report, rule string) *findings.Finding {
 }
 
 // TestInstructionFiles: CLAUDE.md and the sub-agent's definition in the
-// session's folder are in the snapshot, and the fixes point at them; an
-// agent that delegated elsewhere in the run missed a fan-out (not
-// "fork unavailable").
+// session's working folder, when the import runs there (the user's own
+// session of the folder they are in), are in the snapshot, and the fixes
+// point at them; an agent that delegated elsewhere in the run missed a
+// fan-out (not "fork unavailable").
 func TestInstructionFiles(t *testing.T) {
 	cwd := t.TempDir()
 	os.MkdirAll(filepath.Join(cwd, ".claude", "agents"), 0o755)
 	os.WriteFile(filepath.Join(cwd, "CLAUDE.md"), []byte("# House rules\n\nKeep answers short.\nUse sub-agents when the work splits.\n"), 0o644)
 	os.WriteFile(filepath.Join(cwd, ".claude", "agents", "Explore.md"), []byte("---\nname: Explore\n---\nExplore the code.\n"), 0o644)
-	g, rep := audit(t, serialSession(t, cwd, true))
+	g, rep := auditWith(t, serialSession(t, cwd, true), importers.Options{Here: cwd})
 	if g.Project.File("CLAUDE.md") == nil || g.Project.File(".claude/agents/Explore.md") == nil || g.Project.Name != filepath.Base(cwd) {
 		t.Fatalf("snapshot %+v", g.Project)
 	}

@@ -141,13 +141,19 @@ func num(v any) int64 {
 
 func importFile(t *testing.T, path string) (*graph.Run, *store.DB, []importers.Result) {
 	t.Helper()
+	return importFileWith(t, path, importers.Options{})
+}
+
+// importFileWith is importFile under opt.
+func importFileWith(t *testing.T, path string, opt importers.Options) (*graph.Run, *store.DB, []importers.Result) {
+	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	res, err := importers.Import(ctx, db, claudecode.Format{}, path, importers.Options{})
+	res, err := importers.Import(ctx, db, claudecode.Format{}, path, opt)
 	if err != nil {
 		t.Fatalf("import %s: %v", path, err)
 	}

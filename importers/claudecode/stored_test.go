@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inspect-dev/inspect/importers"
 	"github.com/inspect-dev/inspect/importers/claudecode"
 	"github.com/inspect-dev/inspect/importers/importerstest"
 )
@@ -35,7 +36,8 @@ func TestStoredRun_Unchanged(t *testing.T) {
 		os.WriteFile(filepath.Join(cwd, "CLAUDE.md"), []byte("# House rules\n\nKeep answers short.\n"), 0o644)
 		os.WriteFile(filepath.Join(cwd, ".claude", "agents", "Explore.md"), []byte("---\nname: Explore\n---\nExplore the code.\n"), 0o644)
 		p := serialSession(t, cwd, true)
-		importerstest.SameStoredRun(t, "serial-delegating", f, p, filepath.Dir(filepath.Dir(cwd)), false)
+		// The project folder named (--project): its files are the snapshot.
+		importerstest.SameStoredRunWith(t, "serial-delegating", f, p, filepath.Dir(filepath.Dir(cwd)), false, importers.Options{Project: cwd})
 	})
 	t.Run("big", func(t *testing.T) {
 		dir := t.TempDir()

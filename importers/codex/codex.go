@@ -12,14 +12,9 @@ package codex
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/inspect-dev/inspect/importers"
@@ -67,17 +62,17 @@ func (Format) Read(ctx context.Context, path string, opt importers.Options) ([]*
 	}
 	s := &importers.Session{
 		Source:  record.Source{Format: Name, Version: root.meta.CLIVersion, ID: root.meta.ID, Path: path},
-		Dir:     root.meta.Cwd,
 		Started: root.conv.Started,
 		Ended:   root.conv.Ended,
 		Tasks:   root.tasks,
 		Models:  models,
 		Trunk:   root.conv,
-		Project: project(root.meta.Cwd),
 		// A rollout records the base instructions and the messages, not
 		// the tool array sent with each request.
 		RequestsLack: []string{"the tool definitions"},
 	}
+	// The instruction files Codex reads from the session's folder.
+	opt.Instructions(s, root.meta.Cwd, []string{"AGENTS.md", "AGENTS.override.md"})
 	s.Report = *report
 	return []*importers.Session{s}, nil
 }
@@ -245,28 +240,4 @@ func uniqueName(bs []*importers.Branch, b *importers.Branch) string {
 			return n
 		}
 	}
-}
-
-// project reads the instruction files Codex reads from the session's
-// folder (AGENTS.md, AGENTS.override.md) into the run's project snapshot,
-// when they are there and readable.
-func project(cwd string) record.Project {
-	if cwd == "" {
-		return record.Project{}
-	}
-	p := record.Project{Name: filepath.Base(cwd)}
-	for _, name := range []string{"AGENTS.md", "AGENTS.override.md"} {
-		fi, err := os.Stat(filepath.Join(cwd, name))
-		if err != nil || !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(cwd, name))
-		if err != nil {
-			continue
-		}
-		sum := sha256.Sum256(b)
-		p.Files = append(p.Files, record.File{Path: name, SHA256: hex.EncodeToString(sum[:]), Content: string(b)})
-	}
-	sort.Slice(p.Files, func(i, j int) bool { return p.Files[i].Path < p.Files[j].Path })
-	return p
 }

@@ -358,7 +358,8 @@ main ok
 
 func TestRead_Facts(t *testing.T) {
 	sessions, cwd := tree(t)
-	s := read(t, rollout(t, sessions, parentID), importers.Options{})
+	// Imported in the session's own folder: its AGENTS.md is read.
+	s := read(t, rollout(t, sessions, parentID), importers.Options{Here: cwd})
 	if s.Source != (record.Source{Format: "codex", Version: "0.130.0", ID: parentID, Path: rollout(t, sessions, parentID)}) {
 		t.Errorf("Source = %+v", s.Source)
 	}

@@ -12,9 +12,10 @@ import (
 // them back as graph and audit do (expectations written by hand from the
 // fixtures): the parent's three spawn_agent calls are one fork with a failed
 // branch and a missing one is interrupted; the serial reads are a missed
-// fan-out; AGENTS.md is in the run's project.
+// fan-out; AGENTS.md is in the run's project (imported in the session's
+// folder).
 func TestImport_Store(t *testing.T) {
-	sessions, _ := tree(t)
+	sessions, cwd := tree(t)
 	db := importerstest.Store(t)
 	for _, tt := range []struct {
 		id           string
@@ -28,7 +29,7 @@ func TestImport_Store(t *testing.T) {
 			[]string{"fanout.missed", "3 shell calls in the trunk ran one after another in separate responses"}},
 	} {
 		t.Run(tt.id, func(t *testing.T) {
-			g, mm, audit := importerstest.Shown(t, db, read(t, rollout(t, sessions, tt.id), importers.Options{}))
+			g, mm, audit := importerstest.Shown(t, db, read(t, rollout(t, sessions, tt.id), importers.Options{Here: cwd}))
 			if g.Run.Status != record.StatusOK {
 				t.Errorf("run status %s", g.Run.Status)
 			}

@@ -92,6 +92,9 @@ func (x *index) build(ctx context.Context) error {
 			if !strings.HasPrefix(d.Name(), "rollout-") || !strings.HasSuffix(d.Name(), ".jsonl") {
 				return nil
 			}
+			if !d.Type().IsRegular() {
+				return nil // a symlink is not followed out of the sessions' tree, a FIFO never read
+			}
 			m, err := firstMeta(p)
 			if err != nil || m == nil {
 				return nil
@@ -113,7 +116,7 @@ func (x *index) build(ctx context.Context) error {
 
 // firstMeta reads a rollout's first line as its session_meta, or nil.
 func firstMeta(path string) (*meta, error) {
-	f, err := os.Open(path)
+	f, err := importers.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -255,7 +254,7 @@ func (h *inheritance) inherited(l *line, at time.Time) bool {
 
 // readThread reads one rollout file.
 func readThread(ctx context.Context, path string, opt importers.Options, report *importers.Report) (*reader, error) {
-	f, err := os.Open(path)
+	f, err := importers.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

@@ -124,8 +124,15 @@ var update = flag.Bool("update", false, "rewrite the stored-run goldens under te
 // golden.
 func SameStoredRun(t *testing.T, name string, f importers.Format, path, dir string, digest bool) {
 	t.Helper()
+	SameStoredRunWith(t, name, f, path, dir, digest, importers.Options{})
+}
+
+// SameStoredRunWith is SameStoredRun, importing under opt (a project
+// folder named, say).
+func SameStoredRunWith(t *testing.T, name string, f importers.Format, path, dir string, digest bool, opt importers.Options) {
+	t.Helper()
 	db := Store(t)
-	res, err := importers.Import(context.Background(), db, f, path, importers.Options{})
+	res, err := importers.Import(context.Background(), db, f, path, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

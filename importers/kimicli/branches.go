@@ -87,7 +87,7 @@ func (r *reader) branch(d *kimi.Delegation, a kimi.Args, res kimi.Result, agentI
 	var m meta
 	hasMeta := false
 	if agentID != "" {
-		ok, err := kimi.ReadJSON(filepath.Join(sub, "meta.json"), &m)
+		ok, err := kimi.ReadJSONIn(r.dir, filepath.Join(sub, "meta.json"), &m)
 		if err != nil {
 			r.log.Note(filepath.Join(sub, "meta.json"), 0, "unreadable: "+err.Error())
 		}
@@ -153,10 +153,10 @@ func (r *reader) branch(d *kimi.Delegation, a kimi.Args, res kimi.Result, agentI
 
 	instructions := kimi.FirstOf(a.Prompt, prompt)
 	if instructions == "" && agentID != "" {
-		instructions = readPrompt(filepath.Join(sub, "prompt.txt"))
+		instructions = r.readPrompt(filepath.Join(sub, "prompt.txt"))
 	}
 	if agentID != "" {
-		conv.System = systemPrompt(filepath.Join(sub, "context.jsonl"))
+		conv.System = r.systemPrompt(filepath.Join(sub, "context.jsonl"))
 	}
 	name := agentID
 	if name == "" {
@@ -220,7 +220,7 @@ func (o outcome) set(br *importers.Branch, conv *importers.Conversation, childEn
 		} else {
 			status = record.StatusInterrupted
 		}
-		br.Answer = readSummary(filepath.Join(sub, "output"))
+		br.Answer = r.readSummary(filepath.Join(sub, "output"))
 	case d.Done && !d.IsError:
 		status = kimi.Outcome(kimi.FirstOf(res.Status, "completed"), "")
 		ended = d.ResultAt
@@ -236,7 +236,7 @@ func (o outcome) set(br *importers.Branch, conv *importers.Conversation, childEn
 		if hasMeta {
 			st = m.Status
 		}
-		if stage := lastStage(filepath.Join(sub, "output")); stage != "" && agentID != "" {
+		if stage := r.lastStage(filepath.Join(sub, "output")); stage != "" && agentID != "" {
 			switch {
 			case stage == "cancelled":
 				st = "killed"
@@ -289,20 +289,28 @@ func (r *reader) runtime(taskID string) (taskRuntime, bool) {
 		return rt, false
 	}
 	p := filepath.Join(r.dir, "tasks", taskID, "runtime.json")
-	ok, err := kimi.ReadJSON(p, &rt)
+	ok, err := kimi.ReadJSONIn(r.dir, p, &rt)
 	if err != nil {
 		r.log.Note(p, 0, "unreadable: "+err.Error())
 	}
 	return rt, ok && err == nil
 }
 
-func readPrompt(path string) string {
-	return kimi.Clip(string(importers.Head(path, kimi.MaxText+1)))
+// readPrompt is the head of a sub-agent's prompt.txt, in the session's
+// folder.
+func (r *reader) readPrompt(path string) string {
+	f, err := importers.OpenIn(r.dir, path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, kimi.MaxText+1))
+	return kimi.Clip(string(b))
 }
 
-// tail returns the last n bytes of a file.
-func tail(path string, n int64) string {
-	f, err := os.Open(path)
+// tail returns the last n bytes of a file in the session's folder.
+func (r *reader) tail(path string, n int64) string {
+	f, err := importers.OpenIn(r.dir, path)
 	if err != nil {
 		return ""
 	}
@@ -321,9 +329,9 @@ func tail(path string, n int64) string {
 }
 
 // lastStage is the last "[stage] …" line of a sub-agent's output file.
-func lastStage(path string) string {
+func (r *reader) lastStage(path string) string {
 	stage := ""
-	sc := bufio.NewScanner(strings.NewReader(tail(path, 64<<10)))
+	sc := bufio.NewScanner(strings.NewReader(r.tail(path, 64<<10)))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
 		if s, ok := strings.CutPrefix(sc.Text(), "[stage] "); ok {
@@ -334,8 +342,8 @@ func lastStage(path string) string {
 }
 
 // readSummary is the text after the last "[summary]" of an output file.
-func readSummary(path string) string {
-	t := tail(path, kimi.MaxText)
+func (r *reader) readSummary(path string) string {
+	t := r.tail(path, kimi.MaxText)
 	if i := strings.LastIndex(t, "\n[summary]\n"); i >= 0 {
 		return strings.TrimSpace(t[i+len("\n[summary]\n"):])
 	}
@@ -351,7 +359,7 @@ func (r *reader) orphans() error {
 	// What reading them finds is reported after the session's own
 	// problems, as they are placed after its calls' sub-agents.
 	main := r.log
-	r.log = kimi.NewLog(&r.later, r.opt)
+	r.log = kimi.NewLog(&r.later, r.opt, r.dir)
 	defer func() { r.log = main }()
 	entries, err := os.ReadDir(filepath.Join(r.dir, "subagents"))
 	if err != nil {
@@ -368,7 +376,7 @@ func (r *reader) orphans() error {
 		}
 		sub := filepath.Join(r.dir, "subagents", id)
 		var m meta
-		if _, err := kimi.ReadJSON(filepath.Join(sub, "meta.json"), &m); err != nil {
+		if _, err := kimi.ReadJSONIn(r.dir, filepath.Join(sub, "meta.json"), &m); err != nil {
 			r.log.Note(filepath.Join(sub, "meta.json"), 0, "unreadable: "+err.Error())
 		}
 		agent := kimi.FirstOf(m.Type, kimi.DefaultSubagentType)
@@ -401,8 +409,8 @@ func (r *reader) orphans() error {
 		} else if conv.Ended.IsZero() {
 			conv.Ended = kimi.Seconds(m.UpdatedAt)
 		}
-		prompt := kimi.FirstOf(kimi.AsBranch(conv), readPrompt(filepath.Join(sub, "prompt.txt")))
-		conv.System = systemPrompt(filepath.Join(sub, "context.jsonl"))
+		prompt := kimi.FirstOf(kimi.AsBranch(conv), r.readPrompt(filepath.Join(sub, "prompt.txt")))
+		conv.System = r.systemPrompt(filepath.Join(sub, "context.jsonl"))
 		br := &importers.Branch{Name: id, Agent: agent, Instructions: kimi.Clip(prompt), Conv: conv}
 		r.orphan = append(r.orphan, &importers.Fork{At: conv.Started, Tool: kimi.ToolAgent, Context: "none",
 			Branches: []*importers.Branch{br}, JoinAt: conv.Ended})
@@ -413,9 +421,9 @@ func (r *reader) orphans() error {
 }
 
 // systemPrompt is the system prompt a context.jsonl starts with (its
-// _system_prompt marker line), or "".
-func systemPrompt(path string) string {
-	f, err := os.Open(path)
+// _system_prompt marker line), or "": a file of the session's folder.
+func (r *reader) systemPrompt(path string) string {
+	f, err := importers.OpenIn(r.dir, path)
 	if err != nil {
 		return ""
 	}

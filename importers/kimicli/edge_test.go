@@ -374,7 +374,7 @@ func TestNewest(t *testing.T) {
 		t.Fatalf("Newest = %q, %v", got, err)
 	}
 	write(t, filepath.Join(share, "kimi.json"), fmt.Sprintf(`{"work_dirs": [{"path": %q, "kaos": "local", "last_session_id": "new"}]}`, work))
-	s := readOne(t, got, importers.Options{})
+	s := readOne(t, got, importers.Options{Here: work}) // imported in the folder it was found for
 	if s.Dir != work || s.Project.Name != "proj" || len(s.Project.Files) != 2 ||
 		s.Project.Files[0].Path != ".kimi/AGENTS.md" || s.Project.Files[1].Path != "AGENTS.md" || s.Project.Files[1].Content != "# house rules\n" {
 		t.Errorf("dir %q project %+v", s.Dir, s.Project)

@@ -107,7 +107,7 @@ func sessionDir(path string) (string, error) {
 	if !fi.IsDir() {
 		dir = filepath.Dir(path)
 	}
-	if !kimi.IsFile(filepath.Join(dir, "wire.jsonl")) {
+	if !importers.IsFileIn(dir, filepath.Join(dir, "wire.jsonl")) {
 		return "", fmt.Errorf("%s has no wire.jsonl: a Kimi CLI session folder holds wire.jsonl (the event journal this importer reads) next to context.jsonl", dir)
 	}
 	return dir, nil

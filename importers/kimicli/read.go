@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
+
 	"path/filepath"
 	"sort"
 	"time"
@@ -80,7 +80,7 @@ func newReader(ctx context.Context, dir string, opt importers.Options) *reader {
 	s := &importers.Session{Source: record.Source{Format: Name, ID: filepath.Base(dir), Path: dir}}
 	return &reader{
 		ctx: ctx, dir: dir, opt: opt, sess: s,
-		log:          kimi.NewLog(&s.Report, opt),
+		log:          kimi.NewLog(&s.Report, opt, dir),
 		models:       map[string]bool{},
 		wrappedAgent: map[string]string{},
 		wrapped:      map[string]*kimi.Builder{},
@@ -117,7 +117,7 @@ func (r *reader) stream() (*importers.Session, error) {
 		r.close()
 		return nil, err
 	}
-	s.Trunk = &importers.Conversation{Agent: "main", System: systemPrompt(filepath.Join(r.dir, "context.jsonl")), Live: trunk}
+	s.Trunk = &importers.Conversation{Agent: "main", System: r.systemPrompt(filepath.Join(r.dir, "context.jsonl")), Live: trunk}
 	trunk.c = s.Trunk
 	trunk.end = func() { r.finish(trunk) }
 	s.Close = r.close
@@ -143,17 +143,17 @@ func (r *reader) finish(trunk *wire) {
 	var state struct {
 		Title *string `json:"custom_title"`
 	}
-	if _, err := kimi.ReadJSON(filepath.Join(r.dir, "state.json"), &state); err != nil {
+	if _, err := kimi.ReadJSONIn(r.dir, filepath.Join(r.dir, "state.json"), &state); err != nil {
 		r.log.Note(filepath.Join(r.dir, "state.json"), 0, "unreadable, so the session has no title: "+err.Error())
 	} else if state.Title != nil {
 		s.Title = *state.Title
 	}
-	s.Dir = r.workDir()
+	cwd := r.workDir()
 	agentsMd := "AGENTS.md"
-	if s.Dir != "" && !kimi.IsFile(filepath.Join(s.Dir, agentsMd)) {
+	if dir := r.opt.InstructionDir(cwd); dir != "" && !importers.IsFileIn(dir, filepath.Join(dir, agentsMd)) {
 		agentsMd = "agents.md"
 	}
-	s.Project = kimi.Instructions(s.Dir, []string{".kimi/AGENTS.md", agentsMd}, nil)
+	r.opt.Instructions(s, cwd, []string{".kimi/AGENTS.md", agentsMd})
 	for m := range r.models {
 		s.Models = append(s.Models, m)
 	}
@@ -443,6 +443,11 @@ func (r *reader) ownWire(agentID string) bool {
 	if !kimi.SafeID(agentID) {
 		return false
 	}
-	fi, err := os.Stat(filepath.Join(r.dir, "subagents", agentID, "wire.jsonl"))
-	return err == nil && fi.Mode().IsRegular() && fi.Size() > 0
+	f, err := importers.OpenIn(r.dir, filepath.Join(r.dir, "subagents", agentID, "wire.jsonl"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	return err == nil && fi.Size() > 0
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -54,7 +55,7 @@ var markers = [][]byte{[]byte(`"ToolCall`), []byte(`"ToolResult"`), []byte(`"Sub
 // prescan reads the session's journal at path for its delegation calls.
 func prescan(ctx context.Context, path string) (*scan, error) {
 	sc := &scan{wrappedAgent: map[string]string{}, notices: map[string]notice{}, claims: map[string][]int{}}
-	j, err := kimi.NewLog(&importers.Report{}, importers.Options{}).Open(ctx, path)
+	j, err := kimi.NewLog(&importers.Report{}, importers.Options{}, filepath.Dir(path)).Open(ctx, path)
 	if err != nil {
 		return nil, err
 	}

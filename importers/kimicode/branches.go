@@ -142,7 +142,7 @@ func (r *reader) branch(parent *agentFile, s *slot, w kimi.Window, depth int) (*
 	var conv *importers.Conversation
 	wire := filepath.Join(r.dir, "agents", s.agentID, "wire.jsonl")
 	missing := false
-	if s.agentID != "" && kimi.IsFile(wire) {
+	if s.agentID != "" && importers.IsFileIn(r.dir, wire) {
 		child, err := r.agent(s.agentID, w, depth+1)
 		if err != nil {
 			return nil, err
@@ -269,7 +269,7 @@ func (r *reader) orphans(a *agentFile, ids []string, depth int) error {
 		}
 		r.claimed[id] = true
 		wire := filepath.Join(r.dir, "agents", id, "wire.jsonl")
-		if !kimi.IsFile(wire) {
+		if !importers.IsFileIn(r.dir, wire) {
 			r.log.Note(filepath.Join(r.dir, "agents", id), 0, "a sub-agent no call names, with no journal: not imported")
 			continue
 		}

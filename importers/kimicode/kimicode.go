@@ -155,7 +155,7 @@ func sessionDir(path string) (string, error) {
 			dir = filepath.Dir(filepath.Dir(dir))
 		}
 	}
-	if !kimi.IsFile(filepath.Join(dir, "agents", "main", "wire.jsonl")) {
+	if !importers.IsFileIn(dir, filepath.Join(dir, "agents", "main", "wire.jsonl")) {
 		return "", fmt.Errorf("%s has no agents/main/wire.jsonl: a Kimi Code session folder holds state.json and one journal per agent under agents/", dir)
 	}
 	return dir, nil

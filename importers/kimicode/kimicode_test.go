@@ -568,7 +568,7 @@ func TestNewest(t *testing.T) {
 	if err != nil || got != other {
 		t.Fatalf("Newest = %q, %v", got, err)
 	}
-	s := readOne(t, got, importers.Options{})
+	s := readOne(t, got, importers.Options{Here: work}) // imported in the folder it was found for
 	var paths []string
 	for _, f := range s.Project.Files {
 		paths = append(paths, f.Path)

@@ -54,7 +54,7 @@ func newReader(ctx context.Context, dir string, opt importers.Options) *reader {
 	s := &importers.Session{Source: record.Source{Format: Name, ID: filepath.Base(dir), Path: dir}}
 	return &reader{
 		ctx: ctx, dir: dir, opt: opt, sess: s,
-		log:      kimi.NewLog(&s.Report, opt),
+		log:      kimi.NewLog(&s.Report, opt, dir),
 		models:   map[string]bool{},
 		children: map[string][]string{},
 		claimed:  map[string]bool{},
@@ -70,7 +70,7 @@ func (r *reader) newBuilder(agent string) *kimi.Builder {
 
 func (r *reader) session() (*importers.Session, error) {
 	s := r.sess
-	if _, err := kimi.ReadJSON(filepath.Join(r.dir, "state.json"), &r.state); err != nil {
+	if _, err := kimi.ReadJSONIn(r.dir, filepath.Join(r.dir, "state.json"), &r.state); err != nil {
 		r.log.Note(filepath.Join(r.dir, "state.json"), 0, "unreadable, so sub-agents are found from their folders alone: "+err.Error())
 	}
 	s.Title = r.state.Title
@@ -102,8 +102,16 @@ func (r *reader) session() (*importers.Session, error) {
 	if s.Trunk.System == "" {
 		s.RequestsLack = append([]string{"the system prompt"}, s.RequestsLack...)
 	}
-	s.Dir = r.cwd
-	s.Project = kimi.Instructions(s.Dir, []string{"AGENTS.md", ".kimi-code/AGENTS.md", ".kimi-code/agents/*.md", ".agents/agents/*.md"}, r.named)
+	// The AGENTS.md files the session loaded, when they are in its working
+	// folder (read from its project folder), then the ones Kimi Code reads.
+	var rel []string
+	for _, n := range r.named {
+		if p := importers.RelTo(r.cwd, n); p != "" {
+			rel = append(rel, p)
+		}
+	}
+	rel = append(rel, "AGENTS.md", ".kimi-code/AGENTS.md", ".kimi-code/agents/*.md", ".agents/agents/*.md")
+	r.opt.Instructions(s, r.cwd, rel)
 	for m := range r.models {
 		s.Models = append(s.Models, m)
 	}
@@ -223,7 +231,7 @@ type rec struct {
 }
 
 func (r *reader) readWire(path string, a *agentFile, w kimi.Window) error {
-	if a.id != "main" && !kimi.IsFile(path) {
+	if a.id != "main" && !importers.IsFileIn(r.dir, path) {
 		return nil // the caller says the journal is missing
 	}
 	inWindow := w.Zero()

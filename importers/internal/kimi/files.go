@@ -3,8 +3,6 @@ package kimi
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -21,15 +18,20 @@ import (
 	"github.com/inspect-dev/inspect/record"
 )
 
-// Log collects what an import skipped or could not read into a Report.
+// Log collects what an import skipped or could not read into a Report,
+// and opens the journals of the session's folder.
 type Log struct {
 	Report *importers.Report
 	Opt    importers.Options
+	// Dir is the session's own folder: its journals are read through it
+	// (importers.OpenIn), so a symlink out of it is not followed.
+	Dir string
 }
 
-// NewLog returns a Log writing into rep.
-func NewLog(rep *importers.Report, opt importers.Options) *Log {
-	return &Log{Report: rep, Opt: opt}
+// NewLog returns a Log writing into rep, reading the journals of session
+// folder dir.
+func NewLog(rep *importers.Report, opt importers.Options, dir string) *Log {
+	return &Log{Report: rep, Opt: opt, Dir: dir}
 }
 
 // Malformed reports a line that could not be read; under Options.Strict it
@@ -81,18 +83,29 @@ func Usage(inputOther, output, cacheRead, cacheCreation int64) record.Usage {
 	}
 }
 
-// ReadJSON decodes a small JSON file (state.json, meta.json) of at most
-// 4 MiB into v; a missing file is (false, nil).
+// maxJSON bounds a small JSON file (state.json, meta.json, kimi.json).
+const maxJSON = 4 << 20
+
+// ReadJSON decodes the small JSON file at path (of at most 4 MiB, a
+// regular file: importers.ReadSmall) into v; a missing file is
+// (false, nil).
 func ReadJSON(path string, v any) (bool, error) {
-	f, err := os.Open(path)
+	b, err := importers.ReadSmall(path, maxJSON)
+	return decodeJSON(path, b, err, v)
+}
+
+// ReadJSONIn is ReadJSON of a file in folder dir (the session's own),
+// read through it (importers.ReadSmallIn): a symlink out of it is not
+// followed.
+func ReadJSONIn(dir, path string, v any) (bool, error) {
+	b, err := importers.ReadSmallIn(dir, path, maxJSON)
+	return decodeJSON(path, b, err, v)
+}
+
+func decodeJSON(path string, b []byte, err error, v any) (bool, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 4<<20))
 	if err != nil {
 		return false, err
 	}
@@ -102,86 +115,10 @@ func ReadJSON(path string, v any) (bool, error) {
 	return true, nil
 }
 
-// IsFile reports whether path is a regular file.
-func IsFile(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular()
-}
-
 // IsDir reports whether path is a directory.
 func IsDir(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.IsDir()
-}
-
-// Limits of the instruction files a snapshot holds.
-const (
-	maxInstructionFile  = 1 << 20
-	maxInstructionFiles = 64
-)
-
-// Instructions snapshots the instruction files of a session: the ones in
-// its folder dir (rel, slash paths; a name ending in /*.md takes every .md
-// file of that folder) and the ones it names by absolute path (named).
-// Files under dir keep their path relative to it, files under home become
-// ~/…; unreadable, missing or oversized files are left out.
-func Instructions(dir string, rel, named []string) record.Project {
-	p := record.Project{}
-	if dir != "" {
-		p.Name = filepath.Base(dir)
-	}
-	seen := map[string]bool{}
-	add := func(abs, path string) {
-		if seen[path] || len(p.Files) >= maxInstructionFiles {
-			return
-		}
-		fi, err := os.Stat(abs)
-		if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxInstructionFile {
-			return
-		}
-		b, err := os.ReadFile(abs)
-		if err != nil {
-			return
-		}
-		seen[path] = true
-		sum := sha256.Sum256(b)
-		p.Files = append(p.Files, record.File{Path: path, SHA256: hex.EncodeToString(sum[:]), Content: string(b)})
-	}
-	home, _ := os.UserHomeDir()
-	for _, n := range named {
-		if n == "" || !filepath.IsAbs(n) {
-			continue
-		}
-		n = filepath.Clean(n)
-		switch {
-		case dir != "" && within(dir, n):
-			r, _ := filepath.Rel(dir, n)
-			add(n, filepath.ToSlash(r))
-		case home != "" && within(home, n):
-			r, _ := filepath.Rel(home, n)
-			add(n, "~/"+filepath.ToSlash(r))
-		}
-	}
-	if dir != "" {
-		for _, r := range rel {
-			if folder, ok := strings.CutSuffix(r, "/*.md"); ok {
-				matches, _ := filepath.Glob(filepath.Join(dir, filepath.FromSlash(folder), "*.md"))
-				sort.Strings(matches)
-				for _, m := range matches {
-					add(m, folder+"/"+filepath.Base(m))
-				}
-				continue
-			}
-			add(filepath.Join(dir, filepath.FromSlash(r)), r)
-		}
-	}
-	sort.Slice(p.Files, func(i, j int) bool { return p.Files[i].Path < p.Files[j].Path })
-	return p
-}
-
-func within(dir, path string) bool {
-	r, err := filepath.Rel(dir, path)
-	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r)
 }
 
 // Sessions lists the session folders in bucket (a folder of them).
@@ -357,7 +294,13 @@ type Journal struct {
 
 // Open opens the journal at path.
 func (l *Log) Open(ctx context.Context, path string) (*Journal, error) {
-	f, err := os.Open(path)
+	var f *os.File
+	var err error
+	if l.Dir != "" {
+		f, err = importers.OpenIn(l.Dir, path)
+	} else {
+		f, err = importers.OpenRegular(path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %v", path, err)
 	}
