@@ -19,6 +19,7 @@ import (
 	"github.com/inspect-dev/inspect/internal/fixturetest"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
+	"github.com/inspect-dev/inspect/store/layout"
 )
 
 // figures are what a brief analysis gives of one call (everything but the
@@ -270,9 +271,9 @@ type countingSource struct {
 	links, bytes int64
 }
 
-func (s *countingSource) ScanMessages(ctx context.Context, ids []int64, link func(record.MessageLink) error) error {
+func (s *countingSource) ScanMessages(ctx context.Context, ids []int64, link func(layout.MessageLink) error) error {
 	s.reads++
-	return s.DB.ScanMessages(ctx, ids, func(l record.MessageLink) error {
+	return s.DB.ScanMessages(ctx, ids, func(l layout.MessageLink) error {
 		s.links++
 		s.bytes += int64(len(l.Data))
 		return link(l)

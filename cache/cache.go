@@ -45,17 +45,20 @@ import (
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/money"
 	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/store/layout"
 )
 
-// Source is where the analysis reads a run's stored requests; *store.DB
-// satisfies it (see store.DB.RequestParts and ScanMessages).
+// Source is where the analysis reads a run's stored requests, in the
+// layout the store keeps them in (package store/layout, which links no
+// SQL); *store.DB satisfies it (see store.DB.RequestParts and
+// ScanMessages), and a test may read from anything else that does.
 type Source interface {
 	// RequestParts reads the requests of run (only seqs, when not nil):
 	// the message links they reach, in id order, with their bytes or,
 	// data false, only their sizes, and the requests' parts in seq order.
-	RequestParts(ctx context.Context, run string, seqs []int64, data bool) (record.Links, []record.RequestParts, error)
+	RequestParts(ctx context.Context, run string, seqs []int64, data bool) (layout.Links, []layout.RequestParts, error)
 	// ScanMessages reads links ids with their bytes.
-	ScanMessages(ctx context.Context, ids []int64, link func(record.MessageLink) error) error
+	ScanMessages(ctx context.Context, ids []int64, link func(layout.MessageLink) error) error
 }
 
 // Options are the analysis' settings. The zero value (and nil) means the
@@ -600,7 +603,7 @@ type Requests struct {
 	brief    bool // read for Options.Brief: only the message bytes it needs
 	tree     *prefix.Tree
 	frames   map[frameKey]*frame
-	links    record.Links              // the links read, in id order
+	links    layout.Links              // the links read, in id order
 	msgs     []prefix.Msg              // links[i]'s tree node
 	rerooted map[prefix.Msg]prefix.Msg // an older file's path -> the same path without its system message
 	prompts  seqMap[*prompt]
@@ -757,7 +760,7 @@ func (r *Requests) readMessages(ctx context.Context, src Source, read []bool, wa
 		}
 	}
 	got := 0
-	err := src.ScanMessages(ctx, ids, func(l record.MessageLink) error {
+	err := src.ScanMessages(ctx, ids, func(l layout.MessageLink) error {
 		i, ok := r.links.Index(l.ID)
 		if !ok || l.Size != r.links[i].Size {
 			return fmt.Errorf("load the requests of run %s: message %d changed while it was read", r.run, l.ID)
@@ -890,7 +893,7 @@ func isSystemMessage(data []byte) bool {
 }
 
 // prompt builds one request's prompt.
-func (a *Requests) prompt(rp record.RequestParts) *prompt {
+func (a *Requests) prompt(rp layout.RequestParts) *prompt {
 	k := frameKey{rp.HeadID, rp.SystemID, rp.TailID}
 	f := a.frames[k]
 	if f == nil {
@@ -940,7 +943,7 @@ func (a *Requests) reroot(m, first prefix.Msg) prefix.Msg {
 // readFrame reads the tools and system prompt of a request from its head,
 // system message and tail, which join into a JSON body whose messages
 // array holds only the system message.
-func readFrame(rp record.RequestParts) *frame {
+func readFrame(rp layout.RequestParts) *frame {
 	body := make([]byte, 0, len(rp.Head)+len(rp.System)+len(rp.Tail))
 	body = append(append(append(body, rp.Head...), rp.System...), rp.Tail...)
 	f := &frame{tools: []byte("null"), system: rp.System}

@@ -8,6 +8,7 @@ import (
 	"github.com/inspect-dev/inspect/cache/prefix"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/store/layout"
 )
 
 // A sweep finds each analysed request's longest reusable prefix: the
@@ -104,7 +105,7 @@ func sweepOf(t *prefix.Tree, in []sweepIn, lifetime time.Duration) []sweepOut {
 
 // rowInputs are the requests of reqs the analysis compares and their
 // sweep's inputs, as their rows say (the sweep of Read).
-func (r *Requests) rowInputs(reqs []record.RequestParts) []sweepIn {
+func (r *Requests) rowInputs(reqs []layout.RequestParts) []sweepIn {
 	in := make([]sweepIn, 0, len(reqs))
 	for _, rp := range reqs {
 		p := r.prompts.get(rp.Seq)

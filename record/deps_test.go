@@ -10,13 +10,14 @@ import (
 // The layers above the store read records, never SQL: DESIGN §2 says the
 // dependencies of graph, mermaid, findings and diff (and of the packages that
 // join them later) contain neither database/sql nor a SQLite driver, and
-// record imports nothing of ours.
+// record imports nothing of ours. The store's request layout (store/layout,
+// what cache reads) links no SQL either, and names only records.
 func TestImportGraph(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("the go command is not on PATH")
 	}
 	const mod = "github.com/inspect-dev/inspect/"
-	noSQL := []string{"graph", "chart", "graphjson", "mermaid", "findings", "diff", "chat", "snapshot", "cache", "web", "timeline", "money", "config"}
+	noSQL := []string{"graph", "chart", "graphjson", "mermaid", "findings", "diff", "chat", "snapshot", "cache", "web", "timeline", "money", "config", "store/layout"}
 	for _, pkg := range append([]string{"record"}, noSQL...) {
 		if _, err := os.Stat("../" + pkg); err != nil {
 			continue // not written yet
@@ -31,6 +32,8 @@ func TestImportGraph(t *testing.T) {
 				t.Errorf("%s depends on %s: it must read records, not the database", pkg, dep)
 			case pkg == "record" && strings.HasPrefix(dep, mod) && dep != mod+"record":
 				t.Errorf("record imports %s: the vocabulary imports nothing of ours", dep)
+			case pkg == "store/layout" && strings.HasPrefix(dep, mod) && dep != mod+"record" && dep != mod+pkg:
+				t.Errorf("store/layout imports %s: the request layout names records and nothing else of ours", dep)
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/store/layout"
 )
 
 // RequestParts reads the stored requests of run's llm nodes (only those
@@ -22,7 +23,7 @@ import (
 // for ever. With data false the links come without their bytes (Data nil;
 // Size and Sep say what they are), for a reader that needs the bytes of
 // only a few (ScanMessages).
-func (db *DB) RequestParts(ctx context.Context, run string, seqs []int64, data bool) (record.Links, []record.RequestParts, error) {
+func (db *DB) RequestParts(ctx context.Context, run string, seqs []int64, data bool) (layout.Links, []layout.RequestParts, error) {
 	where := `n.run_id = ?1`
 	args := []any{run}
 	if seqs != nil {
@@ -30,16 +31,16 @@ func (db *DB) RequestParts(ctx context.Context, run string, seqs []int64, data b
 		where += ` AND n.seq IN (SELECT value FROM json_each(?2))`
 		args = append(args, string(list))
 	}
-	fail := func(err error) (record.Links, []record.RequestParts, error) {
+	fail := func(err error) (layout.Links, []layout.RequestParts, error) {
 		return nil, nil, fmt.Errorf("load the requests of run %s: %w", run, err)
 	}
 
 	// The requests (read before their blobs: a run has a few distinct
 	// heads, system messages and tails, each read once).
-	var reqs []record.RequestParts
+	var reqs []layout.RequestParts
 	err := db.rawQuery(ctx, `SELECT n.seq, r.head, r.system, r.last, r.tail, r.size, n.started_ns, n.ended_ns, n.status, n.name, n.fidelity
 		FROM requests r JOIN nodes n ON n.id = r.node_id WHERE `+where+` ORDER BY n.seq`, args, func(r *rowReader) error {
-		var p record.RequestParts
+		var p layout.RequestParts
 		p.Seq, p.HeadID = r.int64(), r.int64()
 		system := r.int64()
 		p.Last, p.TailID, p.Size = r.int64(), r.int64(), r.int64()
@@ -131,8 +132,8 @@ const (
 )
 
 // readLink reads one row of linkColumns (data false) or linkDataColumns.
-func readLink(r *rowReader, data bool) record.MessageLink {
-	l := record.MessageLink{ID: r.int64(), Prev: r.int64(), Size: r.int64()}
+func readLink(r *rowReader, data bool) layout.MessageLink {
+	l := layout.MessageLink{ID: r.int64(), Prev: r.int64(), Size: r.int64()}
 	if !data {
 		l.Sep = r.int()
 		return l
@@ -155,7 +156,7 @@ func readLink(r *rowReader, data bool) record.MessageLink {
 // still wanted in a heap (a link wants its prev, which is older); once
 // the scan meets only other runs' links, the rest are walked by a
 // recursive query (UNION stops at a loop).
-func (db *DB) requestLinks(ctx context.Context, reqs []record.RequestParts, data bool) (record.Links, error) {
+func (db *DB) requestLinks(ctx context.Context, reqs []layout.RequestParts, data bool) (layout.Links, error) {
 	cols := linkColumns
 	if data {
 		cols = linkDataColumns
@@ -170,7 +171,7 @@ func (db *DB) requestLinks(ctx context.Context, reqs []record.RequestParts, data
 		return nil, nil
 	}
 	want.init()
-	var links record.Links // newest first
+	var links layout.Links // newest first
 	var missing []int64    // wanted ids the scan passed without meeting
 	misses := 0
 	err := db.rawQuery(ctx, `SELECT `+cols+` FROM chain WHERE id <= ? ORDER BY id DESC`, []any{want[0]}, func(r *rowReader) error {
@@ -208,7 +209,7 @@ func (db *DB) requestLinks(ctx context.Context, reqs []record.RequestParts, data
 		return links, nil
 	}
 	list, _ := json.Marshal(missing)
-	var more []record.MessageLink
+	var more []layout.MessageLink
 	err = db.rawQuery(ctx, `WITH RECURSIVE c(id) AS (
 			SELECT value FROM json_each(?)
 			UNION
@@ -232,7 +233,7 @@ func (db *DB) requestLinks(ctx context.Context, reqs []record.RequestParts, data
 // ScanMessages calls fn with each link of ids that the chain holds, with
 // its bytes, in id order: the bytes a reader of RequestParts without
 // data needs of a few.
-func (db *DB) ScanMessages(ctx context.Context, ids []int64, fn func(record.MessageLink) error) error {
+func (db *DB) ScanMessages(ctx context.Context, ids []int64, fn func(layout.MessageLink) error) error {
 	if len(ids) == 0 {
 		return nil
 	}

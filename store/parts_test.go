@@ -13,6 +13,7 @@ import (
 	"github.com/inspect-dev/inspect/graph/graphtest"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
+	"github.com/inspect-dev/inspect/store/layout"
 )
 
 // parts rebuilds every request RequestParts gives from its parts.
@@ -22,7 +23,7 @@ func parts(t *testing.T, db *store.DB, run string, seqs []int64) (map[int64][]by
 	if err != nil {
 		t.Fatal(err)
 	}
-	links := map[int64]record.MessageLink{}
+	links := map[int64]layout.MessageLink{}
 	for _, l := range list {
 		if _, dup := links[l.ID]; dup {
 			t.Errorf("link %d given twice", l.ID)
@@ -215,7 +216,7 @@ func TestRequestParts_WithoutData(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, run := range []string{realistic, rec.RunID()} {
-		scan := func(data bool) (record.Links, []record.RequestParts) {
+		scan := func(data bool) (layout.Links, []layout.RequestParts) {
 			links, reqs, err := db.RequestParts(ctx, run, nil, data)
 			if err != nil {
 				t.Fatal(err)
@@ -246,7 +247,7 @@ func TestRequestParts_WithoutData(t *testing.T) {
 			t.Errorf("separators %v: the layouts give every kind", seps)
 		}
 		var got []int64
-		if err := db.ScanMessages(ctx, append(ids, 1<<40), func(l record.MessageLink) error {
+		if err := db.ScanMessages(ctx, append(ids, 1<<40), func(l layout.MessageLink) error {
 			i, _ := with.Index(l.ID)
 			if !bytes.Equal(l.Data, with[i].Data) || l.Sep != with[i].Sep || l.Prev != with[i].Prev {
 				t.Errorf("ScanMessages gave link %d as %+v, want %+v", l.ID, l, with[i])

@@ -12,6 +12,7 @@ import (
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
+	"github.com/inspect-dev/inspect/store/layout"
 	"github.com/inspect-dev/inspect/web"
 )
 
@@ -128,12 +129,12 @@ func (s *Source) Asks(ctx context.Context, run string, seq int64) ([]web.Ask, er
 }
 
 // RequestParts reads run's stored requests for the cache analysis.
-func (s *Source) RequestParts(ctx context.Context, run string, seqs []int64, data bool) (record.Links, []record.RequestParts, error) {
+func (s *Source) RequestParts(ctx context.Context, run string, seqs []int64, data bool) (layout.Links, []layout.RequestParts, error) {
 	return s.DB.RequestParts(ctx, run, seqs, data)
 }
 
 // ScanMessages reads message links with their bytes for the cache analysis.
-func (s *Source) ScanMessages(ctx context.Context, ids []int64, link func(record.MessageLink) error) error {
+func (s *Source) ScanMessages(ctx context.Context, ids []int64, link func(layout.MessageLink) error) error {
 	return s.DB.ScanMessages(ctx, ids, link)
 }
 
