@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/inspect-dev/inspect/internal/when"
 	"github.com/inspect-dev/inspect/store"
 )
 
@@ -30,37 +30,6 @@ func existingStore(ctx context.Context, f *Factory, write bool) (*store.DB, erro
 		return f.Store(ctx)
 	}
 	return f.ReadStore(ctx, f.DBPath)
-}
-
-// parseAge reads a duration that also takes days: 90m, 36h, 7d, 2w.
-func parseAge(s string) (time.Duration, error) {
-	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
-		if n, ok := strings.CutSuffix(s, suffix); ok {
-			if k, err := strconv.ParseFloat(n, 64); err == nil && k >= 0 {
-				return time.Duration(k * float64(unit)), nil
-			}
-		}
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%q is not a duration such as 36h, 7d or 2w", s)
-	}
-	return d, nil
-}
-
-// parseWhen reads a point in time: a date (2025-05-01, local midnight), a
-// date and time (RFC 3339), or an age before now (7d, 36h).
-func parseWhen(s string, now time.Time) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
-	}
-	if t, err := time.ParseInLocation("2006-01-02", s, time.Local); err == nil {
-		return t, nil
-	}
-	if d, err := parseAge(s); err == nil {
-		return now.Add(-d), nil
-	}
-	return time.Time{}, fmt.Errorf("%q is neither a date (2025-05-01), a time (2025-05-01T14:00:00Z) nor an age (7d, 36h)", s)
 }
 
 // TagOptions are the inputs of `inspect tag`.
@@ -271,7 +240,7 @@ Exit codes: 0 done; 2 bad flags.`,
 func pruneRun(ctx context.Context, opts *PruneOptions) error {
 	p := store.Prune{Keep: opts.Keep, Now: opts.Now()}
 	if opts.OlderThan != "" {
-		d, err := parseAge(opts.OlderThan)
+		d, err := when.ParseAge(opts.OlderThan)
 		if err != nil || d == 0 {
 			return Usagef("--older-than %s: give a duration above zero such as 36h, 30d or 2w", opts.OlderThan)
 		}

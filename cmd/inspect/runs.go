@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/internal/when"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
 )
@@ -118,7 +119,7 @@ func (o *RunsOptions) filter() (store.RunFilter, error) {
 		if b.v == "" {
 			continue
 		}
-		t, err := parseWhen(b.v, now)
+		t, err := when.Parse(b.v, now)
 		if err != nil {
 			return f, Usagef("%s: %v", b.flag, err)
 		}
