@@ -6,26 +6,36 @@
 // --allow-ask, ask a recorded model call a question (that calls the
 // provider and costs money).
 //
-// Every tool runs one of inspect's own commands through a Runner, so an
-// agent reads exactly what a person reads: the text the command prints
-// (plain, sanitised, with the team's .inspect.yaml applied) as the tool's
-// content, and the command's JSON (docs/*-json.md) as its structured
-// content. The package holds no inspect logic of its own.
+// A tool validates its arguments into typed references (a run: latest, a
+// hex id or prefix, FILE.db:RUN only for a file the user allowed at start;
+// a node n<seq>; a rule id of the rule list; thresholds by name) and calls
+// its Backend once: the one result gives both the text for the agent
+// (rendered by the writers inspect's commands use: findings', diff's, the
+// Mermaid chart's, sanitised) and the structured content (the structs of
+// the documented JSON, docs/*-json.md). No argument ever reaches a command
+// line, a path or a flag: a client cannot choose the database, the policy
+// file, an output file or the provider.
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
 
-// Runner runs one inspect command line (the arguments after "inspect") and
-// returns what it wrote to stdout and stderr and its exit code (DESIGN
-// §11: 0 ok, 1 over a threshold, 2 a usage error, 3 inspect failed).
-type Runner func(ctx context.Context, args []string) (stdout, stderr string, code int)
+	"github.com/inspect-dev/inspect/ask"
+	"github.com/inspect-dev/inspect/cache/report"
+	"github.com/inspect-dev/inspect/diff"
+	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/graphjson"
+	"github.com/inspect-dev/inspect/internal/termsafe"
+	"github.com/inspect-dev/inspect/mermaid"
+)
 
 // Options configure the server.
 type Options struct {
@@ -34,6 +44,19 @@ type Options struct {
 	// AllowAsk adds the ask tool, which sends a recorded request with a
 	// question to the provider.
 	AllowAsk bool
+	// AskKey and AskBaseURL are the provider key and base URL ask sends
+	// with (OPENAI_API_KEY and OPENAI_BASE_URL when the server started; an
+	// empty base URL: the run's recorded one, else OpenAI's).
+	AskKey, AskBaseURL string
+	// AllowDB are the database files, besides the default one, whose runs
+	// a client may name as FILE.db:RUN (inspect mcp --allow-db FILE), as
+	// the user spelled them. They are only read: ask refuses their runs.
+	AllowDB []string
+	// Dir is the folder relative names in AllowDB and in a client's
+	// FILE.db:RUN are compared from (the server's working folder).
+	Dir string
+	// Now is the clock list_runs' ages count back from; nil: time.Now.
+	Now func() time.Time
 }
 
 // maxText bounds a tool's text: a whole request body can be large, and an
@@ -53,33 +76,43 @@ goes where the finding says: a line of agents.yaml or of an agent's prompt
 file. Costs are computed from the recording; a cache effect is never
 measured unless the provider reported cached tokens.`
 
-// New returns the server: its tools call run.
-func New(run Runner, o Options) *mcp.Server {
+// New returns the server: its tools read through b.
+func New(b Backend, o Options) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "inspect", Title: "inspect: multi-agent run audits", Version: o.Version},
 		&mcp.ServerOptions{Instructions: Instructions})
-	t := &tools{run: run}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	t := &tools{b: b, o: o, refs: newRefs(o.Dir, o.AllowDB)}
+	runs := "Runs are latest (the default), a run's hex id or a unique prefix of one"
+	if len(o.AllowDB) > 0 {
+		runs += ", or FILE.db:RUN for " + strings.Join(o.AllowDB, ", ") + " (the files the user allowed; no other)"
+	} else {
+		runs += "; runs of other database files are refused (the user may allow one with inspect mcp --allow-db FILE)"
+	}
+	runs += ". Nothing is written; a wrong argument is an error that names it."
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: boolPtr(false)}
 	mcp.AddTool(s, &mcp.Tool{Name: "list_runs", Annotations: readOnly,
-		Description: "List recorded runs, newest first: id, start, status, agents, elapsed, tokens, task. Filters combine. Structured content: {runs: [...]} as `inspect runs --json`."},
+		Description: "List recorded runs, newest first: id, start, status, agents, elapsed, tokens, task. Filters combine. Structured content: {runs: [...]} in the fields of `inspect runs --json`."},
 		t.listRuns)
 	mcp.AddTool(s, &mcp.Tool{Name: "graph", Annotations: readOnly,
-		Description: "Draw a run as a Mermaid flowchart with header comments (agents, tokens, branches and the slowest one, tool counts). Node ids n<seq> are what the other tools take. Structured content: the graph JSON (docs/graph-json.md)."},
+		Description: "Draw a run as a Mermaid flowchart with header comments (agents, tokens, branches and the slowest one, tool counts). Node ids n<seq> are what the other tools take. Structured content: the graph JSON (docs/graph-json.md). " + runs},
 		t.graph)
 	mcp.AddTool(s, &mcp.Tool{Name: "audit", Annotations: readOnly,
-		Description: "Audit a run's topology: each finding with its rule, agent, evidence nodes, price (time, tokens, money with a price table), fix location and what the next run should show; grades per area; what every rule examined. Applies the repository's .inspect.yaml. Structured content: the audit JSON (docs/audit-json.md)."},
+		Description: "Audit a run's topology: each finding with its rule, agent, evidence nodes, price (time, tokens, money with a price table), fix location and what the next run should show; grades per area; what every rule examined. Applies the policy inspect mcp was started with (the repository's .inspect.yaml). Structured content: the audit JSON (docs/audit-json.md). " + runs},
 		t.audit)
 	mcp.AddTool(s, &mcp.Tool{Name: "show_node", Annotations: readOnly,
-		Description: "Show one node of a run in full: a model call's exact (or reconstructed) request with system prompt, tools and messages, its response and usage; a tool call's arguments and result; a fork's branches; a join's outcomes. Structured content: the node as the graph JSON has it."},
+		Description: "Show one node of a run in full: a model call's exact (or reconstructed) request with system prompt, tools and messages, its response and usage; a tool call's arguments and result; a fork's branches; a join's outcomes. Structured content: the node as the graph JSON has it. " + runs},
 		t.showNode)
 	mcp.AddTool(s, &mcp.Tool{Name: "diff", Annotations: readOnly,
-		Description: "Compare two runs (each a run reference, optionally FILE.db:RUN): findings new, fixed and unchanged, whether each fixed finding's promised change shows, totals with deltas. Structured content: the diff JSON (docs/diff-json.md)."},
+		Description: "Compare two runs: findings new, fixed and unchanged, whether each fixed finding's promised change shows, totals with deltas; both audited under the policy. Structured content: the diff JSON (docs/diff-json.md). " + runs},
 		t.diff)
 	mcp.AddTool(s, &mcp.Tool{Name: "explain_rule", Annotations: readOnly,
 		Description: "Explain an audit rule: what it detects with the thresholds in force (and where each came from), how it prices a finding, where the fix goes. Structured content: the rule as `inspect audit --explain ID --format json`."},
 		t.explain)
 	if o.AllowAsk {
 		mcp.AddTool(s, &mcp.Tool{Name: "ask", Annotations: &mcp.ToolAnnotations{OpenWorldHint: boolPtr(true)},
-			Description: "Ask a recorded model call (an llm node) a question: its exact recorded request is sent again to the provider with the question appended and tool calls off, so the model explains the choice it made. Calls the provider with the user's key: it costs money. The answer is stored with the run."},
+			Description: "Ask a recorded model call (an llm node) a question: its exact recorded request is sent again to the provider the user configured, with the question appended and tool calls off, so the model explains the choice it made. Calls the provider with the user's key: it costs money. The answer is stored with the run (the only thing any tool writes). Runs of the default database only."},
 			t.ask)
 	}
 	return s
@@ -87,18 +120,15 @@ func New(run Runner, o Options) *mcp.Server {
 
 func boolPtr(b bool) *bool { return &b }
 
-type tools struct{ run Runner }
+type tools struct {
+	b    Backend
+	o    Options
+	refs *refs
+}
 
 // RunArgs name a run.
 type RunArgs struct {
-	Run string `json:"run,omitempty" jsonschema:"the run: an id, a unique prefix of one, or latest (the default); FILE.db:RUN for another database"`
-}
-
-func (a RunArgs) ref() string {
-	if strings.TrimSpace(a.Run) == "" {
-		return "latest"
-	}
-	return a.Run
+	Run string `json:"run,omitempty" jsonschema:"the run: latest (the default), a run's hex id, or a unique prefix of one"`
 }
 
 // ListArgs are list_runs' filters.
@@ -113,19 +143,25 @@ type ListArgs struct {
 	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many runs (default 20)"`
 }
 
+// RunsResult is list_runs' structured content.
+type RunsResult struct {
+	Runs []RunSummary `json:"runs"`
+}
+
 func (t *tools) listRuns(ctx context.Context, _ *mcp.CallToolRequest, a ListArgs) (*mcp.CallToolResult, any, error) {
-	limit := a.Limit
-	if limit <= 0 {
-		limit = 20
+	q, err := query(a, t.o.Now())
+	if err != nil {
+		return failed(err), nil, nil
 	}
-	args := []string{"runs", "--limit", fmt.Sprint(limit)}
-	for _, f := range []struct{ flag, v string }{{"--status", a.Status}, {"--source", a.Source}, {"--agent", a.Agent},
-		{"--since", a.Since}, {"--until", a.Until}, {"--grep", a.Grep}, {"--tag", a.Tag}} {
-		if f.v != "" {
-			args = append(args, f.flag, f.v)
-		}
+	list, err := t.b.Runs(ctx, q)
+	if err != nil {
+		return failed(err), nil, nil
 	}
-	return t.call(ctx, args, append(append([]string(nil), args...), "--json"), "runs")
+	runs := list.Runs
+	if runs == nil {
+		runs = []RunSummary{}
+	}
+	return text(runsText(list), list.Notes), RunsResult{Runs: runs}, nil
 }
 
 // GraphArgs are graph's arguments.
@@ -135,11 +171,19 @@ type GraphArgs struct {
 }
 
 func (t *tools) graph(ctx context.Context, _ *mcp.CallToolRequest, a GraphArgs) (*mcp.CallToolResult, any, error) {
-	args := []string{"graph", a.ref()}
-	if a.Full {
-		args = append(args, "--full")
+	ref, err := t.refs.run("run", a.Run)
+	if err != nil {
+		return failed(err), nil, nil
 	}
-	return t.call(ctx, args, append(append([]string(nil), args...), "--format", "json"), "")
+	g, err := t.b.Graph(ctx, ref)
+	if err != nil {
+		return failed(err), nil, nil
+	}
+	var b bytes.Buffer
+	if err := (&mermaid.Config{Full: a.Full, Notes: report.Notes(g.Cache)}).Fprint(&b, g.Run); err != nil {
+		return failed(err), nil, nil
+	}
+	return text(b.String(), g.Notes), graphjson.New(g.Run), nil
 }
 
 // AuditArgs are audit's arguments.
@@ -149,11 +193,23 @@ type AuditArgs struct {
 }
 
 func (t *tools) audit(ctx context.Context, _ *mcp.CallToolRequest, a AuditArgs) (*mcp.CallToolResult, any, error) {
-	args := []string{"audit", a.ref()}
-	for _, kv := range a.Set {
-		args = append(args, "--set", kv)
+	ref, err := t.refs.run("run", a.Run)
+	if err != nil {
+		return failed(err), nil, nil
 	}
-	return t.call(ctx, args, append(append([]string(nil), args...), "--format", "json"), "")
+	set, err := thresholds("set", a.Set)
+	if err != nil {
+		return failed(err), nil, nil
+	}
+	rep, err := t.b.Audit(ctx, ref, set)
+	if err != nil {
+		return failed(err), nil, nil
+	}
+	var b bytes.Buffer
+	if err := findings.WriteText(&b, rep); err != nil {
+		return failed(err), nil, nil
+	}
+	return text(b.String(), nil), rep, nil
 }
 
 // NodeArgs name a node of a run.
@@ -163,40 +219,48 @@ type NodeArgs struct {
 }
 
 func (t *tools) showNode(ctx context.Context, _ *mcp.CallToolRequest, a NodeArgs) (*mcp.CallToolResult, any, error) {
-	res, _, err := t.call(ctx, []string{"show", a.ref(), a.Node}, nil, "")
-	if err != nil || res.IsError {
-		return res, nil, err
+	ref, err := t.refs.run("run", a.Run)
+	if err != nil {
+		return failed(err), nil, nil
 	}
-	out, _, code := t.run(ctx, []string{"graph", a.ref(), "--full", "--format", "json"})
-	if code != 0 {
-		return res, nil, nil
+	seq, err := node("node", a.Node)
+	if err != nil {
+		return failed(err), nil, nil
 	}
-	var g struct {
-		Nodes []json.RawMessage `json:"nodes"`
+	n, err := t.b.Node(ctx, ref, seq)
+	if err != nil {
+		return failed(err), nil, nil
 	}
-	if json.Unmarshal([]byte(out), &g) != nil {
-		return res, nil, nil
+	if n.JSON == nil {
+		return text(n.Text, nil), nil, nil
 	}
-	for _, raw := range g.Nodes {
-		var n struct {
-			ID string `json:"id"`
-		}
-		if json.Unmarshal(raw, &n) == nil && n.ID == strings.TrimSpace(a.Node) {
-			return res, raw, nil
-		}
-	}
-	return res, nil, nil
+	return text(n.Text, nil), n.JSON, nil
 }
 
 // DiffArgs name the two runs of a diff.
 type DiffArgs struct {
-	Base string `json:"base" jsonschema:"the base run: an id, a prefix, latest, or FILE.db:RUN"`
+	Base string `json:"base" jsonschema:"the base run: latest, a run's hex id, or a unique prefix of one"`
 	New  string `json:"new" jsonschema:"the new run, the same way"`
 }
 
 func (t *tools) diff(ctx context.Context, _ *mcp.CallToolRequest, a DiffArgs) (*mcp.CallToolResult, any, error) {
-	args := []string{"diff", a.Base, a.New}
-	return t.call(ctx, append(append([]string(nil), args...), "--format", "markdown"), append(append([]string(nil), args...), "--format", "json"), "")
+	base, err := t.refs.run("base", a.Base)
+	if err != nil {
+		return failed(err), nil, nil
+	}
+	new, err := t.refs.run("new", a.New)
+	if err != nil {
+		return failed(err), nil, nil
+	}
+	rep, err := t.b.Diff(ctx, base, new)
+	if err != nil {
+		return failed(err), nil, nil
+	}
+	var b bytes.Buffer
+	if err := diff.WriteMarkdown(&b, rep); err != nil {
+		return failed(err), nil, nil
+	}
+	return text(b.String(), nil), rep, nil
 }
 
 // RuleArgs name a rule.
@@ -205,7 +269,22 @@ type RuleArgs struct {
 }
 
 func (t *tools) explain(ctx context.Context, _ *mcp.CallToolRequest, a RuleArgs) (*mcp.CallToolResult, any, error) {
-	return t.call(ctx, []string{"audit", "--explain", a.Rule}, []string{"audit", "--explain", a.Rule, "--format", "json"}, "")
+	r, err := rule("rule", a.Rule)
+	if err != nil {
+		return failed(err), nil, nil
+	}
+	o, err := t.b.Options(ctx)
+	if err != nil {
+		return failed(err), nil, nil
+	}
+	var txt, js bytes.Buffer
+	if err := findings.WriteExplain(&txt, r, o); err != nil {
+		return failed(err), nil, nil
+	}
+	if err := findings.WriteExplainJSON(&js, r, o); err != nil {
+		return failed(err), nil, nil
+	}
+	return text(txt.String(), nil), json.RawMessage(js.Bytes()), nil
 }
 
 // AskArgs are ask's arguments.
@@ -223,68 +302,85 @@ type AskResult struct {
 }
 
 func (t *tools) ask(ctx context.Context, _ *mcp.CallToolRequest, a AskArgs) (*mcp.CallToolResult, any, error) {
-	args := []string{"ask", a.ref(), a.Node}
-	if a.Question != "" {
-		args = append(args, a.Question)
+	ref, err := t.refs.run("run", a.Run)
+	if err != nil {
+		return failed(err), nil, nil
 	}
-	res, answer := t.text(ctx, args)
-	if res.IsError {
-		return res, nil, nil
+	if ref.DB != "" {
+		return failed(argErrorf("run", "%s is a database the user allowed for reading; ask stores its answer with the run, so it asks only runs of the default database", ref.DB)), nil, nil
 	}
-	return res, AskResult{Run: a.ref(), Node: a.Node, Question: a.Question, Answer: strings.TrimSpace(answer)}, nil
-}
-
-// call runs textArgs for the tool's text and, when jsonArgs is given,
-// jsonArgs for its structured content (under key wrap when set: a JSON
-// array is wrapped in an object). A usage error or a failure of inspect
-// is a tool error whose text says what was wrong and what to do.
-func (t *tools) call(ctx context.Context, textArgs, jsonArgs []string, wrap string) (*mcp.CallToolResult, any, error) {
-	res, _ := t.text(ctx, textArgs)
-	if res.IsError || jsonArgs == nil {
-		return res, nil, nil
+	seq, err := node("node", a.Node)
+	if err != nil {
+		return failed(err), nil, nil
 	}
-	jout, _, jcode := t.run(ctx, jsonArgs)
-	if jcode >= 2 || !json.Valid([]byte(jout)) {
-		return res, nil, nil
+	target, err := t.b.AskTarget(ctx, ref, seq)
+	if err != nil {
+		return failed(err), nil, nil
 	}
-	if wrap != "" {
-		return res, map[string]json.RawMessage{wrap: json.RawMessage(jout)}, nil
-	}
-	return res, json.RawMessage(jout), nil
-}
-
-// text runs args and returns the tool result of its text (stdout, then
-// the notes of stderr; an error result with stderr's message when inspect
-// refused or failed) and stdout alone.
-func (t *tools) text(ctx context.Context, args []string) (*mcp.CallToolResult, string) {
-	out, errOut, code := t.run(ctx, args)
-	if code >= 2 {
-		msg := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(errOut), "inspect: "))
-		if msg == "" {
-			msg = fmt.Sprintf("inspect %s failed (exit %d)", strings.Join(args, " "), code)
+	id := target.Run.ID
+	plan, err := ask.NewPlan(ctx, target.Recording, target.Run, seq, ask.Options{Question: a.Question, EnvBaseURL: t.o.AskBaseURL,
+		Hint: func(args ...string) string { return "inspect ask " + strings.Join(append([]string{id}, args...), " ") }})
+	if err != nil {
+		var unknown *ask.UnknownNodeError
+		if errors.As(err, &unknown) {
+			return failed(argErrorf("node", "run %s has no node n%d", id, seq)), nil, nil
 		}
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}, out
+		return failed(err), nil, nil
 	}
-	text := out
-	if notes := notes(errOut); notes != "" {
-		text += "\n" + notes
+	var answer, log bytes.Buffer
+	asked, err := plan.Send(ctx, ask.SendOptions{Key: t.o.AskKey, Out: &answer, Log: &log})
+	if asked != nil { // an answer, or the part of one that arrived (Incomplete says so)
+		if serr := target.Store(ctx, asked); serr != nil {
+			return failed(fmt.Errorf("store the ask with run %s: %w", id, serr)), nil, nil
+		}
 	}
-	if len(text) > maxText {
-		text = text[:maxText] + fmt.Sprintf("\n… cut here: %d more bytes (ask for less, e.g. one node with show_node)", len(text)-maxText)
+	if err != nil {
+		return failed(askError(err)), nil, nil
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, out
+	return text(answer.String(), lines(log.String())), AskResult{Run: id, Node: fmt.Sprintf("n%d", seq), Question: plan.Question,
+		Answer: strings.TrimSpace(asked.Answer)}, nil
 }
 
-// notes keeps what a command said on stderr that an agent needs (notes,
-// warnings, what was left out), without the next:/try: lines, which name
-// shell commands rather than tools.
-func notes(stderr string) string {
-	var keep []string
-	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
-		if l == "" || strings.HasPrefix(l, "next: ") || strings.HasPrefix(l, "try: ") {
-			continue
-		}
-		keep = append(keep, l)
+// askError says what to do about a provider's error, in terms of what the
+// user set when starting the server.
+func askError(err error) error {
+	var apiErr *ask.APIError
+	var cut *ask.CutOffError
+	switch {
+	case errors.As(err, &cut):
+		return fmt.Errorf("%v; what arrived is stored with the run, marked incomplete: ask again", cut)
+	case errors.As(err, &apiErr) && apiErr.Unauthorized():
+		return fmt.Errorf("%v: the provider refused the key inspect mcp was started with (OPENAI_API_KEY); the user must fix it", apiErr)
+	case errors.As(err, &apiErr) && apiErr.ModelNotFound():
+		return fmt.Errorf("%v: the provider does not serve model %q", apiErr, apiErr.Model)
 	}
-	return strings.Join(keep, "\n")
+	return err
+}
+
+// failed is the tool error of err: its message, sanitised.
+func failed(err error) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: termsafe.String(err.Error())}}}
+}
+
+// text is a tool's text: s, then its notes, sanitised and capped.
+func text(s string, notes []string) *mcp.CallToolResult {
+	if len(notes) > 0 {
+		s += "\n" + strings.Join(notes, "\n")
+	}
+	s = termsafe.String(s)
+	if len(s) > maxText {
+		s = s[:maxText] + fmt.Sprintf("\n… cut here: %d more bytes (ask for less, e.g. one node with show_node)", len(s)-maxText)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// lines are the non-empty lines of s.
+func lines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out
 }

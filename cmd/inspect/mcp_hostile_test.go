@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -87,25 +88,25 @@ func snapshot(t *testing.T, dirs ...string) map[string]fileState {
 }
 
 // changed lists the paths created, removed or changed between two
-// snapshots, except those skip accepts.
-func changed(before, after map[string]fileState, skip func(string) bool) []string {
+// snapshots, except those may accepts (as changed, or also as created or
+// removed when appear is set).
+func changed(before, after map[string]fileState, may func(string) bool, appear bool) []string {
+	ok := func(p string) bool { return may != nil && may(p) }
 	var out []string
 	for p, a := range after {
-		if skip != nil && skip(p) {
-			continue
-		}
-		b, ok := before[p]
+		b, was := before[p]
 		switch {
-		case !ok:
+		case !was && !(appear && ok(p)):
 			out = append(out, "created "+p)
+		case !was:
 		case a != b && a.mode.IsDir() && b.mode.IsDir():
 			// a folder's mtime moves with what is created in it: reported there
-		case a != b:
+		case a != b && !ok(p):
 			out = append(out, "changed "+p)
 		}
 	}
 	for p := range before {
-		if _, ok := after[p]; !ok && (skip == nil || !skip(p)) {
+		if _, is := after[p]; !is && !(appear && ok(p)) {
 			out = append(out, "removed "+p)
 		}
 	}
@@ -446,7 +447,7 @@ func TestMCP_HostileArguments(t *testing.T) {
 	s := mcpSession(t, h.wd, h.env(), "--db", dbFile)
 	h.sweep(t, s, hostileCalls...)
 	s.Close()
-	for _, c := range changed(before, snapshot(t, h.all()...), shm) {
+	for _, c := range changed(before, snapshot(t, h.all()...), shm, false) {
 		t.Errorf("read-only tools: %s", c)
 	}
 
@@ -460,10 +461,106 @@ func TestMCP_HostileArguments(t *testing.T) {
 	h.sweep(t, s, hostileAsk)
 	s.Close()
 	isDefaultDB := func(p string) bool { return p == dbFile || p == dbFile+"-wal" || shm(p) }
-	for _, c := range changed(before, snapshot(t, h.all()...), isDefaultDB) {
+	for _, c := range changed(before, snapshot(t, h.all()...), isDefaultDB, true) {
 		t.Errorf("ask: %s", c)
+	}
+	// what it stored: the answers to the hostile questions, as questions,
+	// with the demo run's n4
+	ctx := context.Background()
+	db, err := store.OpenReadOnly(ctx, dbFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	asks, err := db.Asks(ctx, h.demo, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var questions []string
+	for _, a := range asks {
+		questions = append(questions, a.Question)
+	}
+	if want := h.values(); !reflect.DeepEqual(questions, want) {
+		t.Errorf("asks stored with n4: %q\nwant the hostile questions %q", questions, want)
 	}
 	if n := h.evilHits.Load(); n > 0 {
 		t.Errorf("another provider was called %d time(s)", n)
+	}
+}
+
+// TestMCP_AllowDB: a database file the user named with --allow-db is
+// readable as FILE.db:RUN (spelled as the client likes), only read, never
+// asked into; any other file stays refused.
+func TestMCP_AllowDB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts the inspect binary")
+	}
+	h := newHostile(t)
+	dbFile := filepath.Join(h.wd, "runs.db")
+	other2 := filepath.Join(h.target, "SECOND.db")
+	if err := os.WriteFile(other2, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, h.all()...)
+	s := mcpSession(t, h.wd, h.env("OPENAI_API_KEY="+askTestKey, "OPENAI_BASE_URL="+h.evilURL), "--db", dbFile, "--allow-db", "OTHER.db", "--allow-ask")
+
+	var g struct {
+		Run struct {
+			ID string `json:"id"`
+		} `json:"run"`
+	}
+	for _, ref := range []string{"OTHER.db:latest", "./OTHER.db:" + h.otherRun[:6], h.other, h.other + ":"} {
+		if text, isErr := callTool(t, s, "graph", map[string]any{"run": ref}, &g); isErr || g.Run.ID != h.otherRun {
+			t.Errorf("graph %s: %v %+v %.200s", ref, isErr, g, text)
+		}
+	}
+	var d struct {
+		Base struct {
+			Run string `json:"run"`
+		} `json:"base"`
+		New struct {
+			Run string `json:"run"`
+		} `json:"new"`
+	}
+	if text, isErr := callTool(t, s, "diff", map[string]any{"base": "OTHER.db:latest", "new": "latest"}, &d); isErr || d.Base.Run != h.otherRun || d.New.Run != h.demo {
+		t.Errorf("diff OTHER.db:latest latest: %v %+v %.300s", isErr, d, text)
+	}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"graph", map[string]any{"run": other2 + ":latest"}, "run: "},
+		{"diff", map[string]any{"base": "SECOND.db", "new": "latest"}, "base: "},
+		{"ask", map[string]any{"run": "OTHER.db:latest", "node": "n2"}, "run: OTHER.db is a database the user allowed for reading"},
+	} {
+		if text, isErr := callTool(t, s, c.tool, c.args, nil); !isErr || !strings.HasPrefix(text, c.want) {
+			t.Errorf("%s %v: %v %q; want an error starting %q", c.tool, c.args, isErr, text, c.want)
+		}
+	}
+	list, err := s.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range list.Tools {
+		if tool.Name == "graph" && !strings.Contains(tool.Description, "FILE.db:RUN for OTHER.db (the files the user allowed; no other)") {
+			t.Errorf("graph's description does not name the allowed file: %q", tool.Description)
+		}
+	}
+	s.Close()
+	// reading a WAL database makes SQLite keep its index files beside it
+	// (as inspect graph FILE.db:RUN does); the databases stay unchanged
+	walFiles := func(p string) bool {
+		return p == dbFile+"-shm" || p == h.other+"-shm" || p == h.other+"-wal"
+	}
+	after := snapshot(t, h.all()...)
+	for _, c := range changed(before, after, walFiles, true) {
+		t.Errorf("--allow-db: %s", c)
+	}
+	if st, ok := after[h.other+"-wal"]; ok && st.size != 0 {
+		t.Errorf("--allow-db: OTHER.db-wal holds %d bytes: something was written", st.size)
+	}
+	if n := h.evilHits.Load(); n > 0 {
+		t.Errorf("the provider was called %d time(s)", n)
 	}
 }
