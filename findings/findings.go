@@ -33,6 +33,7 @@ import (
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/money"
 	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/stack"
 )
 
 // Area groups rules for grading.
@@ -466,6 +467,11 @@ type Config struct {
 	Policy string
 	// Now is the time ignore entries expire against; nil: time.Now.
 	Now func() time.Time
+	// Profile is the terms of the stack the run came from (package
+	// stack: how it fans out, delegates and hands off, where its
+	// instructions live), which rules and fix texts consult through
+	// Pass.Profile; nil means our runtime's, stack.Inspect.
+	Profile *stack.Profile
 }
 
 // Audit runs the configured rules over run and grades the result.
@@ -489,6 +495,10 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 	if rt := run.Options.Runtime; rt != nil {
 		proj.MaxForkDepth = rt.MaxForkDepth // the depth that applied to this run
 	}
+	profile := c.Profile
+	if profile == nil {
+		profile = stack.Inspect
+	}
 	shared := &sharedFacts{}
 	tok := run.Tokens()
 	rep := &Report{
@@ -502,7 +512,7 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 			rep.Checks = append(rep.Checks, Check{Rule: r.ID, Status: StatusOff, Detail: "turned off in " + src})
 			continue
 		}
-		p := &Pass{Rule: r, Graph: run, Options: opts, Project: proj, requests: c.Requests, frames: c.Frames, shared: shared, cache: c.Cache}
+		p := &Pass{Rule: r, Graph: run, Options: opts, Project: proj, Profile: profile, requests: c.Requests, frames: c.Frames, shared: shared, cache: c.Cache}
 		r.Run(p)
 		if p.open > 0 && !p.notApplicable {
 			note := fmt.Sprintf("%s not applicable (%s)", plural(p.open, "open fork", "open forks"), openReason(run))
@@ -570,6 +580,9 @@ type Pass struct {
 	Options *Options
 	// Project is the run's project snapshot, parsed.
 	Project *Project
+	// Profile is the terms of the stack the run came from; never nil
+	// (Config.Profile, else stack.Inspect).
+	Profile *stack.Profile
 
 	requests      func(seq int64) ([]byte, error)
 	cache         func() (*cache.Report, error)

@@ -21,11 +21,11 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/inspect-dev/inspect/analysis/storesrc"
 	"github.com/inspect-dev/inspect/graph/graphtest"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
 	"github.com/inspect-dev/inspect/web"
-	"github.com/inspect-dev/inspect/web/webstore"
 )
 
 // The browser tests drive the pages in a real headless Chromium (Debian's
@@ -490,7 +490,7 @@ func TestBrowser_Live(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ro.Close()
-	srv := httptest.NewServer(web.New(webstore.New(ro), web.Options{Poll: 200 * time.Millisecond}))
+	srv := httptest.NewServer(web.New(storesrc.New(ro), web.Options{Poll: 200 * time.Millisecond}))
 	defer srv.Close()
 	tb := newTab(t)
 	tb.do(t, chromedp.Navigate(srv.URL+"/"))

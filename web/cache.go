@@ -129,11 +129,7 @@ type callCache struct {
 	Lifetime string
 }
 
-func callCacheOf(rep *cache.Report, seq int64) *callCache {
-	if rep == nil {
-		return nil
-	}
-	c := rep.Call(seq)
+func callCacheOf(c *cache.Call, rep *cache.Report) *callCache {
 	if c == nil {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inspect-dev/inspect/analysis/storesrc"
 	"github.com/inspect-dev/inspect/graph/graphtest"
 	"github.com/inspect-dev/inspect/importers"
 	"github.com/inspect-dev/inspect/importers/otlp"
@@ -18,7 +19,6 @@ import (
 	"github.com/inspect-dev/inspect/runtime/runtimetest"
 	"github.com/inspect-dev/inspect/store"
 	"github.com/inspect-dev/inspect/web"
-	"github.com/inspect-dev/inspect/web/webstore"
 )
 
 // runs is the database every test serves: the demo, fixtures of the
@@ -101,7 +101,7 @@ func served(t testing.TB, o web.Options) (*httptest.Server, map[string]string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	srv := httptest.NewServer(web.New(webstore.New(db), o))
+	srv := httptest.NewServer(web.New(storesrc.New(db), o))
 	t.Cleanup(srv.Close)
 	return srv, runs.ids
 }
@@ -131,7 +131,7 @@ func bigRun(tb testing.TB, n int) (*httptest.Server, string) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { ro.Close() })
-	srv := httptest.NewServer(web.New(webstore.New(ro), web.Options{}))
+	srv := httptest.NewServer(web.New(storesrc.New(ro), web.Options{}))
 	tb.Cleanup(srv.Close)
 	return srv, id
 }
@@ -146,7 +146,7 @@ func report(t testing.TB, id string) []byte {
 	}
 	defer db.Close()
 	var buf bytes.Buffer
-	if err := web.New(webstore.New(db), web.Options{}).WriteReport(context.Background(), &buf, id); err != nil {
+	if err := web.New(storesrc.New(db), web.Options{}).WriteReport(context.Background(), &buf, id); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inspect-dev/inspect/analysis"
 	"github.com/inspect-dev/inspect/chat"
 	"github.com/inspect-dev/inspect/diff"
 	"github.com/inspect-dev/inspect/findings"
@@ -32,7 +33,7 @@ type runsPage struct {
 }
 
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) error {
-	all, err := s.src.Runs(r.Context())
+	all, err := s.an.Runs(r.Context())
 	if err != nil {
 		return err
 	}
@@ -161,16 +162,20 @@ func (s *Server) nodePage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	run, err := s.src.Run(ctx, id)
+	v, err := s.an.Node(ctx, id, seq, analysis.NodeOptions{})
 	if err != nil {
 		return err
 	}
-	n, err := s.src.Node(ctx, run, seq)
-	if err != nil {
-		return err
+	if v.LLM != nil {
+		// the run's analysis (kept for the run page too) holds the call's
+		// cache figures; without it the node is shown all the same
+		if a, err := s.analyse(ctx, id); err == nil && a.cached() && a.cache != nil {
+			v.Cache = &analysis.NodeCache{Report: a.cache}
+		}
 	}
+	run, n := v.Run, v.Node.Node
 	p := &nodePage{pageData: s.base(fmt.Sprintf("n%d of run %s", seq, id), "node"), RunID: id, Node: n, ID: fmt.Sprintf("n%d", seq),
-		Where: "trunk", At: n.Started.Sub(run.Started), Dur: n.Duration(), Open: n.Ended.IsZero(), RunSource: run.Source.Format}
+		Where: "trunk", At: n.Started.Sub(run.Started), Dur: n.Duration(), Open: n.Ended.IsZero(), RunSource: run.Source.Format, Asks: v.Asks}
 	if len(run.Tasks) > 0 {
 		p.RunTitle = oneLine(run.Tasks[0], 80)
 	}
@@ -180,62 +185,41 @@ func (s *Server) nodePage(w http.ResponseWriter, r *http.Request) error {
 	if seq > 1 {
 		p.Prev = fmt.Sprintf("n%d", seq-1)
 	}
-	if _, err := s.src.Node(ctx, run, seq+1); err == nil {
+	if v.Next {
 		p.Next = fmt.Sprintf("n%d", seq+1)
 	}
 	switch n.Kind {
 	case record.KindLLM:
-		if p.LLM, err = s.llmView(ctx, run, n); err != nil {
-			return err
+		p.LLM = llmViewOf(v)
+		if v.Cache != nil {
+			p.Cache = callCacheOf(v.Cache.Call(seq), v.Cache.Report)
 		}
 	case record.KindTool:
 		if n.Tool != nil {
 			p.ArgsJSON = prettyJSON(n.Tool.Args)
 		}
 	}
-	if p.Asks, err = s.src.Asks(ctx, id, seq); err != nil {
-		return err
-	}
-	if n.Kind == record.KindLLM {
-		// the run's analysis (kept for the run page too) holds the call's
-		// cache figures; without it the node is shown all the same
-		if a, err := s.analyse(ctx, id); err == nil && a.cached() {
-			p.Cache = callCacheOf(a.cache, seq)
-		}
-	}
 	return s.writePage(w, "node", p)
 }
 
-func (s *Server) llmView(ctx context.Context, run *record.Run, n *record.Node) (*llmView, error) {
-	v := &llmView{Exact: true}
+// llmViewOf is the page's view of an llm node's call.
+func llmViewOf(nv *analysis.NodeView) *llmView {
+	c, n := nv.LLM, nv.Node
+	v := &llmView{Exact: c.Exact, Calls: c.Choice, Lacks: c.Lacks}
 	if l := n.LLM; l != nil {
-		v.Model, v.Usage, v.Attempts, v.Exact = l.Model, l.Usage, l.Attempts, l.Exact()
-		switch {
-		case n.Status == record.StatusRunning:
-			v.Calls = "waiting for the model"
-		case n.Status.Failed() || n.Status.Stopped():
-			v.Calls = "no choice: the call ended " + string(n.Status)
-		case len(l.Calls) > 0:
-			v.Calls = "calls " + strings.Join(l.Calls, ", ")
-		default:
-			v.Calls = "answers"
-		}
+		v.Model, v.Usage, v.Attempts = l.Model, l.Usage, l.Attempts
 	}
 	if !v.Exact {
-		v.Lacks = run.Options.RequestsLack
-		v.Source = run.Source.Format
+		v.Source = nv.Run.Source.Format
 	}
-	body, err := s.src.Request(ctx, run.ID, n.Seq)
-	if err != nil {
-		return nil, fmt.Errorf("rebuild the request of n%d: %w", n.Seq, err)
-	}
+	body := c.Body
 	v.RequestBytes = len(body)
 	if len(body) > 0 {
-		req, err := chat.ReadRequest(body, "")
-		if err != nil {
-			v.RequestErr = err.Error()
+		if c.RequestErr != nil {
+			v.RequestErr = c.RequestErr.Error()
 			v.RequestRaw = prettyJSON(string(body))
 		} else {
+			req := c.Request
 			v.Request, v.System = req, req.System
 			for _, t := range req.Tools {
 				v.Tools = append(v.Tools, toolView{t.Name, t.Description, prettyJSON(string(t.Parameters))})
@@ -256,20 +240,16 @@ func (s *Server) llmView(ctx context.Context, run *record.Run, n *record.Node) (
 			}
 		}
 	}
-	resp, err := s.src.Response(ctx, run.ID, n.Seq)
-	if err != nil {
-		return nil, fmt.Errorf("load the response of n%d: %w", n.Seq, err)
-	}
-	failed := n.Status.Failed() || n.Status.Stopped()
+	resp := c.ResponseBody
 	if len(resp) > 0 {
-		rd, err := chat.ReadResponse(resp, "")
-		if err != nil || failed {
+		if c.Failed || c.ResponseErr != nil {
 			v.ResponseRaw = prettyJSON(string(resp))
 			v.ResponseNote = fmt.Sprintf("%d bytes, as received", len(resp))
-			if failed {
+			if c.Failed {
 				v.ResponseNote = "the failed call's response, " + v.ResponseNote
 			}
 		} else {
+			rd := c.Response
 			v.Response = rd
 			for _, c := range rd.Message.Calls {
 				v.RespCalls = append(v.RespCalls, callView{c.Name, c.ID, prettyJSON(c.Arguments)})
@@ -281,7 +261,7 @@ func (s *Server) llmView(ctx context.Context, run *record.Run, n *record.Node) (
 	} else if n.LLM != nil && n.LLM.Content != "" {
 		v.Response = &chat.Response{Message: chat.Message{Role: "assistant", Text: n.LLM.Content}}
 	}
-	return v, nil
+	return v
 }
 
 // prettyJSON indents JSON text, or returns s unchanged when it is not JSON.
@@ -349,7 +329,7 @@ func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) error {
 	} else if len(picked) > 0 && base == "" && nw == "" {
 		return badRequest("pick two runs to compare (you picked %d)", len(picked))
 	}
-	runs, err := s.src.Runs(ctx)
+	runs, err := s.an.Runs(ctx)
 	if err != nil {
 		return err
 	}
@@ -357,10 +337,10 @@ func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) error {
 	if base == "" || nw == "" {
 		return s.writePage(w, "diff", p)
 	}
-	if p.Base, err = s.src.Resolve(ctx, base); err != nil {
+	if _, p.Base, err = s.an.Resolve(ctx, base); err != nil {
 		return err
 	}
-	if p.New, err = s.src.Resolve(ctx, nw); err != nil {
+	if _, p.New, err = s.an.Resolve(ctx, nw); err != nil {
 		return err
 	}
 	// The older run is the base when the runs were picked from the list.
@@ -386,7 +366,7 @@ func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	for _, a := range []*analysis{ba, na} {
+	for _, a := range []*analysed{ba, na} {
 		if err := a.wait(ctx); err != nil {
 			return err
 		}
@@ -395,7 +375,7 @@ func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	p.BaseRun, p.NewRun = ba.g, na.g
-	p.Report, err = (&diff.Config{NoMermaid: true}).Compare(diff.Side{Run: ba.g, Report: ba.rep}, diff.Side{Run: na.g, Report: na.rep})
+	p.Report, err = analysis.Diff(ctx, &diff.Config{NoMermaid: true}, ba.run, na.run)
 	if err != nil {
 		return err
 	}

@@ -212,7 +212,7 @@ type linkView struct {
 
 // analysed resolves the run of r's path and analyses it; nil without an
 // error when it redirected to the full id.
-func (s *Server) analysed(w http.ResponseWriter, r *http.Request) (*analysis, error) {
+func (s *Server) analysed(w http.ResponseWriter, r *http.Request) (*analysed, error) {
 	id, ok, err := s.resolve(w, r)
 	if err != nil || !ok {
 		return nil, err
@@ -332,12 +332,12 @@ func (s *Server) findingsPage(w http.ResponseWriter, r *http.Request) error {
 // runState is what a live page polls: the run's status and size.
 func (s *Server) runState(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
-	run, err := s.src.Run(r.Context(), id)
+	run, err := s.an.Record(r.Context(), id)
 	if err != nil {
 		return err
 	}
 	var nodes int64
-	runs, err := s.src.Runs(r.Context())
+	runs, err := s.an.Runs(r.Context())
 	if err != nil {
 		return err
 	}
@@ -352,7 +352,7 @@ func (s *Server) runState(w http.ResponseWriter, r *http.Request) error {
 }
 
 // runView builds the run page of a.
-func (s *Server) runView(a *analysis, report bool) *runPage {
+func (s *Server) runView(a *analysed, report bool) *runPage {
 	g := a.g
 	p := &runPage{pageData: s.base("run "+g.ID, "run"), ID: g.ID, Run: g, Status: string(g.Status), Error: g.Error,
 		Started: g.Started, Elapsed: g.Elapsed(), Agents: g.Agents, Models: g.Models, Tokens: g.Tokens(),
@@ -403,7 +403,7 @@ const maxPerRule = 5
 
 // auditView fills the page's audit parts that are in: grades, findings
 // and checks, and cache figures.
-func (s *Server) auditView(p *runPage, a *analysis) {
+func (s *Server) auditView(p *runPage, a *analysed) {
 	if a.cached() {
 		p.Cache = cacheOf(a.cache, a.cacheErr)
 	}
@@ -452,7 +452,7 @@ func (s *Server) auditView(p *runPage, a *analysis) {
 
 // findingOf is one finding as the page shows it (n counts from 1 in the
 // audit's order).
-func findingOf(n int, f findings.Finding, a *analysis) findingView {
+func findingOf(n int, f findings.Finding, a *analysed) findingView {
 	fv := findingView{N: n, Rule: f.Rule, Name: f.Name, Area: string(f.Area), Severity: f.Severity.String(),
 		Agent: f.Agent, Message: f.Message, Nodes: f.Nodes, Fix: f.Fix.Location.String() + ": " + f.Fix.Text,
 		Next: f.Next, Price: f.Price.Summary(), Basis: f.Price.Basis, Causes: f.Causes, Penalty: findings.Penalty(f, a.rep)}
@@ -470,7 +470,7 @@ func findingOf(n int, f findings.Finding, a *analysis) findingView {
 }
 
 // boxesOf are the chart boxes that show a finding's evidence nodes.
-func boxesOf(f findings.Finding, a *analysis) []string {
+func boxesOf(f findings.Finding, a *analysed) []string {
 	var out []string
 	for _, ref := range f.Nodes {
 		if seq, err := parseNode(ref); err == nil {
@@ -497,7 +497,7 @@ func uniqueStrings(in []string) []string {
 
 // summary says what happened in one sentence: who did how much, in what
 // shape, and what the run waited on.
-func summary(g *graph.Run, a *analysis) string {
+func summary(g *graph.Run, a *analysed) string {
 	tc := g.ToolCounts()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s by %s in %s", plural(g.Tokens().Calls, "model call", "model calls")+" and "+plural(tc.Total, "tool call", "tool calls"),

@@ -13,8 +13,9 @@
 // /diff?base=<id>&new=<id>.
 //
 // It renders what graph, mermaid (the chart and its collapsing),
-// timeline, findings and diff give it, reading runs through a Source; it
-// knows no SQL (webstore adapts the store). Every page is html/template
+// timeline, findings and diff give it, opening and analysing runs through
+// package analysis (under the team's Policy) over a Source; it knows no
+// SQL (analysis/storesrc adapts the store). Every page is html/template
 // with its CSS and script embedded in the binary and inlined in the page
 // under a Content-Security-Policy that allows only their hashes: no CDN,
 // no network, no inline script from content, so a page works offline and
@@ -37,6 +38,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inspect-dev/inspect/analysis"
 	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/cache/report"
 	"github.com/inspect-dev/inspect/chart"
@@ -61,13 +63,10 @@ type Options struct {
 	// names, so a web page that rebinds a DNS name to 127.0.0.1 cannot read
 	// the runs.
 	Hosts []string
-	// Audit is the team's audit policy (`.inspect.yaml` as cmd/inspect
-	// reads it): its Rules, Options, Prices, Ignore and Now are used; the
-	// server sets Requests, Frames and Cache. Nil means the defaults.
-	Audit *findings.Config
-	// Cache are the prompt-cache analysis' settings (the policy's cache
-	// lifetime); nil means the defaults.
-	Cache *cache.Options
+	// Policy is the team's policy (`.inspect.yaml` as cmd/inspect reads
+	// it) every audit and cache analysis of the pages runs under; nil
+	// means the defaults.
+	Policy *analysis.Policy
 	// Poll is how often a page asks for news while a run records; 0 means 2s.
 	Poll time.Duration
 	// Now is the clock (tests inject it); nil means time.Now.
@@ -88,7 +87,7 @@ type Mount struct {
 
 // Server serves the pages of one Source.
 type Server struct {
-	src  Source
+	an   *analysis.Analyzer
 	opts Options
 	mux  *http.ServeMux
 
@@ -110,7 +109,9 @@ func New(src Source, o Options) *Server {
 	if o.Progressive <= 0 {
 		o.Progressive = progressiveNodes
 	}
-	s := &Server{src: src, opts: o, mux: http.NewServeMux()}
+	an := analysis.New(src, o.Policy)
+	an.Now = o.Now
+	s := &Server{an: an, opts: o, mux: http.NewServeMux()}
 	page := func(h func(http.ResponseWriter, *http.Request) error) http.Handler {
 		return s.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if err := h(w, r); err != nil {
@@ -234,15 +235,16 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 type cached struct {
 	key  string
 	once sync.Once
-	a    *analysis
+	a    *analysed
 	err  error
 }
 
-// analysis is everything the run page shows of one run. The graph, its
+// analysed is everything the run page shows of one run. The graph, its
 // chart and timeline come first; the audit and the prompt-cache analysis
 // may follow (a large run's page opens before they are in, and fetches
 // them as parts): auditDone and cacheDone are closed once each is in.
-type analysis struct {
+type analysed struct {
+	run   *analysis.Run
 	g     *graph.Run
 	chart *chart.Chart
 	tl    *timeline.Timeline
@@ -273,19 +275,19 @@ func closed(c chan struct{}) bool {
 
 // audited reports whether the audit is in; cached whether the cache
 // analysis is; ready whether both are.
-func (a *analysis) audited() bool { return closed(a.auditDone) }
-func (a *analysis) cached() bool  { return closed(a.cacheDone) }
-func (a *analysis) ready() bool   { return a.audited() && a.cached() }
+func (a *analysed) audited() bool { return closed(a.auditDone) }
+func (a *analysed) cached() bool  { return closed(a.cacheDone) }
+func (a *analysed) ready() bool   { return a.audited() && a.cached() }
 
 // start starts the audit and cache analysis if they wait to be started.
-func (a *analysis) start() {
+func (a *analysed) start() {
 	if a.later != nil {
 		a.later()
 	}
 }
 
 // wait starts the audit and the cache analysis and waits for the channels.
-func (a *analysis) wait(ctx context.Context, chans ...chan struct{}) error {
+func (a *analysed) wait(ctx context.Context, chans ...chan struct{}) error {
 	a.start()
 	if len(chans) == 0 {
 		chans = []chan struct{}{a.auditDone, a.cacheDone}
@@ -308,8 +310,8 @@ const progressiveNodes = 10_000
 // analyse loads, charts and draws run id, and audits it — once per run
 // state: a run that has ended is kept (the most recent few), one still
 // recording is analysed afresh, whole, on every request.
-func (s *Server) analyse(ctx context.Context, id string) (*analysis, error) {
-	r, err := s.src.Run(ctx, id)
+func (s *Server) analyse(ctx context.Context, id string) (*analysed, error) {
+	r, err := s.an.Record(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -351,26 +353,19 @@ func (s *Server) analyse(ctx context.Context, id string) (*analysis, error) {
 
 // build analyses run r. With later, a large run's audit and cache analysis
 // run after it returns.
-func (s *Server) build(ctx context.Context, r *record.Run, later bool) (*analysis, error) {
-	g, err := s.src.Graph(ctx, r)
+func (s *Server) build(ctx context.Context, r *record.Run, later bool) (*analysed, error) {
+	run, err := s.an.OpenRecord(ctx, r.ID, r)
 	if err != nil {
 		return nil, err
 	}
-	g.ReadAt = s.opts.Now()
-	a := &analysis{g: g, auditDone: make(chan struct{}), cacheDone: make(chan struct{})}
+	g := run.Graph
+	a := &analysed{run: run, g: g, auditDone: make(chan struct{}), cacheDone: make(chan struct{})}
 	slow := func() {
 		// A request the analysis cannot read leaves the page without cache
 		// figures (it says why), not without the run.
-		a.cache, a.cacheErr = cache.Analyze(ctx, g, s.src, s.opts.Cache)
+		a.cache, a.cacheErr = run.Cache(ctx)
 		close(a.cacheDone)
-		cfg := &findings.Config{}
-		if s.opts.Audit != nil {
-			*cfg = *s.opts.Audit
-		}
-		cfg.Requests = func(seq int64) ([]byte, error) { return s.src.Request(ctx, g.ID, seq) }
-		cfg.Frames = func(seq int64) ([]byte, error) { return s.src.RequestFrame(ctx, g.ID, seq) }
-		cfg.Cache = func() (*cache.Report, error) { return a.cache, a.cacheErr }
-		if a.rep, a.repErr = cfg.Audit(g); a.repErr != nil {
+		if a.rep, a.repErr = run.Audit(ctx, nil); a.repErr != nil {
 			a.repErr = fmt.Errorf("audit run %s: %w", g.ID, a.repErr)
 		}
 		close(a.auditDone)
@@ -402,7 +397,7 @@ func (s *Server) base(title, page string) pageData {
 // redirects to the page of the full id.
 func (s *Server) resolve(w http.ResponseWriter, r *http.Request) (string, bool, error) {
 	ref := r.PathValue("id")
-	id, err := s.src.Resolve(r.Context(), ref)
+	_, id, err := s.an.Resolve(r.Context(), ref)
 	if err != nil {
 		return "", false, err
 	}
@@ -427,7 +422,7 @@ func (s *Server) writePage(w http.ResponseWriter, name string, data any) error {
 // returns when done; errors are left for the page to show.
 func (s *Server) Warm(ctx context.Context) {
 	_ = render.SVG(ctx, []byte("digraph { a }"), io.Discard)
-	if id, err := s.src.Resolve(ctx, "latest"); err == nil {
+	if _, id, err := s.an.Resolve(ctx, "latest"); err == nil {
 		_, _ = s.analyse(ctx, id)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/glamour"
 	"github.com/spf13/cobra"
 
+	"github.com/inspect-dev/inspect/analysis"
 	"github.com/inspect-dev/inspect/ask"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/internal/termsafe"
@@ -154,10 +155,12 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 	// A model call is read alone (DESIGN §12: one-node commands read one
 	// node); any other node loads the run, whose conversation the error
 	// message names the nearest model calls from.
-	run, n, err := readNode(ctx, db, id, seq)
+	an := analyzer(opts.F, nil)
+	v, err := an.Node(ctx, opts.RunRef, seq, analysis.NodeOptions{})
 	if err != nil {
-		return err
+		return refError(err)
 	}
+	run, n := v.Run, v.Node
 	var g *graph.Run
 	if n.Kind == record.KindLLM {
 		g, err = graph.Build(run, []*record.Node{n.Node})
@@ -174,7 +177,7 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 	var unknown *ask.UnknownNodeError
 	switch {
 	case errors.As(err, &unknown):
-		return unknownNodeIn(ctx, db, id, seq)
+		return refError(an.MissingNode(ctx, opts.RunRef, seq))
 	case errors.Is(err, store.ErrNoRequest):
 		return Usagef("n%d has no recorded request (recorded by an older inspect?); nothing to ask", seq)
 	case err != nil:

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/glamour"
 	"github.com/spf13/cobra"
 
+	"github.com/inspect-dev/inspect/analysis"
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/internal/termsafe"
@@ -153,10 +154,11 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 		}
 		failOn = s
 	}
-	o, policy, err := auditOptions(opts.F, opts.Set)
+	p, err := policy(opts.F, opts.Set)
 	if err != nil {
 		return err
 	}
+	o := p.Options
 	if opts.Explain != "" {
 		r := findings.Lookup(findings.All, opts.Explain)
 		if r == nil {
@@ -187,17 +189,16 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 	}
 
 	ctx := cmd.Context()
-	co := briefCache(opts.F)
-	db, g, reqs, readErr, err := loadGraphRequests(ctx, opts.F, opts.Run, co)
+	run, err := openAnalysed(ctx, opts.F, p, opts.Run, analysis.LoadBrief)
 	if err != nil {
 		return err
 	}
-	cfg := auditConfig(ctx, db, g, reqs, readErr, co)
-	applyPolicy(cfg, o, policy)
-	if cfg.Baseline, err = readBaseline(opts.Baseline); err != nil {
+	g := run.Graph
+	baseline, err := readBaseline(opts.Baseline)
+	if err != nil {
 		return err
 	}
-	rep, err := cfg.Audit(g)
+	rep, err := run.Audit(ctx, baseline)
 	if err != nil {
 		return err
 	}

@@ -12,15 +12,12 @@ import (
 
 	"github.com/charmbracelet/glamour"
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
+	"github.com/inspect-dev/inspect/analysis"
 	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/cache/report"
-	"github.com/inspect-dev/inspect/findings"
-	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/internal/termsafe"
 	"github.com/inspect-dev/inspect/record"
-	"github.com/inspect-dev/inspect/store"
 )
 
 // cacheFormats are the values of `inspect cache --format`.
@@ -108,11 +105,14 @@ func cacheRun(cmd *cobra.Command, opts *CacheOptions) error {
 	if !auditContains(cacheFormats, opts.Format) {
 		return Usagef("unknown --format %q; use one of: %s", opts.Format, strings.Join(cacheFormats, ", "))
 	}
-	policy, err := opts.F.Config()
+	c, err := opts.F.Config()
 	if err != nil {
 		return err
 	}
-	if d, _, ok := policy.Lifetime(); ok && !cmd.Flags().Changed("cache-lifetime") { // the flag wins over .inspect.yaml
+	p := lenientPolicy(opts.F)
+	if d, _, ok := c.Lifetime(); !ok || cmd.Flags().Changed("cache-lifetime") { // the flag wins over .inspect.yaml
+		p.Lifetime = opts.Lifetime
+	} else {
 		opts.Lifetime = d
 	}
 	if opts.Lifetime <= 0 {
@@ -121,6 +121,7 @@ func cacheRun(cmd *cobra.Command, opts *CacheOptions) error {
 	if opts.MinPrefix < 1 {
 		return Usagef("--min-prefix %d: give a number of tokens of at least 1", opts.MinPrefix)
 	}
+	p.MinPrefix = opts.MinPrefix
 	var seq int64
 	if opts.Node != "" {
 		s, err := ParseNodeRef(opts.Node)
@@ -130,15 +131,15 @@ func cacheRun(cmd *cobra.Command, opts *CacheOptions) error {
 		seq = s
 	}
 	ctx := cmd.Context()
-	o := &cache.Options{Lifetime: opts.Lifetime, MinPrefix: opts.MinPrefix, Prices: policy.Prices}
-	db, g, reqs, readErr, err := loadGraphRequests(ctx, opts.F, opts.Run, o)
+	run, err := openAnalysed(ctx, opts.F, p, opts.Run, analysis.LoadCache)
 	if err != nil {
 		return err
 	}
 	if seq > 0 {
+		g := run.Graph
 		n := g.Node(seq)
 		if n == nil {
-			return unknownNodeIn(ctx, db, g.ID, seq)
+			return refError(run.MissingNode(ctx, seq))
 		}
 		if n.Kind != record.KindLLM {
 			var llm []string
@@ -150,10 +151,7 @@ func cacheRun(cmd *cobra.Command, opts *CacheOptions) error {
 			return Usagef("%s is a %s node; inspect cache analyses model calls (llm nodes: %s)", n.ID(), n.Kind, strings.Join(llm, ", "))
 		}
 	}
-	if readErr != nil {
-		return readErr
-	}
-	rep, err := cache.AnalyzeRequests(g, reqs, o)
+	rep, err := run.Cache(ctx)
 	if err != nil {
 		return err
 	}
@@ -178,87 +176,34 @@ func cacheRun(cmd *cobra.Command, opts *CacheOptions) error {
 	return report.WriteText(io.Out, rep, seq)
 }
 
-// loadGraphRequests loads run ref's graph and, at the same time, reads its
-// stored requests for the prompt-cache analysis with options o (cache.Read
-// needs no graph; o.Brief: for a brief analysis only). readErr is the
-// read's error, apart: a graph can be drawn without the analysis.
-func loadGraphRequests(ctx context.Context, f *Factory, ref string, o *cache.Options) (db *store.DB, g *graph.Run, reqs *cache.Requests, readErr, err error) {
-	db, id, err := openRun(ctx, f, ref)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
+// openAnalysed opens run ref for analysis under policy p, reading what
+// load says beside its graph, with the garbage collector held to its lower
+// pace while the run loads (collectLess).
+func openAnalysed(ctx context.Context, f *Factory, p *analysis.Policy, ref string, load analysis.Load) (*analysis.Run, error) {
 	defer collectLess(f)()
-	var eg errgroup.Group
-	eg.Go(func() error {
-		var err error
-		g, err = graph.Load(ctx, db, id)
-		return err
-	})
-	eg.Go(func() error {
-		reqs, readErr = cache.Read(ctx, db, id, nil, o)
-		return nil
-	})
-	if err := eg.Wait(); err != nil {
-		return nil, nil, nil, nil, err
-	}
-	g.ReadAt = time.Now() // a running run's elapsed time is live
-	return db, g, reqs, readErr, nil
+	run, err := analyzer(f, p).Open(ctx, ref, load)
+	return run, refError(err)
 }
 
-// briefCache is the brief analysis a graph's labels and the audit use,
-// with the policy's cache lifetime when it sets one (a broken policy file
-// is audit's to report, not the analysis').
-func briefCache(f *Factory) *cache.Options {
-	o := &cache.Options{Brief: true}
-	if policy, err := f.Config(); err == nil {
-		if d, _, ok := policy.Lifetime(); ok {
-			o.Lifetime = d
-		}
-	}
-	return o
-}
-
-// loadGraphCache is loadGraphRequests with the brief analysis a graph's
-// labels show (no break naming); when it fails (a damaged request), it
-// says so on stderr and the graph is drawn without it (a nil report).
-func loadGraphCache(ctx context.Context, f *Factory, ref string) (*store.DB, *graph.Run, *cache.Report, error) {
+// graphCache opens run ref for a drawing: its graph and the brief cache
+// analysis a graph's labels show (no break naming), under the policy the
+// commands that only show a run read; when the analysis fails (a damaged
+// request), it says so on stderr and the graph is drawn without it (a nil
+// report).
+func graphCache(ctx context.Context, f *Factory, ref string) (*analysis.Run, *cache.Report, error) {
 	// what follows the load (the brief analysis, the drawing) allocates
 	// little: collect less often to the command's end
 	f.atClose(collectLess(f))
-	o := briefCache(f)
-	db, g, reqs, readErr, err := loadGraphRequests(ctx, f, ref, o)
+	run, err := openAnalysed(ctx, f, lenientPolicy(f), ref, analysis.LoadBrief)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	var rep *cache.Report
-	if readErr == nil {
-		rep, readErr = cache.AnalyzeRequests(g, reqs, o)
-	}
-	if readErr != nil {
-		fmt.Fprintf(f.IO.ErrOut, "inspect: the prompt-cache analysis failed (%v); the graph is drawn without it\n", readErr)
+	rep, err := run.BriefCache(ctx)
+	if err != nil {
+		fmt.Fprintf(f.IO.ErrOut, "inspect: the prompt-cache analysis failed (%v); the graph is drawn without it\n", err)
 		rep = nil
 	}
-	return db, g, rep, nil
-}
-
-// auditConfig is an audit of run g reading its requests from db: bodies,
-// frames, and the prompt-cache analysis with options o (brief, as the
-// audit needs it: briefCache) of the requests read with the graph (reqs;
-// nil: read them when the rule asks, readErr the error of reading them).
-func auditConfig(ctx context.Context, db *store.DB, g *graph.Run, reqs *cache.Requests, readErr error, o *cache.Options) *findings.Config {
-	return &findings.Config{
-		Requests: func(seq int64) ([]byte, error) { return db.Request(ctx, g.ID, seq) },
-		Frames:   func(seq int64) ([]byte, error) { return db.RequestFrame(ctx, g.ID, seq) },
-		Cache: func() (*cache.Report, error) {
-			if readErr != nil {
-				return nil, readErr
-			}
-			if reqs == nil {
-				return cache.Analyze(ctx, g, db, o)
-			}
-			return cache.AnalyzeRequests(g, reqs, o)
-		},
-	}
+	return run, rep, nil
 }
 
 // gcLoad is the garbage collector's percentage while a run loads

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/cache/report"
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/mermaid"
@@ -97,17 +96,17 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 // first llm node among the first finding's evidence (the call worth asking
 // about), or 0.
 func showDemoResult(ctx context.Context, f *Factory, runID string) (int64, error) {
-	db, g, cr, err := loadGraphCache(ctx, f, runID)
+	run, cr, err := graphCache(ctx, f, runID)
 	if err != nil {
 		return 0, err
 	}
+	g := run.Graph
 	out := f.IO.Out
 	if err := (&mermaid.Config{Notes: report.Notes(cr)}).Fprint(out, g); err != nil {
 		return 0, err
 	}
 	fmt.Fprintln(out)
-	cfg := auditConfig(ctx, db, g, nil, nil, &cache.Options{Brief: true})
-	rep, err := cfg.Audit(g)
+	rep, err := run.Audit(ctx, nil)
 	if err != nil {
 		return 0, err
 	}

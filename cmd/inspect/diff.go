@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/inspect-dev/inspect/analysis"
 	"github.com/inspect-dev/inspect/diff"
 	"github.com/inspect-dev/inspect/findings"
 )
@@ -115,15 +116,19 @@ func diffRun(ctx context.Context, opts *DiffOptions) error {
 		}
 		cfg.MaxIncrease = append(cfg.MaxIncrease, ls...)
 	}
-	base, err := diffSide(ctx, opts.F, opts.Base)
+	p, err := policy(opts.F, nil)
 	if err != nil {
 		return err
 	}
-	new, err := diffSide(ctx, opts.F, opts.New)
+	base, err := diffSide(ctx, opts.F, p, opts.Base)
 	if err != nil {
 		return err
 	}
-	rep, err := cfg.Compare(base, new)
+	new, err := diffSide(ctx, opts.F, p, opts.New)
+	if err != nil {
+		return err
+	}
+	rep, err := analysis.Diff(ctx, cfg, base, new)
 	if err != nil {
 		return err
 	}
@@ -137,7 +142,7 @@ func diffRun(ctx context.Context, opts *DiffOptions) error {
 		err = diff.WriteJUnit(out, rep, cfg.FailOn)
 	case "sarif":
 		var paths findings.SARIFPaths
-		if paths, err = sarifPaths(new.Run, opts.SARIFRoot); err != nil {
+		if paths, err = sarifPaths(new.Graph, opts.SARIFRoot); err != nil {
 			return err
 		}
 		err = diff.WriteSARIF(out, rep, paths)
@@ -151,28 +156,13 @@ func diffRun(ctx context.Context, opts *DiffOptions) error {
 	return nil
 }
 
-// diffSide loads and audits one side of a comparison. A database file
-// named in the reference must exist: opening would create an empty one.
-func diffSide(ctx context.Context, f *Factory, ref string) (diff.Side, error) {
+// diffSide opens one side of a comparison. A database file named in the
+// reference must exist: opening would create an empty one.
+func diffSide(ctx context.Context, f *Factory, p *analysis.Policy, ref string) (*analysis.Run, error) {
 	if r := ParseRunRef(ref); r.DB != "" {
 		if _, err := os.Stat(r.DB); errors.Is(err, fs.ErrNotExist) {
-			return diff.Side{}, Usagef("%s: no database file %q; give an existing FILE.db:RUN (e.g. baseline.db:latest)", ref, r.DB)
+			return nil, Usagef("%s: no database file %q; give an existing FILE.db:RUN (e.g. baseline.db:latest)", ref, r.DB)
 		}
 	}
-	co := briefCache(f)
-	db, g, reqs, readErr, err := loadGraphRequests(ctx, f, ref, co)
-	if err != nil {
-		return diff.Side{}, err
-	}
-	o, policy, err := auditOptions(f, nil)
-	if err != nil {
-		return diff.Side{}, err
-	}
-	cfg := auditConfig(ctx, db, g, reqs, readErr, co)
-	applyPolicy(cfg, o, policy)
-	rep, err := cfg.Audit(g)
-	if err != nil {
-		return diff.Side{}, err
-	}
-	return diff.Side{Ref: ref, Run: g, Report: rep}, nil
+	return openAnalysed(ctx, f, p, ref, analysis.LoadBrief)
 }

@@ -147,10 +147,11 @@ func graphRun(ctx context.Context, opts *GraphOptions) error {
 	if err := opts.validate(); err != nil {
 		return err
 	}
-	_, g, rep, err := loadGraphCache(ctx, opts.F, opts.RunRef)
+	run, rep, err := graphCache(ctx, opts.F, opts.RunRef)
 	if err != nil {
 		return err
 	}
+	g := run.Graph
 	cfg := &mermaid.Config{Full: opts.Full, Notes: report.Notes(rep)}
 	var buf bytes.Buffer
 	switch opts.Format {

@@ -6,9 +6,8 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/inspect-dev/inspect/cache"
+	"github.com/inspect-dev/inspect/analysis"
 	"github.com/inspect-dev/inspect/config"
-	"github.com/inspect-dev/inspect/findings"
 )
 
 // loadedConfig is the config a Factory read once, or the error reading it.
@@ -65,45 +64,43 @@ func (f *Factory) readConfig() (*config.Config, error) {
 	return c, nil
 }
 
-// auditOptions returns the audit options in force: the config's
-// thresholds and rules, then every --set (flags win).
-func auditOptions(f *Factory, sets []string) (*findings.Options, *config.Config, error) {
+// policy returns the team's policy in force: the config's thresholds,
+// rules, prices, ignore entries and cache lifetime, then every --set
+// (flags win).
+func policy(f *Factory, sets []string) (*analysis.Policy, error) {
 	c, err := f.Config()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	o, err := c.Options()
+	p, err := analysis.PolicyOf(c)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	for _, kv := range sets {
-		if err := o.Set(kv); err != nil {
-			return nil, nil, Usagef("--set %s: %v", kv, err)
+		if err := p.Options.Set(kv); err != nil {
+			return nil, Usagef("--set %s: %v", kv, err)
 		}
 	}
-	if err := o.Validate(); err != nil {
-		return nil, nil, Usagef("%v", err)
+	if err := p.Options.Validate(); err != nil {
+		return nil, Usagef("%v", err)
 	}
-	return o, c, nil
+	return p, nil
 }
 
-// applyPolicy puts the team's policy into an audit of run g: its options,
-// price table and ignore entries (its cache lifetime: briefCache).
-func applyPolicy(cfg *findings.Config, o *findings.Options, c *config.Config) {
-	cfg.Options, cfg.Prices, cfg.Ignore, cfg.Policy = o, c.Prices, c.Ignore, c.Name
-}
-
-// webPolicy is the team's policy for the web pages' audits and cache
-// analyses (serve, report): the same as inspect audit and cache read.
-func webPolicy(f *Factory) (*findings.Config, *cache.Options, error) {
-	o, c, err := auditOptions(f, nil)
-	if err != nil {
-		return nil, nil, err
+// lenientPolicy is the policy for the commands that only show a run
+// (graph, show, timeline): a broken policy file is audit's to report, not
+// theirs; they read every default then, and the file's prices and cache
+// lifetime when it could be read.
+func lenientPolicy(f *Factory) *analysis.Policy {
+	if p, err := policy(f, nil); err == nil {
+		return p
 	}
-	cfg := &findings.Config{Options: o, Prices: c.Prices, Ignore: c.Ignore}
-	co := &cache.Options{Prices: c.Prices}
-	if d, _, ok := c.Lifetime(); ok {
-		co.Lifetime = d
+	p := &analysis.Policy{}
+	if c, err := f.Config(); err == nil {
+		p.Prices = c.Prices
+		if d, _, ok := c.Lifetime(); ok {
+			p.Lifetime = d
+		}
 	}
-	return cfg, co, nil
+	return p
 }

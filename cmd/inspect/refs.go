@@ -8,32 +8,20 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/analysis"
+	"github.com/inspect-dev/inspect/analysis/storesrc"
 	"github.com/inspect-dev/inspect/store"
 )
 
 // RunRef is a parsed run reference: [FILE.db:]RUN.
-type RunRef struct {
-	DB  string // a database file named in the reference, or "" for --db
-	Run string // latest, an id or a unique prefix
-}
+type RunRef = analysis.Ref
 
 // ParseRunRef splits "[FILE.db:]RUN". A reference that is only a database
 // file ("base.db") means its latest run.
-func ParseRunRef(s string) RunRef {
-	if i := strings.LastIndex(s, ".db:"); i >= 0 {
-		return RunRef{DB: s[:i+3], Run: s[i+4:]}
-	}
-	if strings.HasSuffix(s, ".db") {
-		return RunRef{DB: s, Run: "latest"}
-	}
-	return RunRef{Run: s}
-}
+func ParseRunRef(s string) RunRef { return analysis.ParseRef(s) }
 
 // runArg is the run reference of a command's optional [RUN] argument:
 // "latest" without one.
@@ -52,23 +40,46 @@ func refPath(f *Factory, ref string) string {
 	return f.DBPath
 }
 
+// analyzer opens and analyses runs under policy p: a plain run reference
+// in --db's database, FILE.db:RUN in that file, each opened read-only once
+// (a missing file is a *missingDBError, and is not created).
+func analyzer(f *Factory, p *analysis.Policy) *analysis.Analyzer {
+	return analysis.NewFiles(func(ctx context.Context, path string) (analysis.Source, error) {
+		if err := dbExists(path); err != nil {
+			return nil, err
+		}
+		db, err := f.ReadStore(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		return storesrc.New(db), nil
+	}, f.DBPath, p)
+}
+
+// refError words analysis' errors as the commands say them: a reference
+// a database does not resolve names that database for the hint after it;
+// a node the run lacks is a usage error naming the nearest.
+func refError(err error) error {
+	var re *analysis.ResolveError
+	var nn *analysis.NoNodeError
+	switch {
+	case errors.As(err, &re):
+		return &inDBError{Path: re.Path, Err: re.Err}
+	case errors.As(err, &nn):
+		return &UsageError{Err: nn}
+	}
+	return err
+}
+
 // openRun resolves a run reference and returns its database, opened
-// read-only, and run id.
+// read-only, and run id: for the commands that read a run's rows
+// themselves (ask, export, completion).
 func openRun(ctx context.Context, f *Factory, ref string) (*store.DB, string, error) {
-	r := ParseRunRef(ref)
-	path := refPath(f, ref)
-	if err := dbExists(path); err != nil {
-		return nil, "", err
-	}
-	db, err := f.ReadStore(ctx, path)
+	src, id, err := analyzer(f, nil).Resolve(ctx, ref)
 	if err != nil {
-		return nil, "", err
+		return nil, "", refError(err)
 	}
-	id, err := db.ResolveRun(ctx, r.Run)
-	if err != nil {
-		return nil, "", &inDBError{Path: path, Err: err}
-	}
-	return db, id, nil
+	return src.(*storesrc.Source).DB, id, nil
 }
 
 // inDBError is an error about a run reference in the database at Path, so
@@ -99,77 +110,6 @@ func dbExists(path string) error {
 		return &missingDBError{Path: path}
 	}
 	return nil
-}
-
-// loadGraph resolves a run reference and loads its graph.
-func loadGraph(ctx context.Context, f *Factory, ref string) (*store.DB, *graph.Run, error) {
-	db, id, err := openRun(ctx, f, ref)
-	if err != nil {
-		return nil, nil, err
-	}
-	g, err := graph.Load(ctx, db, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	g.ReadAt = time.Now() // a running run's elapsed time is live
-	return db, g, nil
-}
-
-// loadNode resolves a run reference and reads node seq of it — one node,
-// plus, for a fork, the join that closes it — not the whole run (DESIGN
-// §12: one-node commands ≤ 50 ms on a 1M-node run). The node has no
-// conversation (Conv is nil).
-func loadNode(ctx context.Context, f *Factory, ref string, seq int64) (*store.DB, *record.Run, *graph.Node, error) {
-	db, id, err := openRun(ctx, f, ref)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	run, n, err := readNode(ctx, db, id, seq)
-	return db, run, n, err
-}
-
-// readNode reads run id and its node seq (see loadNode).
-func readNode(ctx context.Context, db *store.DB, id string, seq int64) (*record.Run, *graph.Node, error) {
-	run, err := db.LoadRun(ctx, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	rn, err := db.Node(ctx, run, seq)
-	if errors.Is(err, store.ErrNoNode) {
-		return nil, nil, unknownNodeIn(ctx, db, id, seq)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	n := &graph.Node{Node: rn}
-	if rn.Kind == record.KindFork {
-		n.ForkOf = &graph.Fork{Node: n}
-		join, err := db.JoinOf(ctx, run, seq)
-		if err != nil {
-			return nil, nil, err
-		}
-		if join != nil {
-			n.ForkOf.Join = &graph.Node{Node: join, ForkOf: n.ForkOf}
-		}
-	}
-	return run, n, nil
-}
-
-// unknownNodeIn is unknownNode read from the store: the nearest nodes by
-// index, not by loading the run.
-func unknownNodeIn(ctx context.Context, db *store.DB, run string, seq int64) error {
-	near, last, err := db.NearestNodes(ctx, run, seq, 5)
-	if err != nil {
-		return err
-	}
-	if len(near) == 0 {
-		return Usagef("run %s has no nodes", run)
-	}
-	var names []string
-	for _, b := range near {
-		names = append(names, fmt.Sprintf("n%d (%s)", b.Seq, b.Kind))
-	}
-	return Usagef("run %s has no node n%d (it has n1..n%d); nearest: %s", run, seq, last, strings.Join(names, ", "))
 }
 
 // ParseNodeRef parses "n12" (or "12") into a sequence number.

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inspect-dev/inspect/web"
-	"github.com/inspect-dev/inspect/web/webstore"
 )
 
 // ReportOptions are the inputs of `inspect report`.
@@ -54,16 +53,16 @@ func reportRunCmd(ctx context.Context, opts *ReportOptions) error {
 			return err
 		}
 	}
-	db, id, err := openRun(ctx, opts.F, opts.RunRef)
+	src, id, err := analyzer(opts.F, nil).Resolve(ctx, opts.RunRef)
 	if err != nil {
-		return err
+		return refError(err)
 	}
-	policy, cacheOpts, err := webPolicy(opts.F)
+	p, err := policy(opts.F, nil)
 	if err != nil {
 		return err
 	}
 	var buf bytes.Buffer
-	if err := web.New(webstore.New(db), web.Options{Audit: policy, Cache: cacheOpts}).WriteReport(ctx, &buf, id); err != nil {
+	if err := web.New(src, web.Options{Policy: p}).WriteReport(ctx, &buf, id); err != nil {
 		return err
 	}
 	return writeOutput(opts.F, opts.Output, buf.Bytes(), false)

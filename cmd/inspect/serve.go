@@ -14,7 +14,6 @@ import (
 
 	"github.com/inspect-dev/inspect/store"
 	"github.com/inspect-dev/inspect/web"
-	"github.com/inspect-dev/inspect/web/webstore"
 )
 
 // ServeOptions are the inputs of `inspect serve`.
@@ -87,20 +86,18 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		if writer, err = opts.F.Store(ctx); err != nil {
 			return err
 		}
-	} else if err := dbExists(path); err != nil {
-		return err
 	}
-	db, err := opts.F.ReadStore(ctx, path)
+	src, _, err := analyzer(opts.F, nil).Database(ctx, "")
 	if err != nil {
 		return err
 	}
 	ip := net.ParseIP(host)
 	loopback := host == "localhost" || (ip != nil && ip.IsLoopback())
-	policy, cacheOpts, err := webPolicy(opts.F)
+	p, err := policy(opts.F, nil)
 	if err != nil {
 		return err
 	}
-	wo := web.Options{Mounts: opts.Mounts, Log: log.New(opts.F.IO.ErrOut, "inspect serve: ", 0), Audit: policy, Cache: cacheOpts}
+	wo := web.Options{Mounts: opts.Mounts, Log: log.New(opts.F.IO.ErrOut, "inspect serve: ", 0), Policy: p}
 	if loopback {
 		wo.Hosts = loopbackHosts
 	}
@@ -121,7 +118,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		wo.Mounts = append(wo.Mounts, web.Mount{Pattern: "/v1/traces", Handler: rec.Handler})
 		mode = "recording the OTLP traces posted to " + url + "v1/traces"
 	}
-	pages := web.New(webstore.New(db), wo)
+	pages := web.New(src, wo)
 	go pages.Warm(ctx)
 	srv := &http.Server{Handler: pages, ReadHeaderTimeout: 10 * time.Second}
 	errOut := opts.F.IO.ErrOut

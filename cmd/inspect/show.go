@@ -12,14 +12,13 @@ import (
 	"github.com/charmbracelet/glamour"
 	"github.com/spf13/cobra"
 
+	"github.com/inspect-dev/inspect/analysis"
 	"github.com/inspect-dev/inspect/ask"
-	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/cache/report"
 	"github.com/inspect-dev/inspect/chat"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/internal/termsafe"
 	"github.com/inspect-dev/inspect/record"
-	"github.com/inspect-dev/inspect/store"
 )
 
 // ShowOptions are the inputs of `inspect show`.
@@ -71,21 +70,13 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	if err != nil {
 		return err
 	}
-	db, run, n, err := loadNode(ctx, opts.F, opts.RunRef, seq)
+	// the team's cache lifetime and prices for the node's cache section
+	v, err := analyzer(opts.F, lenientPolicy(opts.F)).Node(ctx, opts.RunRef, seq, analysis.NodeOptions{Cache: true, Branches: true})
 	if err != nil {
-		return err
+		return refError(err)
 	}
 	var md strings.Builder
-	co := &cache.Options{}
-	if policy, err := opts.F.Config(); err == nil { // a broken policy file is audit's to report, not show's
-		co.Prices = policy.Prices
-		if d, _, ok := policy.Lifetime(); ok {
-			co.Lifetime = d
-		}
-	}
-	if err := writeNode(ctx, &md, db, run, n, co); err != nil {
-		return err
-	}
+	writeNode(&md, v)
 	out := md.String()
 	if style, ok := opts.F.IO.markdownStyle(opts.F.Getenv("GLAMOUR_STYLE")); ok {
 		r, err := glamour.NewTermRenderer(glamour.WithStylePath(style), glamour.WithWordWrap(opts.F.IO.Width))
@@ -101,16 +92,16 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	return err
 }
 
-// writeNode writes node n of run in full as Markdown (readable as plain
-// text). A fork node's ForkOf.Join, when set, is its join.
-func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, r *record.Run, n *graph.Node, co *cache.Options) error {
-	run := r.ID
+// writeNode writes node view v in full as Markdown (readable as plain
+// text): the web's node page shows the same view as HTML.
+func writeNode(w *strings.Builder, v *analysis.NodeView) {
+	n := v.Node
 	where := "trunk"
 	if n.Branch != "" {
 		where = "branch " + n.Branch
 	}
 	fmt.Fprintf(w, "# %s · %s · %s · %s\n\n", n.ID(), n.Kind, where, n.Status)
-	fmt.Fprintf(w, "- run: %s\n", run)
+	fmt.Fprintf(w, "- run: %s\n", v.Run.ID)
 	if n.Agent != "" {
 		fmt.Fprintf(w, "- agent: %s\n", n.Agent)
 	}
@@ -133,9 +124,7 @@ func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, r *record.
 			section(w, "Answer", n.Text)
 		}
 	case record.KindLLM:
-		if err := writeLLM(ctx, w, db, r, n, co); err != nil {
-			return err
-		}
+		writeLLM(w, v)
 	case record.KindTool:
 		if t := n.Tool; t != nil {
 			fmt.Fprintf(w, "- tool: %s\n- call id: %s\n- research: %v\n\n", t.Name, t.CallID, t.Research)
@@ -153,10 +142,8 @@ func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, r *record.
 			if n.ForkOf != nil && n.ForkOf.Join != nil {
 				fmt.Fprintf(w, "- joined at: %s\n", n.ForkOf.Join.ID())
 			}
-			if built := builtFork(ctx, db, r, n.Seq); built != nil {
-				for _, b := range built.Branches {
-					fmt.Fprintf(w, "- branch %s: %s\n", b.Name, branchTokens(b))
-				}
+			for _, b := range v.Branches {
+				fmt.Fprintf(w, "- branch %s: %s\n", b.Name, branchTokens(b))
 			}
 			w.WriteString("\n")
 			for _, b := range f.Branches {
@@ -166,11 +153,10 @@ func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, r *record.
 	case record.KindJoin:
 		if j := n.Join; j != nil {
 			fmt.Fprintf(w, "- closes fork: n%d\n\n", j.ForkSeq)
-			built := builtFork(ctx, db, r, n.Seq)
 			for i, b := range j.Branches {
 				title := fmt.Sprintf("Branch %s (agent %s) · %s · %s", b.Name, b.Agent, b.Status, graph.FormatDuration(b.Duration))
-				if built != nil && i < len(built.Branches) && built.Branches[i].Name == b.Name {
-					title += " · " + branchTokens(built.Branches[i])
+				if i < len(v.Branches) && v.Branches[i].Name == b.Name {
+					title += " · " + branchTokens(v.Branches[i])
 				}
 				section(w, title, b.Answer)
 			}
@@ -179,13 +165,9 @@ func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, r *record.
 		panic(fmt.Sprintf("internal error: unhandled node kind %v", n.Kind))
 	}
 
-	asks, err := db.Asks(ctx, run, n.Seq)
-	if err != nil {
-		return err
-	}
-	if len(asks) > 0 {
-		fmt.Fprintf(w, "## Asks (%d)\n\n", len(asks))
-		for _, a := range asks {
+	if len(v.Asks) > 0 {
+		fmt.Fprintf(w, "## Asks (%d)\n\n", len(v.Asks))
+		for _, a := range v.Asks {
 			incomplete := ""
 			if a.Incomplete != "" {
 				incomplete = " · incomplete"
@@ -200,23 +182,13 @@ func writeNode(ctx context.Context, w *strings.Builder, db *store.DB, r *record.
 			fmt.Fprintf(w, "%s\n\n", strings.TrimSpace(a.Answer))
 		}
 	}
-	return nil
 }
 
-// writeLLM writes an llm node: usage, the rebuilt request, the response.
-func writeLLM(ctx context.Context, w *strings.Builder, db *store.DB, r *record.Run, n *graph.Node, co *cache.Options) error {
-	run := r.ID
+// writeLLM writes an llm node: usage, the rebuilt request, the response,
+// the prompt-cache section.
+func writeLLM(w *strings.Builder, v *analysis.NodeView) {
+	n, c := v.Node, v.LLM
 	if l := n.LLM; l != nil {
-		calls := "answers"
-		switch {
-		case n.Status == record.StatusRunning:
-			calls = "waiting for the model"
-		case n.Status.Failed() || n.Status.Stopped():
-			// a call that failed chose nothing: it did not answer
-			calls = fmt.Sprintf("no choice: the call ended %s", n.Status)
-		case len(l.Calls) > 0:
-			calls = "calls " + strings.Join(l.Calls, ", ")
-		}
 		cached := "cached not reported"
 		if l.Usage.CachedReported {
 			cached = fmt.Sprintf("cached %d", l.Usage.Cached)
@@ -224,81 +196,36 @@ func writeLLM(ctx context.Context, w *strings.Builder, db *store.DB, r *record.R
 		if l.Usage.CacheWriteReported {
 			cached += fmt.Sprintf(" · cache writes %d", l.Usage.CacheWrite)
 		}
-		fmt.Fprintf(w, "- model: %s\n- %s\n- usage: in %d · out %d · %s\n", l.Model, calls, l.Usage.In, l.Usage.Out, cached)
+		fmt.Fprintf(w, "- model: %s\n- %s\n- usage: in %d · out %d · %s\n", l.Model, c.Choice, l.Usage.In, l.Usage.Out, cached)
 		fmt.Fprintf(w, "- weighted: %s tokens (uncached input, cache writes and output in full, cache reads at 25%%)\n", weighted(l.Usage.Weighted()))
-		if !l.Exact() {
-			fmt.Fprintf(w, "- request: %s\n", ask.Reconstruction(r))
+		if !c.Exact {
+			fmt.Fprintf(w, "- request: %s\n", ask.Reconstruction(v.Run))
 		}
 		if l.Attempts > 1 {
 			fmt.Fprintf(w, "- attempts: %d (the request was sent again after %d failures)\n", l.Attempts, l.Attempts-1)
 		}
 		w.WriteString("\n")
 	}
-	body, err := db.Request(ctx, run, n.Seq)
-	if err != nil {
-		return fmt.Errorf("rebuild the request of %s: %w", n.ID(), err)
-	}
-	writeRequest(w, body)
-	resp, err := db.Response(ctx, run, n.Seq)
-	if err != nil {
-		return fmt.Errorf("load the response of %s: %w", n.ID(), err)
-	}
-	writeResponse(w, resp, n)
-	writeCache(ctx, w, db, run, n.Seq, co)
-	return nil
+	writeCallRequest(w, c)
+	writeCallResponse(w, c, n)
+	writeCache(w, v.Cache, n.Seq)
 }
 
-// writeCache writes the node's prompt-cache prefix analysis (with the
-// team's cache lifetime and prices, co), from the run up to the node (the earlier requests it could reuse are there); a run
-// that cannot be analysed says why instead.
-func writeCache(ctx context.Context, w *strings.Builder, db *store.DB, runID string, seq int64, co *cache.Options) {
-	fail := func(err error) { fmt.Fprintf(w, "## Prompt cache\n\n(not analysed: %v)\n\n", err) }
-	run, err := db.LoadRun(ctx, runID)
-	if err != nil {
-		fail(err)
+// writeCache writes the node's prompt-cache prefix analysis (of the run up
+// to the node, with the team's cache lifetime and prices); a run that
+// cannot be analysed says why instead.
+func writeCache(w *strings.Builder, c *analysis.NodeCache, seq int64) {
+	if c == nil {
 		return
 	}
-	var nodes []*record.Node
-	if err := db.ScanNodesTo(ctx, run, seq, func(n *record.Node) error { nodes = append(nodes, n); return nil }); err != nil {
-		fail(err)
-		return
-	}
-	g, err := graph.Build(run, nodes)
-	if err != nil {
-		fail(err)
-		return
-	}
-	o := *co
-	o.Seqs = []int64{seq}
-	rep, err := cache.Analyze(ctx, g, db, &o)
-	if err != nil {
-		fail(err)
+	if c.Err != nil {
+		fmt.Fprintf(w, "## Prompt cache\n\n(not analysed: %v)\n\n", c.Err)
 		return
 	}
 	var b strings.Builder
-	if err := report.ShowMarkdown(&b, rep, seq); err == nil {
+	if err := report.ShowMarkdown(&b, c.Report, seq); err == nil {
 		w.WriteString(b.String())
 	}
-}
-
-// builtFork returns the fork that fork or join node seq opens or closes,
-// from the run's graph (its branches' nodes are needed for their tokens);
-// nil when the run cannot be read, so show prints the node without them.
-func builtFork(ctx context.Context, db *store.DB, r *record.Run, seq int64) *graph.Fork {
-	var nodes []*record.Node
-	if err := db.ScanNodes(ctx, r, func(n *record.Node) error { nodes = append(nodes, n); return nil }); err != nil {
-		return nil
-	}
-	g, err := graph.Build(r, nodes)
-	if err != nil {
-		return nil
-	}
-	for _, n := range g.Nodes {
-		if n.Seq == seq {
-			return n.ForkOf
-		}
-	}
-	return nil
 }
 
 // branchTokens says what a branch cost, its nested branches included:
@@ -331,16 +258,27 @@ func writeMessage(w *strings.Builder, title string, m *chat.Message) {
 	}
 }
 
-// writeRequest writes a request's messages and offered tools, read through
-// chat (any OpenAI-compatible body, and the other formats chat reads); a
-// body chat cannot read is printed as it is.
+// writeRequest and writeResponse write an llm node's request and response
+// bodies as show does (writeCallRequest, writeCallResponse).
 func writeRequest(w *strings.Builder, body []byte) {
+	writeCallRequest(w, analysis.ReadCall(nil, &record.Node{Kind: record.KindLLM}, body, nil))
+}
+
+func writeResponse(w *strings.Builder, body []byte, n *graph.Node) {
+	writeCallResponse(w, analysis.ReadCall(nil, n.Node, nil, body), n)
+}
+
+// writeCallRequest writes a request's messages and offered tools, read
+// through chat (any OpenAI-compatible body, and the other formats chat
+// reads); a body chat cannot read is printed as it is.
+func writeCallRequest(w *strings.Builder, c *analysis.CallView) {
+	body := c.Body
 	if len(body) == 0 {
 		w.WriteString("## Request\n\n(not recorded)\n\n")
 		return
 	}
-	req, err := chat.ReadRequest(body, "")
-	if err != nil {
+	req := c.Request
+	if c.RequestErr != nil {
 		code(w, fmt.Sprintf("Request (%d bytes)", len(body)), prettyJSON(string(body)))
 		return
 	}
@@ -373,8 +311,9 @@ func writeRequest(w *strings.Builder, body []byte) {
 	}
 }
 
-// writeResponse writes the response's message and usage.
-func writeResponse(w *strings.Builder, body []byte, n *graph.Node) {
+// writeCallResponse writes the response's message and usage.
+func writeCallResponse(w *strings.Builder, c *analysis.CallView, n *graph.Node) {
+	body := c.ResponseBody
 	if len(body) == 0 {
 		if n.LLM != nil && n.LLM.Content != "" {
 			section(w, "Response", n.LLM.Content)
@@ -383,18 +322,17 @@ func writeResponse(w *strings.Builder, body []byte, n *graph.Node) {
 		}
 		return
 	}
-	resp, err := chat.ReadResponse(body, "")
-	failed := n.Status.Failed() || n.Status.Stopped()
-	if err != nil || failed {
+	if c.ResponseErr != nil || c.Failed {
 		// what the provider sent back, as it came: for a failed call its
 		// error body (or the malformed reply that failed it)
 		title := "Response"
-		if failed {
+		if c.Failed {
 			title = fmt.Sprintf("Response of the failed call (%d bytes, as received)", len(body))
 		}
 		code(w, title, prettyJSON(string(body)))
 		return
 	}
+	resp := c.Response
 	fmt.Fprintf(w, "## Response (finish_reason %s)\n\n", resp.FinishReason)
 	writeMessage(w, "assistant", &resp.Message)
 	if len(resp.UsageJSON) > 0 {

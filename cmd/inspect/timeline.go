@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/inspect-dev/inspect/analysis"
 	"github.com/inspect-dev/inspect/mermaid"
 	"github.com/inspect-dev/inspect/timeline"
 )
@@ -54,10 +55,11 @@ func timelineRun(ctx context.Context, opts *TimelineOptions) error {
 	if opts.Width < 0 || opts.Width > 1000 {
 		return Usagef("--width must be between 1 and 1000 columns, got %d", opts.Width)
 	}
-	_, g, err := loadGraph(ctx, opts.F, opts.RunRef)
+	run, err := analyzer(opts.F, nil).Open(ctx, opts.RunRef, analysis.LoadGraph)
 	if err != nil {
-		return err
+		return refError(err)
 	}
+	g := run.Graph
 	io := opts.F.IO
 	width := opts.Width
 	if width == 0 {

@@ -1,0 +1,235 @@
+package analysis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/inspect-dev/inspect/cache"
+	"github.com/inspect-dev/inspect/chat"
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/record"
+)
+
+// NodeView is one node of a run in full: what `inspect show` prints and
+// the web's node page shows (each renders this struct). It is read from
+// the node alone — never the whole run, unless NodeOptions.Branches asks
+// for a fork's branch tokens.
+type NodeView struct {
+	// Run is the run's record (its snapshot, source, times).
+	Run *record.Run
+	// Node is the node; a fork's ForkOf.Join is its join once closed.
+	Node *graph.Node
+	// Next is set when the run has a node after this one.
+	Next bool
+	// LLM is an llm node's call: nil for other kinds.
+	LLM *CallView
+	// Branches are, for a fork or join with NodeOptions.Branches, the
+	// fork's branches from the run's graph (their tokens); nil when the
+	// run could not be read.
+	Branches []*graph.Branch
+	// Asks are the questions put to the node, oldest first.
+	Asks []Ask
+	// Cache is an llm node's prompt-cache section; nil when not asked
+	// for (NodeOptions.Cache). A caller holding the whole run's analysis
+	// (the web pages) may set it from that instead.
+	Cache *NodeCache
+}
+
+// CallView is an llm node's call: the request folded by system prompt,
+// tools and messages (read through chat), the response and usage.
+type CallView struct {
+	// Choice says what the call chose: "answers", "calls a, b",
+	// "waiting for the model", "no choice: the call ended failed".
+	Choice string
+	// Exact is set for a request stored byte for byte; else it is what an
+	// importer reconstructed, lacking Lacks.
+	Exact bool
+	Lacks []string
+	// Body is the stored request, nil when none was recorded; Request is
+	// it read through chat, or RequestErr why it could not be.
+	Body       []byte
+	Request    *chat.Request
+	RequestErr error
+	// ResponseBody is the stored response, nil when none was; Response
+	// is it read through chat (nil for a failed call: its body is shown as
+	// received), or ResponseErr why it could not be.
+	ResponseBody []byte
+	Response     *chat.Response
+	ResponseErr  error
+	// Failed is set for a call that failed or was stopped: it chose
+	// nothing, and its response is its error.
+	Failed bool
+}
+
+// NodeCache is an llm node's prompt-cache prefix analysis.
+type NodeCache struct {
+	// Report is the analysis that holds the call: of the run up to the
+	// node, or of the whole run; nil with Err.
+	Report *cache.Report
+	// Err says why the run could not be analysed.
+	Err error
+}
+
+// Call is the node's call in the analysis, or nil.
+func (c *NodeCache) Call(seq int64) *cache.Call {
+	if c == nil || c.Report == nil {
+		return nil
+	}
+	return c.Report.Call(seq)
+}
+
+// NodeOptions say what a node view reads beyond the node.
+type NodeOptions struct {
+	// Cache analyses the run up to an llm node for its prompt-cache
+	// section, with Policy.CacheOptions (the earlier requests it could
+	// reuse are there): `inspect show`.
+	Cache bool
+	// Branches reads the run's graph for a fork's or join's branch tokens.
+	Branches bool
+}
+
+// Node reads node seq of run ref in full. A node the run lacks is a
+// *NoNodeError.
+func (a *Analyzer) Node(ctx context.Context, ref string, seq int64, o NodeOptions) (*NodeView, error) {
+	src, id, err := a.Resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	run, err := src.LoadRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	rn, err := src.Node(ctx, run, seq)
+	if errors.Is(err, ErrNotFound) {
+		return nil, noNode(ctx, src, id, seq)
+	}
+	if err != nil {
+		return nil, err
+	}
+	v := &NodeView{Run: run, Node: &graph.Node{Node: rn}}
+	if rn.Kind == record.KindFork {
+		v.Node.ForkOf = &graph.Fork{Node: v.Node}
+		join, err := src.JoinOf(ctx, run, seq)
+		if err != nil {
+			return nil, err
+		}
+		if join != nil {
+			v.Node.ForkOf.Join = &graph.Node{Node: join, ForkOf: v.Node.ForkOf}
+		}
+	}
+	if _, err := src.Node(ctx, run, seq+1); err == nil {
+		v.Next = true
+	}
+	if rn.Kind == record.KindLLM {
+		if v.LLM, err = callView(ctx, src, run, rn); err != nil {
+			return nil, err
+		}
+		if o.Cache {
+			v.Cache = nodeCache(ctx, src, run, seq, a.policy())
+		}
+	}
+	if o.Branches && (rn.Kind == record.KindFork || rn.Kind == record.KindJoin) {
+		v.Branches = builtBranches(ctx, src, run, seq)
+	}
+	if v.Asks, err = src.Asks(ctx, id, seq); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// callView reads llm node n's request and response.
+func callView(ctx context.Context, src Source, run *record.Run, n *record.Node) (*CallView, error) {
+	body, err := src.Request(ctx, run.ID, n.Seq)
+	if err != nil {
+		return nil, &nodeError{"rebuild the request of", n.Seq, err}
+	}
+	resp, err := src.Response(ctx, run.ID, n.Seq)
+	if err != nil {
+		return nil, &nodeError{"load the response of", n.Seq, err}
+	}
+	return ReadCall(run, n, body, resp), nil
+}
+
+// ReadCall is the view of llm node n of run (nil: no run to say what a
+// reconstructed request lacks) with its stored request and response
+// bodies (nil: none recorded), read through chat.
+func ReadCall(run *record.Run, n *record.Node, body, resp []byte) *CallView {
+	v := &CallView{Exact: true, Failed: n.Status.Failed() || n.Status.Stopped()}
+	if l := n.LLM; l != nil {
+		v.Exact = l.Exact()
+		switch {
+		case n.Status == record.StatusRunning:
+			v.Choice = "waiting for the model"
+		case v.Failed:
+			// a call that failed chose nothing: it did not answer
+			v.Choice = "no choice: the call ended " + string(n.Status)
+		case len(l.Calls) > 0:
+			v.Choice = "calls " + strings.Join(l.Calls, ", ")
+		default:
+			v.Choice = "answers"
+		}
+	}
+	if !v.Exact && run != nil {
+		v.Lacks = run.Options.RequestsLack
+	}
+	v.Body = body
+	if len(body) > 0 {
+		v.Request, v.RequestErr = chat.ReadRequest(body, "")
+	}
+	v.ResponseBody = resp
+	if len(resp) > 0 && !v.Failed {
+		v.Response, v.ResponseErr = chat.ReadResponse(resp, "")
+	}
+	return v
+}
+
+// nodeError is a node's body that could not be read: "rebuild the
+// request of n3: …".
+type nodeError struct {
+	what string
+	seq  int64
+	err  error
+}
+
+func (e *nodeError) Error() string {
+	return fmt.Sprintf("%s n%d: %v", e.what, e.seq, e.err)
+}
+func (e *nodeError) Unwrap() error { return e.err }
+
+// nodeCache analyses run up to node seq for its prompt-cache section.
+func nodeCache(ctx context.Context, src Source, run *record.Run, seq int64, p *Policy) *NodeCache {
+	var nodes []*record.Node
+	if err := src.ScanNodesTo(ctx, run, seq, func(n *record.Node) error { nodes = append(nodes, n); return nil }); err != nil {
+		return &NodeCache{Err: err}
+	}
+	g, err := graph.Build(run, nodes)
+	if err != nil {
+		return &NodeCache{Err: err}
+	}
+	o := p.CacheOptions()
+	o.Seqs = []int64{seq}
+	rep, err := cache.Analyze(ctx, g, src, o)
+	if err != nil {
+		return &NodeCache{Err: err}
+	}
+	return &NodeCache{Report: rep}
+}
+
+// builtBranches are the branches of the fork that fork or join node seq
+// opens or closes, from the run's graph; nil when it cannot be read.
+func builtBranches(ctx context.Context, src Source, run *record.Run, seq int64) []*graph.Branch {
+	var nodes []*record.Node
+	if err := src.ScanNodes(ctx, run, func(n *record.Node) error { nodes = append(nodes, n); return nil }); err != nil {
+		return nil
+	}
+	g, err := graph.Build(run, nodes)
+	if err != nil {
+		return nil
+	}
+	if n := g.Node(seq); n != nil && n.ForkOf != nil {
+		return n.ForkOf.Branches
+	}
+	return nil
+}

@@ -1,0 +1,249 @@
+// Package stack holds each agent stack's own terms (DESIGN §18
+// "Profiles"): for every source format a run can come from — our runtime,
+// or a format an importer reads — how that stack fans out, how it
+// delegates and hands off, whether its sub-agents may start sub-agents,
+// where its instructions live, and a name a person knows it by.
+//
+// The analysis layer picks a run's Profile from its record.Source (For)
+// and hands it to the audit (findings.Config.Profile) and to the texts of
+// its fixes, so a rule can speak of "make these calls in one response" to
+// Claude Code and of `fork:` in agents.yaml to our runtime. Our runtime's
+// Profile describes DESIGN §8 exactly.
+//
+// It imports nothing of ours but record: it is vocabulary.
+package stack
+
+import (
+	"strings"
+
+	"github.com/inspect-dev/inspect/record"
+)
+
+// Fanout is a way a stack does work side by side.
+type Fanout string
+
+// The ways of fanning out (DESIGN §18).
+const (
+	// ParallelCalls: several tool calls from one model response run
+	// concurrently (Claude Code, Codex, Kimi, the Agents SDK with
+	// parallel_tool_calls, a LangGraph ToolNode, the AI SDK).
+	ParallelCalls Fanout = "parallel-calls"
+	// Fork: a fork tool starts branches that run at once and a join
+	// waits for them (our runtime).
+	Fork Fanout = "fork"
+	// SubAgents: a tool call starts another agent with its own
+	// conversation (Task/Agent, spawn_agent, agents-as-tools, Send).
+	SubAgents Fanout = "sub-agents"
+)
+
+// Profile is one stack's terms.
+type Profile struct {
+	// Format is the record.Source format it describes ("inspect",
+	// "claude-code", "otlp", …); a refinement of a format (an OTLP trace
+	// of LangGraph) names the format it refines and sets Dialect.
+	Format string
+	// Dialect names the framework within Format ("langgraph", "ai-sdk",
+	// "mastra", "openai-agents"); "" for the format itself.
+	Dialect string
+	// Name is what a person calls the stack ("Claude Code", "our runtime").
+	Name string
+	// Fanout lists how the stack does work side by side, in the order its
+	// fix texts prefer.
+	Fanout []Fanout
+	// Delegate is how one agent gives another a piece of work and gets an
+	// answer back ("a fork: branch", "the Task tool"); "" when it cannot.
+	Delegate string
+	// Handoff is how one agent passes the conversation to another for
+	// good ("a transfer_to_<agent> tool"); "" when the stack has none.
+	Handoff string
+	// NestedSubAgents is set when a sub-agent (a branch, a Task) may
+	// itself start sub-agents (our runtime: up to maxForkDepth).
+	NestedSubAgents bool
+	// Instructions are where the stack keeps an agent's instructions, in
+	// the order a fix looks for them ("agents.yaml", "the agent's prompt
+	// file", "CLAUDE.md", ".claude/agents/<type>.md").
+	Instructions []string
+	// InstructionsInCode is set when an agent's instructions are written
+	// in the program that builds it (the Agents SDK, the AI SDK, Mastra,
+	// a LangGraph node's prompt): a fix names the agent, not a file.
+	InstructionsInCode bool
+}
+
+// Has reports whether the stack fans out in way f.
+func (p *Profile) Has(f Fanout) bool {
+	if p == nil {
+		return false
+	}
+	for _, x := range p.Fanout {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+// Inspect is our runtime (DESIGN §8): forks with a join, hand-offs by
+// transfer tools, branches that may fork again up to maxForkDepth, and
+// instructions in agents.yaml and the prompt files it names.
+var Inspect = &Profile{
+	Format:          record.SourceInspect,
+	Name:            "inspect's runtime",
+	Fanout:          []Fanout{Fork},
+	Delegate:        "a fork: branch (the fork tool)",
+	Handoff:         "a transfer_to_<agent> tool (handoffs: in agents.yaml)",
+	NestedSubAgents: true,
+	Instructions:    []string{"agents.yaml", "the agent's prompt file"},
+}
+
+// ClaudeCode is Claude Code (importers/claudecode).
+var ClaudeCode = &Profile{
+	Format:       "claude-code",
+	Name:         "Claude Code",
+	Fanout:       []Fanout{ParallelCalls, SubAgents},
+	Delegate:     "the Task (Agent) tool with a subagent_type",
+	Instructions: []string{"CLAUDE.md", ".claude/agents/<type>.md"},
+}
+
+// Codex is OpenAI's Codex CLI (importers/codex).
+var Codex = &Profile{
+	Format:       "codex",
+	Name:         "Codex",
+	Fanout:       []Fanout{ParallelCalls, SubAgents},
+	Delegate:     "spawn_agent",
+	Instructions: []string{"AGENTS.md"},
+}
+
+// KimiCLI is Moonshot's Kimi CLI (importers/kimicli).
+var KimiCLI = &Profile{
+	Format:       "kimi-cli",
+	Name:         "Kimi CLI",
+	Fanout:       []Fanout{ParallelCalls, SubAgents},
+	Delegate:     "the Task tool with a sub-agent",
+	Instructions: []string{"AGENTS.md", "the agent file (agent.yaml and its system prompt)"},
+}
+
+// KimiCode is Kimi Code (importers/kimicode).
+var KimiCode = &Profile{
+	Format:       "kimi-code",
+	Name:         "Kimi Code",
+	Fanout:       []Fanout{ParallelCalls, SubAgents},
+	Delegate:     "the Task tool with a sub-agent",
+	Instructions: []string{"AGENTS.md", "the agent file (agent.yaml and its system prompt)"},
+}
+
+// OpenAIAgents is the OpenAI Agents SDK (importers/openaiagents, and its
+// OTLP traces).
+var OpenAIAgents = &Profile{
+	Format:             "openai-agents",
+	Name:               "the OpenAI Agents SDK",
+	Fanout:             []Fanout{ParallelCalls, SubAgents},
+	Delegate:           "an agent as a tool (agent.as_tool)",
+	Handoff:            "a handoff (handoffs=[…], transfer_to_<agent>)",
+	NestedSubAgents:    true,
+	Instructions:       []string{"the agent's instructions"},
+	InstructionsInCode: true,
+}
+
+// OTLP is an OpenTelemetry trace whose framework inspect cannot tell
+// (importers/otlp): the GenAI conventions only.
+var OTLP = &Profile{
+	Format:             "otlp",
+	Name:               "an OpenTelemetry-traced app",
+	Fanout:             []Fanout{ParallelCalls, SubAgents},
+	Delegate:           "a sub-agent (an invoke_agent span under a tool call)",
+	NestedSubAgents:    true,
+	Instructions:       []string{"the agent's instructions"},
+	InstructionsInCode: true,
+}
+
+// LangGraph is a LangGraph app traced over OTLP.
+var LangGraph = &Profile{
+	Format:             "otlp",
+	Dialect:            "langgraph",
+	Name:               "LangGraph",
+	Fanout:             []Fanout{ParallelCalls, SubAgents},
+	Delegate:           "Send to a node, or a sub-graph",
+	Handoff:            "a Command(goto=…) hand-off tool",
+	NestedSubAgents:    true,
+	Instructions:       []string{"the node's prompt"},
+	InstructionsInCode: true,
+}
+
+// AISDK is a Vercel AI SDK app traced over OTLP.
+var AISDK = &Profile{
+	Format:             "otlp",
+	Dialect:            "ai-sdk",
+	Name:               "the AI SDK",
+	Fanout:             []Fanout{ParallelCalls, SubAgents},
+	Delegate:           "an agent called from a tool",
+	NestedSubAgents:    true,
+	Instructions:       []string{"the agent's system / instructions"},
+	InstructionsInCode: true,
+}
+
+// Mastra is a Mastra app traced over OTLP.
+var Mastra = &Profile{
+	Format:             "otlp",
+	Dialect:            "mastra",
+	Name:               "Mastra",
+	Fanout:             []Fanout{ParallelCalls, SubAgents},
+	Delegate:           "an agent network or an agent as a tool",
+	NestedSubAgents:    true,
+	Instructions:       []string{"the agent's instructions"},
+	InstructionsInCode: true,
+}
+
+// Profiles are the profile of every source format, then the refinements
+// of a format (For picks one by the source's version).
+var Profiles = []*Profile{Inspect, ClaudeCode, Codex, KimiCLI, KimiCode, OpenAIAgents, OTLP, LangGraph, AISDK, Mastra}
+
+// dialects tell an OTLP trace's framework by the instrumentation scope
+// (or user agent) the importer keeps in record.Source.Version
+// ("@arizeai/openinference-instrumentation-langchain 4.1.1", "ai 6.0.326"):
+// the first whose test matches wins.
+var dialects = []struct {
+	match func(v string) bool
+	p     *Profile
+}{
+	{func(v string) bool { return strings.Contains(v, "langgraph") || strings.Contains(v, "langchain") }, LangGraph},
+	{func(v string) bool { return strings.Contains(v, "mastra") }, Mastra},
+	{func(v string) bool {
+		return strings.Contains(v, "openai-agents") || strings.Contains(v, "openai_agents")
+	}, OpenAIAgents},
+	{func(v string) bool { return v == "ai" || strings.HasPrefix(v, "ai ") || strings.Contains(v, "vercel") }, AISDK},
+}
+
+// Of returns the profile of source format format itself (no dialect), or
+// nil for a format it does not know.
+func Of(format string) *Profile {
+	if format == "" {
+		format = record.SourceInspect
+	}
+	for _, p := range Profiles {
+		if p.Format == format && p.Dialect == "" {
+			return p
+		}
+	}
+	return nil
+}
+
+// For returns the profile of a run from src: its format's, refined by the
+// framework an OTLP trace names; a format it does not know gets a profile
+// of its own with only Format and Name set (so nothing is claimed of it).
+func For(src record.Source) *Profile {
+	if src.IsInspect() {
+		return Inspect
+	}
+	if src.Format == OTLP.Format {
+		v := strings.ToLower(strings.TrimSpace(src.Version))
+		for _, d := range dialects {
+			if d.match(v) {
+				return d.p
+			}
+		}
+	}
+	if p := Of(src.Format); p != nil {
+		return p
+	}
+	return &Profile{Format: src.Format, Name: src.Format}
+}
