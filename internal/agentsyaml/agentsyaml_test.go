@@ -32,8 +32,10 @@ func TestWalk_Modes(t *testing.T) {
 	var strictProblems, lenientProblems []string
 	var hooked []string
 	strict, err := Walk([]byte(file), Options{Mode: Strict,
-		Report: func(p Problem) { strictProblems = append(strictProblems, fmt.Sprintf("%d %s %s", p.Line, p.Key, p.Code)) },
-		Tool:   func(t *Tool) { hooked = append(hooked, t.Name) }})
+		Report: func(p Problem) {
+			strictProblems = append(strictProblems, fmt.Sprintf("%d %s %s", p.Line, p.Key, p.Code))
+		},
+		Tool: func(t *Tool) { hooked = append(hooked, t.Name) }})
 	if err != nil {
 		t.Fatal(err)
 	}
