@@ -17,11 +17,13 @@
 // Replay sends the recorded body unchanged; ReplacePrompt changes only the
 // bytes of the role-file text.
 //
-// Client POSTs a body exactly as built to <base>/chat/completions with
-// net/http (go-openai's request structs re-encode and cannot promise byte
+// Client POSTs a body exactly as built to <base>/chat/completions through
+// internal/llmhttp, the HTTP client the runtime's provider uses too
+// (go-openai's request structs re-encode and cannot promise byte
 // identity), reads the answer through package chat (a JSON body or a stream
-// of server-sent events), and retries 429, 5xx and timeouts a bounded
-// number of times.
+// of server-sent events), and retries by llmhttp's one policy: 408, 429,
+// 5xx, timeouts and network errors, 3 times, never after part of the
+// answer was read.
 //
 // The package knows nothing of the agent loop, SQL or the terminal: callers
 // hand it a graph and a Recording and get a plan, its output on the writers

@@ -24,8 +24,9 @@ const (
 	echoPassword = "fake-url-password-55e1"
 )
 
-// TestOpenAI_KeyNeverRecorded: a provider echoing the key (401 JSON, 400
-// text, 500 HTML, a 200 answer, a tool call quoting it) put it in
+// TestOpenAI_KeyNeverRecorded: a provider echoing the key (401 JSON, a 401
+// with the key JSON-escaped in the raw body, 400 text, 500 HTML, a 200
+// answer, a tool call quoting it) put it in
 // nodes.error, runs.error, the stored response and the next request — so
 // back to the model. The provider boundary redacts every body as it
 // arrives; the key and the base URL's password reach no file of the
@@ -58,7 +59,7 @@ func TestOpenAI_KeyNeverRecorded(t *testing.T) {
 				t.Fatal("the server was never asked")
 			}
 			db.Close()
-			leaks := []string{echoKey, echoPassword}
+			leaks := []string{echoKey, echoPassword, keyecho.Escape(echoKey)}
 			for _, s := range []string{res.Error, res.Answer, progress.String()} {
 				for _, l := range leaks {
 					if strings.Contains(s, l) {

@@ -75,7 +75,7 @@ func TestSecrets_KeyNeverLeaves(t *testing.T) {
 	if !strings.Contains(streams.String(), "[redacted]") {
 		t.Error("no output shows [redacted]: the echo never came back, so this test proves nothing")
 	}
-	for _, secret := range []string{leakKey, leakPassword} {
+	for _, secret := range []string{leakKey, leakPassword, keyecho.Escape(leakKey)} {
 		if strings.Contains(streams.String(), secret) {
 			i := strings.Index(streams.String(), secret)
 			t.Errorf("an output stream holds %q: …%s…", secret, streams.String()[max(0, i-80):i])

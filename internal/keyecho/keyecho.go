@@ -1,7 +1,8 @@
 // Package keyecho is a hostile OpenAI-compatible server for tests: on
 // 127.0.0.1, it answers chat completions by echoing the caller's
 // Authorization header — and so its API key — in every way a provider
-// might: a 401/400/500 error body as JSON, text or HTML, a 200 body with
+// might: a 401/400/500 error body as JSON, text or HTML, a 401 whose raw
+// body writes the key with JSON escapes ("\u0073k-…"), a 200 body with
 // the key in the answer and in extra fields, and a streamed answer with
 // the key split across events. Tests then check that the key reaches no
 // file and no output (DESIGN §11, Secrets).
@@ -21,6 +22,7 @@ import (
 // Modes of answering, in the order Modes lists them.
 const (
 	Unauthorized = "401-json"  // {"error":{"message":"Incorrect API key provided: Bearer <key>"}}
+	Escaped      = "401-esc"   // the same, every character of the key a JSON \u escape in the raw body
 	BadRequest   = "400-text"  // text/plain echoing the request headers
 	ServerError  = "500-html"  // an HTML error page quoting the header
 	OK           = "200-json"  // an answer quoting the key, with the header in extra fields
@@ -29,7 +31,7 @@ const (
 )
 
 // Modes are every way the server echoes the key.
-var Modes = []string{Unauthorized, BadRequest, ServerError, OK, OKStream, OKToolCall}
+var Modes = []string{Unauthorized, Escaped, BadRequest, ServerError, OK, OKStream, OKToolCall}
 
 // Server is the echoing server.
 type Server struct {
@@ -81,6 +83,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
 			"message": "Incorrect API key provided: " + auth + ". You can find your API key at your account page.",
 			"type":    "invalid_request_error", "code": "invalid_api_key", "param": key}})
+	case Escaped:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: Bearer %s.","type":"invalid_request_error","code":"invalid_api_key","param":"%s"}}`, Escape(key), Escape(key))
 	case BadRequest:
 		w.Header().Set("Content-Type", "text/plain")
 		w.WriteHeader(http.StatusBadRequest)
@@ -117,4 +123,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.Error(w, "unknown mode "+mode, http.StatusTeapot)
 	}
+}
+
+// Escape writes every character of s as a JSON \u escape: how the Escaped
+// mode echoes the key, and a form of it tests look for besides the key.
+func Escape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		fmt.Fprintf(&b, `\u%04x`, r)
+	}
+	return b.String()
 }

@@ -72,6 +72,9 @@ var headerValue = regexp.MustCompile(`(?i)((?:proxy-)?authorization|x-api-key|ap
 var urlUserinfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@"'<>]+:[^/\s@"'<>]*@`)
 
 // String returns s with every secret and credential shape replaced by Mark.
+// A secret written with JSON escapes inside a JSON string ("\u0073k-…", as
+// a provider's raw error body may echo it) is caught too: such a string is
+// decoded, redacted and written back as a valid JSON string.
 func (r *Redactor) String(s string) string {
 	if r != nil {
 		for _, f := range r.forms {
@@ -79,6 +82,7 @@ func (r *Redactor) String(s string) string {
 				s = strings.ReplaceAll(s, f, Mark)
 			}
 		}
+		s = r.escaped(s)
 	}
 	if strings.ContainsAny(s, ":=") {
 		s = headerValue.ReplaceAllStringFunc(s, func(m string) string {
@@ -91,6 +95,39 @@ func (r *Redactor) String(s string) string {
 		s = urlUserinfo.ReplaceAllString(s, "${1}"+Mark+"@")
 	}
 	return s
+}
+
+// jsonString matches a JSON string literal.
+var jsonString = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// escaped redacts the JSON string literals of s that hold a secret behind
+// escapes. Only \u and \/ can hide a character of a key (the other
+// escapes stand for quotes, backslashes and controls), so text without
+// them is returned at once.
+func (r *Redactor) escaped(s string) string {
+	if len(r.forms) == 0 || !strings.Contains(s, `\u`) && !strings.Contains(s, `\/`) {
+		return s
+	}
+	return jsonString.ReplaceAllStringFunc(s, func(lit string) string {
+		if !strings.Contains(lit, `\u`) && !strings.Contains(lit, `\/`) {
+			return lit
+		}
+		var dec string
+		if json.Unmarshal([]byte(lit), &dec) != nil {
+			return lit
+		}
+		red := r.String(dec)
+		if red == dec {
+			return lit
+		}
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if enc.Encode(red) != nil {
+			return lit
+		}
+		return strings.TrimSuffix(b.String(), "\n")
+	})
 }
 
 // Bytes is String for a body; it returns b itself when nothing changed.

@@ -3,8 +3,11 @@ package secret
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html"
 	"html/template"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -107,5 +110,55 @@ func TestStream_SplitSecret(t *testing.T) {
 		if want := "before " + Mark + " after é"; got.String() != want {
 			t.Fatalf("split at %d: streamed %q, want %q", split, got.String(), want)
 		}
+	}
+}
+
+// escapeAll writes every character of s as a JSON \u escape, as a
+// provider's raw error body may echo a key.
+func escapeAll(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		fmt.Fprintf(&b, `\u%04x`, r)
+	}
+	return b.String()
+}
+
+// unescapeAll undoes every \uXXXX escape of s, at any depth of nesting
+// (\\u0073 in JSON held in a JSON string), to look for a key behind them.
+func unescapeAll(s string) string {
+	return regexp.MustCompile(`\\+u([0-9a-fA-F]{4})`).ReplaceAllStringFunc(s, func(m string) string {
+		n, _ := strconv.ParseUint(m[len(m)-4:], 16, 32)
+		return string(rune(n))
+	})
+}
+
+// A key JSON-escaped in a raw body ("\u0073k-…") is redacted, and the body
+// stays valid JSON; so is a key escaped twice (JSON inside a JSON string).
+func TestRedactor_JSONEscapedKey(t *testing.T) {
+	const k = "sk-live-0123456789abcdef"
+	r := New(k)
+	tests := []struct{ name, in string }{
+		{"all escaped", `{"error":{"message":"Incorrect API key provided: Bearer ` + escapeAll(k) + `.","param":"` + escapeAll(k) + `"}}`},
+		{"one escaped", `{"error":{"message":"key \u0073k-live-0123456789abcdef"}}`},
+		{"dashes escaped", `{"echo":"` + strings.ReplaceAll(k, "-", `\u002d`) + `"}`},
+		{"nested", `{"detail":"{\"key\":\"\\u0073k-live-0123456789abcdef\"}"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !strings.Contains(unescapeAll(tt.in), k) || !json.Valid([]byte(tt.in)) {
+				t.Fatalf("the case %s does not hold the key in valid JSON", tt.in)
+			}
+			got := r.String(tt.in)
+			if !json.Valid([]byte(got)) {
+				t.Errorf("String(%s) = %s: not valid JSON", tt.in, got)
+			}
+			if strings.Contains(unescapeAll(got), k) || !strings.Contains(got, Mark) {
+				t.Errorf("String(%s) = %s: want the key replaced by %s", tt.in, got, Mark)
+			}
+		})
+	}
+	clean := []byte(`{"text":"caf\u00e9 \/ \n done"}`)
+	if got := r.Bytes(clean); &got[0] != &clean[0] {
+		t.Errorf("Bytes changed a body without the key: %s", got)
 	}
 }
