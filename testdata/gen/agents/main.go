@@ -32,7 +32,7 @@ const inNetns = "INSPECT_HARNESS_NETNS"
 
 func main() {
 	out := flag.String("out", "", "folder that receives <cli>/<scenario>/ (required)")
-	cli := flag.String("cli", "claude", "CLIs to run, comma-separated: claude, codex")
+	cli := flag.String("cli", "claude", "CLIs to run, comma-separated: claude, codex, gemini")
 	only := flag.String("scenario", "", "run only these scenarios (comma-separated)")
 	bin := flag.String("bin", "", "folder holding the CLIs (default: node_modules/.bin beside this program's package.json)")
 	root := flag.String("root", "/tmp/inspect-harness", "where each scenario's workspace and HOME are made (fixed, so sessions name the same paths each time)")
@@ -174,6 +174,17 @@ multi_agent_v2 = true
 		}
 		cmd = exec.CommandContext(ctx, filepath.Join(bin, "codex"), "exec", "--skip-git-repo-check", prompt)
 		cmd.Env = append(baseEnv(home), "CODEX_HOME="+home, "HARNESS_API_KEY=harness-placeholder-key")
+	case "gemini":
+		if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o755); err != nil {
+			return err
+		}
+		settings := `{"security":{"auth":{"selectedType":"gemini-api-key"}}}` + "\n"
+		if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(settings), 0o644); err != nil {
+			return err
+		}
+		cmd = exec.CommandContext(ctx, filepath.Join(bin, "gemini"), "-p", prompt, "--yolo")
+		cmd.Env = append(baseEnv(home), "GEMINI_API_KEY=harness-placeholder-key", "GOOGLE_GEMINI_BASE_URL="+base,
+			"GEMINI_CLI_TRUST_WORKSPACE=true")
 	default:
 		return fmt.Errorf("unknown CLI %q", cli)
 	}
@@ -222,6 +233,8 @@ func collect(cli, home, dest string) error {
 		from = filepath.Join(home, ".claude", "projects")
 	case "codex":
 		from = filepath.Join(home, "sessions")
+	case "gemini":
+		from = filepath.Join(home, ".gemini", "tmp")
 	}
 	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

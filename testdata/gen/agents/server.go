@@ -91,6 +91,8 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.anthropic(w, r, body, e)
 	case strings.HasSuffix(r.URL.Path, "/responses"):
 		s.responses(w, r, body, e)
+	case strings.HasPrefix(r.URL.Path, "/v1beta/models/"):
+		s.gemini(w, r, body, e)
 	default:
 		e.Status = 404
 		e.Side = true
