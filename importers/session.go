@@ -19,6 +19,7 @@ package importers
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"time"
 
@@ -262,6 +263,35 @@ type Options struct {
 	// Here is the folder the import runs in (absolute): a session that ran
 	// there has its instruction files read from it without --project.
 	Here string
+	// MaxText caps every text an import keeps — a message, a response's
+	// text, a tool's arguments or result, a sub-agent's instructions or
+	// answer — so a node's memory stays bounded whatever the session
+	// (Clip); 0 = DefaultMaxText. OTLP attribute values have the receiver's
+	// own cap (otel.Limits).
+	MaxText int
+}
+
+// DefaultMaxText is the text cap of an import when Options.MaxText is 0:
+// the runtime's cap of a tool result (DESIGN §11).
+const DefaultMaxText = 256 << 10
+
+// TextCap is the cap of one text kept: MaxText, else DefaultMaxText.
+func (o Options) TextCap() int {
+	if o.MaxText > 0 {
+		return o.MaxText
+	}
+	return DefaultMaxText
+}
+
+// Clip cuts s to TextCap bytes (on a UTF-8 boundary) and says how much was
+// cut: "…" then a line "[N more bytes not imported]".
+func (o Options) Clip(s string) string {
+	max := o.TextCap()
+	if len(s) <= max {
+		return s
+	}
+	cut := Truncate(s, max)
+	return cut + "\n[" + strconv.Itoa(len(s)-len(cut)+len("…")) + " more bytes not imported]"
 }
 
 // DefaultResearchPatterns are the name patterns a tool counts as research

@@ -483,18 +483,13 @@ func (m *mapper) fork(f *Fork, n *record.Node, req *request) error {
 // slash, none empty, unique among the siblings.
 func branchNames(bs []*Branch) []string {
 	out := make([]string, len(bs))
-	seen := map[string]bool{}
+	names := BranchNames{}
 	for i, b := range bs {
 		name := strings.TrimSpace(strings.ReplaceAll(b.Name, "/", "-"))
 		if name == "" {
 			name = fmt.Sprintf("branch-%d", i+1)
 		}
-		base := name
-		for k := 2; seen[name]; k++ {
-			name = fmt.Sprintf("%s-%d", base, k)
-		}
-		seen[name] = true
-		out[i] = name
+		out[i] = names.Unique(name)
 	}
 	return out
 }

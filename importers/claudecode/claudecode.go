@@ -12,8 +12,9 @@
 // writes. Compaction calls (agent-acompact-*) are marked as llm nodes of
 // agent "compaction" in the trunk and prompt-suggestion agents are
 // skipped: neither is one of the user's sub-agents. Files are read line by
-// line; a tool result or text over 256 KiB is cut with a note, so memory
-// grows with the number of steps, not their bytes.
+// line; a tool result or text over the cap (importers.Options.Clip, 256
+// KiB) is cut with a note, so memory grows with the number of steps, not
+// their bytes.
 package claudecode
 
 import (

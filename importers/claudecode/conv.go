@@ -177,7 +177,7 @@ func (cv *conv) assistant(e *entry) {
 			}
 			l.Content += b.Text
 			if e.IsAPIError {
-				l.Status, l.Error = record.StatusError, capText(b.Text)
+				l.Status, l.Error = record.StatusError, cv.opt.Clip(b.Text)
 			}
 		case "thinking", "redacted_thinking":
 			cv.info.thinking = true
@@ -212,7 +212,7 @@ func (cv *conv) toolUse(b block, t time.Time) {
 		if agent == "" {
 			agent = "general-purpose"
 		}
-		br := &importers.Branch{Name: in.Description, Agent: agent, Instructions: in.Prompt, CallID: b.ID, Args: capText(args)}
+		br := &importers.Branch{Name: in.Description, Agent: agent, Instructions: cv.opt.Clip(in.Prompt), CallID: b.ID, Args: cv.opt.Clip(args)}
 		cv.fork.Branches = append(cv.fork.Branches, br)
 		cv.ntask++
 		tk := &task{id: b.ID, index: cv.ntask, branch: br, fork: cv.fork, input: in}
@@ -220,7 +220,7 @@ func (cv *conv) toolUse(b block, t time.Time) {
 		cv.order = append(cv.order, tk)
 		return
 	}
-	tool := &importers.Tool{Started: t, CallID: b.ID, Name: b.Name, Args: capText(args),
+	tool := &importers.Tool{Started: t, CallID: b.ID, Name: b.Name, Args: cv.opt.Clip(args),
 		Research: ownResearch(b.Name) || cv.opt.IsResearch(b.Name)}
 	cv.tools[b.ID] = tool
 	cv.add(importers.Step{Tool: tool})
@@ -228,13 +228,14 @@ func (cv *conv) toolUse(b block, t time.Time) {
 
 // finishResponse closes the response being read: its usage (the line with
 // the most output tokens: earlier lines carry streaming snapshots), its
-// and its calls (the mapping writes its response body).
+// text (capped) and its calls (the mapping writes its response body).
 func (cv *conv) finishResponse() {
 	l := cv.llm
 	if l == nil {
 		return
 	}
 	l.Usage = cv.bestUse.normalised()
+	l.Content = cv.opt.Clip(l.Content)
 	l.Calls = cv.names
 	if l.Calls == nil {
 		l.Calls = []string{}
@@ -268,7 +269,7 @@ func (cv *conv) user(e *entry) {
 		if e.IsCompactSummary || len(text) > 0 {
 			cv.finishResponse()
 			cv.pendingCompact = false
-			cv.add(importers.Step{Compact: &importers.Compact{At: t, Summary: capText(strings.Join(text, "\n"))}})
+			cv.add(importers.Step{Compact: &importers.Compact{At: t, Summary: cv.opt.Clip(strings.Join(text, "\n"))}})
 			return
 		}
 	}
@@ -309,12 +310,12 @@ func (cv *conv) userText(e *entry, text string, t time.Time) {
 	}
 	cv.endTurn()
 	cv.interrupted = false
-	cv.add(importers.Step{User: &importers.User{At: t, Text: capText(text)}})
+	cv.add(importers.Step{User: &importers.User{At: t, Text: cv.opt.Clip(text)}})
 }
 
 // toolResult joins a tool_result block to its call.
 func (cv *conv) toolResult(e *entry, b block, t time.Time) {
-	all, first := resultText(b.Content)
+	all, first := resultText(b.Content, cv.opt)
 	cancelled := strings.HasPrefix(all, interruptText)
 	if tool := cv.tools[b.ToolUseID]; tool != nil {
 		if !tool.Ended.IsZero() {
@@ -373,7 +374,7 @@ func (cv *conv) toolResult(e *entry, b block, t time.Time) {
 func (cv *conv) notification(text string, t time.Time) {
 	for _, tk := range cv.order {
 		if tk.answered && tk.resultAt.IsZero() && tk.agentID != "" && strings.Contains(text, tk.agentID) {
-			tk.branch.Answer = capText(text)
+			tk.branch.Answer = cv.opt.Clip(text)
 			tk.resultAt = t
 			cv.joinIfDone(tk.fork)
 		}

@@ -3,7 +3,6 @@ package claudecode
 import (
 	"bytes"
 	json "github.com/goccy/go-json"
-	"strconv"
 	"strings"
 	"time"
 
@@ -176,22 +175,9 @@ func blocks(raw json.RawMessage) []block {
 	return bs
 }
 
-// maxText caps one tool result or message text, as the runtime caps tool
-// results: memory stays bounded by the number of steps, not their bytes.
-const maxText = 256 << 10
-
-// capText cuts s to maxText with a note saying how much was cut.
-func capText(s string) string {
-	if len(s) <= maxText {
-		return s
-	}
-	cut := importers.Truncate(s, maxText)
-	return cut + "\n[" + strconv.Itoa(len(s)-len(cut)+len("…")) + " more bytes not imported]"
-}
-
 // resultText is the text of a tool_result's content: its string, or its
 // text blocks joined by newlines (an image is "[image]").
-func resultText(raw json.RawMessage) (all, first string) {
+func resultText(raw json.RawMessage, opt importers.Options) (all, first string) {
 	var parts []string
 	for _, b := range blocks(raw) {
 		switch b.Type {
@@ -204,7 +190,7 @@ func resultText(raw json.RawMessage) (all, first string) {
 	if len(parts) > 0 {
 		first = parts[0]
 	}
-	return capText(strings.Join(parts, "\n")), capText(first)
+	return opt.Clip(strings.Join(parts, "\n")), opt.Clip(first)
 }
 
 // parseTime reads a line's ISO-8601 timestamp; zero when absent or bad.

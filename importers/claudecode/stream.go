@@ -98,7 +98,7 @@ func (s *stream) take() (importers.Step, bool) {
 		}
 		s.promptDone = true
 		if cv.prompt != "" { // its instructions are the run's first task
-			cv.steps = append([]importers.Step{{User: &importers.User{At: cv.c.Started, Text: capText(cv.prompt)}}}, cv.steps...)
+			cv.steps = append([]importers.Step{{User: &importers.User{At: cv.c.Started, Text: cv.opt.Clip(cv.prompt)}}}, cv.steps...)
 		}
 	}
 	n := len(cv.steps)

@@ -99,6 +99,7 @@ func attach(ctx context.Context, r *reader, idx *index, opt importers.Options, r
 	// First the children the calls name, then the rest in start order for
 	// calls whose output named none (a file cut short).
 	found := make([]*childFile, len(r.spawns))
+	names := map[*importers.Fork]importers.BranchNames{} // the branch names each fork gave so far
 	for i, s := range r.spawns {
 		var c *childFile
 		switch {
@@ -192,7 +193,10 @@ func attach(ctx context.Context, r *reader, idx *index, opt importers.Options, r
 		}
 		b.Name = branchName(s)
 		if s.fork != nil {
-			b.Name = uniqueName(s.fork.Branches, b)
+			if names[s.fork] == nil {
+				names[s.fork] = importers.BranchNames{}
+			}
+			b.Name = names[s.fork].Unique(b.Name)
 			if s.reported.After(s.fork.JoinAt) {
 				s.fork.JoinAt = s.reported
 			}
@@ -220,24 +224,4 @@ func branchName(s *spawn) string {
 		return s.role
 	}
 	return "agent"
-}
-
-// uniqueName makes b's name unique among its fork's branches.
-func uniqueName(bs []*importers.Branch, b *importers.Branch) string {
-	taken := func(n string) bool {
-		for _, o := range bs {
-			if o != b && o.Name == n {
-				return true
-			}
-		}
-		return false
-	}
-	if !taken(b.Name) {
-		return b.Name
-	}
-	for i := 2; ; i++ {
-		if n := fmt.Sprintf("%s-%d", b.Name, i); !taken(n) {
-			return n
-		}
-	}
 }

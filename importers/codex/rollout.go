@@ -15,9 +15,6 @@ import (
 	"github.com/inspect-dev/inspect/record"
 )
 
-// maxText bounds one kept text (a message, a tool's arguments or result).
-const maxText = 64 << 10
-
 // line is one rollout line: {"timestamp", "ordinal"?, "type", "payload"}.
 type line struct {
 	Timestamp string          `json:"timestamp"`
@@ -315,7 +312,7 @@ func (r *reader) line(l *line, n int) error {
 		m.parsedAt, _ = time.Parse(time.RFC3339Nano, m.Timestamp)
 		m.firstLineTimestamp = at
 		r.meta = &m
-		r.conv.System = truncate(baseInstructions(m.BaseInstructions))
+		r.conv.System = r.opt.Clip(baseInstructions(m.BaseInstructions))
 		r.conv.Started = m.parsedAt
 		if r.conv.Started.IsZero() {
 			r.conv.Started = at
@@ -370,7 +367,7 @@ func (r *reader) line(l *line, n int) error {
 		}
 		if json.Unmarshal(l.Payload, &c) == nil {
 			r.closePending(at)
-			r.conv.Steps = append(r.conv.Steps, importers.Step{Compact: &importers.Compact{At: at, Summary: truncate(c.Message)}})
+			r.conv.Steps = append(r.conv.Steps, importers.Step{Compact: &importers.Compact{At: at, Summary: r.opt.Clip(c.Message)}})
 		}
 	case "world_state", "inter_agent_communication_metadata", "retained_context",
 		"security_risk_score", "realtime_item":
@@ -415,7 +412,7 @@ func (r *reader) responseItem(p json.RawMessage, at time.Time, n int) error {
 			r.userMessage(text, at)
 		case "assistant":
 			r.startPending(at)
-			if r.pendingText.Len() < maxText {
+			if r.pendingText.Len() < r.opt.TextCap() {
 				r.pendingText.WriteString(text)
 			}
 		}
@@ -484,8 +481,8 @@ func (r *reader) userMessage(text string, at time.Time) {
 		return // the same message as a response_item and as a user_message event
 	}
 	r.lastUser = t
-	r.tasks = append(r.tasks, truncate(t))
-	r.conv.Steps = append(r.conv.Steps, importers.Step{User: &importers.User{At: at, Text: truncate(t)}})
+	r.tasks = append(r.tasks, r.opt.Clip(t))
+	r.conv.Steps = append(r.conv.Steps, importers.Step{User: &importers.User{At: at, Text: r.opt.Clip(t)}})
 }
 
 func (r *reader) startPending(at time.Time) {
@@ -501,7 +498,7 @@ func (r *reader) startPending(at time.Time) {
 // addCall adds a tool call to the response being read.
 func (r *reader) addCall(name, args, callID string, at time.Time) *call {
 	r.startPending(at)
-	c := &call{callID: callID, tool: &importers.Tool{Started: at, CallID: callID, Name: name, Args: truncate(args), Status: record.StatusOK}}
+	c := &call{callID: callID, tool: &importers.Tool{Started: at, CallID: callID, Name: name, Args: r.opt.Clip(args), Status: record.StatusOK}}
 	switch name {
 	case "spawn_agent":
 		c.spawn = r.newSpawn(args, at)
@@ -539,7 +536,7 @@ func (r *reader) newSpawn(args string, at time.Time) *spawn {
 	if instr == "" && len(a.Items) > 0 {
 		instr = importers.MessageText(a.Items)
 	}
-	s.branch = &importers.Branch{Agent: a.AgentType, Instructions: truncate(instr), Args: truncate(args)}
+	s.branch = &importers.Branch{Agent: a.AgentType, Instructions: r.opt.Clip(instr), Args: r.opt.Clip(args)}
 	if s.branch.Agent == "" {
 		s.branch.Agent = "default"
 	}
@@ -561,7 +558,7 @@ func (r *reader) output(callID string, out json.RawMessage, at time.Time) {
 			text, failed = t, failed || f
 		}
 	}
-	c.tool.Result, c.tool.Ended = truncate(text), at
+	c.tool.Result, c.tool.Ended = r.opt.Clip(text), at
 	if failed {
 		c.tool.Status, c.tool.Error = record.StatusError, firstLine(text)
 	}
@@ -617,7 +614,7 @@ func (r *reader) report1(target string, st json.RawMessage, at time.Time) {
 	}
 	s.status = status
 	if status == record.StatusOK {
-		s.branch.Answer = truncate(answer)
+		s.branch.Answer = r.opt.Clip(answer)
 	} else {
 		s.statusErr = answer
 	}
@@ -702,7 +699,7 @@ func (r *reader) interAgent(p json.RawMessage, at time.Time) {
 		return
 	}
 	if s := r.spawnFor(v.Author); s != nil && s.branch.Answer == "" {
-		s.branch.Answer = truncate(v.Content)
+		s.branch.Answer = r.opt.Clip(v.Content)
 	}
 }
 
@@ -728,7 +725,7 @@ func (r *reader) event(p json.RawMessage, at time.Time, n int) error {
 			(r.pendingAny || r.lastLLM == nil || !strings.Contains(r.lastLLM.Content, e.Message)) {
 			// The event repeats the response item's text; only text no item carried is added.
 			r.startPending(at)
-			if r.pendingText.Len() < maxText {
+			if r.pendingText.Len() < r.opt.TextCap() {
 				r.pendingText.WriteString(e.Message)
 			}
 		}
@@ -767,7 +764,7 @@ func (r *reader) event(p json.RawMessage, at time.Time, n int) error {
 			text = r.lastLLM.Content
 		}
 		if text != "" || ended {
-			r.conv.Steps = append(r.conv.Steps, importers.Step{Final: &importers.Final{At: at, Text: truncate(text)}})
+			r.conv.Steps = append(r.conv.Steps, importers.Step{Final: &importers.Final{At: at, Text: r.opt.Clip(text)}})
 		}
 	case "turn_aborted":
 		r.closePending(at)
@@ -816,7 +813,7 @@ func (r *reader) boundary(u *usage, at time.Time, kind string) {
 		start = at
 	}
 	l := &importers.LLM{Started: start, Ended: at, Model: r.model, Usage: u.record(), Status: record.StatusOK,
-		Content: truncate(r.pendingText.String())}
+		Content: r.opt.Clip(r.pendingText.String())}
 	for _, c := range r.pendingCalls {
 		l.Calls = append(l.Calls, c.tool.Name)
 	}
@@ -953,8 +950,6 @@ func execText(text string) (string, bool) {
 	}
 	return *v.Output, v.Metadata.ExitCode != nil && *v.Metadata.ExitCode != 0
 }
-
-func truncate(s string) string { return importers.Truncate(s, maxText) }
 
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/importers"
+	"github.com/inspect-dev/inspect/importers/internal/events"
 	"github.com/inspect-dev/inspect/importers/internal/kimi"
 	"github.com/inspect-dev/inspect/record"
 )
@@ -41,8 +42,8 @@ type taskRuntime struct {
 // folder as the branch is read (or rebuilt from its forwarded events when
 // the folder is missing). The fork's join time is known once every branch
 // has been read.
-func (r *reader) release(f *importers.Fork, dels []*kimi.Delegation) error {
-	names := map[string]int{}
+func (r *reader) release(f *importers.Fork, dels []*events.Delegation) error {
+	names := importers.BranchNames{}
 	live := 0
 	for _, d := range dels {
 		i := r.taken
@@ -61,7 +62,7 @@ func (r *reader) release(f *importers.Fork, dels []*kimi.Delegation) error {
 		if err != nil {
 			return err
 		}
-		br.Name = kimi.UniqueName(names, br.Name)
+		br.Name = names.Unique(br.Name)
 		f.Branches = append(f.Branches, br)
 		delete(r.wrapped, d.CallID)
 		if cw != nil {
@@ -82,7 +83,7 @@ func (r *reader) release(f *importers.Fork, dels []*kimi.Delegation) error {
 // branch builds the branch of one Agent call; when the sub-agent has its
 // own journal, the branch's conversation is Live, read by the wire
 // returned, and its outcome is set once that is read.
-func (r *reader) branch(d *kimi.Delegation, a kimi.Args, res kimi.Result, agentID string, w kimi.Window) (*importers.Branch, *wire, error) {
+func (r *reader) branch(d *events.Delegation, a kimi.Args, res kimi.Result, agentID string, w kimi.Window) (*importers.Branch, *wire, error) {
 	sub := filepath.Join(r.dir, "subagents", agentID)
 	var m meta
 	hasMeta := false
@@ -148,7 +149,7 @@ func (r *reader) branch(d *kimi.Delegation, a kimi.Args, res kimi.Result, agentI
 		if conv.Started.IsZero() || d.At.Before(conv.Started) {
 			conv.Started = d.At
 		}
-		prompt = kimi.AsBranch(conv)
+		prompt = events.AsBranch(conv)
 	}
 
 	instructions := kimi.FirstOf(a.Prompt, prompt)
@@ -162,7 +163,7 @@ func (r *reader) branch(d *kimi.Delegation, a kimi.Args, res kimi.Result, agentI
 	if name == "" {
 		name = strings.ReplaceAll(kimi.FirstOf(strings.TrimSpace(a.Description), "call-"+d.CallID), "/", "-")
 	}
-	br := &importers.Branch{Name: name, Agent: agent, Instructions: kimi.Clip(instructions), CallID: d.CallID, Args: d.Args, Conv: conv}
+	br := &importers.Branch{Name: name, Agent: agent, Instructions: r.opt.Clip(instructions), CallID: d.CallID, Args: d.Args, Conv: conv}
 	o := outcome{r: r, d: d, a: a, res: res, agentID: agentID, sub: sub, m: m, hasMeta: hasMeta, missing: missing}
 	if cw == nil {
 		o.set(br, conv, conv.Ended)
@@ -177,7 +178,7 @@ func (r *reader) branch(d *kimi.Delegation, a kimi.Args, res kimi.Result, agentI
 // output, whether its journal is missing.
 type outcome struct {
 	r       *reader
-	d       *kimi.Delegation
+	d       *events.Delegation
 	a       kimi.Args
 	res     kimi.Result
 	agentID string
@@ -304,8 +305,8 @@ func (r *reader) readPrompt(path string) string {
 		return ""
 	}
 	defer f.Close()
-	b, _ := io.ReadAll(io.LimitReader(f, kimi.MaxText+1))
-	return kimi.Clip(string(b))
+	b, _ := io.ReadAll(io.LimitReader(f, int64(r.opt.TextCap())+1))
+	return r.opt.Clip(string(b))
 }
 
 // tail returns the last n bytes of a file in the session's folder.
@@ -343,7 +344,7 @@ func (r *reader) lastStage(path string) string {
 
 // readSummary is the text after the last "[summary]" of an output file.
 func (r *reader) readSummary(path string) string {
-	t := r.tail(path, kimi.MaxText)
+	t := r.tail(path, int64(r.opt.TextCap()))
 	if i := strings.LastIndex(t, "\n[summary]\n"); i >= 0 {
 		return strings.TrimSpace(t[i+len("\n[summary]\n"):])
 	}
@@ -409,9 +410,9 @@ func (r *reader) orphans() error {
 		} else if conv.Ended.IsZero() {
 			conv.Ended = kimi.Seconds(m.UpdatedAt)
 		}
-		prompt := kimi.FirstOf(kimi.AsBranch(conv), r.readPrompt(filepath.Join(sub, "prompt.txt")))
+		prompt := kimi.FirstOf(events.AsBranch(conv), r.readPrompt(filepath.Join(sub, "prompt.txt")))
 		conv.System = r.systemPrompt(filepath.Join(sub, "context.jsonl"))
-		br := &importers.Branch{Name: id, Agent: agent, Instructions: kimi.Clip(prompt), Conv: conv}
+		br := &importers.Branch{Name: id, Agent: agent, Instructions: r.opt.Clip(prompt), Conv: conv}
 		r.orphan = append(r.orphan, &importers.Fork{At: conv.Started, Tool: kimi.ToolAgent, Context: "none",
 			Branches: []*importers.Branch{br}, JoinAt: conv.Ended})
 		r.log.Note(filepath.Join(sub, "wire.jsonl"), 0, "no Agent call of the session names this sub-agent; it is imported as a fork of its own where it started")
@@ -439,5 +440,5 @@ func (r *reader) systemPrompt(path string) string {
 	if json.Unmarshal(line, &m) != nil || m.Role != "_system_prompt" {
 		return ""
 	}
-	return kimi.Clip(m.Content)
+	return r.opt.Clip(m.Content)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/importers"
+	"github.com/inspect-dev/inspect/importers/internal/events"
 	"github.com/inspect-dev/inspect/importers/internal/kimi"
 	"github.com/inspect-dev/inspect/record"
 )
@@ -26,10 +27,10 @@ type reader struct {
 	// sub-agent's forwarded events say), the conversations rebuilt from
 	// those events for sub-agents whose own folder is missing, and the
 	// completion notices of background tasks.
-	wrappedAgent map[string]string        // Agent call id -> agent id
-	wrapped      map[string]*kimi.Builder // Agent call id -> conversation from forwarded events
-	hasOwnWire   map[string]bool          // agent id -> subagents/<id>/wire.jsonl exists
-	notices      map[string]notice        // background task id -> its completion notice
+	wrappedAgent map[string]string          // Agent call id -> agent id
+	wrapped      map[string]*events.Builder // Agent call id -> conversation from forwarded events
+	hasOwnWire   map[string]bool            // agent id -> subagents/<id>/wire.jsonl exists
+	notices      map[string]notice          // background task id -> its completion notice
 
 	scan   *scan             // the first pass over the trunk's journal
 	taken  int               // delegation calls handed over so far (their index in scan.calls)
@@ -83,14 +84,14 @@ func newReader(ctx context.Context, dir string, opt importers.Options) *reader {
 		log:          kimi.NewLog(&s.Report, opt, dir),
 		models:       map[string]bool{},
 		wrappedAgent: map[string]string{},
-		wrapped:      map[string]*kimi.Builder{},
+		wrapped:      map[string]*events.Builder{},
 		hasOwnWire:   map[string]bool{},
 		notices:      map[string]notice{},
 	}
 }
 
-func (r *reader) newBuilder(agent string) *kimi.Builder {
-	return kimi.NewBuilder(agent,
+func (r *reader) newBuilder(agent string) *events.Builder {
+	return events.NewBuilder(agent, r.opt,
 		func(tool string) bool { return IsResearch(r.opt, tool) },
 		isDelegation, r.log.Skip)
 }
@@ -100,7 +101,7 @@ func (r *reader) newBuilder(agent string) *kimi.Builder {
 func (r *reader) stream() (*importers.Session, error) {
 	s := r.sess
 	path := filepath.Join(r.dir, "wire.jsonl")
-	sc, err := prescan(r.ctx, path)
+	sc, err := prescan(r.ctx, path, r.opt)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +213,7 @@ type envelope struct {
 }
 
 // readWire reads one journal into b whole.
-func (r *reader) readWire(path string, b *kimi.Builder, w kimi.Window, trunk bool) error {
+func (r *reader) readWire(path string, b *events.Builder, w kimi.Window, trunk bool) error {
 	wr, err := r.openWire(path, b, w, trunk)
 	if err != nil {
 		return err
@@ -228,7 +229,7 @@ func (r *reader) readWire(path string, b *kimi.Builder, w kimi.Window, trunk boo
 
 // record applies one journal line to b: inWindow says whether the turn it
 // is in is one of the window's.
-func (r *reader) record(path string, b *kimi.Builder, w kimi.Window, inWindow *bool, trunk bool, n int, raw []byte, unterminated bool) error {
+func (r *reader) record(path string, b *events.Builder, w kimi.Window, inWindow *bool, trunk bool, n int, raw []byte, unterminated bool) error {
 	var at time.Time
 	var env envelope
 	// One decode for the usual record; the record that does not have the
@@ -271,7 +272,7 @@ func (r *reader) record(path string, b *kimi.Builder, w kimi.Window, inWindow *b
 
 // event applies one wire message to b. Its error says the payload did not
 // have the type's shape.
-func (r *reader) event(b *kimi.Builder, at time.Time, typ string, payload json.RawMessage, trunk bool) error {
+func (r *reader) event(b *events.Builder, at time.Time, typ string, payload json.RawMessage, trunk bool) error {
 	switch typ {
 	case "TurnBegin", "SteerInput":
 		var p struct {

@@ -53,7 +53,7 @@ type lastCall struct {
 var markers = [][]byte{[]byte(`"ToolCall`), []byte(`"ToolResult"`), []byte(`"SubagentEvent"`), []byte(`"Notification"`)}
 
 // prescan reads the session's journal at path for its delegation calls.
-func prescan(ctx context.Context, path string) (*scan, error) {
+func prescan(ctx context.Context, path string, opt importers.Options) (*scan, error) {
 	sc := &scan{wrappedAgent: map[string]string{}, notices: map[string]notice{}, claims: map[string][]int{}}
 	j, err := kimi.NewLog(&importers.Report{}, importers.Options{}, filepath.Dir(path)).Open(ctx, path)
 	if err != nil {
@@ -103,7 +103,7 @@ func prescan(ctx context.Context, path string) (*scan, error) {
 			last = lastCall{d: c}
 		case "ToolCallPart":
 			c := last.d
-			if c == nil || c.args.Len() > kimi.MaxText {
+			if c == nil || c.args.Len() > opt.TextCap() {
 				continue
 			}
 			var p struct {
@@ -147,7 +147,7 @@ func prescan(ctx context.Context, path string) (*scan, error) {
 			if out == "" {
 				out = p.Value.Message
 			}
-			c.open, c.done, c.result, c.last = false, true, kimi.Clip(out), n
+			c.open, c.done, c.result, c.last = false, true, opt.Clip(out), n
 		case "SubagentEvent":
 			var p struct {
 				CallID     string `json:"parent_tool_call_id"`
@@ -180,7 +180,7 @@ func prescan(ctx context.Context, path string) (*scan, error) {
 	for i, c := range sc.calls {
 		args := ""
 		if c.id != "" {
-			args = kimi.Clip(c.args.String())
+			args = opt.Clip(c.args.String())
 		}
 		var res kimi.Result
 		if c.done {

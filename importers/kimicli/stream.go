@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/importers"
+	"github.com/inspect-dev/inspect/importers/internal/events"
 	"github.com/inspect-dev/inspect/importers/internal/kimi"
 )
 
@@ -22,7 +23,7 @@ const maxHeld = 2000
 // over in order, each once settled (importers.StepReader).
 type wire struct {
 	r        *reader
-	b        *kimi.Builder
+	b        *events.Builder
 	c        *importers.Conversation // the conversation handed out (c.Live is this)
 	j        *kimi.Journal           // nil once read to its end
 	path     string
@@ -42,7 +43,7 @@ type wire struct {
 	end                  func() // once every step was handed over
 }
 
-func (r *reader) openWire(path string, b *kimi.Builder, w kimi.Window, trunk bool) (*wire, error) {
+func (r *reader) openWire(path string, b *events.Builder, w kimi.Window, trunk bool) (*wire, error) {
 	j, err := r.log.Open(r.ctx, path)
 	if err != nil {
 		return nil, err

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/importers"
+	"github.com/inspect-dev/inspect/importers/internal/events"
 	"github.com/inspect-dev/inspect/importers/internal/kimi"
 	"github.com/inspect-dev/inspect/record"
 )
 
 // slot is one branch-to-be of a delegation call: one sub-agent.
 type slot struct {
-	d        *kimi.Delegation
+	d        *events.Delegation
 	i        int    // its index among the call's sub-agents
 	agentID  string // "" when nothing links it to a sub-agent
 	task     *task
@@ -108,7 +109,7 @@ func (r *reader) branches(a *agentFile, depth int) error {
 			r.claimed[s.agentID] = true
 		}
 	}
-	names := map[*importers.Fork]map[string]int{}
+	names := map[*importers.Fork]importers.BranchNames{}
 	for _, s := range slots {
 		list := claims[s.agentID]
 		at := make([]time.Time, len(list))
@@ -122,10 +123,10 @@ func (r *reader) branches(a *agentFile, depth int) error {
 		}
 		seen := names[s.d.Fork]
 		if seen == nil {
-			seen = map[string]int{}
+			seen = importers.BranchNames{}
 			names[s.d.Fork] = seen
 		}
-		br.Name = kimi.UniqueName(seen, br.Name)
+		br.Name = seen.Unique(br.Name)
 		s.d.Fork.Branches = append(s.d.Fork.Branches, br)
 	}
 	for _, st := range a.b.Conv.Steps {
@@ -174,8 +175,8 @@ func (r *reader) branch(parent *agentFile, s *slot, w kimi.Window, depth int) (*
 			name += " #" + strconv.Itoa(s.i+1)
 		}
 	}
-	s.prompt = kimi.FirstOf(s.prompt, kimi.AsBranch(conv))
-	br := &importers.Branch{Name: name, Agent: s.agent, Instructions: kimi.Clip(s.prompt), CallID: d.CallID, Args: d.Args, Conv: conv}
+	s.prompt = kimi.FirstOf(s.prompt, events.AsBranch(conv))
+	br := &importers.Branch{Name: name, Agent: s.agent, Instructions: r.opt.Clip(s.prompt), CallID: d.CallID, Args: d.Args, Conv: conv}
 
 	// The outcome: the task's end, else the call's result, else the
 	// sub-agent's own last turn, else it never finished.
@@ -288,8 +289,8 @@ func (r *reader) orphans(a *agentFile, ids []string, depth int) error {
 		} else if conv.Status == "" {
 			conv.Status = record.StatusOK
 		}
-		br := &importers.Branch{Name: id, Agent: conv.Agent, Instructions: kimi.AsBranch(conv), Conv: conv}
-		kimi.InsertFork(a.b.Conv, &importers.Fork{At: conv.Started, Tool: kimi.ToolAgent, Context: "none",
+		br := &importers.Branch{Name: id, Agent: conv.Agent, Instructions: events.AsBranch(conv), Conv: conv}
+		events.InsertFork(a.b.Conv, &importers.Fork{At: conv.Started, Tool: kimi.ToolAgent, Context: "none",
 			Branches: []*importers.Branch{br}, JoinAt: conv.Ended})
 		r.log.Note(wire, 0, "no Agent call of "+a.id+" names this sub-agent; it is imported as a fork of its own where it started")
 	}

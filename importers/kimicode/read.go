@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/importers"
+	"github.com/inspect-dev/inspect/importers/internal/events"
 	"github.com/inspect-dev/inspect/importers/internal/kimi"
 	"github.com/inspect-dev/inspect/record"
 )
@@ -62,8 +63,8 @@ func newReader(ctx context.Context, dir string, opt importers.Options) *reader {
 	}
 }
 
-func (r *reader) newBuilder(agent string) *kimi.Builder {
-	return kimi.NewBuilder(agent,
+func (r *reader) newBuilder(agent string) *events.Builder {
+	return events.NewBuilder(agent, r.opt,
 		func(tool string) bool { return IsResearch(r.opt, tool) },
 		isDelegation, r.log.Skip)
 }
@@ -185,7 +186,7 @@ type task struct {
 // agentFile is one agent's journal, read.
 type agentFile struct {
 	id         string
-	b          *kimi.Builder
+	b          *events.Builder
 	profile    string
 	started    map[string][]*task // Agent call id -> the tasks it started, in order
 	terminated map[string]*task   // task id -> how it ended
@@ -323,7 +324,7 @@ func (r *reader) record(a *agentFile, at time.Time, typ string, line []byte) err
 		}
 		r.named = append(r.named, p.AgentsMd...)
 		if p.SystemPrompt != "" {
-			b.Conv.System = kimi.Clip(p.SystemPrompt)
+			b.Conv.System = r.opt.Clip(p.SystemPrompt)
 		}
 		if p.ProfileName != "" && a.id != "main" {
 			a.profile = p.ProfileName
@@ -422,7 +423,7 @@ func (r *reader) record(a *agentFile, at time.Time, typ string, line []byte) err
 		if len(p.Tools) > 0 {
 			tools := make([]importers.ToolDef, 0, len(p.Tools))
 			for _, t := range p.Tools {
-				tools = append(tools, importers.ToolDef{Name: t.Name, Description: kimi.Clip(t.Description), Parameters: t.Parameters})
+				tools = append(tools, importers.ToolDef{Name: t.Name, Description: r.opt.Clip(t.Description), Parameters: t.Parameters})
 			}
 			b.Conv.Tools = tools
 			r.toolsSeen = true
@@ -474,7 +475,7 @@ func (r *reader) record(a *agentFile, at time.Time, typ string, line []byte) err
 	return nil
 }
 
-func (r *reader) loopEvent(b *kimi.Builder, at time.Time, raw json.RawMessage) error {
+func (r *reader) loopEvent(b *events.Builder, at time.Time, raw json.RawMessage) error {
 	var e struct {
 		Type         string          `json:"type"`
 		FinishReason string          `json:"finishReason"`

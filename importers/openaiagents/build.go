@@ -2,7 +2,6 @@ package openaiagents
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -204,6 +203,7 @@ func (b *builder) conversation(chain []*span, task, fn *span) *importers.Convers
 		var group *importers.LLM // the response whose calls follow
 		groupKnown := false      // its output said which calls it made
 		var fork *importers.Fork
+		var names importers.BranchNames // the names fork's branches took
 		for _, sp := range own {
 			switch sp.kind {
 			case "generation", "response":
@@ -242,8 +242,12 @@ func (b *builder) conversation(chain []*span, task, fn *span) *importers.Convers
 				if fork == nil {
 					fork = &importers.Fork{At: sp.start, Tool: sp.name, Context: "none"}
 					conv.Steps = append(conv.Steps, importers.Step{Fork: fork})
+					names = importers.BranchNames{}
 				}
-				br.Name = uniqueName(fork.Branches, br.Name)
+				if br.Name == "" {
+					br.Name = "branch"
+				}
+				br.Name = names.Unique(br.Name)
 				fork.Branches = append(fork.Branches, br)
 				if sp.start.Before(fork.At) {
 					fork.At = sp.start
@@ -353,29 +357,6 @@ func instructions(args string) string {
 		return *v.Input
 	}
 	return args
-}
-
-// uniqueName makes name unique among the branches so far (name, name-2, ...).
-func uniqueName(bs []*importers.Branch, name string) string {
-	if name == "" {
-		name = "branch"
-	}
-	taken := func(n string) bool {
-		for _, b := range bs {
-			if b.Name == n {
-				return true
-			}
-		}
-		return false
-	}
-	if !taken(name) {
-		return name
-	}
-	for i := 2; ; i++ {
-		if n := fmt.Sprintf("%s-%d", name, i); !taken(n) {
-			return n
-		}
-	}
 }
 
 func joinErr(msg, detail string) string {

@@ -15,9 +15,6 @@ import (
 // calls and text), so memory stays bounded by the number of spans.
 const maxBody = 1 << 20
 
-// maxText bounds one kept text (a tool's arguments or result, a message).
-const maxText = 64 << 10
-
 // item is one line or array element: a trace or a span.
 type item struct {
 	Object       string          `json:"object"`
@@ -54,6 +51,7 @@ type spanData struct {
 // span is what is kept of one span: its place in the tree and the small
 // facts the mapping needs, never its whole data.
 type span struct {
+	opt        importers.Options // its Clip caps every text kept
 	id, parent string
 	order      int // position in the file, a tie-break for equal start times
 	start, end time.Time
@@ -148,7 +146,7 @@ func (c *collector) add(it *item, n int) error {
 		}
 	}
 	t := c.trace(it.TraceID)
-	s := &span{id: it.ID, order: c.n, kind: d.Type, name: d.Name}
+	s := &span{opt: c.opt, id: it.ID, order: c.n, kind: d.Type, name: d.Name}
 	c.n++
 	if it.ParentID != nil {
 		s.parent = *it.ParentID
@@ -165,7 +163,7 @@ func (c *collector) add(it *item, n int) error {
 		}
 	}
 	if it.Error != nil {
-		s.err, s.errData = it.Error.Message, errorDetail(it.Error.Data)
+		s.err, s.errData = it.Error.Message, c.opt.Clip(errorDetail(it.Error.Data))
 	}
 	switch d.Type {
 	case "agent", "handoff":
@@ -179,7 +177,7 @@ func (c *collector) add(it *item, n int) error {
 			s.usage, s.hasUsage = u, true
 		}
 	case "function":
-		s.input, s.output = truncate(rawText(d.Input)), truncate(rawText(d.Output))
+		s.input, s.output = s.opt.Clip(rawText(d.Input)), s.opt.Clip(rawText(d.Output))
 	case "custom":
 		var cd struct {
 			SDKSpanType string          `json:"sdk_span_type"`
@@ -247,7 +245,7 @@ func (s *span) readGeneration(d spanData) {
 	if json.Unmarshal(d.Input, &in) == nil && len(in) > 0 {
 		for _, m := range in {
 			if m.Role == "user" {
-				s.firstUser = truncate(importers.MessageText(m.Content))
+				s.firstUser = s.opt.Clip(importers.MessageText(m.Content))
 				break
 			}
 		}
@@ -297,8 +295,8 @@ func (s *span) readOutput(o json.RawMessage) {
 		s.calls = append(s.calls, v.Name)
 	case v.Role == "assistant" || v.Type == "message":
 		s.callsKnown = true
-		if t := importers.MessageText(v.Content); t != "" {
-			s.content = truncate(s.content + t)
+		if t := importers.MessageText(v.Content); t != "" && len(s.content) <= s.opt.TextCap() {
+			s.content = s.opt.Clip(s.content + t)
 		}
 		for _, tc := range v.ToolCalls {
 			name := tc.Function.Name
@@ -331,8 +329,6 @@ func rawText(raw json.RawMessage) string {
 	return string(raw)
 }
 
-func truncate(s string) string { return importers.Truncate(s, maxText) }
-
 // errorDetail reads the error data the SDK adds: {"error": "..."} or
 // {"tool_name": ..., "error": ...}.
 func errorDetail(raw json.RawMessage) string {
@@ -342,7 +338,7 @@ func errorDetail(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &d) != nil {
 		return ""
 	}
-	return truncate(rawText(d.Error))
+	return rawText(d.Error)
 }
 
 // parseTime reads an ISO-8601 time (JS toISOString, Python isoformat).

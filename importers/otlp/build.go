@@ -438,14 +438,18 @@ func (b *builder) fork(st *state, group []item) {
 		count[b.branchAgent(g)]++
 	}
 	seen := map[string]int{}
+	names := importers.BranchNames{}
 	end := group[0].s.End
 	for _, g := range group {
 		agent := b.branchAgent(g)
-		br := &importers.Branch{Agent: agent, Name: agent}
+		// Several branches of one agent are numbered from 1 (agent-1,
+		// agent-2), as the trace shows them side by side.
+		name := agent
 		if count[agent] > 1 {
 			seen[agent]++
-			br.Name = agent + "-" + strconv.Itoa(seen[agent])
+			name = agent + "-" + strconv.Itoa(seen[agent])
 		}
+		br := &importers.Branch{Agent: agent, Name: names.Unique(name)}
 		if g.agents {
 			name, id, args, result := toolOf(g.s)
 			f.Tool = name

@@ -1,3 +1,10 @@
+// Package kimi holds what the two Kimi importers (importers/kimicli for the
+// Python Kimi CLI, importers/kimicode for the TypeScript Kimi Code CLI)
+// share beyond the event builder both drive (importers/internal/events):
+// the parsing of the Agent/AgentSwarm calls' arguments and results,
+// sub-agent statuses, the journals of a session's folder and what an import
+// reports of them, and the newest-session lookup. It knows the events, not
+// the files that hold them.
 package kimi
 
 import (
@@ -10,7 +17,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -247,16 +253,6 @@ func JoinAt(f *importers.Fork) time.Time {
 		}
 	}
 	return at
-}
-
-// UniqueName makes a branch name unique among its fork's siblings (seen
-// counts the names given so far): the second "x" is "x-2".
-func UniqueName(seen map[string]int, name string) string {
-	seen[name]++
-	if n := seen[name]; n > 1 {
-		return name + "-" + strconv.Itoa(n)
-	}
-	return name
 }
 
 // Lines streams the non-blank lines of a journal to each, with their

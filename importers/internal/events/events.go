@@ -1,12 +1,24 @@
-// Package kimi holds what the two Kimi importers (importers/kimicli for the
-// Python Kimi CLI, importers/kimicode for the TypeScript Kimi Code CLI)
-// share: a Builder that turns one agent's journal events — turns, steps,
-// text, usage, tool calls and results — into an importers.Conversation, with
-// the Agent/AgentSwarm calls of a step gathered into one fork whose branches
-// the importer fills in; the parsing of those calls' arguments and results;
-// sub-agent statuses; the instruction files of a session's folder; and the
-// newest-session lookup. It knows the events, not the files that hold them.
-package kimi
+// Package events builds a conversation from one agent's journal events,
+// in file order: user turns, model steps with their text, usage and tool
+// calls, tool results joined to their calls by id, compactions, and the
+// delegation calls of a step gathered into one fork whose branches the
+// importer fills in once it has read the sub-agents. A format whose journal
+// records those events one by one — Kimi CLI's wire.jsonl, Kimi Code's
+// agent journals — drives a Builder and hands its steps over as they settle
+// (Settled, HandOver), so a session of any size keeps bounded memory.
+//
+// The formats that build conversations another way do not use it: Claude
+// Code groups the lines of one response by message.id, takes its usage from
+// the line with the most output tokens (the others are streaming snapshots)
+// and reads tool results and sub-agent prompts out of user lines; Codex
+// closes a response only at the token count after its items, takes a turn's
+// final answer from task_complete's last_agent_message and joins wait calls
+// to forks rather than to tools; the Agents SDK and OTLP importers map
+// finished spans, whose times, nesting and results are known at once, with
+// no event to settle. Each of those keeps its own mapping to importers'
+// steps; what they share with this one (the text cap, branch names,
+// instruction files, request bodies) is in importers.
+package events
 
 import (
 	"strings"
@@ -16,17 +28,9 @@ import (
 	"github.com/inspect-dev/inspect/record"
 )
 
-// MaxText bounds every text an importer keeps (a tool's result, its
-// arguments, a response's text), so a session of any size keeps bounded
-// memory per node; a longer text keeps its head and says how much was cut.
-const MaxText = 128 << 10
-
-// Clip returns s cut to MaxText bytes (importers.Truncate).
-func Clip(s string) string { return importers.Truncate(s, MaxText) }
-
-// Delegation is one Agent or AgentSwarm call: the step's fork holds it; the
-// importer turns it into one branch (Agent) or several (AgentSwarm) once it
-// has read the sub-agents' files.
+// Delegation is one delegation call (Kimi's Agent or AgentSwarm): the
+// step's fork holds it; the importer turns it into one branch (Agent) or
+// several (AgentSwarm) once it has read the sub-agents' files.
 type Delegation struct {
 	CallID   string
 	Name     string // the tool: Agent, AgentSwarm, Task
@@ -46,6 +50,7 @@ type Builder struct {
 	Conv        *importers.Conversation
 	Delegations []*Delegation // every delegation call, in call order
 
+	opt      importers.Options // its Clip caps every text kept
 	research func(string) bool // the format's list, else the options' patterns
 	delegate func(string) bool // Agent/AgentSwarm (and Task, for old Kimi CLI)
 	skipped  func(string)      // counts a record the builder could not place
@@ -85,12 +90,14 @@ const (
 	usageRecord
 )
 
-// NewBuilder starts a conversation of agent. research says whether a tool
-// is research, delegate whether it starts sub-agents; skipped counts records
-// that reference nothing (a result with no call).
-func NewBuilder(agent string, research, delegate func(string) bool, skipped func(string)) *Builder {
+// NewBuilder starts a conversation of agent, its texts capped by opt.Clip.
+// research says whether a tool is research, delegate whether it starts
+// sub-agents (its calls become the step's fork, not tools); skipped counts
+// records that reference nothing (a result with no call).
+func NewBuilder(agent string, opt importers.Options, research, delegate func(string) bool, skipped func(string)) *Builder {
 	return &Builder{
 		Conv:     &importers.Conversation{Agent: agent},
+		opt:      opt,
 		research: research,
 		delegate: delegate,
 		skipped:  skipped,
@@ -127,13 +134,13 @@ func (b *Builder) Turn(at time.Time, text string) {
 	b.Conv.Ended = time.Time{}
 	b.Conv.Status = ""
 	b.Conv.Error = ""
-	b.Conv.Steps = append(b.Conv.Steps, importers.Step{User: &importers.User{At: at, Text: Clip(text)}})
+	b.Conv.Steps = append(b.Conv.Steps, importers.Step{User: &importers.User{At: at, Text: b.opt.Clip(text)}})
 }
 
 // Steer is user input added to the running turn.
 func (b *Builder) Steer(at time.Time, text string) {
 	b.touch(at)
-	b.Conv.Steps = append(b.Conv.Steps, importers.Step{User: &importers.User{At: at, Text: Clip(text)}})
+	b.Conv.Steps = append(b.Conv.Steps, importers.Step{User: &importers.User{At: at, Text: b.opt.Clip(text)}})
 }
 
 // TurnEnd ends the turn with status (empty: ok) and err; the turn's last
@@ -178,7 +185,7 @@ func (b *Builder) Text(at time.Time, text string) {
 	s := b.openStep(at)
 	b.touch(at)
 	s.respAt = later(s.respAt, at)
-	if s.text.Len() < MaxText+1 {
+	if s.text.Len() <= b.opt.TextCap() {
 		s.text.WriteString(text)
 	}
 }
@@ -282,7 +289,7 @@ func (b *Builder) ArgsPart(at time.Time, part string) {
 	if b.step != nil {
 		b.step.respAt = later(b.step.respAt, at)
 	}
-	if c := b.lastCall; c != nil && c.args.Len() <= MaxText {
+	if c := b.lastCall; c != nil && c.args.Len() <= b.opt.TextCap() {
 		c.args.WriteString(part)
 		return
 	}
@@ -303,11 +310,11 @@ func (b *Builder) Result(at time.Time, id, output string, isError bool, note str
 	}
 	b.sealArgs(c)
 	if d := c.del; d != nil {
-		d.Done, d.ResultAt, d.Result, d.IsError, d.Note = true, at, Clip(output), isError, note
+		d.Done, d.ResultAt, d.Result, d.IsError, d.Note = true, at, b.opt.Clip(output), isError, note
 		return
 	}
 	t := c.tool
-	t.Ended, t.Result = at, Clip(output)
+	t.Ended, t.Result = at, b.opt.Clip(output)
 	t.Status = record.StatusOK
 	if isError {
 		t.Status = record.StatusError
@@ -316,7 +323,7 @@ func (b *Builder) Result(at time.Time, id, output string, isError bool, note str
 }
 
 func (b *Builder) sealArgs(c *toolCall) {
-	args := Clip(c.args.String())
+	args := b.opt.Clip(c.args.String())
 	if c.del != nil {
 		c.del.Args = args
 	} else {
@@ -349,7 +356,7 @@ func (b *Builder) closeStep(at time.Time, interrupted bool) {
 	b.step = nil
 	s.open = false
 	l := s.llm
-	l.Content = Clip(s.text.String())
+	l.Content = b.opt.Clip(s.text.String())
 	if l.Ended.IsZero() {
 		l.Ended = s.respAt
 	}
@@ -484,7 +491,7 @@ func InsertFork(conv *importers.Conversation, f *importers.Fork) {
 // a compaction inside a step whose response has not begun goes before it.
 func (b *Builder) Compact(at time.Time, summary string) {
 	b.touch(at)
-	st := importers.Step{Compact: &importers.Compact{At: at, Summary: Clip(summary)}}
+	st := importers.Step{Compact: &importers.Compact{At: at, Summary: b.opt.Clip(summary)}}
 	steps := b.Conv.Steps
 	if s := b.step; s != nil && len(steps) > 0 && steps[len(steps)-1].LLM == s.llm && s.text.Len() == 0 && len(s.llm.Calls) == 0 {
 		b.Conv.Steps = append(steps[:len(steps)-1], st, steps[len(steps)-1])
