@@ -233,3 +233,34 @@ func builtBranches(ctx context.Context, src Source, run *record.Run, seq int64) 
 	}
 	return nil
 }
+
+// Node is node seq of the opened run in full: Analyzer.Node's view, read
+// from the run's graph (the node with its depth and branch, its fork's
+// branches) and its stored request, response, asks and cache section.
+// For a front end that draws the node from the same graph beside it
+// (inspect mcp's show_node gives the node as the graph JSON has it). A
+// node the run lacks is a *NoNodeError.
+func (r *Run) Node(ctx context.Context, seq int64, o NodeOptions) (*NodeView, error) {
+	g := r.Graph
+	n := g.Node(seq)
+	if n == nil {
+		return nil, r.MissingNode(ctx, seq)
+	}
+	v := &NodeView{Run: g.Run, Node: n, Next: seq < g.Nodes[len(g.Nodes)-1].Seq}
+	var err error
+	if n.Kind == record.KindLLM {
+		if v.LLM, err = callView(ctx, r.src, g.Run, n.Node); err != nil {
+			return nil, err
+		}
+		if o.Cache {
+			v.Cache = nodeCache(ctx, r.src, g.Run, seq, r.policy)
+		}
+	}
+	if o.Branches && (n.Kind == record.KindFork || n.Kind == record.KindJoin) && n.ForkOf != nil {
+		v.Branches = n.ForkOf.Branches
+	}
+	if v.Asks, err = r.src.Asks(ctx, g.ID, seq); err != nil {
+		return nil, err
+	}
+	return v, nil
+}

@@ -2,22 +2,19 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/inspect-dev/inspect/analysis"
+	"github.com/inspect-dev/inspect/analysis/storesrc"
 	"github.com/inspect-dev/inspect/ask"
-	"github.com/inspect-dev/inspect/cache"
-	"github.com/inspect-dev/inspect/diff"
-	"github.com/inspect-dev/inspect/findings"
-	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/graphjson"
 	"github.com/inspect-dev/inspect/mcpserver"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
@@ -84,18 +81,45 @@ func mcpRun(ctx context.Context, opts *MCPOptions) error {
 			return Usagef("--allow-db %s: no such database file", p)
 		}
 	}
-	wd, _ := os.Getwd()
+	wd, err := os.Getwd()
 	if f.Getwd != nil {
-		wd, _ = f.Getwd()
+		wd, err = f.Getwd()
 	}
-	s := mcpserver.New(&mcpBackend{f: f}, mcpserver.Options{Version: version(), AllowAsk: opts.AllowAsk,
+	if err != nil {
+		return err
+	}
+	b := &mcpserver.Analysis{
+		Analyzer: mcpAnalyzer(f, wd, opts.AllowDB, lenientPolicy(f)),
+		Policy: func(set []mcpserver.Threshold) (*analysis.Policy, error) {
+			var sets []string
+			for _, t := range set {
+				sets = append(sets, t.String())
+			}
+			return policy(f, sets)
+		},
+		List: func(ctx context.Context, q mcpserver.RunQuery) (*mcpserver.RunList, error) { return mcpRuns(ctx, f, q) },
+		NodeText: func(v *analysis.NodeView) string {
+			var md strings.Builder
+			writeNode(&md, v)
+			return md.String()
+		},
+		StoreAsk: func(ctx context.Context, run string, seq int64, a *ask.Asked) error {
+			db, err := f.StoreAt(ctx, f.DBPath)
+			if err != nil {
+				return err
+			}
+			return db.AddAsk(ctx, &store.Ask{RunID: run, NodeSeq: seq, Mode: string(a.Mode), Question: a.Question,
+				Answer: a.Answer, Model: a.Model, BaseURL: a.BaseURL, Incomplete: a.Incomplete})
+		},
+	}
+	s := mcpserver.New(b, mcpserver.Options{Version: version(), AllowAsk: opts.AllowAsk,
 		AskKey: f.Getenv("OPENAI_API_KEY"), AskBaseURL: f.Getenv("OPENAI_BASE_URL"), AllowDB: opts.AllowDB, Dir: wd})
 	tools := "list_runs, graph, audit, show_node, diff, explain_rule"
 	if opts.AllowAsk {
 		tools += ", ask"
 	}
 	fmt.Fprintf(f.IO.ErrOut, "inspect mcp: serving %s on stdio (database %s)\n", tools, f.DBPath)
-	err := s.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(f.IO.In), Writer: nopWriteCloser{f.IO.Raw}})
+	err = s.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(f.IO.In), Writer: nopWriteCloser{f.IO.Raw}})
 	if err != nil && ctx.Err() != nil {
 		return nil // Ctrl-C
 	}
@@ -106,20 +130,47 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// mcpBackend is inspect mcp's mcpserver.Backend: the --db database and
-// the files --allow-db named, under the policy the server started with.
-type mcpBackend struct{ f *Factory }
+// mcpAnalyzer opens --db's database and the --allow-db files, read-only,
+// and no other: mcpserver gives it only references to those, and a path
+// that is neither is refused here too.
+func mcpAnalyzer(f *Factory, wd string, allowDB []string, p *analysis.Policy) *analysis.Analyzer {
+	abs := func(path string) string {
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(wd, path)
+		}
+		return filepath.Clean(path)
+	}
+	allowed := map[string]bool{abs(f.DBPath): true}
+	for _, a := range allowDB {
+		allowed[abs(a)] = true
+	}
+	return analysis.NewFiles(func(ctx context.Context, path string) (analysis.Source, error) {
+		if !allowed[abs(path)] {
+			return nil, fmt.Errorf("internal error: %s is not a database inspect mcp was started with", path)
+		}
+		if err := dbExists(path); err != nil {
+			return nil, err
+		}
+		db, err := f.ReadStore(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		return storesrc.New(db), nil
+	}, f.DBPath, p)
+}
 
-func (b *mcpBackend) Runs(ctx context.Context, q mcpserver.RunQuery) (*mcpserver.RunList, error) {
+// mcpRuns is list_runs: the runs of --db's database that q keeps, as
+// `inspect runs --json` has them.
+func mcpRuns(ctx context.Context, f *Factory, q mcpserver.RunQuery) (*mcpserver.RunList, error) {
 	filter := store.RunFilter{Source: q.Source, Agent: q.Agent, Grep: q.Grep, Since: q.Since, Until: q.Until, Tags: q.Tags, Limit: q.Limit}
 	for _, s := range q.Statuses {
 		filter.Statuses = append(filter.Statuses, record.Status(s))
 	}
 	list := &mcpserver.RunList{Filtered: filter.Filtered()}
-	if dbExists(b.f.DBPath) != nil {
+	if dbExists(f.DBPath) != nil { // a missing file lists no runs, and is not created
 		return list, nil
 	}
-	db, err := b.f.ReadStore(ctx, b.f.DBPath)
+	db, err := f.ReadStore(ctx, f.DBPath)
 	if err != nil {
 		return nil, err
 	}
@@ -128,145 +179,8 @@ func (b *mcpBackend) Runs(ctx context.Context, q mcpserver.RunQuery) (*mcpserver
 		return nil, err
 	}
 	now := time.Now()
-	for _, r := range runs {
-		j := mcpserver.RunSummary{ID: r.ID, Status: string(r.Status), Started: r.Started.UTC().Format(time.RFC3339Nano),
-			ElapsedMS: liveElapsed(&r, now).Milliseconds(), Agents: nonNil(r.Agents), TokensIn: r.TokensIn, TokensOut: r.TokensOut,
-			LLMCalls: r.LLMCalls, Nodes: r.Nodes, Tasks: nonNil(r.Tasks), Project: r.Project, Source: r.Source, Tags: r.Tags}
-		if j.Tags == nil {
-			j.Tags = map[string]string{}
-		}
-		if !r.Ended.IsZero() {
-			e := r.Ended.UTC().Format(time.RFC3339Nano)
-			j.Ended = &e
-		}
-		list.Runs = append(list.Runs, j)
+	for i := range runs {
+		list.Runs = append(list.Runs, runSummaryJSON(&runs[i], now))
 	}
 	return list, nil
-}
-
-func (b *mcpBackend) Graph(ctx context.Context, run mcpserver.RunRef) (*mcpserver.Graph, error) {
-	o := briefCache(b.f)
-	_, g, reqs, readErr, err := loadGraphRequests(ctx, b.f, run.String(), o)
-	if err != nil {
-		return nil, err
-	}
-	out := &mcpserver.Graph{Run: g}
-	if readErr == nil {
-		out.Cache, readErr = cache.AnalyzeRequests(g, reqs, o)
-	}
-	if readErr != nil {
-		out.Cache = nil
-		out.Notes = append(out.Notes, fmt.Sprintf("note: the prompt-cache analysis failed (%v); the graph is drawn without it", readErr))
-	}
-	return out, nil
-}
-
-func (b *mcpBackend) audit(ctx context.Context, ref string, set []mcpserver.Threshold) (*graph.Run, *findings.Report, error) {
-	var sets []string
-	for _, t := range set {
-		sets = append(sets, t.String())
-	}
-	o, policy, err := auditOptions(b.f, sets)
-	if err != nil {
-		return nil, nil, err
-	}
-	co := briefCache(b.f)
-	db, g, reqs, readErr, err := loadGraphRequests(ctx, b.f, ref, co)
-	if err != nil {
-		return nil, nil, err
-	}
-	cfg := auditConfig(ctx, db, g, reqs, readErr, co)
-	applyPolicy(cfg, o, policy)
-	rep, err := cfg.Audit(g)
-	return g, rep, err
-}
-
-func (b *mcpBackend) Audit(ctx context.Context, run mcpserver.RunRef, set []mcpserver.Threshold) (*findings.Report, error) {
-	_, rep, err := b.audit(ctx, run.String(), set)
-	return rep, err
-}
-
-func (b *mcpBackend) Node(ctx context.Context, run mcpserver.RunRef, seq int64) (*mcpserver.Node, error) {
-	db, g, err := loadGraph(ctx, b.f, run.String())
-	if err != nil {
-		return nil, err
-	}
-	n := g.Node(seq)
-	if n == nil {
-		return nil, unknownNodeIn(ctx, db, g.ID, seq)
-	}
-	co := &cache.Options{}
-	if policy, err := b.f.Config(); err == nil {
-		co.Prices = policy.Prices
-		if d, _, ok := policy.Lifetime(); ok {
-			co.Lifetime = d
-		}
-	}
-	var md strings.Builder
-	if err := writeNode(ctx, &md, db, g.Run, n, co); err != nil {
-		return nil, err
-	}
-	out := &mcpserver.Node{Text: md.String()}
-	for _, j := range graphjson.New(g).Nodes {
-		if j.Seq == seq {
-			out.JSON = &j
-			break
-		}
-	}
-	return out, nil
-}
-
-func (b *mcpBackend) Diff(ctx context.Context, base, new mcpserver.RunRef) (*diff.Report, error) {
-	side := func(r mcpserver.RunRef) (diff.Side, error) {
-		g, rep, err := b.audit(ctx, r.String(), nil)
-		if err != nil {
-			return diff.Side{}, err
-		}
-		return diff.Side{Ref: r.String(), Run: g, Report: rep}, nil
-	}
-	bs, err := side(base)
-	if err != nil {
-		return nil, err
-	}
-	ns, err := side(new)
-	if err != nil {
-		return nil, err
-	}
-	return (&diff.Config{}).Compare(bs, ns)
-}
-
-func (b *mcpBackend) Options(context.Context) (*findings.Options, error) {
-	o, _, err := auditOptions(b.f, nil)
-	return o, err
-}
-
-func (b *mcpBackend) AskTarget(ctx context.Context, run mcpserver.RunRef, seq int64) (*mcpserver.AskTarget, error) {
-	if run.DB != "" {
-		return nil, errors.New("internal error: an ask in another database")
-	}
-	db, id, err := openRun(ctx, b.f, run.Run)
-	if err != nil {
-		return nil, err
-	}
-	r, n, err := readNode(ctx, db, id, seq)
-	if err != nil {
-		return nil, err
-	}
-	var g *graph.Run
-	if n.Kind == record.KindLLM {
-		g, err = graph.Build(r, []*record.Node{n.Node})
-	} else {
-		g, err = graph.Load(ctx, db, id) // the error names the nearest model calls
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &mcpserver.AskTarget{Run: g, Recording: db, Store: func(ctx context.Context, a *ask.Asked) error {
-		wdb, err := b.f.StoreAt(ctx, b.f.DBPath)
-		if err != nil {
-			return err
-		}
-		return wdb.AddAsk(ctx, &store.Ask{RunID: g.ID, NodeSeq: seq, Mode: string(a.Mode), Question: a.Question,
-			Answer: a.Answer, Model: a.Model, BaseURL: a.BaseURL, Incomplete: a.Incomplete})
-	}}, nil
 }

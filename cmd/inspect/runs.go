@@ -11,6 +11,7 @@ import (
 
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/internal/when"
+	"github.com/inspect-dev/inspect/mcpserver"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
 )
@@ -79,23 +80,23 @@ source, tags.`,
 	return cmd
 }
 
-// runJSON is one element of `inspect runs --json`; its field names are a
-// documented interface.
-type runJSON struct {
-	ID        string            `json:"id"`
-	Status    string            `json:"status"`
-	Started   string            `json:"started"`
-	Ended     *string           `json:"ended"`
-	ElapsedMS int64             `json:"elapsed_ms"`
-	Agents    []string          `json:"agents"`
-	TokensIn  int64             `json:"tokens_in"`
-	TokensOut int64             `json:"tokens_out"`
-	LLMCalls  int64             `json:"llm_calls"`
-	Nodes     int64             `json:"nodes"`
-	Tasks     []string          `json:"tasks"`
-	Project   string            `json:"project"`
-	Source    string            `json:"source"`
-	Tags      map[string]string `json:"tags"`
+// runJSON is one element of `inspect runs --json` and of the MCP
+// list_runs tool's runs; its field names are a documented interface.
+type runJSON = mcpserver.RunSummary
+
+// runSummaryJSON is run r as runJSON, its elapsed time live at now.
+func runSummaryJSON(r *store.RunSummary, now time.Time) runJSON {
+	j := runJSON{ID: r.ID, Status: string(r.Status), Started: r.Started.UTC().Format(time.RFC3339Nano),
+		ElapsedMS: liveElapsed(r, now).Milliseconds(), Agents: nonNil(r.Agents), TokensIn: r.TokensIn, TokensOut: r.TokensOut,
+		LLMCalls: r.LLMCalls, Nodes: r.Nodes, Tasks: nonNil(r.Tasks), Project: r.Project, Source: r.Source, Tags: r.Tags}
+	if j.Tags == nil {
+		j.Tags = map[string]string{}
+	}
+	if !r.Ended.IsZero() {
+		e := r.Ended.UTC().Format(time.RFC3339Nano)
+		j.Ended = &e
+	}
+	return j
 }
 
 // runStatuses are the values of --status.
@@ -162,18 +163,8 @@ func runsRun(cmd *cobra.Command, opts *RunsOptions) error {
 	now := time.Now()
 	if opts.JSON {
 		list := make([]runJSON, 0, len(runs))
-		for _, r := range runs {
-			j := runJSON{ID: r.ID, Status: string(r.Status), Started: r.Started.UTC().Format(time.RFC3339Nano),
-				ElapsedMS: liveElapsed(&r, now).Milliseconds(), Agents: nonNil(r.Agents), TokensIn: r.TokensIn, TokensOut: r.TokensOut,
-				LLMCalls: r.LLMCalls, Nodes: r.Nodes, Tasks: nonNil(r.Tasks), Project: r.Project, Source: r.Source, Tags: r.Tags}
-			if j.Tags == nil {
-				j.Tags = map[string]string{}
-			}
-			if !r.Ended.IsZero() {
-				e := r.Ended.UTC().Format(time.RFC3339Nano)
-				j.Ended = &e
-			}
-			list = append(list, j)
+		for i := range runs {
+			list = append(list, runSummaryJSON(&runs[i], now))
 		}
 		enc := json.NewEncoder(opts.F.IO.Data())
 		enc.SetIndent("", "  ")
