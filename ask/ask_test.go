@@ -21,6 +21,7 @@ import (
 
 	"github.com/inspect-dev/inspect/ask/asktest"
 	"github.com/inspect-dev/inspect/chat"
+	"github.com/inspect-dev/inspect/internal/llmhttp/llmhttptest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -272,10 +273,11 @@ func TestChoiceOf(t *testing.T) {
 	}
 }
 
-// newTestClient returns a client for srv with fast retries and timeouts.
+// newTestClient returns a client for srv with short timeouts, whose waits
+// between attempts are counted by a clock, not slept.
 func newTestClient(srv *asktest.Server) *Client {
 	c := NewClient(testKey, srv.URL)
-	c.Backoff = func(int) time.Duration { return time.Millisecond }
+	c.Clock = llmhttptest.NewClock(time.Now())
 	c.HeaderTimeout = 2 * time.Second
 	c.IdleTimeout = 2 * time.Second
 	return c
@@ -350,12 +352,16 @@ func TestClient_Send(t *testing.T) {
 			asktest.Error(http.StatusTooManyRequests, "rate_limit_exceeded", "slow down"),
 			asktest.Error(http.StatusInternalServerError, "server_error", "oops"),
 			asktest.Answer(asktest.Reply{Content: "ok"})))
-		r, err := newTestClient(srv).Send(context.Background(), body, nil)
+		c := newTestClient(srv)
+		r, err := c.Send(context.Background(), body, nil)
 		if err != nil || r.Message.Text != "ok" {
 			t.Fatalf("Send = %v, %v; want ok after two retries", r, err)
 		}
 		if n := len(srv.Requests()); n != 3 {
 			t.Errorf("sent %d times, want 3", n)
+		}
+		if w := c.Clock.(*llmhttptest.Clock).Waits(); len(w) != 2 || w[0] != time.Second || w[1] != 2*time.Second {
+			t.Errorf("waited %v between attempts, want [1s 2s] (the policy the runtime's provider has)", w)
 		}
 	})
 	t.Run("ErrRetriesExhausted", func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/inspect-dev/inspect/ask/asktest"
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/internal/llmhttp/llmhttptest"
 	"github.com/inspect-dev/inspect/record"
 )
 
@@ -283,7 +284,7 @@ func TestPlan_Send(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out, log bytes.Buffer
-		a, err := p.Send(ctx, SendOptions{Key: testKey, Out: &out, Log: &log, Tune: func(c *Client) { c.Backoff = func(int) time.Duration { return 0 } }})
+		a, err := p.Send(ctx, SendOptions{Key: testKey, Out: &out, Log: &log, Tune: func(c *Client) { c.Clock = llmhttptest.NewClock(time.Now()) }})
 		if err != nil {
 			t.Fatal(err)
 		}

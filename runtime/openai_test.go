@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inspect-dev/inspect/internal/llmhttp/llmhttptest"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/runtime"
 	"github.com/inspect-dev/inspect/runtime/openaicompat"
@@ -94,6 +95,7 @@ func runHTTP(t *testing.T, srv *httptest.Server, oc openaicompat.Config, task st
 	t.Helper()
 	db := openDB(t)
 	oc.Backoff = time.Millisecond
+	oc.Clock = llmhttptest.NewClock(time.Now()) // the waits are counted, not slept
 	env := map[string]string{"OPENAI_API_KEY": testKey, "OPENAI_BASE_URL": srv.URL + "/v1"}
 	res, err := runtime.Run(context.Background(), runtime.Config{
 		Project: filepath.Join("testdata", "http"), Tasks: []string{task}, DB: db, RunID: "testrun",
@@ -266,9 +268,10 @@ func TestOpenAI_RetryProgress(t *testing.T) {
 	var progress bytes.Buffer
 	db := openDB(t)
 	env := map[string]string{"OPENAI_API_KEY": testKey, "OPENAI_BASE_URL": srv.URL}
+	clock := llmhttptest.NewClock(time.Now()) // the 1s the server asks for is counted, not slept
 	res, err := runtime.Run(context.Background(), runtime.Config{
 		Project: filepath.Join("testdata", "http"), Tasks: []string{"hello"}, DB: db, RunID: "testrun", Progress: &progress,
-		Getenv: func(k string) string { return env[k] }, OpenAI: openaicompat.Config{Backoff: time.Millisecond},
+		Getenv: func(k string) string { return env[k] }, OpenAI: openaicompat.Config{Backoff: time.Millisecond, Clock: clock},
 	})
 	if err != nil || res.Status != record.StatusOK || res.Answer != "fine" {
 		t.Fatalf("Run = %+v, %v; want ok, fine", res, err)
@@ -282,6 +285,9 @@ func TestOpenAI_RetryProgress(t *testing.T) {
 	llm := first(t, nodes(t, db, res.RunID), "llm", llmIn(""))
 	if llm.LLM.Attempts != 3 {
 		t.Errorf("llm node attempts = %d, want 3", llm.LLM.Attempts)
+	}
+	if w := clock.Waits(); len(w) != 2 || w[0] != time.Second || w[1] != 2*time.Millisecond {
+		t.Errorf("the provider waited %v, want [1s 2ms]", w)
 	}
 }
 
@@ -306,7 +312,7 @@ func TestOpenAI_FailedCallKeepsBody(t *testing.T) {
 			env := map[string]string{"OPENAI_API_KEY": testKey, "OPENAI_BASE_URL": srv.URL}
 			res, err := runtime.Run(context.Background(), runtime.Config{
 				Project: filepath.Join("testdata", "http"), Tasks: []string{"hello"}, DB: db, RunID: "testrun",
-				Getenv: func(k string) string { return env[k] }, OpenAI: openaicompat.Config{Backoff: time.Millisecond, Retries: tt.retries},
+				Getenv: func(k string) string { return env[k] }, OpenAI: openaicompat.Config{Backoff: time.Millisecond, Retries: tt.retries, Clock: llmhttptest.NewClock(time.Now())},
 			})
 			if err != nil || res.Status != record.StatusError {
 				t.Fatalf("Run = %+v, %v; want the run to end in error", res, err)
@@ -332,7 +338,7 @@ func TestOpenAI_RetryAfterCapped(t *testing.T) {
 	env := map[string]string{"OPENAI_API_KEY": testKey, "OPENAI_BASE_URL": srv.URL}
 	res, err := runtime.Run(context.Background(), runtime.Config{
 		Project: filepath.Join("testdata", "http"), Tasks: []string{"hello"}, DB: db, RunID: "testrun", Progress: &progress,
-		Getenv: func(k string) string { return env[k] }, OpenAI: openaicompat.Config{MaxRetryAfter: 10 * time.Millisecond},
+		Getenv: func(k string) string { return env[k] }, OpenAI: openaicompat.Config{MaxRetryAfter: 10 * time.Millisecond, Clock: llmhttptest.NewClock(time.Now())},
 	})
 	if err != nil || res.Status != record.StatusOK {
 		t.Fatalf("Run = %+v, %v", res, err)

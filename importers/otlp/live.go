@@ -33,6 +33,9 @@ type Live struct {
 	Debounce time.Duration // the least time between two writes of one trace; 0 = 250ms
 	Idle     time.Duration // how long an ended, written trace is kept; 0 = 30s
 	MaxSpans int           // spans held in memory at most; 0 = 1,000,000
+	// Now is the clock Debounce and Idle are measured by (nil = time.Now);
+	// tests move it instead of sleeping.
+	Now func() time.Time
 
 	mu     sync.Mutex
 	traces map[string]*liveTrace
@@ -50,6 +53,13 @@ type liveTrace struct {
 	cost      time.Duration // the last write's duration
 	announced bool          // OnRun told of its first write
 	endTold   bool          // OnRun told it ended
+}
+
+func (l *Live) now() time.Time {
+	if l.Now == nil {
+		return time.Now()
+	}
+	return l.Now()
 }
 
 func (l *Live) init() {
@@ -70,12 +80,12 @@ func (l *Live) Consume(ctx context.Context, spans []*otel.Span) (int, string, er
 		max = 1_000_000
 	}
 	if l.held+len(spans) > max {
-		l.evict(time.Now(), true)
+		l.evict(l.now(), true)
 		if l.held+len(spans) > max {
 			return 0, "", otel.ErrBusy
 		}
 	}
-	now := time.Now()
+	now := l.now()
 	late := 0
 	for _, s := range spans {
 		if _, gone := l.closed[s.TraceID]; gone {
@@ -150,7 +160,7 @@ func (l *Live) Run(ctx context.Context) {
 // those not written within the last Debounce (or ten times their last
 // write's cost, so a big growing trace is not rewritten without pause).
 func (l *Live) Flush(ctx context.Context, force bool) {
-	now := time.Now()
+	now := l.now()
 	debounce := l.Debounce
 	if debounce <= 0 {
 		debounce = 250 * time.Millisecond
@@ -193,11 +203,11 @@ func (l *Live) Flush(ctx context.Context, force bool) {
 	l.mu.Unlock()
 
 	for _, j := range jobs {
-		start := time.Now()
+		start := l.now()
 		id, err := l.Write(ctx, j.s)
-		cost := time.Since(start)
+		end := l.now()
 		l.mu.Lock()
-		j.lt.cost, j.lt.written = cost, time.Now()
+		j.lt.cost, j.lt.written = end.Sub(start), end
 		if err != nil {
 			j.lt.dirty = true // try again
 			l.mu.Unlock()

@@ -17,7 +17,8 @@ func TestLive(t *testing.T) {
 	ctx := context.Background()
 	writes := map[string]int{}
 	var last *importers.Session
-	l := &Live{MaxSpans: 3, Idle: time.Nanosecond, Debounce: time.Nanosecond,
+	now := time.Unix(1767225600, 0) // the clock Debounce and Idle are measured by, moved by hand
+	l := &Live{MaxSpans: 3, Idle: time.Nanosecond, Debounce: time.Nanosecond, Now: func() time.Time { return now },
 		Write: func(ctx context.Context, s *importers.Session) (string, error) {
 			writes[s.Source.ID]++
 			last = s
@@ -36,13 +37,13 @@ func TestLive(t *testing.T) {
 		t.Fatalf("Consume = %d, %v", n, err)
 	}
 	l.Flush(ctx, false)
-	time.Sleep(time.Millisecond)
+	now = now.Add(time.Millisecond)
 	l.Consume(ctx, []*otel.Span{sp("01", "", 2*time.Second, otel.Attrs{"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"})})
 	l.Flush(ctx, false)
 	if writes["aaaa0000000000000000000000000001"] != 2 || last.Trunk.Agent != "a" || countLLM(last.Trunk) != 1 {
 		t.Fatalf("writes %v, last %+v: want the trace rewritten whole", writes, last.Trunk)
 	}
-	time.Sleep(time.Millisecond)
+	now = now.Add(time.Millisecond)
 	l.Flush(ctx, false) // ended, written, idle: let go
 	if open, closed, held := l.Stats(); open != 0 || closed != 1 || held != 0 {
 		t.Fatalf("Stats = %d open, %d closed, %d spans; want it let go", open, closed, held)

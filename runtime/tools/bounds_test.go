@@ -62,14 +62,13 @@ func TestWorkspace_RefusesFIFOs(t *testing.T) {
 			t.Errorf("%s %s = %q, %v; want a refusal saying it is not a regular file", c.tool, c.args, out, err)
 		}
 	}
-	// A reader waiting on the other end must not make write_file write into it.
-	go func() {
-		if f, err := os.OpenFile(fifo, os.O_RDONLY, 0); err == nil {
-			defer f.Close()
-			time.Sleep(100 * time.Millisecond)
-		}
-	}()
-	time.Sleep(20 * time.Millisecond)
+	// A reader on the other end must not make write_file write into it. It
+	// opens without blocking, so it is there before the call, for the call.
+	reader, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
 	if _, err := callDone(t, w, "write_file", `{"path": "fifo", "content": "x"}`); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("write_file into a FIFO with a reader = %v, want a refusal", err)
 	}
