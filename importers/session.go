@@ -19,6 +19,9 @@ package importers
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -92,7 +95,9 @@ type ToolDef struct {
 	Parameters  json.RawMessage // its JSON schema, or nil
 }
 
-// Step is one thing a conversation did; exactly one field is set.
+// Step is one thing a conversation did: exactly one field is set. Its
+// kinds are closed — these seven and no other — and Write refuses a step
+// with none or several set (Check) instead of dropping it.
 type Step struct {
 	User    *User    // a user message that starts a turn
 	LLM     *LLM     // one model response
@@ -101,6 +106,30 @@ type Step struct {
 	Fork    *Fork    // one response starting sub-agents, with their join
 	Final   *Final   // the conversation's final message
 	Compact *Compact // the context was compacted: the model sees a summary instead of what came before
+}
+
+// Check reports whether st is one step: an error when it sets none of its
+// fields, or more than one, or is a fork with a missing branch.
+func (st Step) Check() error {
+	var set []string
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"User", st.User != nil}, {"LLM", st.LLM != nil}, {"Tool", st.Tool != nil}, {"Handoff", st.Handoff != nil},
+		{"Fork", st.Fork != nil}, {"Final", st.Final != nil}, {"Compact", st.Compact != nil}} {
+		if f.set {
+			set = append(set, f.name)
+		}
+	}
+	switch {
+	case len(set) == 0:
+		return errors.New("a step with nothing set (it must be one of User, LLM, Tool, Handoff, Fork, Final, Compact)")
+	case len(set) > 1:
+		return fmt.Errorf("a step that is %s at once (it must be one)", strings.Join(set, " and "))
+	case st.Fork != nil && slices.Contains(st.Fork.Branches, nil):
+		return errors.New("a fork with a missing branch")
+	}
+	return nil
 }
 
 // At is when the step started (zero when the source gave no time).

@@ -219,13 +219,20 @@ func (m *mapper) conversation(c *Conversation, cur *cursor, path string, forkSeq
 	}
 	endedWithFinal := false
 	lastFinal := ""
-	for {
+	for i := 0; ; i++ {
 		st, ok, err := cur.next()
 		if err != nil {
 			return "", err
 		}
 		if !ok {
 			break
+		}
+		if err := st.Check(); err != nil {
+			where := "the trunk"
+			if path != "" {
+				where = "branch " + path
+			}
+			return "", fmt.Errorf("%s, step %d: %w", where, i+1, err)
 		}
 		if depth == 0 && m.first.IsZero() {
 			m.first = st.At()

@@ -411,3 +411,53 @@ func TestWrite_InheritAndCompact(t *testing.T) {
 		t.Errorf("request after compaction = %s (%v)", body, err)
 	}
 }
+
+// TestWrite_StepNotOneKind: a step with nothing set, one with two kinds
+// set, and a fork with a missing branch fail the write and say where,
+// trunk or branch, live or not; before, the empty step was dropped and the
+// double one recorded as its first kind.
+func TestWrite_StepNotOneKind(t *testing.T) {
+	u := importers.Step{User: &importers.User{At: at(0), Text: "go"}}
+	for _, tt := range []struct {
+		name string
+		bad  importers.Step
+		want string
+	}{
+		{"empty", importers.Step{}, "the trunk, step 2: a step with nothing set"},
+		{"two kinds", importers.Step{User: &importers.User{At: at(1)}, Final: &importers.Final{At: at(1)}}, "the trunk, step 2: a step that is User and Final at once"},
+		{"nil branch", importers.Step{Fork: &importers.Fork{At: at(1), Branches: []*importers.Branch{nil}}}, "the trunk, step 2: a fork with a missing branch"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, live := range []bool{false, true} {
+				c := &importers.Conversation{Agent: "main", Steps: []importers.Step{u, tt.bad, llm(2, 3, "done")}}
+				if live {
+					c = &importers.Conversation{Agent: "main", Live: &steps{list: c.Steps}}
+				}
+				_, err := importers.Write(context.Background(), openDB(t), &importers.Session{Source: src("bad-" + tt.name), Trunk: c})
+				if err == nil || !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("live %v: %v, want an error saying %q", live, err, tt.want)
+				}
+			}
+		})
+	}
+	// In a branch, the error names its path.
+	branch := &importers.Conversation{Agent: "w", Steps: []importers.Step{{}}}
+	fork := importers.Step{Fork: &importers.Fork{At: at(1), JoinAt: at(2), Branches: []*importers.Branch{{Name: "w1", Agent: "w", Conv: branch}}}}
+	_, err := importers.Write(context.Background(), openDB(t), &importers.Session{Source: src("bad-branch"),
+		Trunk: &importers.Conversation{Agent: "main", Steps: []importers.Step{u, fork}}})
+	if err == nil || !strings.Contains(err.Error(), "branch w1, step 1: a step with nothing set") {
+		t.Errorf("in a branch: %v", err)
+	}
+}
+
+// steps hands a list over as a live conversation.
+type steps struct{ list []importers.Step }
+
+func (s *steps) Next() (importers.Step, bool, error) {
+	if len(s.list) == 0 {
+		return importers.Step{}, false, nil
+	}
+	st := s.list[0]
+	s.list = s.list[1:]
+	return st, true, nil
+}
