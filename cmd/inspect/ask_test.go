@@ -18,6 +18,7 @@ import (
 
 	"github.com/inspect-dev/inspect/ask"
 	"github.com/inspect-dev/inspect/ask/asktest"
+	"github.com/inspect-dev/inspect/internal/llmhttp/llmhttptest"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/runtime"
 	"github.com/inspect-dev/inspect/store"
@@ -183,9 +184,10 @@ func askRunCLI(f *Factory, args ...string) int {
 	return run(context.Background(), f, args)
 }
 
-// fastClient shortens the client's waits so error tests are quick.
+// fastClient makes error tests quick: the client's waits between attempts
+// are counted by a clock, not slept, and a silence times out sooner.
 func fastClient(c *ask.Client) {
-	c.Backoff = func(int) time.Duration { return time.Millisecond }
+	c.Clock = llmhttptest.NewClock(time.Now())
 	c.IdleTimeout = 2 * time.Second
 }
 
