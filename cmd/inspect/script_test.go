@@ -21,7 +21,7 @@ import (
 // TestMain turns this test binary into the inspect command in two ways:
 //
 //   - INSPECT_TEST_ARGS set (a JSON array of arguments): run inspect with
-//     them and exit; crash_test.go and gvcache_test.go start the binary so.
+//     them and exit; crash_test.go and graphviz_cache_test.go start the binary so.
 //   - Run under the name "inspect": testscript.Main puts a copy of the binary
 //     by that name on the PATH of every script in testdata/script, so
 //     `exec inspect …` runs the real command in a process of its own.
@@ -71,12 +71,13 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("INSPECT_DB", filepath.Join(env.WorkDir, "runs.db"))
 			env.Setenv("NO_COLOR", "1")
-			// testscript gives each script a fresh TMPDIR, where
-			// go-graphviz would compile its WebAssembly again (about a
-			// second per script). Share this process's temp folder, whose
-			// go-graphviz cache the test binary's own start-up filled (or
-			// the folder internal/gvcache chose).
-			env.Setenv("TMPDIR", os.TempDir())
+			// testscript sets HOME=/no-home, where there is no user
+			// cache folder: a drawing would compile Graphviz again
+			// (about a second). Share this process's cache folder
+			// (mermaid/render.CacheDir), when it has one.
+			if dir, err := os.UserCacheDir(); err == nil {
+				env.Setenv("XDG_CACHE_HOME", dir)
+			}
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -4,17 +4,21 @@
 // layout.
 //
 // It is a package of its own, next to mermaid's DOT, so that only programs
-// that draw images link Graphviz: go-graphviz compiles its WebAssembly
-// module in a package init (about 0.5 s without its cache, and a panic when
-// $TMPDIR/go-graphviz belongs to another user; cmd/inspect guards against
-// that with internal/gvcache), and diff, which prints Mermaid, should pay
-// neither.
+// that draw images link Graphviz. go-graphviz (third_party/go-graphviz,
+// patched) compiles its WebAssembly module at the first drawing, not in a
+// package init: about a second, or a few milliseconds from its compilation
+// cache, which this package keeps in the user cache folder
+// (…/inspect/go-graphviz, private to the user; CacheDir). A module that
+// fails to load makes every drawing return that error; a cache that cannot
+// be used only makes it slower.
 package render
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/goccy/go-graphviz"
@@ -35,6 +39,9 @@ var graphvizMu sync.Mutex
 func graphvizRender(ctx context.Context, dot []byte, format graphviz.Format, w io.Writer) error {
 	graphvizMu.Lock()
 	defer graphvizMu.Unlock()
+	if err := loadGraphviz(); err != nil {
+		return fmt.Errorf("start graphviz: %w", err)
+	}
 	gv, err := graphviz.New(ctx)
 	if err != nil {
 		return fmt.Errorf("start graphviz: %w", err)
@@ -49,4 +56,43 @@ func graphvizRender(ctx context.Context, dot []byte, format graphviz.Format, w i
 		return fmt.Errorf("graphviz: render %s: %w", format, err)
 	}
 	return nil
+}
+
+// loadGraphviz loads Graphviz once, with its compilation cache in CacheDir;
+// every later call returns the first one's error.
+var loadGraphviz = sync.OnceValue(func() error { return graphviz.Load(CacheDir()) })
+
+// CacheDir is the folder where Graphviz's compiled module is kept: inspect/
+// go-graphviz in the user cache folder (os.UserCacheDir), created private to
+// this user. The cache holds machine code that the process runs, so a folder
+// there that another user owns, or that others may write, is not used: it
+// returns "" (no cache; each process compiles Graphviz again), as it does
+// when there is no user cache folder. It never creates the user cache
+// folder itself, and never looks at $TMPDIR.
+func CacheDir() string {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	if fi, err := os.Stat(base); err != nil || !fi.IsDir() {
+		return ""
+	}
+	dir := base
+	for _, name := range []string{"inspect", "go-graphviz"} {
+		dir = filepath.Join(dir, name)
+		if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
+			return ""
+		}
+		if !private(dir) {
+			return ""
+		}
+	}
+	return dir
+}
+
+// private reports whether dir is a folder (not a link) of this process's
+// user that no one else may write, and that this user can enter and write.
+func private(dir string) bool {
+	fi, err := os.Lstat(dir)
+	return err == nil && fi.IsDir() && privateToMe(fi)
 }

@@ -97,11 +97,12 @@ var (
 )
 
 func init() {
-	wasm.OnLoad(func() {
+	wasm.OnLoad(func() error {
 		Directed = cgraph.Directed
 		StrictDirected = cgraph.StrictDirected
 		UnDirected = cgraph.UnDirected
 		StrictUnDirected = cgraph.StrictUnDirected
+		return nil
 	})
 }
 

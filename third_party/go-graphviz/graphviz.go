@@ -43,8 +43,19 @@ const (
 	JPG  Format = "jpg"
 )
 
+// Load loads Graphviz's WebAssembly module, once: later calls, and New,
+// NewWithPlugins, cgraph.ParseBytes and cgraph.Open (which load it when
+// nothing did), return the first load's error. cacheDir is the folder of
+// the compiled module's cache ("" for none; upstream used
+// $TMPDIR/go-graphviz): give one the program's user owns. A cache that
+// cannot be used never fails the load. (Patched for inspect; see
+// PATCHES.md.)
+func Load(cacheDir string) error { return wasm.Load(cacheDir) }
+
 func New(ctx context.Context) (*Graphviz, error) {
-	wasm.Load()
+	if err := wasm.Load(""); err != nil {
+		return nil, err
+	}
 	c, err := gvc.New(ctx)
 	if err != nil {
 		return nil, err
@@ -57,7 +68,9 @@ func New(ctx context.Context) (*Graphviz, error) {
 }
 
 func NewWithPlugins(ctx context.Context, plugins ...Plugin) (*Graphviz, error) {
-	wasm.Load()
+	if err := wasm.Load(""); err != nil {
+		return nil, err
+	}
 	c, err := gvc.NewWithPlugins(ctx, plugins...)
 	if err != nil {
 		return nil, err

@@ -15,11 +15,7 @@ var (
 
 func init() {
 	// The globals need the WebAssembly module: set them when it loads.
-	wasm.OnLoad(func() {
-		if err := setGlobalVars(context.Background()); err != nil {
-			panic(err)
-		}
-	})
+	wasm.OnLoad(func() error { return setGlobalVars(context.Background()) })
 }
 
 func setGlobalVars(ctx context.Context) error {

@@ -5,10 +5,10 @@ package wasm
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"sync"
@@ -26,6 +26,7 @@ var wasmFile []byte
 
 type WasmModule struct {
 	mod             api.Module
+	enumErr         error // the first enum value that failed to read while loading
 	fs              *WasmFileSystem
 	lookupFuncMap   *LookupFuncMap
 	callbackFuncMap *CallbackFuncMap
@@ -387,25 +388,57 @@ var mod = newModule()
 
 var (
 	instantiateOnce sync.Once
+	instantiateErr  error
 	loadOnce        sync.Once
-	onLoad          []func()
+	loadErr         error
+	onLoad          []func() error
 )
 
 // OnLoad registers fn to run once the module is loaded, in registration
-// order (package initialisation order: cgraph's before graphviz's). It is
-// called from package init functions only.
-func OnLoad(fn func()) { onLoad = append(onLoad, fn) }
+// order (package initialisation order: cgraph's before graphviz's); an
+// error fails the load. It is called from package init functions only.
+func OnLoad(fn func() error) { onLoad = append(onLoad, fn) }
 
 // Load compiles and instantiates the WebAssembly module, then runs the
-// OnLoad functions; later calls return at once. Entry points (graphviz.New,
-// cgraph.ParseBytes, cgraph.New) call it.
-func Load() {
+// OnLoad functions, once: later calls return the first call's result, so a
+// load that failed fails every later call the same way (with an error,
+// never a panic). cacheDir is the folder of wazero's compilation cache ("":
+// none); only the first call's counts. A cache that cannot be used (a
+// folder of another user, a full disk, a corrupt entry) never fails the
+// load: the module is then compiled without it. Entry points
+// (graphviz.Load, graphviz.New, cgraph.ParseBytes, cgraph.Open) call it.
+func Load(cacheDir string) error {
 	loadOnce.Do(func() {
-		instantiateOnce.Do(instantiate)
+		if loadErr = instantiated(cacheDir); loadErr != nil {
+			return
+		}
 		for _, fn := range onLoad {
-			fn()
+			if err := fn(); err != nil {
+				loadErr = fmt.Errorf("load graphviz: %w", err)
+				return
+			}
 		}
 	})
+	return loadErr
+}
+
+// instantiated instantiates the module once (the OnLoad functions, which
+// call into it, run after) and returns that attempt's error.
+func instantiated(cacheDir string) error {
+	instantiateOnce.Do(func() {
+		err := instantiate(cacheDir)
+		if err != nil && cacheDir != "" {
+			if err2 := instantiate(""); err2 != nil {
+				err = errors.Join(err, err2)
+			} else {
+				err = nil
+			}
+		}
+		if err != nil {
+			instantiateErr = fmt.Errorf("load graphviz: %w", err)
+		}
+	})
+	return instantiateErr
 }
 
 func newModule() *WasmModule {
@@ -495,14 +528,33 @@ func CreateCallbackFunc[T any](cb T, funcID uint64) *CallbackFunc[T] {
 	}
 }
 
-func instantiate() {
+// instantiate compiles and instantiates the module (with a compilation
+// cache in cacheDir unless ""), binds the enum values and sets mod.mod; on
+// an error it closes what it made and leaves mod.mod unset.
+func instantiate(cacheDir string) (err error) {
 	ctx := context.Background()
 	cfg := wazero.NewRuntimeConfig()
-	if cache := getCompilationCache(); cache != nil {
+	if cacheDir != "" {
+		cache, cerr := wazero.NewCompilationCacheWithDir(cacheDir)
+		if cerr != nil {
+			return fmt.Errorf("compilation cache %s: %w", cacheDir, cerr)
+		}
+		defer func() {
+			if err != nil {
+				cache.Close(ctx)
+			}
+		}()
 		cfg = cfg.WithCompilationCache(cache)
 	}
 
 	r := wazero.NewRuntimeWithConfig(ctx, cfg)
+	defer func() {
+		if err != nil {
+			mod.mod = nil
+			r.Close(ctx)
+		}
+	}()
+	mod.enumErr = nil
 
 	env := r.NewHostModuleBuilder("env")
 	env = env.NewFunctionBuilder().WithGoModuleFunction(
@@ -2892,13 +2944,15 @@ func instantiate() {
 		[]api.ValueType{},
 	).Export("wasm_bridge_LoadImageEngine_LoadImage")
 	if _, err := env.Instantiate(ctx); err != nil {
-		panic(err)
+		return err
 	}
-	wasi_snapshot_preview1.MustInstantiate(ctx, r)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
+		return err
+	}
 
 	compiled, err := r.CompileModule(ctx, wasmFile)
 	if err != nil {
-		panic(err)
+		return fmt.Errorf("compile: %w", err)
 	}
 	fs := mod.fs // SetWasmFileSystem may have set it before the module loaded
 	m, err := r.InstantiateModule(
@@ -2909,7 +2963,7 @@ func instantiate() {
 			WithName("wasi"),
 	)
 	if err != nil {
-		panic(err)
+		return fmt.Errorf("instantiate: %w", err)
 	}
 	mod.mod = m
 	// bind ObjectTag values.
@@ -3021,12 +3075,19 @@ func instantiate() {
 	API_TEXTLAYOUT = API(mod.getEnumValue(ctx, "API_textlayout"))
 	API_DEVICE = API(mod.getEnumValue(ctx, "API_device"))
 	API_LOADIMAGE = API(mod.getEnumValue(ctx, "API_loadimage"))
+	return mod.enumErr
 }
 
+// getEnumValue reads an enum value while the module loads; the first
+// failure is kept in m.enumErr (instantiate returns it) and gives 0.
 func (m *WasmModule) getEnumValue(ctx context.Context, value string) int {
+	if m.enumErr != nil {
+		return 0
+	}
 	ret, err := m.mod.ExportedFunction("wasm_bridge_get_" + value).Call(ctx)
 	if err != nil {
-		panic(err)
+		m.enumErr = fmt.Errorf("read %s: %w", value, err)
+		return 0
 	}
 	return mod.toInt(ret[0])
 }
@@ -3035,28 +3096,29 @@ func WasmPtr(v wasmStruct) uint64 {
 	return v.getPtr()
 }
 
-func getCompilationCache() wazero.CompilationCache {
-	tmpDir := os.TempDir()
-	if tmpDir == "" {
-		return nil
-	}
-	cacheDir := filepath.Join(tmpDir, "go-graphviz")
-	if _, err := os.Stat(cacheDir); err != nil {
-		if err := os.Mkdir(cacheDir, 0o755); err != nil {
-			return nil
-		}
-	}
-	cache, err := wazero.NewCompilationCacheWithDir(cacheDir)
-	if err != nil {
-		return nil
-	}
-	return cache
-}
-
+// ExportedFunction is the module's function name, instantiating the module
+// (with no compilation cache) if nothing did yet. When that failed it is a
+// function whose calls return the error.
 func (m *WasmModule) ExportedFunction(name string) api.Function {
-	instantiateOnce.Do(instantiate)
+	if err := instantiated(""); err != nil {
+		return failedFunction{err: err}
+	}
 	return m.mod.ExportedFunction(name)
 }
+
+// failedFunction stands for a function of a module that failed to load:
+// every call returns the load's error. (The embedded interface is nil: it
+// only supplies the method wazero reserves to itself.)
+type failedFunction struct {
+	api.Function
+	err error
+}
+
+func (f failedFunction) Definition() api.FunctionDefinition { return nil }
+
+func (f failedFunction) Call(context.Context, ...uint64) ([]uint64, error) { return nil, f.err }
+
+func (f failedFunction) CallWithStack(context.Context, []uint64) error { return f.err }
 
 func (m *WasmModule) malloc(ctx context.Context, size uint64) (uint64, error) {
 	ret, err := m.ExportedFunction("malloc").Call(ctx, size)
