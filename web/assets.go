@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/text/language"
@@ -22,15 +23,19 @@ var assetFS embed.FS
 //go:embed templates/*.tmpl
 var templateFS embed.FS
 
-// assets are the stylesheet and script every page inlines, with the
+// pageAssets are the stylesheet and script every page inlines, with the
 // hashes the Content-Security-Policy allows them by.
-var assets = func() (a struct {
+type pageAssets struct {
 	css, js         string
 	cssHash, jsHash string
-}) {
+}
+
+// assets reads and hashes the page assets on first use (not in package
+// init: a command that serves no page does not pay for it).
+var assets = sync.OnceValue(func() (a pageAssets) {
 	css, err := assetFS.ReadFile("assets/app.css")
 	if err != nil {
-		panic(err)
+		panic(err) // embedded: cannot fail
 	}
 	js, err := assetFS.ReadFile("assets/app.js")
 	if err != nil {
@@ -39,11 +44,26 @@ var assets = func() (a struct {
 	a.css, a.js = string(css), string(js)
 	a.cssHash, a.jsHash = hashOf(a.css), hashOf(a.js)
 	return a
-}()
+})
 
-// pages are the templates, one set per page: the layout, the shared
-// pieces, and the page's own "content".
-var pages = func() map[string]*template.Template {
+// page returns the templates of page name: the layout, the shared pieces,
+// and the page's own "content".
+func page(name string) (*template.Template, error) {
+	pages, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	t := pages[name]
+	if t == nil {
+		return nil, fmt.Errorf("internal error: no page %q", name)
+	}
+	return t, nil
+}
+
+// parsePages parses the templates of every page once, on first use (not in
+// package init: a command that serves no page does not pay for it), and
+// returns that parse's result each time.
+var parsePages = sync.OnceValues(func() (map[string]*template.Template, error) {
 	funcs := template.FuncMap{
 		"dur": graph.FormatDuration,
 		"num": func(v any) string {
@@ -95,14 +115,23 @@ var pages = func() map[string]*template.Template {
 			return fmt.Sprintf("%.0f%%", 100*float64(part)/float64(whole))
 		},
 	}
-	base := template.Must(template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.tmpl", "templates/svg.tmpl", "templates/parts.tmpl"))
+	base, err := template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.tmpl", "templates/svg.tmpl", "templates/parts.tmpl")
+	if err != nil {
+		return nil, fmt.Errorf("internal error: web templates: %w", err)
+	}
 	out := map[string]*template.Template{}
 	for _, name := range []string{"runs", "run", "node", "diff", "error", "findings"} {
-		t := template.Must(template.Must(base.Clone()).ParseFS(templateFS, "templates/"+name+".tmpl"))
+		t, err := base.Clone()
+		if err == nil {
+			t, err = t.ParseFS(templateFS, "templates/"+name+".tmpl")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("internal error: web template %s: %w", name, err)
+		}
 		out[name] = t
 	}
-	return out
-}()
+	return out, nil
+})
 
 // render writes page name with data (a *…Page whose pageData it fills
 // with the assets).
@@ -111,14 +140,15 @@ func (s *Server) render(w io.Writer, name string, data any) error {
 }
 
 func renderPage(w io.Writer, name string, data any) error {
+	t, err := page(name)
+	if err != nil {
+		return err
+	}
 	if p, ok := data.(interface{ base() *pageData }); ok {
 		b := p.base()
-		b.CSS, b.JS = template.CSS(assets.css), template.JS(assets.js)
+		a := assets()
+		b.CSS, b.JS = template.CSS(a.css), template.JS(a.js)
 		b.CSP = policy(b.Report)
-	}
-	t := pages[name]
-	if t == nil {
-		return fmt.Errorf("internal error: no page %q", name)
 	}
 	return t.ExecuteTemplate(w, "layout", data)
 }

@@ -70,7 +70,11 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) error {
 	p.Live = p.Running
 	if q.Get("fragment") == "rows" {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		return pages["runs"].ExecuteTemplate(w, "rows", p)
+		t, err := page("runs")
+		if err != nil {
+			return err
+		}
+		return t.ExecuteTemplate(w, "rows", p)
 	}
 	return s.writePage(w, "runs", p)
 }

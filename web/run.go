@@ -259,7 +259,11 @@ func (s *Server) runPart(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	return pages["run"].ExecuteTemplate(w, name, s.runView(a, false))
+	t, err := page("run")
+	if err != nil {
+		return err
+	}
+	return t.ExecuteTemplate(w, name, s.runView(a, false))
 }
 
 // findingsPerPage is the length of one page of the findings list.

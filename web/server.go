@@ -186,7 +186,7 @@ func policy(file bool) string {
 		connect = "'none'"
 	}
 	return fmt.Sprintf("default-src 'none'; script-src '%s'; style-src '%s'; img-src data:; connect-src %s; base-uri 'none'; form-action 'self'",
-		assets.jsHash, assets.cssHash, connect)
+		assets().jsHash, assets().cssHash, connect)
 }
 
 func hashOf(s string) string {
@@ -417,11 +417,13 @@ func (s *Server) writePage(w http.ResponseWriter, name string, data any) error {
 }
 
 // Warm prepares the first page a user is likely to open: it compiles
-// Graphviz (the first drawing of a process pays for it) and analyses the
-// latest run, so that `inspect serve` then a browser shows it at once. It
-// returns when done; errors are left for the page to show.
+// Graphviz (the first drawing of a process pays for it), parses the page
+// templates and analyses the latest run, so that `inspect serve` then a
+// browser shows it at once. It returns when done; errors are left for the
+// page to show.
 func (s *Server) Warm(ctx context.Context) {
 	_ = render.SVG(ctx, []byte("digraph { a }"), io.Discard)
+	_, _ = parsePages()
 	if _, id, err := s.an.Resolve(ctx, "latest"); err == nil {
 		_, _ = s.analyse(ctx, id)
 	}
