@@ -7,9 +7,11 @@
 // reason and its usage.
 //
 // It is the one place that knows these formats; findings, ask, show and
-// the importers read bodies through it. It only reads: nothing here
-// re-encodes a body (ask edits recorded bytes itself, so that the prefix it
-// sends stays byte-identical).
+// the importers read bodies through it, and the importers write the Chat
+// Completions bodies they rebuild for calls their sources kept no bytes of
+// through it too (encode.go). Nothing here re-encodes a recorded body (ask
+// edits recorded bytes itself, so that the prefix it sends stays
+// byte-identical).
 //
 // Reading is lenient. A field of an unexpected type is ignored, an unknown
 // content part or input item is skipped, a tool call's arguments that are

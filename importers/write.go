@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inspect-dev/inspect/chat"
 	"github.com/inspect-dev/inspect/record"
 )
 
@@ -268,7 +269,7 @@ func (m *mapper) conversation(c *Conversation, cur *cursor, path string, forkSeq
 			names := l.Calls
 			if names == nil {
 				for _, cl := range calls {
-					names = append(names, cl.name)
+					names = append(names, cl.Name)
 				}
 			}
 			resp := l.Response
@@ -359,8 +360,8 @@ func (m *mapper) conversation(c *Conversation, cur *cursor, path string, forkSeq
 // callsAfter lists the tool calls of the response whose steps follow it
 // (cur is at them): the tools and delegations up to the next response or
 // turn.
-func callsAfter(cur *cursor) ([]call, error) {
-	var out []call
+func callsAfter(cur *cursor) ([]chat.Call, error) {
+	var out []chat.Call
 	for i := 0; ; i++ {
 		st, ok, err := cur.peek(i)
 		if err != nil || !ok {
@@ -368,10 +369,10 @@ func callsAfter(cur *cursor) ([]call, error) {
 		}
 		switch {
 		case st.Tool != nil:
-			out = append(out, call{st.Tool.CallID, st.Tool.Name, st.Tool.Args})
+			out = append(out, chat.Call{ID: st.Tool.CallID, Name: st.Tool.Name, Arguments: st.Tool.Args})
 		case st.Fork != nil:
 			for _, b := range st.Fork.Branches {
-				out = append(out, call{b.CallID, forkTool(st.Fork), branchArgs(b)})
+				out = append(out, chat.Call{ID: b.CallID, Name: forkTool(st.Fork), Arguments: branchArgs(b)})
 			}
 		case st.Handoff != nil:
 		default:

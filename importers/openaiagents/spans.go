@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/inspect-dev/inspect/chat"
 	"github.com/inspect-dev/inspect/importers"
 	"github.com/inspect-dev/inspect/record"
 )
@@ -250,11 +251,7 @@ func (s *span) readGeneration(d spanData) {
 			}
 		}
 		if len(d.Input) <= maxBody {
-			body := map[string]json.RawMessage{"messages": d.Input}
-			if d.Model != "" {
-				body["model"], _ = json.Marshal(d.Model)
-			}
-			s.request, _ = json.Marshal(body)
+			s.request, _ = chat.EncodeRawRequest(d.Model, d.Input)
 		}
 	}
 }

@@ -6,10 +6,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	jsoniter "github.com/json-iterator/go"
 
+	body "github.com/inspect-dev/inspect/chat" // the test files use chat for a span's attributes
 	"github.com/inspect-dev/inspect/otel"
 	"github.com/inspect-dev/inspect/record"
 )
@@ -624,47 +624,23 @@ func callOf(m map[string]any) call {
 }
 
 // request rebuilds the Chat Completions body of the messages visible to
-// the model (DESIGN §6: reconstructed), or nil when the span recorded none.
-// It is written by hand, not through encoding/json's reflection (an import
-// builds one per model call), in the shape our runtime sends: an assistant
-// message that only calls has no content, "stream" follows the messages,
-// each tool is {"function": ..., "type": "function"}.
+// the model (DESIGN §6: reconstructed), or nil when the span recorded none,
+// through chat's encoder in its Traced layout: {"model", "messages",
+// "stream": false, "tools"}, each message as chat.AppendMessage writes it
+// (an assistant message that only calls has no content).
 func request(model string, m messages) []byte {
 	if len(m.In) == 0 {
 		return nil
 	}
-	b := make([]byte, 0, 256)
-	b = append(b, `{"model":`...)
-	b = appendJSONString(b, model)
-	b = append(b, `,"messages":[`...)
+	in := make([]body.Message, len(m.In))
 	for i, x := range m.In {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendMessage(b, x, "")
+		in[i] = chatMessage(x)
 	}
-	b = append(b, `],"stream":false`...)
-	if len(m.Tools) > 0 {
-		b = append(b, `,"tools":[`...)
-		for i, t := range m.Tools {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"function":{"name":`...)
-			b = appendJSONString(b, t.Name)
-			if t.Description != "" {
-				b = append(b, `,"description":`...)
-				b = appendJSONString(b, t.Description)
-			}
-			if len(t.Params) > 0 && json.Valid(t.Params) {
-				b = append(b, `,"parameters":`...)
-				b = append(b, t.Params...)
-			}
-			b = append(b, `},"type":"function"}`...)
-		}
-		b = append(b, ']')
+	tools := make([]body.Tool, len(m.Tools))
+	for i, t := range m.Tools {
+		tools[i] = body.Tool{Name: t.Name, Description: t.Description, Parameters: t.Params}
 	}
-	return append(b, '}')
+	return body.EncodeRequest(model, in, tools, body.Traced)
 }
 
 // response rebuilds a Chat Completions response of the output message
@@ -673,127 +649,24 @@ func response(model string, m messages, u record.Usage) []byte {
 	if len(m.Out) == 0 {
 		return nil
 	}
-	out := m.Out[len(m.Out)-1]
-	finish := m.Finish
-	if finish == "" {
-		finish = "stop"
-		if len(out.Calls) > 0 {
-			finish = "tool_calls"
-		}
-	}
-	b := make([]byte, 0, 256)
-	b = append(b, `{"object":"chat.completion","model":`...)
-	b = appendJSONString(b, model)
-	b = append(b, `,"choices":[{"index":0,"message":`...)
-	b = appendMessage(b, out, "assistant")
-	b = append(b, `,"finish_reason":`...)
-	b = appendJSONString(b, finish)
-	b = append(b, `}],"usage":{"prompt_tokens":`...)
-	b = strconv.AppendInt(b, u.In, 10)
-	b = append(b, `,"completion_tokens":`...)
-	b = strconv.AppendInt(b, u.Out, 10)
-	b = append(b, `,"total_tokens":`...)
-	b = strconv.AppendInt(b, u.In+u.Out, 10)
-	if u.CachedReported {
-		b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
-		b = strconv.AppendInt(b, u.Cached, 10)
-		b = append(b, '}')
-	}
-	if u.ReasoningReported {
-		b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
-		b = strconv.AppendInt(b, u.Reasoning, 10)
-		b = append(b, '}')
-	}
-	return append(b, "}}"...)
+	return body.EncodeResponse(model, chatMessage(m.Out[len(m.Out)-1]), m.Finish, u, body.Traced)
 }
 
-// appendMessage writes x as a Chat Completions message (role forced when
-// given).
-func appendMessage(b []byte, x msg, role string) []byte {
-	if role == "" {
-		role = x.Role
-		switch role {
-		case "human":
-			role = "user"
-		case "ai", "model":
-			role = "assistant"
-		}
+// chatMessage is x as a Chat Completions message: LangChain's and
+// Gemini's roles (human, ai, model) named as Chat Completions names them.
+func chatMessage(x msg) body.Message {
+	role := x.Role
+	switch role {
+	case "human":
+		role = "user"
+	case "ai", "model":
+		role = "assistant"
 	}
-	b = append(b, `{"role":`...)
-	b = appendJSONString(b, role)
-	if x.Content != "" || len(x.Calls) == 0 {
-		b = append(b, `,"content":`...)
-		b = appendJSONString(b, x.Content)
+	m := body.Message{Role: role, Text: x.Content, Name: x.Name, CallID: x.ToolCallID}
+	for _, c := range x.Calls {
+		m.Calls = append(m.Calls, body.Call{ID: c.ID, Name: c.Name, Arguments: c.Args})
 	}
-	if x.Name != "" && role == "user" {
-		b = append(b, `,"name":`...)
-		b = appendJSONString(b, x.Name)
-	}
-	if len(x.Calls) > 0 {
-		b = append(b, `,"tool_calls":[`...)
-		for i, c := range x.Calls {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"id":`...)
-			b = appendJSONString(b, c.ID)
-			b = append(b, `,"type":"function","function":{"name":`...)
-			b = appendJSONString(b, c.Name)
-			b = append(b, `,"arguments":`...)
-			b = appendJSONString(b, c.Args)
-			b = append(b, "}}"...)
-		}
-		b = append(b, ']')
-	}
-	if x.ToolCallID != "" {
-		b = append(b, `,"tool_call_id":`...)
-		b = appendJSONString(b, x.ToolCallID)
-	}
-	return append(b, '}')
-}
-
-// appendJSONString writes s as a JSON string: quotes, backslashes and
-// control characters escaped, invalid UTF-8 replaced by U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\r':
-				b = append(b, '\\', 'r')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return m
 }
 
 // toolOf reads a tool span: name, call id, arguments and result.
