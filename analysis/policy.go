@@ -17,7 +17,7 @@ type Policy struct {
 	// (findings.Report.Policy); "" for none.
 	Name string
 	// Options are the audit's thresholds and rules turned off; nil means
-	// findings.DefaultOptions().
+	// findings.NewOptions(rules.All).
 	Options *findings.Options
 	// Prices, when set, put money on calls, runs and findings.
 	Prices *money.Table

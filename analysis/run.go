@@ -11,6 +11,7 @@ import (
 	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/diff"
 	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/findings/rules"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/stack"
@@ -185,6 +186,7 @@ func (r *Run) auditConfig(ctx context.Context, baseline *findings.Baseline) *fin
 	p, id := r.policy, r.Graph.ID
 	full := r.fullAsked.Load()
 	return &findings.Config{
+		Rules:    rules.All,
 		Policy:   p.Name,
 		Options:  p.Options,
 		Prices:   p.Prices,

@@ -29,6 +29,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/findings/rules"
 	"github.com/inspect-dev/inspect/money"
 )
 
@@ -343,7 +344,7 @@ func (p *parser) thresholds(n *yaml.Node) []Threshold {
 		if !ok {
 			return
 		}
-		o := findings.DefaultOptions()
+		o := findings.NewOptions(rules.All)
 		if err := o.SetFrom(key.Value, v, p.file); err != nil {
 			p.add(key, k, err.Error())
 			return
@@ -361,9 +362,9 @@ func (p *parser) rules(n *yaml.Node) []RuleSwitch {
 	var out []RuleSwitch
 	p.mapping(n, "rules", func(key, val *yaml.Node) {
 		k := "rules." + key.Value
-		if findings.Lookup(findings.All, key.Value) == nil {
+		if findings.Lookup(rules.All, key.Value) == nil {
 			var ids []string
-			for _, r := range findings.All {
+			for _, r := range rules.All {
 				ids = append(ids, r.ID)
 			}
 			p.add(key, k, "no such rule; the rules are "+strings.Join(ids, ", "))
@@ -519,7 +520,7 @@ func (p *parser) ignores(n *yaml.Node) []findings.Ignore {
 			v = strings.TrimSpace(v)
 			switch key.Value {
 			case "rule":
-				if findings.Lookup(findings.All, v) == nil {
+				if findings.Lookup(rules.All, v) == nil {
 					p.add(val, kk, fmt.Sprintf("no rule %q; `inspect audit --rules` lists them", v))
 					ok = false
 				}
@@ -578,7 +579,7 @@ func parseExpiry(v string) (time.Time, error) {
 // rules, each with its FILE:LINE as source. The commands apply their flags
 // after it, so flags win.
 func (c *Config) Options() (*findings.Options, error) {
-	o := findings.DefaultOptions()
+	o := findings.NewOptions(rules.All)
 	if c == nil {
 		return o, nil
 	}
@@ -641,7 +642,7 @@ func Template(research []string) string {
 # values shown are the defaults; uncomment a line to change one.
 # thresholds:
 `)
-	for _, s := range findings.OptionSpecs() {
+	for _, s := range findings.OptionSpecs(rules.All) {
 		fmt.Fprintf(&b, "#   %s: %s", s.Name, s.Default())
 		fmt.Fprintf(&b, "%s# %s (%s)\n", strings.Repeat(" ", max(1, 30-len(s.Name)-len(s.Default()))), s.Doc, s.Rules)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/findings/rules"
 )
 
 const full = `# the team's policy
@@ -91,9 +92,9 @@ func TestOptions_Precedence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	uneven := findings.LookupOption("uneven-ratio")
-	gap := findings.LookupOption("uneven-min-gap")
-	calls := findings.LookupOption("fanout-min-calls")
+	uneven := findings.LookupOption(rules.All, "uneven-ratio")
+	gap := findings.LookupOption(rules.All, "uneven-min-gap")
+	calls := findings.LookupOption(rules.All, "fanout-min-calls")
 	if uneven.Value(o) != "3" || o.Source("uneven-ratio") != "repo/.inspect.yaml:3" {
 		t.Errorf("uneven-ratio = %s from %s", uneven.Value(o), o.Source("uneven-ratio"))
 	}
@@ -318,7 +319,7 @@ func TestTemplate(t *testing.T) {
 	if len(c.Thresholds)+len(c.Rules)+len(c.Ignore)+len(c.Research) != 0 || c.Prices != nil {
 		t.Errorf("the template sets something: %+v", c)
 	}
-	for _, s := range findings.OptionSpecs() {
+	for _, s := range findings.OptionSpecs(rules.All) {
 		if !strings.Contains(tpl, "#   "+s.Name+": "+s.Default()) {
 			t.Errorf("the template lacks threshold %s at its default", s.Name)
 		}
@@ -335,7 +336,7 @@ func TestTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the uncommented template does not parse: %v", err)
 	}
-	if len(c.Thresholds) != len(findings.OptionSpecs()) || len(c.Rules) != 1 || len(c.Research) != 2 ||
+	if len(c.Thresholds) != len(findings.OptionSpecs(rules.All)) || len(c.Rules) != 1 || len(c.Research) != 2 ||
 		c.Prices == nil || len(c.Prices.Prices) != 2 || c.CacheLifetime != 5*time.Minute || len(c.Ignore) != 1 {
 		t.Errorf("uncommented template = %+v", c)
 	}

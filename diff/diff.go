@@ -134,6 +134,9 @@ type Report struct {
 	Reasons []string `json:"reasons"`
 	// Mermaid is the new run's collapsed Mermaid chart (not in JSON).
 	Mermaid string `json:"-"`
+	// Rules are the rules the new run's audit ran (SARIF's rule
+	// descriptors); not in JSON.
+	Rules []*findings.Rule `json:"-"`
 }
 
 // Compare compares base with new using the zero Config.
@@ -153,6 +156,7 @@ func (c *Config) Compare(base, new Side) (*Report, error) {
 		Findings:   matchFindings(base.Report.Findings, new.Report.Findings),
 		Thresholds: []ThresholdResult{},
 		Reasons:    []string{},
+		Rules:      new.Report.Rules,
 	}
 	if c.FailOn != 0 {
 		r.FailOn = c.FailOn.String()
@@ -169,7 +173,7 @@ func (c *Config) Compare(base, new Side) (*Report, error) {
 	}
 	for i := range r.Findings.Fixed {
 		fc := &r.Findings.Fixed[i]
-		v := findings.Expect(findings.All, fc.Finding, new.Run)
+		v := findings.Expect(base.Report.Rules, fc.Finding, new.Run)
 		fc.Expectation = &Expectation{Next: fc.Next, Result: v.Result, Detail: v.Detail}
 	}
 	for _, l := range c.MaxIncrease {

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inspect-dev/inspect/findings/report"
+	"github.com/inspect-dev/inspect/findings/rules"
 	goldenfile "github.com/inspect-dev/inspect/internal/golden"
 	"github.com/inspect-dev/inspect/record"
 
@@ -45,7 +47,7 @@ func recordFixture(t *testing.T, fixture string) Side {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := findings.Audit(g, func(seq int64) ([]byte, error) { return db.Request(ctx, id, seq) })
+	rep, err := (&findings.Config{Rules: rules.All, Requests: func(seq int64) ([]byte, error) { return db.Request(ctx, id, seq) }}).Audit(g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +294,7 @@ func TestGolden(t *testing.T) {
 	}
 	var md, js, md2, junit, sarif bytes.Buffer
 	for _, step := range []error{WriteMarkdown(&md, r), WriteJSON(&js, r), WriteMarkdown(&md2, r2),
-		WriteJUnit(&junit, r2, findings.Warning), WriteSARIF(&sarif, r2, findings.SARIFPaths{})} {
+		WriteJUnit(&junit, r2, findings.Warning), WriteSARIF(&sarif, r2, report.SARIFPaths{})} {
 		if step != nil {
 			t.Fatal(step)
 		}
@@ -357,7 +359,7 @@ func TestGolden(t *testing.T) {
 		t.Errorf("sarif result = %+v", res)
 	}
 	var fixedSarif, fixedJUnit bytes.Buffer
-	if err := WriteSARIF(&fixedSarif, r, findings.SARIFPaths{}); err != nil {
+	if err := WriteSARIF(&fixedSarif, r, report.SARIFPaths{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteJUnit(&fixedJUnit, r, findings.Warning); err != nil {
@@ -370,7 +372,7 @@ func TestGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sameSarif bytes.Buffer
-	if err := WriteSARIF(&sameSarif, same, findings.SARIFPaths{}); err != nil {
+	if err := WriteSARIF(&sameSarif, same, report.SARIFPaths{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(sameSarif.String(), `"baselineState": "unchanged"`) {

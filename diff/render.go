@@ -9,6 +9,7 @@ import (
 	"github.com/jstemmer/go-junit-report/v2/junit"
 
 	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/findings/report"
 )
 
 // errWriter remembers the first write error and stops writing after it.
@@ -163,7 +164,7 @@ func writeMDFindings(ew *errWriter, title string, list []FindingChange) {
 	ew.printf("\n## %s (%d)\n\n", title, len(list))
 	for _, f := range list {
 		ew.printf("- **%s** `%s` — %s · agent **%s** · nodes %s\n", strings.ToUpper(f.Severity.String()), f.Rule,
-			mdEscape(f.Name), mdEscape(f.Agent), findings.NodeRanges(f.Nodes, ", "))
+			mdEscape(f.Name), mdEscape(f.Agent), report.NodeRanges(f.Nodes, ", "))
 		if f.Status == StatusUnchanged && len(f.BaseNodes) > 0 {
 			ew.printf("  (base: %s)\n", strings.Join(f.BaseNodes, ", "))
 		}
@@ -195,10 +196,10 @@ func WriteJUnit(w io.Writer, r *Report, failOn findings.Severity) error {
 	suite := junit.Testsuite{Name: fmt.Sprintf("inspect diff %s..%s", r.Base.Run, r.New.Run), Time: "0.000"}
 	for _, f := range r.Findings.New {
 		tc := junit.Testcase{Name: fmt.Sprintf("new %s (agent %s)", f.Rule, f.Agent), Classname: "inspect.diff.findings"}
-		text := findings.JUnitText(fmt.Sprintf("%s (nodes %s)\ncost: %s\nfix: %s: %s\nnext: %s", f.Message, findings.NodeRanges(f.Nodes, " "),
+		text := report.JUnitText(fmt.Sprintf("%s (nodes %s)\ncost: %s\nfix: %s: %s\nnext: %s", f.Message, report.NodeRanges(f.Nodes, " "),
 			f.CostSummary(), f.Fix.Location, f.Fix.Text, f.Next))
 		if f.Suppressed != nil {
-			text += findings.JUnitText("\nnot counted, " + f.Suppressed.String())
+			text += report.JUnitText("\nnot counted, " + f.Suppressed.String())
 		}
 		if failOn != 0 && f.Severity >= failOn && f.Suppressed == nil {
 			tc.Failure = &junit.Result{Message: fmt.Sprintf("new %s: %s", f.Severity, f.Name), Type: f.Severity.String(), Data: text}
@@ -214,24 +215,24 @@ func WriteJUnit(w io.Writer, r *Report, failOn findings.Severity) error {
 	for _, t := range r.Thresholds {
 		tc := junit.Testcase{Name: "max-increase " + t.Limit, Classname: "inspect.diff.thresholds"}
 		if t.Passed {
-			tc.SystemOut = &junit.Output{Data: findings.JUnitText(t.Message)}
+			tc.SystemOut = &junit.Output{Data: report.JUnitText(t.Message)}
 		} else {
-			tc.Failure = &junit.Result{Message: t.Message, Type: "threshold", Data: findings.JUnitText(t.Message)}
+			tc.Failure = &junit.Result{Message: t.Message, Type: "threshold", Data: report.JUnitText(t.Message)}
 		}
 		suite.AddTestcase(tc)
 	}
 	doc := junit.Testsuites{Name: "inspect diff"}
 	doc.AddSuite(suite)
-	return findings.WriteJUnitXML(w, &doc)
+	return report.WriteJUnitXML(w, &doc)
 }
 
 // WriteSARIF writes the comparison as SARIF 2.1.0 through
-// findings.WriteSARIFWith, so rules, locations and fingerprints are the
+// report.WriteSARIFWith, so rules, locations and fingerprints are the
 // audit's: new and unchanged findings of the new run, and fixed findings of
 // the base run, each result with baselineState new, unchanged or absent.
 // paths places the artifact URIs, as for the new run's audit.
-func WriteSARIF(w io.Writer, r *Report, paths findings.SARIFPaths) error {
-	rep := &findings.Report{Run: r.New.Run, Project: r.New.Project, Status: r.New.Status, Grades: r.New.Grades}
+func WriteSARIF(w io.Writer, r *Report, paths report.SARIFPaths) error {
+	rep := &findings.Report{Run: r.New.Run, Project: r.New.Project, Status: r.New.Status, Grades: r.New.Grades, Rules: r.Rules}
 	var states []string
 	for _, group := range []struct {
 		list  []FindingChange
@@ -242,7 +243,7 @@ func WriteSARIF(w io.Writer, r *Report, paths findings.SARIFPaths) error {
 			states = append(states, group.state)
 		}
 	}
-	return findings.WriteSARIFWith(w, rep, findings.SARIFOptions{
+	return report.WriteSARIFWith(w, rep, report.SARIFOptions{
 		Paths:          paths,
 		AutomationID:   "inspect-diff/" + r.New.Run,
 		Properties:     map[string]any{"baseRun": r.Base.Run},

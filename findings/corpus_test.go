@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inspect-dev/inspect/findings/rules"
 	"github.com/inspect-dev/inspect/internal/fixturetest"
 
 	"github.com/inspect-dev/inspect/cache"
@@ -38,7 +39,7 @@ func (r *recorded) requests(seq int64) ([]byte, error) {
 // audit runs every rule with default options on the run.
 func (r *recorded) audit(t testing.TB) *findings.Report {
 	t.Helper()
-	cfg := &findings.Config{Requests: r.requests, Cache: func() (*cache.Report, error) { return r.Cache, nil }}
+	cfg := &findings.Config{Rules: rules.All, Requests: r.requests, Cache: func() (*cache.Report, error) { return r.Cache, nil }}
 	rep, err := cfg.Audit(r.Run)
 	if err != nil {
 		t.Fatalf("Audit: %v", err)
@@ -125,7 +126,7 @@ func readWant(t testing.TB, name string) want {
 		}
 		f := strings.Fields(l)
 		bad := func(why string) { t.Fatalf("%s:%d: %s: %q", path, i+1, why, l) }
-		if len(f) < 2 || findings.Lookup(findings.All, f[1]) == nil {
+		if len(f) < 2 || findings.Lookup(rules.All, f[1]) == nil {
 			bad("the second word is not a rule id")
 		}
 		switch f[0] {
@@ -186,8 +187,8 @@ func TestCorpus(t *testing.T) {
 					}
 				}
 			}
-			if len(rep.Checks) != len(findings.All) {
-				t.Errorf("%d checks, want one per rule (%d)", len(rep.Checks), len(findings.All))
+			if len(rep.Checks) != len(rules.All) {
+				t.Errorf("%d checks, want one per rule (%d)", len(rep.Checks), len(rules.All))
 			}
 		})
 	}
@@ -211,7 +212,7 @@ func TestCorpus_EveryRule(t *testing.T) {
 			map[string]map[string]bool{findings.Shown: shown, findings.NotShown: notShown}[n.verdict][n.rule] = true
 		}
 	}
-	for _, r := range findings.All {
+	for _, r := range rules.All {
 		if !trigger[r.ID] {
 			t.Errorf("rule %s: no fixture triggers it (a want.txt line \"finding %s @AGENT n…\")", r.ID, r.ID)
 		}
@@ -255,7 +256,7 @@ func TestExpect(t *testing.T) {
 							t.Fatalf("want.txt:%d: %s's %s finding is not fixed in %s (same fingerprint: %s)", n.line, name, n.rule, n.fixture, g.Message)
 						}
 					}
-					v := findings.Expect(nil, f, next.Run)
+					v := findings.Expect(baseRep.Rules, f, next.Run)
 					t.Logf("%s: %s", v.Result, v.Detail)
 					if v.Result != n.verdict || v.Detail == "" {
 						t.Errorf("want.txt:%d: Expect() = %s (%s), want %s", n.line, v.Result, v.Detail, n.verdict)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/findings/rules"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/runtime"
@@ -39,7 +40,7 @@ func TestFanout_DepthCapFromRunOption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := findings.Audit(g, func(seq int64) ([]byte, error) { return db.Request(ctx, g.ID, seq) })
+	rep, err := (&findings.Config{Rules: rules.All, Requests: func(seq int64) ([]byte, error) { return db.Request(ctx, g.ID, seq) }}).Audit(g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestFanout_DepthCapFromRunOption_InMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := findings.Audit(g, func(seq int64) ([]byte, error) { return db.Request(ctx, g.ID, seq) })
+	rep, err := (&findings.Config{Rules: rules.All, Requests: func(seq int64) ([]byte, error) { return db.Request(ctx, g.ID, seq) }}).Audit(g)
 	if err != nil {
 		t.Fatal(err)
 	}

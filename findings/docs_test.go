@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/findings/report"
+	"github.com/inspect-dev/inspect/findings/rules"
 )
 
 // TestDocs_InStep checks docs/audit.md carries the rules table and grade
@@ -20,7 +22,7 @@ func TestDocs_InStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	var table bytes.Buffer
-	if err := findings.WriteRulesMarkdown(&table, findings.All, nil); err != nil {
+	if err := report.WriteRulesMarkdown(&table, rules.All, nil); err != nil {
 		t.Fatal(err)
 	}
 	sections := map[string]string{"rules": table.String(), "grades": findings.GradeScale + "\n"}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/findings/report"
+	"github.com/inspect-dev/inspect/findings/rules"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
 )
@@ -29,7 +31,7 @@ func TestFanout_SameCall(t *testing.T) {
 		t.Errorf("the fix forks identical calls: %q / %q", f.Fix.Text, f.Next)
 	}
 	var text bytes.Buffer
-	if err := findings.WriteText(&text, rep); err != nil {
+	if err := report.WriteText(&text, rep); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(text.String(), "   nodes: n2–n401\n") {
@@ -97,7 +99,7 @@ func serialReads(n int, distinct bool) *graph.Run {
 // range), and the JSON grows with the evidence list, linearly.
 func TestFanout_OutputLinear(t *testing.T) {
 	size := func(n int, distinct bool) (text, js int) {
-		rep, err := (&findings.Config{Rules: []*findings.Rule{findings.FanoutMissed}}).Audit(serialReads(n, distinct))
+		rep, err := (&findings.Config{Rules: []*findings.Rule{rules.FanoutMissed}}).Audit(serialReads(n, distinct))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,10 +107,10 @@ func TestFanout_OutputLinear(t *testing.T) {
 			t.Fatalf("%d reads: %d findings, want 1", n, len(rep.Findings))
 		}
 		var a, b bytes.Buffer
-		if err := findings.WriteText(&a, rep); err != nil {
+		if err := report.WriteText(&a, rep); err != nil {
 			t.Fatal(err)
 		}
-		if err := findings.WriteJSON(&b, rep); err != nil {
+		if err := report.WriteJSON(&b, rep); err != nil {
 			t.Fatal(err)
 		}
 		return a.Len(), b.Len()
@@ -137,7 +139,7 @@ func TestNodeRanges(t *testing.T) {
 		{[]string{"n2", "n3", "n4", "n9", "n11", "n12", "n13", "n14"}, "n2–n4 n9 n11–n14"},
 		{[]string{"n3", "x", "n4", "n5"}, "n3 x n4 n5"},
 	} {
-		if got := findings.NodeRanges(tt.in, " "); got != tt.want {
+		if got := report.NodeRanges(tt.in, " "); got != tt.want {
 			t.Errorf("NodeRanges(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}

@@ -7,15 +7,18 @@
 // show, and, for some rules, which cheap causes were checked in the recorded
 // request.
 //
-// Rules are values listed in All, in the style of go/analysis: a rule sees
-// only a *Pass (the graph, the options, the parsed project snapshot and
-// Report) and never prints or opens the store. Every rule leaves a Check, so a
-// clean audit still says what it looked at. A rule declares its thresholds
-// (Rule.Options) and carries the check of what its findings promise
-// (Rule.Expect, run on a later run by Expect): a new rule is one value with
-// its Run and Expect, listed in All. Grades turn findings into one
-// letter per Area; the renderers (text, markdown, JSON, SARIF, JUnit) write a
-// Report to an io.Writer.
+// This package is the engine: the vocabulary (Rule, Finding, Price, Fix…),
+// Config.Audit, the thresholds (Options), the team's policy (ignore
+// entries, a baseline), the grades and the expectation checks. The rules
+// themselves are values in package findings/rules, in the style of
+// go/analysis, and are passed to the engine (Config.Rules, NewOptions): a
+// rule sees only a *Pass (the graph, the options, the parsed project
+// snapshot and Report) and never prints or opens the store. Every rule
+// leaves a Check, so a clean audit still says what it looked at. A rule
+// declares its thresholds (Rule.Options) and carries the check of what its
+// findings promise (Rule.Expect, run on a later run by Expect). Grades turn
+// findings into one letter per Area; package findings/report writes a
+// Report as text, Markdown, JSON, SARIF or JUnit.
 //
 // The package knows nothing of SQL or terminals: recorded request bodies come
 // through the injected Config.Requests function.
@@ -336,6 +339,10 @@ type Finding struct {
 	Promise any `json:"-"`
 }
 
+// FingerprintKey is the partialFingerprints key inspect writes in SARIF
+// (and ReadBaseline reads).
+const FingerprintKey = "inspectFinding/v1"
+
 // Fingerprint hashes rule, agent and evidence shape into a stable id.
 func Fingerprint(rule, agent, shape string) string {
 	h := sha256.Sum256([]byte(rule + "\x00" + agent + "\x00" + shape))
@@ -410,6 +417,9 @@ type Report struct {
 	// Options are the thresholds the audit ran with (SARIF's rule
 	// descriptors show them); not in JSON.
 	Options *Options `json:"-"`
+	// Rules are the rules the audit ran, in order (SARIF's rule
+	// descriptors, and Expect on the findings in a later run); not in JSON.
+	Rules []*Rule `json:"-"`
 }
 
 // Worst returns the highest severity among the findings, or 0.
@@ -435,12 +445,41 @@ func (r *Report) Count(s Severity) int {
 	return n
 }
 
-// Config is how an audit runs. The zero value runs All with DefaultOptions
-// and no recorded requests (causes then read "unknown").
+// CostLine is the run's cost with each agent's when there are several:
+// "$0.0292 · analyst $0.0010 · researcher $0.0282"; "" without a price
+// table. The text formats and the web pages show it.
+func (r *Report) CostLine() string {
+	if r.Money == nil {
+		return ""
+	}
+	parts := []string{r.Money.Summary()}
+	if len(r.Money.Agents) > 1 {
+		for _, a := range r.Money.Agents {
+			parts = append(parts, fmt.Sprintf("%s %s", orDash(a.Agent), r.Money.Format(a.Amount.Amount)))
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// CostSummary is a finding's price with its money: "1.2s · 1402 tokens
+// in · $0.0007 at gpt-4.1-mini's rates".
+func (f *Finding) CostSummary() string {
+	s := f.Price.Summary()
+	if f.Money != nil {
+		s += fmt.Sprintf(" · %s at %s's rates", f.Money.Format(), f.Money.Model)
+	}
+	return s
+}
+
+// Config is how an audit runs: the rules, their thresholds, and what the
+// audit may read besides the graph. Without Requests and Frames the cause
+// checks read "unknown".
 type Config struct {
-	// Rules to run; nil means All.
+	// Rules to run (rules.All for inspect audit's); nil means the rules
+	// Options was made for (NewOptions). An audit without rules is an error.
 	Rules []*Rule
-	// Options are the thresholds; nil means DefaultOptions().
+	// Options are the thresholds and the rules turned off; nil means every
+	// default of Rules.
 	Options *Options
 	// Requests returns the exact recorded request body of llm node seq
 	// (store.DB.Request bound to the run). Nil: causes read "unknown".
@@ -478,16 +517,19 @@ type Config struct {
 func (c *Config) Audit(run *graph.Run) (*Report, error) {
 	rules := c.Rules
 	if rules == nil {
-		rules = All
+		rules = c.Options.Rules()
+	}
+	if len(rules) == 0 {
+		return nil, fmt.Errorf("findings: the audit has no rules (set Config.Rules, e.g. to rules.All)")
 	}
 	if err := Validate(rules); err != nil {
 		return nil, err
 	}
 	opts := c.Options
 	if opts == nil {
-		opts = DefaultOptions()
+		opts = NewOptions(rules)
 	}
-	if err := opts.Validate(); err != nil {
+	if err := opts.validate(rules); err != nil {
 		return nil, err
 	}
 	proj := ParseProject(run.Project)
@@ -499,12 +541,12 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 	if profile == nil {
 		profile = stack.Inspect
 	}
-	shared := &sharedFacts{}
+	shared := &audit{}
 	tok := run.Tokens()
 	rep := &Report{
 		Run: run.ID, Project: run.Project.Name, Status: string(run.Status),
 		ElapsedMS: run.Elapsed().Milliseconds(), TokensIn: tok.In, TokensOut: tok.Out, LLMCalls: tok.Calls,
-		Findings: []Finding{}, Checks: []Check{}, Options: opts, Policy: c.Policy,
+		Findings: []Finding{}, Checks: []Check{}, Options: opts, Rules: rules, Policy: c.Policy,
 	}
 	rep.Notice = notice(run)
 	for _, r := range rules {
@@ -515,7 +557,7 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 		p := &Pass{Rule: r, Graph: run, Options: opts, Project: proj, Profile: profile, requests: c.Requests, frames: c.Frames, shared: shared, cache: c.Cache}
 		r.Run(p)
 		if p.open > 0 && !p.notApplicable {
-			note := fmt.Sprintf("%s not applicable (%s)", plural(p.open, "open fork", "open forks"), openReason(run))
+			note := fmt.Sprintf("%s not applicable (%s)", plural(p.open, "open fork", "open forks"), OpenReason(run))
 			if p.detail == "" {
 				p.detail = note
 			} else {
@@ -565,11 +607,6 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 	return rep, nil
 }
 
-// Audit runs every rule with default options; requests may be nil.
-func Audit(run *graph.Run, requests func(seq int64) ([]byte, error)) (*Report, error) {
-	return (&Config{Requests: requests}).Audit(run)
-}
-
 // Pass is what a rule sees while it runs on one run.
 type Pass struct {
 	// Rule is the rule being run.
@@ -587,7 +624,7 @@ type Pass struct {
 	requests      func(seq int64) ([]byte, error)
 	cache         func() (*cache.Report, error)
 	frames        func(seq int64) ([]byte, error)
-	shared        *sharedFacts
+	shared        *audit
 	open          int // open forks the rule left out (Pass.forks)
 	found         []Finding
 	detail        string
@@ -625,11 +662,49 @@ func (p *Pass) NotApplicable(format string, args ...any) {
 	p.notApplicable = true
 }
 
-// cacheReport is the run's prompt-cache analysis (nil when the audit was
+// audit holds what the passes of one audit share: what the engine reads
+// once per audit, and the rules' own facts (Pass.Memo).
+type audit struct {
+	closed   []*graph.Fork         // the forks that closed (Pass.Forks)
+	requests map[int64]readRequest // by llm node seq
+	frames   map[string]readRequest
+
+	cache     *cache.Report // the prompt-cache analysis (Pass.Cache)
+	cacheErr  error
+	cacheDone bool
+
+	memo map[any]any // Pass.Memo
+}
+
+// Memo returns the value held under key in this audit, made by make on
+// the first call: facts several rules compute once per audit (the calls'
+// parsed arguments, the serial runs…). A rule package keys its facts with
+// a value of an unexported type, so no two packages share a key. Outside
+// an audit (a Pass made by hand for an expectation check) each Pass has
+// its own.
+func (p *Pass) Memo(key any, make func() any) any {
+	if p.shared == nil {
+		p.shared = &audit{}
+	}
+	if v, ok := p.shared.memo[key]; ok {
+		return v
+	}
+	if p.shared.memo == nil {
+		p.shared.memo = map[any]any{}
+	}
+	v := make()
+	p.shared.memo[key] = v
+	return v
+}
+
+// Cache is the run's prompt-cache analysis (nil when the audit was
 // given none), computed once per audit.
-func (p *Pass) cacheReport() (*cache.Report, error) {
+func (p *Pass) Cache() (*cache.Report, error) {
 	if p.cache == nil {
 		return nil, nil
+	}
+	if p.shared == nil {
+		p.shared = &audit{}
 	}
 	if !p.shared.cacheDone {
 		p.shared.cacheDone = true
@@ -647,12 +722,15 @@ func (p *Pass) Request(seq int64) ([]byte, error) {
 	return p.requests(seq)
 }
 
-// forks returns the forks a fork rule audits: every fork of the run but the
+// Forks returns the forks a fork rule audits: every fork of the run but the
 // open ones (graph.Fork.Open: never joined, or a branch was cancelled or
 // interrupted). A branch cut off by Ctrl-C or a dead process says nothing
 // about the prompts, so its fork is "not applicable (run interrupted)"; the
 // rule's check counts what was left out.
-func (p *Pass) forks() []*graph.Fork {
+func (p *Pass) Forks() []*graph.Fork {
+	if p.shared == nil {
+		p.shared = &audit{}
+	}
 	if p.shared.closed == nil {
 		p.shared.closed = make([]*graph.Fork, 0, len(p.Graph.Forks))
 		for _, f := range p.Graph.Forks {
@@ -665,10 +743,10 @@ func (p *Pass) forks() []*graph.Fork {
 	return p.shared.closed
 }
 
-// openReason says why a run's forks are open: "run interrupted", "run
+// OpenReason says why a run's forks are open: "run interrupted", "run
 // cancelled", "run still running", or, in a run that finished, "a branch
 // stopped" (an imported run whose sub-agent was cancelled).
-func openReason(g *graph.Run) string {
+func OpenReason(g *graph.Run) string {
 	switch g.Status {
 	case record.StatusInterrupted:
 		return "run interrupted"
@@ -713,6 +791,13 @@ func sortNodeIDs(ids []string) {
 		fmt.Sscanf(ids[j], "n%d", &b)
 		return a < b
 	})
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func plural(n int, one, many string) string {

@@ -6,19 +6,20 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/findings/rules"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
 )
 
 func TestValidate_All(t *testing.T) {
-	if err := findings.Validate(findings.All); err != nil {
+	if err := findings.Validate(rules.All); err != nil {
 		t.Fatal(err)
 	}
 	// The rules of DESIGN §8's table, in its order; All may hold more.
 	want := []string{"fanout.missed", "fanout.missed.nofork", "fork.sequence", "fork.one-branch", "join.repeat", "branch.failed",
 		"fork.uneven", "fork.overlap", "fork.inherit-uncached", "handoff.early", "handoff.loop", "handoff.for-answer", "delegation.missed-specialist"}
 	i := 0
-	for _, r := range findings.All {
+	for _, r := range rules.All {
 		if i < len(want) && r.ID == want[i] {
 			i++
 		}
@@ -29,7 +30,7 @@ func TestValidate_All(t *testing.T) {
 }
 
 func TestValidate_Errors(t *testing.T) {
-	ok := *findings.FanoutMissed
+	ok := *rules.FanoutMissed
 	tests := []struct {
 		name  string
 		rules []*findings.Rule
@@ -80,7 +81,7 @@ func withDetect(r findings.Rule, detect string, edit func(*findings.Rule)) *find
 // is accepted when it says why, and its findings read as not checked with
 // that reason.
 func TestValidate_NoExpectReason(t *testing.T) {
-	r := *findings.BranchFailed
+	r := *rules.BranchFailed
 	r.Expect, r.NoExpect = nil, "a failed branch has no structure to look for"
 	if err := findings.Validate([]*findings.Rule{&r}); err != nil {
 		t.Fatalf("Validate() = %v", err)
@@ -89,23 +90,23 @@ func TestValidate_NoExpectReason(t *testing.T) {
 	if v.Result != findings.NotChecked || v.Detail != r.NoExpect {
 		t.Errorf("Expect() = %+v, want not checked with the reason", v)
 	}
-	if v := findings.Expect(nil, findings.Finding{Rule: "gone.rule"}, nil); v.Result != findings.NotChecked || !strings.Contains(v.Detail, "no rule gone.rule") {
+	if v := findings.Expect(rules.All, findings.Finding{Rule: "gone.rule"}, nil); v.Result != findings.NotChecked || !strings.Contains(v.Detail, "no rule gone.rule") {
 		t.Errorf("Expect() of an unknown rule = %+v", v)
 	}
-	if v := findings.Expect(nil, findings.Finding{Rule: "fork.uneven"}, nil); v.Result != findings.NotChecked || !strings.Contains(v.Detail, "read back from a file") {
+	if v := findings.Expect(rules.All, findings.Finding{Rule: "fork.uneven"}, nil); v.Result != findings.NotChecked || !strings.Contains(v.Detail, "read back from a file") {
 		t.Errorf("Expect() of a finding without its promise = %+v", v)
 	}
 }
 
 func TestOptions_Set(t *testing.T) {
-	o := findings.DefaultOptions()
+	o := findings.NewOptions(rules.All)
 	for _, kv := range []string{"fanout-min-calls=4", "uneven-ratio=2.5", "uneven-min-gap=10s", "inherit-min-tokens=8000"} {
 		if err := o.Set(kv); err != nil {
 			t.Fatalf("Set(%q): %v", kv, err)
 		}
 	}
 	got := map[string]string{}
-	for _, s := range findings.OptionSpecs() {
+	for _, s := range findings.OptionSpecs(rules.All) {
 		got[s.Name] = s.Get(o)
 	}
 	want := map[string]string{"fanout-min-calls": "4", "uneven-ratio": "2.5", "uneven-min-gap": "10s",
@@ -134,22 +135,22 @@ func TestOptions_Set(t *testing.T) {
 // TestRule_DetectThresholds checks a rule's Detect text shows the
 // thresholds in force: the defaults of DESIGN §8, and a --set value.
 func TestRule_DetectThresholds(t *testing.T) {
-	if got := findings.ForkInheritUncached.Detect(nil); !strings.Contains(got, "at least 2 branches") || !strings.Contains(got, "at least 4,000 tokens") {
+	if got := rules.ForkInheritUncached.Detect(nil); !strings.Contains(got, "at least 2 branches") || !strings.Contains(got, "at least 4,000 tokens") {
 		t.Errorf("default Detect = %q", got)
 	}
-	o := findings.DefaultOptions()
+	o := findings.NewOptions(rules.All)
 	for _, kv := range []string{"uneven-ratio=3", "uneven-min-gap=1m30s", "inherit-min-tokens=12000"} {
 		if err := o.Set(kv); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got := findings.ForkUneven.Detect(o); !strings.Contains(got, "at least 3× the median") || !strings.Contains(got, "at least 1m30s longer") {
+	if got := rules.ForkUneven.Detect(o); !strings.Contains(got, "at least 3× the median") || !strings.Contains(got, "at least 1m30s longer") {
 		t.Errorf("Detect with --set = %q", got)
 	}
-	if got := findings.ForkInheritUncached.Explain(o); !strings.Contains(got, "at least 12,000 tokens") {
+	if got := rules.ForkInheritUncached.Explain(o); !strings.Contains(got, "at least 12,000 tokens") {
 		t.Errorf("Explain with --set = %q", got)
 	}
-	for _, r := range findings.All {
+	for _, r := range rules.All {
 		if d := r.Detect(o); strings.ContainsAny(d, "{}") {
 			t.Errorf("%s: Detect left a placeholder: %q", r.ID, d)
 		}
@@ -243,7 +244,7 @@ func TestCauses_FromRequest(t *testing.T) {
 			t.Errorf("cause %s = %s (%s), want %s", c.Check, c.Result, c.Detail, want[c.Check])
 		}
 	}
-	rep, err := findings.Audit(r.Run, nil)
+	rep, err := (&findings.Config{Rules: rules.All}).Audit(r.Run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +314,7 @@ func auditNodes(t *testing.T, ns []*record.Node) *findings.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := findings.Audit(g, nil)
+	rep, err := (&findings.Config{Rules: rules.All}).Audit(g)
 	if err != nil {
 		t.Fatal(err)
 	}

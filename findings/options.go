@@ -135,11 +135,13 @@ func format[T number](v T) string {
 	panic(fmt.Sprintf("internal error: threshold value of unhandled type %T", v))
 }
 
-// Options are the audit policy in force: the thresholds (each rule's
-// declared default unless Set changed it) and the rules turned off, each
-// with where it came from (SourceDefault, a config file's "FILE:LINE",
-// "--set"). The zero value (and nil) means every default, every rule on.
+// Options are the audit policy in force for a set of rules (NewOptions):
+// the thresholds (each rule's declared default unless Set changed it) and
+// the rules turned off, each with where it came from (SourceDefault, a
+// config file's "FILE:LINE", "--set"). Nil means every default, every rule
+// on.
 type Options struct {
+	rules   []*Rule // the rules whose thresholds Set knows
 	values  map[string]any
 	sources map[string]string // threshold name -> where its value came from
 	off     map[string]string // rule id -> where it was turned off
@@ -151,11 +153,20 @@ const SourceDefault = "default"
 // SourceFlag is the source of a value --set gave.
 const SourceFlag = "--set"
 
-// DefaultOptions returns options with every threshold at its default.
-func DefaultOptions() *Options { return &Options{} }
+// NewOptions returns options for rules with every threshold at its
+// default and every rule on.
+func NewOptions(rules []*Rule) *Options { return &Options{rules: rules} }
 
-// Set applies "name=value" (a threshold of a rule in All) to o, as --set
-// does; its source reads SourceFlag.
+// Rules are the rules o was made for (nil for nil).
+func (o *Options) Rules() []*Rule {
+	if o == nil {
+		return nil
+	}
+	return o.rules
+}
+
+// Set applies "name=value" (a threshold of one of o's rules) to o, as
+// --set does; its source reads SourceFlag.
 func (o *Options) Set(kv string) error {
 	name, value, ok := strings.Cut(kv, "=")
 	if !ok {
@@ -168,10 +179,10 @@ func (o *Options) Set(kv string) error {
 // from (a config file's "FILE:LINE"); a later SetFrom of the same name
 // wins, as a flag wins over the file.
 func (o *Options) SetFrom(name, value, source string) error {
-	opt := lookupOption(All, name)
+	opt := LookupOption(o.rules, name)
 	if opt == nil {
 		var names []string
-		for _, s := range OptionSpecs() {
+		for _, s := range OptionSpecs(o.rules) {
 			names = append(names, s.Name)
 		}
 		return fmt.Errorf("unknown threshold %q; known: %s", name, strings.Join(names, ", "))
@@ -202,8 +213,8 @@ func (o *Options) Source(name string) string {
 // TurnOff turns rule id off (it is not run; the audit says so), recording
 // source as where that was said.
 func (o *Options) TurnOff(id, source string) error {
-	if Lookup(All, id) == nil {
-		return fmt.Errorf("unknown rule %q; the rules are: %s", id, strings.Join(ruleIDs(All), ", "))
+	if Lookup(o.rules, id) == nil {
+		return fmt.Errorf("unknown rule %q; the rules are: %s", id, strings.Join(ruleIDs(o.rules), ", "))
 	}
 	if o.off == nil {
 		o.off = map[string]string{}
@@ -214,8 +225,8 @@ func (o *Options) TurnOff(id, source string) error {
 
 // TurnOn turns rule id back on (a flag over a config file's off).
 func (o *Options) TurnOn(id string) error {
-	if Lookup(All, id) == nil {
-		return fmt.Errorf("unknown rule %q; the rules are: %s", id, strings.Join(ruleIDs(All), ", "))
+	if Lookup(o.rules, id) == nil {
+		return fmt.Errorf("unknown rule %q; the rules are: %s", id, strings.Join(ruleIDs(o.rules), ", "))
 	}
 	delete(o.off, id)
 	return nil
@@ -238,10 +249,13 @@ func ruleIDs(rules []*Rule) []string {
 	return ids
 }
 
-// Validate rejects thresholds that cannot work; the error names where
-// the value came from when something set it.
-func (o *Options) Validate() error {
-	for _, s := range OptionSpecs() {
+// Validate rejects thresholds of o's rules that cannot work; the error
+// names where the value came from when something set it.
+func (o *Options) Validate() error { return o.validate(o.Rules()) }
+
+// validate is Validate for the thresholds of rules.
+func (o *Options) validate(rules []*Rule) error {
+	for _, s := range OptionSpecs(rules) {
 		if err := s.Option.check(o); err != nil {
 			if src := o.Source(s.Name); src != SourceDefault {
 				return fmt.Errorf("%s: %w", src, err)
@@ -251,9 +265,6 @@ func (o *Options) Validate() error {
 	}
 	return nil
 }
-
-// LookupOption returns the threshold called name among the rules of All, or nil.
-func LookupOption(name string) Option { return lookupOption(All, name) }
 
 // OptionSpec is one threshold with the rules that declare it: the CLI's
 // --set help and --explain come from OptionSpecs.
@@ -268,10 +279,8 @@ type OptionSpec struct {
 // Get returns the value in force in o as text.
 func (s OptionSpec) Get(o *Options) string { return s.Option.Value(o) }
 
-// OptionSpecs lists every threshold of All, in rule order.
-func OptionSpecs() []OptionSpec { return optionSpecs(All) }
-
-func optionSpecs(rules []*Rule) []OptionSpec {
+// OptionSpecs lists every threshold of rules, in rule order.
+func OptionSpecs(rules []*Rule) []OptionSpec {
 	var out []OptionSpec
 	index := map[string]int{}
 	for _, r := range rules {
@@ -291,7 +300,8 @@ func optionSpecs(rules []*Rule) []OptionSpec {
 	return out
 }
 
-func lookupOption(rules []*Rule, name string) Option {
+// LookupOption returns the threshold called name among rules, or nil.
+func LookupOption(rules []*Rule, name string) Option {
 	for _, r := range rules {
 		for _, opt := range r.Options {
 			if opt.Name() == name {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 )
 
@@ -213,27 +212,4 @@ func (r *Report) Suppressed() []Finding {
 		}
 	}
 	return out
-}
-
-// suppressedLine is "1 accepted by an ignore entry, 2 in the baseline",
-// or "".
-func (r *Report) suppressedLine() string {
-	var ignored, baseline int
-	for _, f := range r.Findings {
-		switch {
-		case f.Suppressed == nil:
-		case f.Suppressed.Kind == SuppressedBaseline:
-			baseline++
-		default:
-			ignored++
-		}
-	}
-	var parts []string
-	if ignored > 0 {
-		parts = append(parts, fmt.Sprintf("%d accepted by an ignore entry", ignored))
-	}
-	if baseline > 0 {
-		parts = append(parts, fmt.Sprintf("%d in the baseline", baseline))
-	}
-	return strings.Join(parts, ", ")
 }

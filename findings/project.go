@@ -131,12 +131,3 @@ func lineWith(lines []string, words []string) int {
 	}
 	return len(lines)
 }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inspect-dev/inspect/findings/report"
+	"github.com/inspect-dev/inspect/findings/rules"
 	goldenfile "github.com/inspect-dev/inspect/internal/golden"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -21,11 +23,11 @@ type renderer struct {
 }
 
 var renderers = []renderer{
-	{"txt", func(b *bytes.Buffer, r *findings.Report) error { return findings.WriteText(b, r) }},
-	{"md", func(b *bytes.Buffer, r *findings.Report) error { return findings.WriteMarkdown(b, r) }},
-	{"json", func(b *bytes.Buffer, r *findings.Report) error { return findings.WriteJSON(b, r) }},
-	{"sarif", func(b *bytes.Buffer, r *findings.Report) error { return findings.WriteSARIF(b, r, nil) }},
-	{"junit.xml", func(b *bytes.Buffer, r *findings.Report) error { return findings.WriteJUnit(b, r) }},
+	{"txt", func(b *bytes.Buffer, r *findings.Report) error { return report.WriteText(b, r) }},
+	{"md", func(b *bytes.Buffer, r *findings.Report) error { return report.WriteMarkdown(b, r) }},
+	{"json", func(b *bytes.Buffer, r *findings.Report) error { return report.WriteJSON(b, r) }},
+	{"sarif", func(b *bytes.Buffer, r *findings.Report) error { return report.WriteSARIF(b, r, nil) }},
+	{"junit.xml", func(b *bytes.Buffer, r *findings.Report) error { return report.WriteJUnit(b, r) }},
 }
 
 // TestRender_Golden renders every corpus fixture's audit in every format,
@@ -64,7 +66,7 @@ func TestWriteSARIF_Schema(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rep := recordFixture(t, name).audit(t)
 			var b bytes.Buffer
-			if err := findings.WriteSARIF(&b, rep, nil); err != nil {
+			if err := report.WriteSARIF(&b, rep, nil); err != nil {
 				t.Fatal(err)
 			}
 			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b.Bytes()))
@@ -96,8 +98,8 @@ func TestWriteSARIF_Schema(t *testing.T) {
 			if err := json.Unmarshal(b.Bytes(), &log); err != nil {
 				t.Fatal(err)
 			}
-			if got := len(log.Runs[0].Tool.Driver.Rules); got != len(findings.All) {
-				t.Errorf("%d rule descriptors, want %d", got, len(findings.All))
+			if got := len(log.Runs[0].Tool.Driver.Rules); got != len(rules.All) {
+				t.Errorf("%d rule descriptors, want %d", got, len(rules.All))
 			}
 			for _, r := range log.Runs[0].Tool.Driver.Rules {
 				if !strings.Contains(r.Help.Text, "Fix:") {
@@ -124,7 +126,7 @@ func TestWriteSARIF_Schema(t *testing.T) {
 func TestWriteJUnit_Parses(t *testing.T) {
 	rep := recordFixture(t, "audit-fork-uneven").audit(t)
 	var b bytes.Buffer
-	if err := findings.WriteJUnit(&b, rep); err != nil {
+	if err := report.WriteJUnit(&b, rep); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -134,8 +136,8 @@ func TestWriteJUnit_Parses(t *testing.T) {
 	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
 		t.Fatalf("JUnit is not XML: %v", err)
 	}
-	if doc.Tests != len(findings.All) || doc.Failures != 1 {
-		t.Errorf("tests=%d failures=%d, want %d and 1", doc.Tests, doc.Failures, len(findings.All))
+	if doc.Tests != len(rules.All) || doc.Failures != 1 {
+		t.Errorf("tests=%d failures=%d, want %d and 1", doc.Tests, doc.Failures, len(rules.All))
 	}
 }
 
@@ -149,7 +151,7 @@ func TestWriteJUnit_Untrusted(t *testing.T) {
 		rep.Checks[i].Detail = "detail \x07]]>"
 	}
 	var b bytes.Buffer
-	if err := findings.WriteJUnit(&b, rep); err != nil {
+	if err := report.WriteJUnit(&b, rep); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -186,7 +188,7 @@ func TestWriteSARIFWith_BaselineStates(t *testing.T) {
 		states[i] = []string{"new", "unchanged", "absent"}[i%3]
 	}
 	var b bytes.Buffer
-	err := findings.WriteSARIFWith(&b, rep, findings.SARIFOptions{AutomationID: "inspect-diff/x", Properties: map[string]any{"baseRun": "y"}, BaselineStates: states})
+	err := report.WriteSARIFWith(&b, rep, report.SARIFOptions{AutomationID: "inspect-diff/x", Properties: map[string]any{"baseRun": "y"}, BaselineStates: states})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,11 +215,11 @@ func TestWriteSARIFWith_BaselineStates(t *testing.T) {
 			t.Errorf("result %d baselineState %q, want %q", i, res.BaselineState, states[i])
 		}
 	}
-	if err := findings.WriteSARIFWith(&b, rep, findings.SARIFOptions{BaselineStates: append(states, "new")}); err == nil {
+	if err := report.WriteSARIFWith(&b, rep, report.SARIFOptions{BaselineStates: append(states, "new")}); err == nil {
 		t.Error("one baseline state too many is not an error")
 	}
 	b.Reset()
-	if err := findings.WriteSARIF(&b, rep, nil); err != nil || strings.Contains(b.String(), "baselineState") {
+	if err := report.WriteSARIF(&b, rep, nil); err != nil || strings.Contains(b.String(), "baselineState") {
 		t.Errorf("audit SARIF has a baselineState (%v)", err)
 	}
 }

@@ -1,17 +1,18 @@
 package findings
 
 import (
-	"encoding/json"
-
 	"github.com/inspect-dev/inspect/chat"
 )
 
-// readRequest reads what llm node seq's recorded request offered through
+// ReadRequest reads what llm node seq's recorded request offered through
 // chat: the cause checks look at its tools, its fork tool's agent enum and
 // its system text. It reads the request's frame when the audit has frames
 // (not the conversation the request carried), and each node's once per
 // audit: several rules ask of the same calls.
-func (p *Pass) readRequest(seq int64) (*chat.Request, error) {
+func (p *Pass) ReadRequest(seq int64) (*chat.Request, error) {
+	if p.shared == nil {
+		p.shared = &audit{}
+	}
 	if r, ok := p.shared.requests[seq]; ok {
 		return r.req, r.err
 	}
@@ -47,31 +48,4 @@ func (p *Pass) readRequest(seq int64) (*chat.Request, error) {
 type readRequest struct {
 	req *chat.Request
 	err error
-}
-
-// forkAgents is the enum of the fork tool's branch agent field
-// (properties.branches.items.properties.agent.enum, as the runtime writes
-// it); nil when fork is absent or its agent field has no enum.
-func forkAgents(req *chat.Request) []string {
-	t := req.Tool("fork")
-	if t == nil {
-		return nil
-	}
-	var p struct {
-		Properties struct {
-			Branches struct {
-				Items struct {
-					Properties struct {
-						Agent struct {
-							Enum []string `json:"enum"`
-						} `json:"agent"`
-					} `json:"properties"`
-				} `json:"items"`
-			} `json:"branches"`
-		} `json:"properties"`
-	}
-	if json.Unmarshal(t.Parameters, &p) != nil {
-		return nil
-	}
-	return p.Properties.Branches.Items.Properties.Agent.Enum
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/findings/rules"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/graph/graphtest"
 	"github.com/inspect-dev/inspect/record"
@@ -79,6 +80,7 @@ func auditTime(t *testing.T, gen func(int, func(*record.Node) error) error, n in
 			t.Fatal(err)
 		}
 		cfg := &findings.Config{
+			Rules:    rules.All,
 			Requests: func(seq int64) ([]byte, error) { return db.Request(ctx, id, seq) },
 			Frames:   func(seq int64) ([]byte, error) { return db.RequestFrame(ctx, id, seq) },
 		}

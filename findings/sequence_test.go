@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/findings/rules"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
 )
@@ -105,8 +106,8 @@ func wideFork(n int, chain bool) *graph.Run {
 // neighbour's file, every branch depends on exactly its neighbour; reading
 // its own file, none does.
 func TestForkSequence_WideFork(t *testing.T) {
-	rules := &findings.Config{Rules: []*findings.Rule{findings.ForkSequence}}
-	rep, err := rules.Audit(wideFork(500, true))
+	cfg := &findings.Config{Rules: []*findings.Rule{rules.ForkSequence}}
+	rep, err := cfg.Audit(wideFork(500, true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestForkSequence_WideFork(t *testing.T) {
 	if got := rep.Checks[0].Detail; got != "500 findings; 124750 sibling pairs in 1 fork checked" {
 		t.Errorf("detail = %q", got)
 	}
-	rep, err = rules.Audit(wideFork(500, false))
+	rep, err = cfg.Audit(wideFork(500, false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func BenchmarkForkSequence(b *testing.B) {
 	for _, n := range []int{1_000, 10_000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			g := wideFork(n, true)
-			cfg := &findings.Config{Rules: []*findings.Rule{findings.ForkSequence}}
+			cfg := &findings.Config{Rules: []*findings.Rule{rules.ForkSequence}}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if _, err := cfg.Audit(g); err != nil {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/findings/report"
+	"github.com/inspect-dev/inspect/findings/rules"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
 )
@@ -95,7 +97,7 @@ func TestAudit_StoppedRun(t *testing.T) {
 		{"cancelled", record.StatusCancelled, true, "this run was cancelled (Ctrl-C)", "run cancelled"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			rep, err := findings.Audit(stoppedRun(t, tt.status, tt.joined), nil)
+			rep, err := (&findings.Config{Rules: rules.All}).Audit(stoppedRun(t, tt.status, tt.joined))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +114,7 @@ func TestAudit_StoppedRun(t *testing.T) {
 				t.Errorf("fork.uneven detail = %q, want %q", got, want)
 			}
 			var text strings.Builder
-			if err := findings.WriteText(&text, rep); err != nil {
+			if err := report.WriteText(&text, rep); err != nil {
 				t.Fatal(err)
 			}
 			if lines := strings.SplitN(text.String(), "\n", 3); !strings.HasPrefix(lines[1], "notice: "+tt.notice) {
@@ -128,7 +130,7 @@ func TestAudit_StoppedRun(t *testing.T) {
 func TestAudit_StoppedRunOnlyOpenForks(t *testing.T) {
 	g := stoppedRun(t, record.StatusInterrupted, false)
 	g.Forks = g.Forks[1:] // keep the open fork only
-	rep, err := findings.Audit(g, nil)
+	rep, err := (&findings.Config{Rules: rules.All}).Audit(g)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/findings/rules"
 	"github.com/inspect-dev/inspect/internal/when"
 )
 
@@ -141,10 +142,10 @@ func node(arg, s string) (int64, error) {
 
 // rule checks that s names one of the audit's rules.
 func rule(arg, s string) (*findings.Rule, error) {
-	r := findings.Lookup(findings.All, strings.TrimSpace(s))
+	r := findings.Lookup(rules.All, strings.TrimSpace(s))
 	if r == nil {
 		var ids []string
-		for _, r := range findings.All {
+		for _, r := range rules.All {
 			ids = append(ids, r.ID)
 		}
 		return nil, argErrorf(arg, "no rule %q; the rules are: %s", s, strings.Join(ids, ", "))
@@ -167,7 +168,7 @@ func thresholds(arg string, set []string) ([]Threshold, error) {
 		if !ok {
 			return nil, argErrorf(arg, "%q is not NAME=VALUE (explain_rule lists a rule's thresholds)", kv)
 		}
-		o := findings.DefaultOptions()
+		o := findings.NewOptions(rules.All)
 		if err := o.SetFrom(name, value, arg); err != nil {
 			return nil, argErrorf(arg, "%s: %v", kv, err)
 		}

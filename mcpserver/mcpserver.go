@@ -31,7 +31,7 @@ import (
 	"github.com/inspect-dev/inspect/ask"
 	"github.com/inspect-dev/inspect/cache/report"
 	"github.com/inspect-dev/inspect/diff"
-	"github.com/inspect-dev/inspect/findings"
+	auditreport "github.com/inspect-dev/inspect/findings/report"
 	"github.com/inspect-dev/inspect/graphjson"
 	"github.com/inspect-dev/inspect/internal/termsafe"
 	"github.com/inspect-dev/inspect/mermaid"
@@ -206,7 +206,7 @@ func (t *tools) audit(ctx context.Context, _ *mcp.CallToolRequest, a AuditArgs) 
 		return failed(err), nil, nil
 	}
 	var b bytes.Buffer
-	if err := findings.WriteText(&b, rep); err != nil {
+	if err := auditreport.WriteText(&b, rep); err != nil {
 		return failed(err), nil, nil
 	}
 	return text(b.String(), nil), rep, nil
@@ -278,10 +278,10 @@ func (t *tools) explain(ctx context.Context, _ *mcp.CallToolRequest, a RuleArgs)
 		return failed(err), nil, nil
 	}
 	var txt, js bytes.Buffer
-	if err := findings.WriteExplain(&txt, r, o); err != nil {
+	if err := auditreport.WriteExplain(&txt, r, o); err != nil {
 		return failed(err), nil, nil
 	}
-	if err := findings.WriteExplainJSON(&js, r, o); err != nil {
+	if err := auditreport.WriteExplainJSON(&js, r, o); err != nil {
 		return failed(err), nil, nil
 	}
 	return text(txt.String(), nil), json.RawMessage(js.Bytes()), nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/inspect-dev/inspect/diff"
 	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/findings/rules"
 	"github.com/inspect-dev/inspect/graphjson"
 )
 
@@ -77,7 +78,7 @@ func (f *fake) Diff(_ context.Context, base, new RunRef) (*diff.Report, error) {
 func (f *fake) Options(context.Context) (*findings.Options, error) {
 	f.log("Options")
 	if f.options == nil {
-		return findings.DefaultOptions(), nil
+		return findings.NewOptions(rules.All), nil
 	}
 	return f.options()
 }

@@ -17,7 +17,7 @@ func TestImportGraph(t *testing.T) {
 		t.Skip("the go command is not on PATH")
 	}
 	const mod = "github.com/inspect-dev/inspect/"
-	noSQL := []string{"graph", "chart", "graphjson", "mermaid", "findings", "diff", "chat", "snapshot", "cache", "web", "timeline", "money", "config", "store/layout", "mcpserver"}
+	noSQL := []string{"graph", "chart", "graphjson", "mermaid", "findings", "findings/rules", "findings/report", "diff", "chat", "snapshot", "cache", "web", "timeline", "money", "config", "store/layout", "mcpserver"}
 	for _, pkg := range append([]string{"record"}, noSQL...) {
 		if _, err := os.Stat("../" + pkg); err != nil {
 			continue // not written yet

@@ -213,7 +213,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if dir, err := filepath.Abs(cfg.Project); err == nil {
 		// where the project is, so SARIF can point at its files from a
-		// repository root (findings.SARIFPaths)
+		// repository root (report.SARIFPaths of findings/report)
 		opts.ProjectDir = dir
 	}
 	run := &record.Run{

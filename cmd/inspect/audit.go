@@ -12,6 +12,8 @@ import (
 
 	"github.com/inspect-dev/inspect/analysis"
 	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/findings/report"
+	"github.com/inspect-dev/inspect/findings/rules"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/internal/termsafe"
 )
@@ -85,7 +87,7 @@ func NewCmdAudit(f *Factory, runF func(*AuditOptions) error) *cobra.Command {
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"warning", "error"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("explain", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var ids []string
-		for _, r := range findings.All {
+		for _, r := range rules.All {
 			ids = append(ids, r.ID+"\t"+r.Doc.Title)
 		}
 		return ids, cobra.ShellCompDirectiveNoFileComp
@@ -107,11 +109,11 @@ reported cached tokens.
 
 Rules:
 `)
-	for _, r := range findings.All {
+	for _, r := range rules.All {
 		fmt.Fprintf(&b, "  %-29s %s (%s, %s)\n", r.ID, r.Doc.Title, r.Area, r.Severity)
 	}
 	b.WriteString("\nThresholds (--set NAME=VALUE):\n")
-	for _, s := range findings.OptionSpecs() {
+	for _, s := range findings.OptionSpecs(rules.All) {
 		fmt.Fprintf(&b, "  %-21s default %-5s %s (%s)\n", s.Name, s.Default(), s.Doc, s.Rules)
 	}
 	b.WriteString("\nGrades:\n")
@@ -160,30 +162,30 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 	}
 	o := p.Options
 	if opts.Explain != "" {
-		r := findings.Lookup(findings.All, opts.Explain)
+		r := findings.Lookup(rules.All, opts.Explain)
 		if r == nil {
 			var ids []string
-			for _, r := range findings.All {
+			for _, r := range rules.All {
 				ids = append(ids, r.ID)
 			}
 			return Usagef("no rule %q; the rules are: %s", opts.Explain, strings.Join(ids, ", "))
 		}
 		switch opts.Format {
 		case "json":
-			return findings.WriteExplainJSON(io.Data(), r, o)
+			return report.WriteExplainJSON(io.Data(), r, o)
 		case "text", "markdown":
-			return findings.WriteExplain(io.Out, r, o)
+			return report.WriteExplain(io.Out, r, o)
 		}
 		return Usagef("--explain prints text or json, not --format %s", opts.Format)
 	}
 	if opts.Rules {
 		switch opts.Format {
 		case "markdown":
-			return findings.WriteRulesMarkdown(io.Out, findings.All, o)
+			return report.WriteRulesMarkdown(io.Out, rules.All, o)
 		case "json":
-			return findings.WriteRulesJSON(io.Data(), findings.All, o)
+			return report.WriteRulesJSON(io.Data(), rules.All, o)
 		case "text":
-			return findings.WriteRulesText(io.Out, findings.All, o)
+			return report.WriteRulesText(io.Out, rules.All, o)
 		}
 		return Usagef("--rules prints text, markdown or json, not --format %s", opts.Format)
 	}
@@ -207,20 +209,20 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 		if style, ok := io.markdownStyle(opts.F.Getenv("GLAMOUR_STYLE")); ok {
 			err = writeGlamour(io, rep, style)
 		} else {
-			err = findings.WriteText(io.Out, rep)
+			err = report.WriteText(io.Out, rep)
 		}
 	case "markdown":
-		err = findings.WriteMarkdown(io.Out, rep)
+		err = report.WriteMarkdown(io.Out, rep)
 	case "json":
-		err = findings.WriteJSON(io.Data(), rep) // data formats escape control characters themselves
+		err = report.WriteJSON(io.Data(), rep) // data formats escape control characters themselves
 	case "sarif":
-		var paths findings.SARIFPaths
+		var paths report.SARIFPaths
 		if paths, err = sarifPaths(g, opts.SARIFRoot); err != nil {
 			return err
 		}
-		err = findings.WriteSARIFWith(io.Data(), rep, findings.SARIFOptions{Paths: paths})
+		err = report.WriteSARIFWith(io.Data(), rep, report.SARIFOptions{Paths: paths})
 	case "junit":
-		err = findings.WriteJUnit(io.Data(), rep)
+		err = report.WriteJUnit(io.Data(), rep)
 	}
 	if err != nil {
 		return err
@@ -262,16 +264,16 @@ func readBaseline(path string) (*findings.Baseline, error) {
 // style (IOStreams.markdownStyle), wrapped to the terminal's width.
 func writeGlamour(io *IOStreams, rep *findings.Report, style string) error {
 	var md bytes.Buffer
-	if err := findings.WriteMarkdown(&md, rep); err != nil {
+	if err := report.WriteMarkdown(&md, rep); err != nil {
 		return err
 	}
 	r, err := glamour.NewTermRenderer(glamour.WithStylePath(style), glamour.WithWordWrap(io.Width))
 	if err != nil {
-		return findings.WriteText(io.Out, rep)
+		return report.WriteText(io.Out, rep)
 	}
 	out, err := r.Render(termsafe.String(md.String()))
 	if err != nil {
-		return findings.WriteText(io.Out, rep)
+		return report.WriteText(io.Out, rep)
 	}
 	_, err = fmt.Fprint(io.Raw, out) // glamour's styles; its input is sanitized
 	return err
@@ -280,19 +282,19 @@ func writeGlamour(io *IOStreams, rep *findings.Report, style string) error {
 // sarifPaths places a run's files for SARIF: its recorded project folder
 // under root (--sarif-root; "" = the current folder, where CI runs from
 // the repository root). A root given explicitly must hold the project.
-func sarifPaths(g *graph.Run, root string) (findings.SARIFPaths, error) {
+func sarifPaths(g *graph.Run, root string) (report.SARIFPaths, error) {
 	explicit := root != ""
 	if !explicit {
 		root = "."
 	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
-		return findings.SARIFPaths{}, err
+		return report.SARIFPaths{}, err
 	}
 	if fi, err := os.Stat(abs); explicit && (err != nil || !fi.IsDir()) {
-		return findings.SARIFPaths{}, Usagef("--sarif-root %s is not a folder; give the repository root", root)
+		return report.SARIFPaths{}, Usagef("--sarif-root %s is not a folder; give the repository root", root)
 	}
-	p := findings.SARIFPaths{ProjectDir: g.Options.ProjectDir, Root: abs}
+	p := report.SARIFPaths{ProjectDir: g.Options.ProjectDir, Root: abs}
 	if _, ok := p.Rel(); explicit && !ok {
 		if p.ProjectDir == "" {
 			return p, Usagef("run %s does not say where its project folder was (an imported run, or one recorded by an older inspect), so --sarif-root cannot place its files; drop --sarif-root for paths relative to the project folder", g.ID)

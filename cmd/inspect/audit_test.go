@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/inspect-dev/inspect/findings/report"
+	"github.com/inspect-dev/inspect/findings/rules"
 	"github.com/inspect-dev/inspect/runtime/runtimetest"
 
 	"github.com/inspect-dev/inspect/findings"
@@ -160,8 +162,8 @@ func TestAuditRun_JSON(t *testing.T) {
 		fd.Price["elapsed_ms"] == nil || fd.Fix.Location.Path != "agents/analyst.md" || fd.Next == "" || fd.Fingerprint == "" {
 		t.Errorf("finding = %+v", fd)
 	}
-	if len(doc.Checks) != len(findings.All) {
-		t.Errorf("%d checks, want %d", len(doc.Checks), len(findings.All))
+	if len(doc.Checks) != len(rules.All) {
+		t.Errorf("%d checks, want %d", len(doc.Checks), len(rules.All))
 	}
 }
 
@@ -218,11 +220,11 @@ func TestAuditRun_ExplainJSON(t *testing.T) {
 	if code := run(context.Background(), f, []string{"audit", "--explain", "fork.uneven", "--format", "json", "--set", "uneven-ratio=3"}); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var doc findings.RuleJSON
+	var doc report.RuleJSON
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatalf("--explain --format json is not JSON: %v\n%s", err, out)
 	}
-	if doc.ID != "fork.uneven" || !strings.Contains(doc.Detects, "at least 3× the median") || len(doc.Thresholds) != 2 || doc.Thresholds[0] != (findings.ThresholdJSON{Name: "uneven-ratio", Value: "3", Default: "2", Source: "--set", Doc: doc.Thresholds[0].Doc}) ||
+	if doc.ID != "fork.uneven" || !strings.Contains(doc.Detects, "at least 3× the median") || len(doc.Thresholds) != 2 || doc.Thresholds[0] != (report.ThresholdJSON{Name: "uneven-ratio", Value: "3", Default: "2", Source: "--set", Doc: doc.Thresholds[0].Doc}) ||
 		doc.Thresholds[1].Source != "default" {
 		t.Errorf("explain JSON = %+v", doc)
 	}
@@ -230,9 +232,9 @@ func TestAuditRun_ExplainJSON(t *testing.T) {
 	if code := run(context.Background(), f, []string{"audit", "--rules", "--format", "json"}); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var all []findings.RuleJSON
-	if err := json.Unmarshal(out.Bytes(), &all); err != nil || len(all) != len(findings.All) {
-		t.Errorf("--rules --format json: %d rules (%v), want %d", len(all), err, len(findings.All))
+	var all []report.RuleJSON
+	if err := json.Unmarshal(out.Bytes(), &all); err != nil || len(all) != len(rules.All) {
+		t.Errorf("--rules --format json: %d rules (%v), want %d", len(all), err, len(rules.All))
 	}
 }
 
@@ -280,8 +282,8 @@ func TestAuditRun_SARIFSubfolder(t *testing.T) {
 		for _, res := range r.Results {
 			for _, l := range res.Locations {
 				a := l.Physical.Artifact
-				if a.Base != findings.SARIFRootBase || !strings.HasPrefix(a.URI, "services/my%20agents/audit-fork-uneven/") {
-					t.Errorf("%s: artifact %+v, want uriBaseId %s and the path from the repository root", name, a, findings.SARIFRootBase)
+				if a.Base != report.SARIFRootBase || !strings.HasPrefix(a.URI, "services/my%20agents/audit-fork-uneven/") {
+					t.Errorf("%s: artifact %+v, want uriBaseId %s and the path from the repository root", name, a, report.SARIFRootBase)
 					continue
 				}
 				base, err := url.Parse(r.Bases[a.Base].URI)

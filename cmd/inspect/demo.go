@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inspect-dev/inspect/cache/report"
-	"github.com/inspect-dev/inspect/findings"
+	auditreport "github.com/inspect-dev/inspect/findings/report"
 	"github.com/inspect-dev/inspect/mermaid"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/runtime"
@@ -113,7 +113,7 @@ func showDemoResult(ctx context.Context, f *Factory, runID string) (int64, error
 	if style, ok := f.IO.markdownStyle(f.Getenv("GLAMOUR_STYLE")); ok {
 		err = writeGlamour(f.IO, rep, style)
 	} else {
-		err = findings.WriteText(out, rep)
+		err = auditreport.WriteText(out, rep)
 	}
 	if err != nil || len(rep.Findings) == 0 {
 		return 0, err

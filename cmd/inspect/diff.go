@@ -12,6 +12,7 @@ import (
 	"github.com/inspect-dev/inspect/analysis"
 	"github.com/inspect-dev/inspect/diff"
 	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/findings/report"
 )
 
 // diffFormats are the values of `inspect diff --format`.
@@ -141,7 +142,7 @@ func diffRun(ctx context.Context, opts *DiffOptions) error {
 	case "junit":
 		err = diff.WriteJUnit(out, rep, cfg.FailOn)
 	case "sarif":
-		var paths findings.SARIFPaths
+		var paths report.SARIFPaths
 		if paths, err = sarifPaths(new.Graph, opts.SARIFRoot); err != nil {
 			return err
 		}

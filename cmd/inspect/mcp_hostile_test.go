@@ -22,7 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/inspect-dev/inspect/ask/asktest"
-	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/findings/rules"
 	"github.com/inspect-dev/inspect/graph/graphtest"
 	"github.com/inspect-dev/inspect/store"
 )
@@ -270,7 +270,7 @@ func newHostile(t *testing.T) *hostile {
 	h.evil = filepath.Join(h.wd, "EVIL.yaml")
 	var evil strings.Builder
 	evil.WriteString("currency: EUR\nprices:\n  gpt-4.1-mini: {input: 900, output: 900}\nthresholds:\n  uneven-ratio: 97\nignore:\n")
-	for _, r := range findings.All {
+	for _, r := range rules.All {
 		fmt.Fprintf(&evil, "  - rule: %s\n    reason: %s\n", r.ID, evilMarker)
 	}
 	if err := os.WriteFile(h.evil, []byte(evil.String()), 0o644); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/findings/report"
 	"github.com/inspect-dev/inspect/record"
 )
 
@@ -116,7 +117,7 @@ func TestConfig_Precedence(t *testing.T) {
 		t.Errorf("--explain of a rule turned off:\n%s", out)
 	}
 	out, _, _ = inspectRun(t, f, "audit", "--rules", "--format", "json")
-	var rules []findings.RuleJSON
+	var rules []report.RuleJSON
 	if err := json.Unmarshal([]byte(out), &rules); err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func TestConfig_Precedence(t *testing.T) {
 	f3, _, _ := testFactory(t)
 	f3.DBPath, f3.Getwd = f.DBPath, f.Getwd
 	out, _, _ = inspectRun(t, f3, "--config", other, "audit", "--explain", "fork.uneven", "--format", "json")
-	var one findings.RuleJSON
+	var one report.RuleJSON
 	if err := json.Unmarshal([]byte(out), &one); err != nil || one.Thresholds[0].Value != "2.5" || !strings.HasSuffix(one.Thresholds[0].Source, "ci.yaml:2") || one.Off != "" {
 		t.Errorf("--config: %+v (%v)", one, err)
 	}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/inspect-dev/inspect/chat"
 	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/findings/report"
+	"github.com/inspect-dev/inspect/findings/rules"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/importers"
 	"github.com/inspect-dev/inspect/importers/claudecode"
@@ -381,7 +383,7 @@ func audit(t *testing.T, path string) (*graph.Run, *findings.Report) {
 func auditWith(t *testing.T, path string, opt importers.Options) (*graph.Run, *findings.Report) {
 	t.Helper()
 	g, db, _ := importFileWith(t, path, opt)
-	rep, err := findings.Audit(g, func(seq int64) ([]byte, error) { return db.Request(context.Background(), g.ID, seq) })
+	rep, err := (&findings.Config{Rules: rules.All, Requests: func(seq int64) ([]byte, error) { return db.Request(context.Background(), g.ID, seq) }}).Audit(g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -443,7 +445,7 @@ func TestInstructionFiles_None(t *testing.T) {
 		t.Errorf("fix %+v causes %+v", f.Fix, f.Causes)
 	}
 	var sarif bytes.Buffer
-	if err := findings.WriteSARIF(&sarif, rep, nil); err != nil {
+	if err := report.WriteSARIF(&sarif, rep, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(sarif.String(), `"uri": "file://`+filepath.ToSlash(abs)+`"`) {

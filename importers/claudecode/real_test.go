@@ -14,6 +14,7 @@ import (
 
 	"github.com/inspect-dev/inspect/ask"
 	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/findings/rules"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/importers"
 	"github.com/inspect-dev/inspect/importers/claudecode"
@@ -331,7 +332,7 @@ func readable(t *testing.T, g *graph.Run, db *store.DB) {
 		t.Fatal(err)
 	}
 	mermaidtest.Check(t, map[string][]byte{"run.mmd": buf.Bytes()})
-	rep, err := findings.Audit(g, func(seq int64) ([]byte, error) { return db.Request(context.Background(), g.ID, seq) })
+	rep, err := (&findings.Config{Rules: rules.All, Requests: func(seq int64) ([]byte, error) { return db.Request(context.Background(), g.ID, seq) }}).Audit(g)
 	if err != nil {
 		t.Fatalf("audit: %v", err)
 	}

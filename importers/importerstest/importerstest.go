@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/findings/report"
+	"github.com/inspect-dev/inspect/findings/rules"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/importers"
 	"github.com/inspect-dev/inspect/mermaid"
@@ -138,11 +140,11 @@ func Shown(t *testing.T, db *store.DB, s *importers.Session) (g *graph.Run, mm, 
 	if err := mermaid.Fprint(&m, g); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := findings.Audit(g, func(seq int64) ([]byte, error) { return db.Request(ctx, id, seq) })
+	rep, err := (&findings.Config{Rules: rules.All, Requests: func(seq int64) ([]byte, error) { return db.Request(ctx, id, seq) }}).Audit(g)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := findings.WriteText(&a, rep); err != nil {
+	if err := report.WriteText(&a, rep); err != nil {
 		t.Fatal(err)
 	}
 	return g, m.String(), a.String()

@@ -8,6 +8,8 @@ import (
 
 	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/findings/report"
+	"github.com/inspect-dev/inspect/findings/rules"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/importers"
 	"github.com/inspect-dev/inspect/importers/otlp"
@@ -65,18 +67,18 @@ func TestImport_RealFrameworks(t *testing.T) {
 			if err := mermaid.Fprint(&mm, g); err != nil {
 				t.Fatal(err)
 			}
-			cfg := &findings.Config{Requests: func(seq int64) ([]byte, error) { return db.Request(ctx, id, seq) },
+			cfg := &findings.Config{Rules: rules.All, Requests: func(seq int64) ([]byte, error) { return db.Request(ctx, id, seq) },
 				Cache: func() (*cache.Report, error) { return cache.Analyze(ctx, g, db, nil) }}
 			rep, err := cfg.Audit(g)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, f := range rep.Findings {
-				if f.Rule == findings.CacheUnstablePrefix.ID {
+				if f.Rule == rules.CacheUnstablePrefix.ID {
 					t.Errorf("cache.unstable-prefix found on a run that keeps its prefixes: %s", f.Message)
 				}
 			}
-			if err := findings.WriteText(&audit, rep); err != nil {
+			if err := report.WriteText(&audit, rep); err != nil {
 				t.Fatal(err)
 			}
 			for _, w := range tt.graph {

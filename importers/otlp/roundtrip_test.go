@@ -13,6 +13,8 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/findings/report"
+	"github.com/inspect-dev/inspect/findings/rules"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/importers"
 	"github.com/inspect-dev/inspect/importers/otlp"
@@ -52,12 +54,12 @@ func nodeLines(g *graph.Run) string {
 // auditOf is the audit as JSON, without the run id.
 func auditOf(t *testing.T, ctx context.Context, db *store.DB, g *graph.Run) string {
 	t.Helper()
-	rep, err := findings.Audit(g, func(seq int64) ([]byte, error) { return db.Request(ctx, g.Run.ID, seq) })
+	rep, err := (&findings.Config{Rules: rules.All, Requests: func(seq int64) ([]byte, error) { return db.Request(ctx, g.Run.ID, seq) }}).Audit(g)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := findings.WriteText(&b, rep); err != nil {
+	if err := report.WriteText(&b, rep); err != nil {
 		t.Fatal(err)
 	}
 	out := strings.ReplaceAll(b.String(), g.Run.ID, "RUN")

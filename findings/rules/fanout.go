@@ -1,4 +1,4 @@
-package findings
+package rules
 
 import (
 	"fmt"
@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/chat"
+	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/snapshot"
@@ -16,16 +16,16 @@ import (
 
 // The fan-out rules' thresholds.
 var (
-	fanoutMinCalls = &Threshold[int]{Key: "fanout-min-calls", Text: "consecutive independent research calls that make a missed fan-out", Def: 3, Min: 2}
-	tokenMinLen    = &Threshold[int]{Key: "token-min-len", Text: "shortest argument token that ties a call to an earlier result", Def: 3, Min: 1}
+	fanoutMinCalls = &findings.Threshold[int]{Key: "fanout-min-calls", Text: "consecutive independent research calls that make a missed fan-out", Def: 3, Min: 2}
+	tokenMinLen    = &findings.Threshold[int]{Key: "token-min-len", Text: "shortest argument token that ties a call to an earlier result", Def: 3, Min: 1}
 )
 
 // FanoutMissed: independent research calls in series, fork available.
-var FanoutMissed = &Rule{
+var FanoutMissed = &findings.Rule{
 	ID:       "fanout.missed",
-	Area:     Forking,
-	Severity: Warning,
-	Doc: Doc{
+	Area:     findings.Forking,
+	Severity: findings.Warning,
+	Doc: findings.Doc{
 		Title: "missed fan-out",
 		Detect: "at least {fanout-min-calls} research calls or one-branch forks in one conversation, each in its own model response, one after another, " +
 			"none using an earlier one's result, with at least {fanout-min-calls} different items among them, while fork was in the agent's " +
@@ -37,17 +37,17 @@ var FanoutMissed = &Rule{
 		Fix:  "the agent's prompt: say in the domain's terms when to fork, one branch per item, and what each branch returns.",
 		Next: "one fork with a branch per item (at most the agent's maxBranches), and the reads inside the branches; for the same call N times, that call made once.",
 	},
-	Options: []Option{fanoutMinCalls, tokenMinLen},
-	Run:     func(p *Pass) { runFanout(p, true) },
+	Options: []findings.Option{fanoutMinCalls, tokenMinLen},
+	Run:     run(func(p *pass) { runFanout(p, true) }),
 	Expect:  expectWith(expectFanout),
 }
 
 // FanoutMissedNoFork: the same series, but the agent had no fork tool.
-var FanoutMissedNoFork = &Rule{
+var FanoutMissedNoFork = &findings.Rule{
 	ID:       "fanout.missed.nofork",
-	Area:     Forking,
-	Severity: Warning,
-	Doc: Doc{
+	Area:     findings.Forking,
+	Severity: findings.Warning,
+	Doc: findings.Doc{
 		Title: "missed fan-out, fork unavailable",
 		Detect: "the series of fanout.missed (at least {fanout-min-calls} independent research calls or one-branch forks in separate responses) by an agent " +
 			"whose recorded tools had no fork: agents.yaml gives it none, or the run's maxForkDepth withdrew it.",
@@ -55,8 +55,8 @@ var FanoutMissedNoFork = &Rule{
 		Fix:   "agents.yaml: add fork: to that agent (or raise maxForkDepth when the depth cap withdrew it), then the prompt trigger of fanout.missed.",
 		Next:  "one fork with a branch per item.",
 	},
-	Options: []Option{fanoutMinCalls, tokenMinLen},
-	Run:     func(p *Pass) { runFanout(p, false) },
+	Options: []findings.Option{fanoutMinCalls, tokenMinLen},
+	Run:     run(func(p *pass) { runFanout(p, false) }),
 	Expect:  expectWith(expectFanout),
 }
 
@@ -72,7 +72,7 @@ type fanoutPromise struct {
 // expectFanout looks for a fork from the finding's agent with at least one
 // branch per item whose branches (with their own branches) make a call of
 // the items' tools; for a repeated call, that the agent made it at most once.
-func expectFanout(p fanoutPromise, f Finding, next *graph.Run) Verdict {
+func expectFanout(p fanoutPromise, f findings.Finding, next *graph.Run) findings.Verdict {
 	if p.Same != "" {
 		lp, n := laterPass(next), 0
 		for _, c := range ownCalls(next, f.Agent) {
@@ -133,18 +133,12 @@ type fanoutFacts struct {
 	found     []*serialRun
 }
 
-// sharedFacts holds facts several rules need, computed once per audit.
+// sharedFacts holds facts several rules need, computed once per audit
+// (findings.Pass.Memo).
 type sharedFacts struct {
-	fanout   *fanoutFacts
-	args     map[*graph.Node]*callArgs
-	io       map[*graph.Branch]*branchIO // fork.sequence: what each branch read and wrote
-	closed   []*graph.Fork               // the forks that closed (Pass.forks)
-	requests map[int64]readRequest       // by llm node seq
-	frames   map[string]readRequest      // by frame bytes
-
-	cache     *cache.Report // the prompt-cache analysis (Pass.cacheReport)
-	cacheErr  error
-	cacheDone bool
+	fanout *fanoutFacts
+	args   map[*graph.Node]*callArgs
+	io     map[*graph.Branch]*branchIO // fork.sequence: what each branch read and wrote
 }
 
 // callArgs are a call's arguments in the forms rules compare and print,
@@ -161,7 +155,7 @@ type callArgs struct {
 }
 
 // call returns the parsed arguments of call n.
-func (p *Pass) call(n *graph.Node) *callArgs {
+func (p *pass) call(n *graph.Node) *callArgs {
 	if a, ok := p.shared.args[n]; ok {
 		return a
 	}
@@ -183,7 +177,7 @@ func (p *Pass) call(n *graph.Node) *callArgs {
 	return a
 }
 
-func (p *Pass) fanoutFacts() *fanoutFacts {
+func (p *pass) fanoutFacts() *fanoutFacts {
 	if p.shared.fanout != nil {
 		return p.shared.fanout
 	}
@@ -262,7 +256,7 @@ type tokenScan struct {
 	origin map[string]int64 // token → seq of the result it first appeared in (0: not a result)
 }
 
-func newTokenScan(p *Pass, c *graph.Conversation) *tokenScan {
+func newTokenScan(p *pass, c *graph.Conversation) *tokenScan {
 	sc := &tokenScan{c: c, origin: map[string]int64{}}
 	min := tokenMinLen.Get(p.Options)
 	for _, t := range p.Graph.Tasks {
@@ -287,7 +281,7 @@ func (sc *tokenScan) see(text string, seq int64, min int) {
 // (sc continues from the previous series of the same conversation). An
 // item's arguments are a call's argument values or a one-branch fork's
 // instructions; its result a tool result or the fork's join.
-func independentSegments(p *Pass, sc *tokenScan, run []*step) [][]*step {
+func independentSegments(p *pass, sc *tokenScan, run []*step) [][]*step {
 	min := tokenMinLen.Get(p.Options)
 	call, result := map[int64]int{}, map[int64]int{} // seq of an item's call / result node → index in run
 	var last int64
@@ -354,7 +348,7 @@ func independentSegments(p *Pass, sc *tokenScan, run []*step) [][]*step {
 	return append(segs, run[start:])
 }
 
-func runFanout(p *Pass, withFork bool) {
+func runFanout(p *pass, withFork bool) {
 	ff := p.fanoutFacts()
 	for _, sr := range ff.found {
 		items := p.seriesItems(sr)
@@ -406,7 +400,7 @@ type seriesItems struct {
 
 // itemKey is what makes two items the same: the call's tool and canonical
 // arguments, or the one-branch fork's agent and instructions.
-func (p *Pass) itemKey(s *step) string {
+func (p *pass) itemKey(s *step) string {
 	if s.Fork != nil {
 		b := s.Fork.Branches[0]
 		return "fork " + b.Agent + "\x00" + b.Instructions
@@ -418,7 +412,7 @@ func (p *Pass) itemKey(s *step) string {
 // values of the arguments that differ between them (three search_fares
 // calls on one date to three destinations are the destinations); a tool
 // called once by its summary; a one-branch fork by its branch's name.
-func (p *Pass) seriesItems(sr *serialRun) seriesItems {
+func (p *pass) seriesItems(sr *serialRun) seriesItems {
 	var it seriesItems
 	byTool := map[string][]*callArgs{}
 	var order []string
@@ -505,7 +499,7 @@ func (p *Pass) seriesItems(sr *serialRun) seriesItems {
 
 // seriesPrice is a series' price: the sum of its items' times minus the
 // longest, the time they would have taken side by side.
-func seriesPrice(sr *serialRun) (Price, []*graph.Node) {
+func seriesPrice(sr *serialRun) (findings.Price, []*graph.Node) {
 	var nodes []*graph.Node
 	var total, longest time.Duration
 	for _, s := range sr.Items {
@@ -515,7 +509,7 @@ func seriesPrice(sr *serialRun) (Price, []*graph.Node) {
 		longest = max(longest, d)
 	}
 	k := len(sr.Items)
-	return Price{
+	return findings.Price{
 		ElapsedMS: (total - longest).Milliseconds(),
 		Basis: fmt.Sprintf("%d items took %s in series; in parallel they would take the longest, %s: %s − %s = %s",
 			k, graph.FormatDuration(total), graph.FormatDuration(longest), graph.FormatDuration(total), graph.FormatDuration(longest), graph.FormatDuration(total-longest)),
@@ -537,7 +531,7 @@ func toolPhrase(tools []string) string {
 
 // sameCallFinding reports a series that is one call made N times: not N
 // items to fork, one call to make once.
-func sameCallFinding(p *Pass, sr *serialRun, items seriesItems) Finding {
+func sameCallFinding(p *pass, sr *serialRun, items seriesItems) findings.Finding {
 	price, nodes := seriesPrice(sr)
 	k := len(sr.Items)
 	price.Basis = fmt.Sprintf("the same call %d times: ", k) + price.Basis
@@ -546,11 +540,11 @@ func sameCallFinding(p *Pass, sr *serialRun, items seriesItems) Finding {
 	if first.Fork != nil {
 		what = fmt.Sprintf("a one-branch fork %q", items.labels[0])
 	}
-	return Finding{
+	return findings.Finding{
 		Agent:   sr.Agent,
 		Message: fmt.Sprintf("%s in %s was the same call %d times in a row, each in its own response; identical calls are one call, not %d items to fork", what, where(sr.Conv), k, k),
 		Nodes:   ids(nodes...),
-		Fix: Fix{Location: p.Project.PromptLocation(sr.Agent, "once", "repeat", "again"),
+		Fix: findings.Fix{Location: p.Project.PromptLocation(sr.Agent, "once", "repeat", "again"),
 			Text: fmt.Sprintf("Tell %s in %s to make a call once and use its result rather than repeating it", sr.Agent, p.Project.PromptPath(sr.Agent))},
 		Next:    fmt.Sprintf("%s made once by %s", what, sr.Agent),
 		Price:   price,
@@ -559,7 +553,7 @@ func sameCallFinding(p *Pass, sr *serialRun, items seriesItems) Finding {
 	}
 }
 
-func fanoutFinding(p *Pass, sr *serialRun, items seriesItems, causes []Cause, withFork bool) Finding {
+func fanoutFinding(p *pass, sr *serialRun, items seriesItems, causes []findings.Cause, withFork bool) findings.Finding {
 	price, nodes := seriesPrice(sr)
 	k := len(sr.Items)
 	branches, capped := items.distinct, 0
@@ -583,7 +577,7 @@ func fanoutFinding(p *Pass, sr *serialRun, items seriesItems, causes []Cause, wi
 		perItem = fmt.Sprintf("up to %d branches (its maxBranches), each taking a share of the %d %ss", capped, items.distinct, items.per)
 		next = fmt.Sprintf("one fork from %s with %d branches (its maxBranches), each taking a share of the %d %ss%s", sr.Agent, capped, items.distinct, items.per, inside)
 	}
-	f := Finding{
+	f := findings.Finding{
 		Agent:   sr.Agent,
 		Nodes:   ids(nodes...),
 		Next:    next,
@@ -597,30 +591,30 @@ func fanoutFinding(p *Pass, sr *serialRun, items seriesItems, causes []Cause, wi
 	}
 	if withFork {
 		f.Message = msg + "; fork was in its tools"
-		f.Fix = Fix{
+		f.Fix = findings.Fix{
 			Location: p.Project.PromptLocation(sr.Agent, "fork", "branch", "parallel"),
 			Text: fmt.Sprintf("Add a line to %s saying when to fork, in this task's terms: when the request covers several independent items (%s), fork %s with context none and say what each branch must return",
 				p.Project.PromptPath(sr.Agent), targets, perItem),
 		}
 		if c := findCause(causes, causeForkInstructions); c != nil && c.Result == "no" {
-			f.Fix.Also = []Location{{Path: ForkInstructionsFile}}
+			f.Fix.Also = []findings.Location{{Path: findings.ForkInstructionsFile}}
 		}
 		return f
 	}
 	f.Message = msg + "; fork was not in its tools"
 	a := p.Project.Agent(sr.Agent)
 	if a != nil && a.Fork != nil && sr.Conv.Depth >= p.Project.MaxForkDepth {
-		loc := Location{Path: AgentsFile, Line: p.Project.MaxForkDepthLine}
+		loc := findings.Location{Path: findings.AgentsFile, Line: p.Project.MaxForkDepthLine}
 		text := fmt.Sprintf("Raise maxForkDepth in agents.yaml above %d so %s keeps fork at depth %d, or do this work at a shallower depth", p.Project.MaxForkDepth, sr.Agent, sr.Conv.Depth)
 		if p.Project.MaxForkDepth != p.Project.YAMLMaxForkDepth {
 			text = fmt.Sprintf("Raise the run's maxForkDepth above %d (this run was started with %d, overriding %d in agents.yaml) so %s keeps fork at depth %d, or do this work at a shallower depth",
 				p.Project.MaxForkDepth, p.Project.MaxForkDepth, p.Project.YAMLMaxForkDepth, sr.Agent, sr.Conv.Depth)
 		}
-		f.Fix = Fix{Location: loc, Text: text}
+		f.Fix = findings.Fix{Location: loc, Text: text}
 	} else {
-		f.Fix = Fix{
+		f.Fix = findings.Fix{
 			Location: p.Project.EntryLocation(sr.Agent),
-			Also:     []Location{p.Project.PromptLocation(sr.Agent, "fork", "branch", "parallel")},
+			Also:     []findings.Location{p.Project.PromptLocation(sr.Agent, "fork", "branch", "parallel")},
 			Text:     fmt.Sprintf("Add fork: {agents: [%s]} to %s in agents.yaml, then a line to %s saying when to fork %s", sr.Agent, sr.Agent, p.Project.PromptPath(sr.Agent), perItem),
 		}
 	}
@@ -629,20 +623,20 @@ func fanoutFinding(p *Pass, sr *serialRun, items seriesItems, causes []Cause, wi
 
 // importedFanout words a missed fan-out of an imported run: the agent
 // delegates with its tool's own name, and the fix goes to its instructions.
-func importedFanout(p *Pass, f Finding, sr *serialRun, msg, targets string, items seriesItems, withFork bool) Finding {
+func importedFanout(p *pass, f findings.Finding, sr *serialRun, msg, targets string, items seriesItems, withFork bool) findings.Finding {
 	k := f.Promise.(fanoutPromise).Items
 	tool, _ := p.delegation(sr.Agent)
 	loc := p.Project.PromptLocation(sr.Agent, "parallel", "sub-agent", "subagent", "task", "delegat")
 	if withFork {
 		f.Message = fmt.Sprintf("%s; %s could delegate (%s)", msg, sr.Agent, tool)
 		f.Next = fmt.Sprintf("one response from %s starting %d sub-agents with %s, one per %s, the calls inside them", sr.Agent, k, tool, items.per)
-		f.Fix = Fix{Location: loc, Text: fmt.Sprintf("Add a line to %s saying when to delegate, in this task's terms: when the request covers several independent items (%s), start one sub-agent per %s with %s in the same response and say what each must return",
+		f.Fix = findings.Fix{Location: loc, Text: fmt.Sprintf("Add a line to %s saying when to delegate, in this task's terms: when the request covers several independent items (%s), start one sub-agent per %s with %s in the same response and say what each must return",
 			p.Project.PromptPath(sr.Agent), targets, items.per, tool)}
 		return f
 	}
 	f.Message = msg + "; no delegation tool was seen in this run"
 	f.Next = fmt.Sprintf("one response from %s starting %d sub-agents, one per %s, the calls inside them", sr.Agent, k, items.per)
-	f.Fix = Fix{Location: loc, Text: fmt.Sprintf("Give %s a delegation tool (Claude Code's Task, Codex's spawn_agent, Kimi's Agent) and add a line to %s saying when to start one sub-agent per %s",
+	f.Fix = findings.Fix{Location: loc, Text: fmt.Sprintf("Give %s a delegation tool (Claude Code's Task, Codex's spawn_agent, Kimi's Agent) and add a line to %s saying when to start one sub-agent per %s",
 		sr.Agent, p.Project.PromptPath(sr.Agent), items.per)}
 	return f
 }
@@ -650,7 +644,7 @@ func importedFanout(p *Pass, f Finding, sr *serialRun, msg, targets string, item
 // delegation is the tool agent delegated with in this run ("fork" for our
 // runtime; an imported run's Task, spawn_agent, Agent…) and the first fork
 // node it made; "fork" and nil when it never delegated.
-func (p *Pass) delegation(agent string) (string, *graph.Node) {
+func (p *pass) delegation(agent string) (string, *graph.Node) {
 	for _, f := range p.Graph.Forks {
 		if f.Node.Agent == agent && f.Node.Fork != nil {
 			if f.Node.Fork.Tool != "" {
@@ -674,24 +668,24 @@ func isDelegationTool(name string) bool {
 // importedForkCauses checks whether an imported run's agent could
 // delegate at llm node n: the tools its request recorded, or — when the
 // source recorded none — whether it delegated anywhere in the run.
-func (p *Pass) importedForkCauses(n *graph.Node, agent string, req *chat.Request) ([]Cause, bool) {
-	noFile := Cause{Check: causeForkInstructions, Result: "not applicable", Detail: "an imported run has no " + ForkInstructionsFile}
+func (p *pass) importedForkCauses(n *graph.Node, agent string, req *chat.Request) ([]findings.Cause, bool) {
+	noFile := findings.Cause{Check: causeForkInstructions, Result: "not applicable", Detail: "an imported run has no " + findings.ForkInstructionsFile}
 	if req != nil && len(req.Tools) > 0 {
 		for _, t := range req.Tools {
 			if isDelegationTool(t.Name) || p.usedAsDelegation(t.Name) {
-				return []Cause{{Check: causeForkInTools, Result: "yes", Detail: fmt.Sprintf("%s offered %s; the model chose not to call it", n.ID(), t.Name)}, noFile}, true
+				return []findings.Cause{{Check: causeForkInTools, Result: "yes", Detail: fmt.Sprintf("%s offered %s; the model chose not to call it", n.ID(), t.Name)}, noFile}, true
 			}
 		}
-		return []Cause{{Check: causeForkInTools, Result: "no", Detail: fmt.Sprintf("%s's recorded tools hold no delegation tool", n.ID())}, noFile}, false
+		return []findings.Cause{{Check: causeForkInTools, Result: "no", Detail: fmt.Sprintf("%s's recorded tools hold no delegation tool", n.ID())}, noFile}, false
 	}
 	if tool, at := p.delegation(agent); at != nil {
-		return []Cause{{Check: causeForkInTools, Result: "yes", Detail: fmt.Sprintf("the session did not record %s's tools; %s delegated with %s at %s in this run", n.ID(), agent, tool, at.ID())}, noFile}, true
+		return []findings.Cause{{Check: causeForkInTools, Result: "yes", Detail: fmt.Sprintf("the session did not record %s's tools; %s delegated with %s at %s in this run", n.ID(), agent, tool, at.ID())}, noFile}, true
 	}
-	return []Cause{{Check: causeForkInTools, Result: "unknown", Detail: fmt.Sprintf("the session did not record %s's tools and %s never delegated in this run", n.ID(), agent)}, noFile}, false
+	return []findings.Cause{{Check: causeForkInTools, Result: "unknown", Detail: fmt.Sprintf("the session did not record %s's tools and %s never delegated in this run", n.ID(), agent)}, noFile}, false
 }
 
 // usedAsDelegation reports whether some fork of the run was made with tool.
-func (p *Pass) usedAsDelegation(tool string) bool {
+func (p *pass) usedAsDelegation(tool string) bool {
 	for _, f := range p.Graph.Forks {
 		if f.Node.Fork != nil && f.Node.Fork.Tool == tool {
 			return true
@@ -705,7 +699,7 @@ const (
 	causeForkInstructions = "fork instructions in system prompt"
 )
 
-func findCause(cs []Cause, check string) *Cause {
+func findCause(cs []findings.Cause, check string) *findings.Cause {
 	for i := range cs {
 		if cs[i].Check == check {
 			return &cs[i]
@@ -717,10 +711,10 @@ func findCause(cs []Cause, check string) *Cause {
 // forkCauses checks the cheap causes of a missed fan-out in the recorded
 // request of llm node n, and reports whether fork was offered. When the
 // request cannot be read, the answer comes from agents.yaml and the depth.
-func (p *Pass) forkCauses(n *graph.Node, agent string, depth int) ([]Cause, bool) {
+func (p *pass) forkCauses(n *graph.Node, agent string, depth int) ([]findings.Cause, bool) {
 	a := p.Project.Agent(agent)
 	configured := a != nil && a.Fork != nil && depth < p.Project.MaxForkDepth
-	req, err := p.readRequest(n.Seq)
+	req, err := p.ReadRequest(n.Seq)
 	if p.Project.Imported {
 		if err != nil {
 			req = nil
@@ -734,20 +728,20 @@ func (p *Pass) forkCauses(n *graph.Node, agent string, depth int) ([]Cause, bool
 		} else {
 			detail += "no fork at this depth"
 		}
-		return []Cause{
+		return []findings.Cause{
 			{Check: causeForkInTools, Result: "unknown", Detail: detail},
 			{Check: causeForkInstructions, Result: "unknown", Detail: "request not readable"},
 		}, configured
 	}
-	var causes []Cause
+	var causes []findings.Cause
 	offered := req.Tool("fork") != nil
 	switch {
 	case offered:
-		causes = append(causes, Cause{Check: causeForkInTools, Result: "yes", Detail: fmt.Sprintf("%s offered fork; the model chose not to call it", n.ID())})
+		causes = append(causes, findings.Cause{Check: causeForkInTools, Result: "yes", Detail: fmt.Sprintf("%s offered fork; the model chose not to call it", n.ID())})
 	case a != nil && a.Fork != nil:
-		causes = append(causes, Cause{Check: causeForkInTools, Result: "no", Detail: fmt.Sprintf("%s had no fork tool: depth %d reached maxForkDepth %d", n.ID(), depth, p.Project.MaxForkDepth)})
+		causes = append(causes, findings.Cause{Check: causeForkInTools, Result: "no", Detail: fmt.Sprintf("%s had no fork tool: depth %d reached maxForkDepth %d", n.ID(), depth, p.Project.MaxForkDepth)})
 	default:
-		causes = append(causes, Cause{Check: causeForkInTools, Result: "no", Detail: fmt.Sprintf("%s had no fork tool: %s has no fork: in agents.yaml", n.ID(), agent)})
+		causes = append(causes, findings.Cause{Check: causeForkInTools, Result: "no", Detail: fmt.Sprintf("%s had no fork tool: %s has no fork: in agents.yaml", n.ID(), agent)})
 	}
 	causes = append(causes, p.forkInstructionsCause(n, req, offered))
 	return causes, offered
@@ -755,21 +749,21 @@ func (p *Pass) forkCauses(n *graph.Node, agent string, depth int) ([]Cause, bool
 
 // forkInstructionsCause checks whether fork-instructions.md reached the
 // system prompt of the request.
-func (p *Pass) forkInstructionsCause(n *graph.Node, req *chat.Request, offered bool) Cause {
-	fi := p.Project.Files.File(ForkInstructionsFile)
+func (p *pass) forkInstructionsCause(n *graph.Node, req *chat.Request, offered bool) findings.Cause {
+	fi := p.Project.Files.File(findings.ForkInstructionsFile)
 	if fi == nil || strings.TrimSpace(fi.Content) == "" {
-		d := "the project has no " + ForkInstructionsFile
+		d := "the project has no " + findings.ForkInstructionsFile
 		if !offered {
 			d += "; it is needed once the agent can fork"
 		}
-		return Cause{Check: causeForkInstructions, Result: "no", Detail: d}
+		return findings.Cause{Check: causeForkInstructions, Result: "no", Detail: d}
 	}
 	if strings.Contains(req.System, strings.TrimSpace(fi.Content)) {
-		return Cause{Check: causeForkInstructions, Result: "yes", Detail: fmt.Sprintf("%s's system prompt held %s", n.ID(), ForkInstructionsFile)}
+		return findings.Cause{Check: causeForkInstructions, Result: "yes", Detail: fmt.Sprintf("%s's system prompt held %s", n.ID(), findings.ForkInstructionsFile)}
 	}
-	d := fmt.Sprintf("%s's system prompt lacked %s", n.ID(), ForkInstructionsFile)
+	d := fmt.Sprintf("%s's system prompt lacked %s", n.ID(), findings.ForkInstructionsFile)
 	if !offered {
 		d += " (withdrawn with the fork tool, as expected)"
 	}
-	return Cause{Check: causeForkInstructions, Result: "no", Detail: d}
+	return findings.Cause{Check: causeForkInstructions, Result: "no", Detail: d}
 }

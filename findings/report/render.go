@@ -1,4 +1,12 @@
-package findings
+// Package report writes a findings.Report (the audit of one run) for
+// people and tools: plain text for a pipe or a log, GitHub-flavoured
+// Markdown, the JSON document of docs/audit-json.md, SARIF 2.1.0 for code
+// scanning and JUnit XML for CI; and the rules' documentation (--rules,
+// --explain) as text, Markdown and JSON. It holds no rule's knowledge:
+// what it writes comes from the Report and the rules' Doc. Untrusted text
+// (agent names, messages, arguments) never turns into structure in the
+// Markdown.
+package report
 
 import (
 	"encoding/json"
@@ -13,6 +21,7 @@ import (
 	"github.com/jstemmer/go-junit-report/v2/junit"
 	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
 
+	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
 )
 
@@ -64,9 +73,9 @@ func nodeSeq(id string) (int64, bool) {
 }
 
 // headline is the run line every human format starts with.
-func (r *Report) headline() string {
+func headline(r *findings.Report) string {
 	return fmt.Sprintf("run %s · %s · %s · %s · tokens in %d, out %d · %s", r.Run, orDash(r.Project), r.Status,
-		graph.FormatDuration(Price{ElapsedMS: r.ElapsedMS}.Elapsed()), r.TokensIn, r.TokensOut, plural(r.LLMCalls, "model call", "model calls"))
+		graph.FormatDuration(findings.Price{ElapsedMS: r.ElapsedMS}.Elapsed()), r.TokensIn, r.TokensOut, plural(r.LLMCalls, "model call", "model calls"))
 }
 
 func orDash(s string) string {
@@ -76,7 +85,7 @@ func orDash(s string) string {
 	return s
 }
 
-func (r *Report) countLine() string {
+func countLine(r *findings.Report) string {
 	active := r.Active()
 	if len(active) == 0 && len(r.Findings) == 0 {
 		return "No topology mistakes found."
@@ -84,53 +93,50 @@ func (r *Report) countLine() string {
 	line := "No topology mistakes that count."
 	if len(active) > 0 {
 		var parts []string
-		if n := r.Count(Error); n > 0 {
+		if n := r.Count(findings.Error); n > 0 {
 			parts = append(parts, plural(n, "error", "errors"))
 		}
-		if n := len(active) - r.Count(Error); n > 0 {
+		if n := len(active) - r.Count(findings.Error); n > 0 {
 			parts = append(parts, plural(n, "warning", "warnings"))
 		}
 		line = fmt.Sprintf("%s: %s.", plural(len(active), "finding", "findings"), strings.Join(parts, ", "))
 	}
-	if s := r.suppressedLine(); s != "" {
+	if s := suppressedLine(r); s != "" {
 		line += " Not counted for --fail-on: " + s + "."
 	}
 	return line
 }
 
-// CostLine is the run's cost with each agent's when there are several:
-// "$0.0292 · analyst $0.0010 · researcher $0.0282"; "" without a price
-// table. The text formats and the web pages show it.
-func (r *Report) CostLine() string {
-	if r.Money == nil {
-		return ""
-	}
-	parts := []string{r.Money.Summary()}
-	if len(r.Money.Agents) > 1 {
-		for _, a := range r.Money.Agents {
-			parts = append(parts, fmt.Sprintf("%s %s", orDash(a.Agent), r.Money.Format(a.Amount.Amount)))
+// suppressedLine is "1 accepted by an ignore entry, 2 in the baseline",
+// or "".
+func suppressedLine(r *findings.Report) string {
+	var ignored, baseline int
+	for _, f := range r.Findings {
+		switch {
+		case f.Suppressed == nil:
+		case f.Suppressed.Kind == findings.SuppressedBaseline:
+			baseline++
+		default:
+			ignored++
 		}
 	}
-	return strings.Join(parts, " · ")
-}
-
-// CostSummary is a finding's price with its money: "1.2s · 1402 tokens
-// in · $0.0007 at gpt-4.1-mini's rates".
-func (f *Finding) CostSummary() string {
-	s := f.Price.Summary()
-	if f.Money != nil {
-		s += fmt.Sprintf(" · %s at %s's rates", f.Money.Format(), f.Money.Model)
+	var parts []string
+	if ignored > 0 {
+		parts = append(parts, fmt.Sprintf("%d accepted by an ignore entry", ignored))
 	}
-	return s
+	if baseline > 0 {
+		parts = append(parts, fmt.Sprintf("%d in the baseline", baseline))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // WriteText writes the report as plain text for a pipe or a log: for each
 // finding what happened, what it cost, where the fix goes and what the next
 // run should show; the findings an ignore entry accepted or the baseline
 // had after those that count; then every rule's check.
-func WriteText(w io.Writer, r *Report) error {
+func WriteText(w io.Writer, r *findings.Report) error {
 	ew := &errWriter{w: w}
-	ew.printf("inspect audit · %s\n", r.headline())
+	ew.printf("inspect audit · %s\n", headline(r))
 	if r.Notice != "" {
 		ew.printf("notice: %s\n", r.Notice)
 	}
@@ -146,19 +152,19 @@ func WriteText(w io.Writer, r *Report) error {
 	if r.Baseline != "" {
 		ew.printf("baseline: %s\n", r.Baseline)
 	}
-	ew.printf("grades: %s\n\n%s\n", r.GradeLine(), r.countLine())
-	r.writeFindings(ew, "\nnot counted (accepted or in the baseline):\n", writeTextFinding)
+	ew.printf("grades: %s\n\n%s\n", r.GradeLine(), countLine(r))
+	writeFindings(r, ew, "\nnot counted (accepted or in the baseline):\n", writeTextFinding)
 	ew.printf("\nchecks:\n")
 	for _, c := range r.Checks {
 		ew.printf("  %s\n", c)
 	}
-	ew.printf("\ngrade scale: %s\n", strings.Join(strings.Fields(GradeScale), " "))
+	ew.printf("\ngrade scale: %s\n", strings.Join(strings.Fields(findings.GradeScale), " "))
 	return ew.err
 }
 
 // writeFindings writes the findings that count, then header and the ones
 // that do not (accepted, or in the baseline), numbered on.
-func (r *Report) writeFindings(ew *errWriter, header string, write func(*errWriter, int, *Finding)) {
+func writeFindings(r *findings.Report, ew *errWriter, header string, write func(*errWriter, int, *findings.Finding)) {
 	n := 0
 	for _, f := range r.Active() {
 		n++
@@ -173,7 +179,7 @@ func (r *Report) writeFindings(ew *errWriter, header string, write func(*errWrit
 	}
 }
 
-func writeTextFinding(ew *errWriter, i int, f *Finding) {
+func writeTextFinding(ew *errWriter, i int, f *findings.Finding) {
 	sev := strings.ToUpper(f.Severity.String())
 	if f.Suppressed != nil {
 		sev = strings.ToUpper(f.Suppressed.Kind) + " " + f.Severity.String()
@@ -208,7 +214,7 @@ func writeTextFinding(ew *errWriter, i int, f *Finding) {
 // mdLocation writes a fix location in Markdown: a file and line as code, a
 // label naming instructions no file holds ("the instructions of agent X")
 // as words.
-func mdLocation(l Location) string {
+func mdLocation(l findings.Location) string {
 	if l.Path == "" && l.Label != "" {
 		return mdEscape(l.Label)
 	}
@@ -224,9 +230,9 @@ func mdEscape(s string) string {
 // WriteMarkdown writes the report as GitHub-flavoured markdown (what the
 // CLI renders with glamour on a terminal, and what CI pastes into a step
 // summary).
-func WriteMarkdown(w io.Writer, r *Report) error {
+func WriteMarkdown(w io.Writer, r *findings.Report) error {
 	ew := &errWriter{w: w}
-	ew.printf("# inspect audit\n\n%s\n\n", mdEscape(r.headline()))
+	ew.printf("# inspect audit\n\n%s\n\n", mdEscape(headline(r)))
 	if r.Notice != "" {
 		ew.printf("> **Notice:** %s\n\n", mdEscape(r.Notice))
 	}
@@ -254,20 +260,20 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		ew.printf("Baseline: `%s`\n\n", strings.ReplaceAll(r.Baseline, "`", "'"))
 	}
 	ew.printf("| area | grade | score |\n| --- | --- | --- |\n")
-	for _, a := range Areas() {
+	for _, a := range findings.Areas() {
 		ew.printf("| %s | %s | %d |\n", a, r.Grades[a], r.Scores[a])
 	}
-	ew.printf("\n%s\n", r.countLine())
-	r.writeFindings(ew, "\n## Not counted (accepted or in the baseline)\n", writeMarkdownFinding)
+	ew.printf("\n%s\n", countLine(r))
+	writeFindings(r, ew, "\n## Not counted (accepted or in the baseline)\n", writeMarkdownFinding)
 	ew.printf("\n## Checks\n\n| rule | result | examined |\n| --- | --- | --- |\n")
 	for _, c := range r.Checks {
 		ew.printf("| `%s` | %s | %s |\n", c.Rule, c.Status, mdEscape(c.Detail))
 	}
-	ew.printf("\n<details><summary>Grade scale</summary>\n\n%s\n\n</details>\n", strings.Join(strings.Fields(GradeScale), " "))
+	ew.printf("\n<details><summary>Grade scale</summary>\n\n%s\n\n</details>\n", strings.Join(strings.Fields(findings.GradeScale), " "))
 	return ew.err
 }
 
-func writeMarkdownFinding(ew *errWriter, i int, f *Finding) {
+func writeMarkdownFinding(ew *errWriter, i int, f *findings.Finding) {
 	sev := strings.ToUpper(f.Severity.String())
 	if f.Suppressed != nil {
 		sev = strings.ToUpper(f.Suppressed.Kind) + " " + f.Severity.String()
@@ -296,20 +302,17 @@ func writeMarkdownFinding(ew *errWriter, i int, f *Finding) {
 }
 
 // WriteJSON writes the report as the JSON document of docs/audit-json.md.
-func WriteJSON(w io.Writer, r *Report) error {
+func WriteJSON(w io.Writer, r *findings.Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
 }
 
-// FingerprintKey is the partialFingerprints key inspect writes in SARIF.
-const FingerprintKey = "inspectFinding/v1"
-
 // sarifSchema is the $schema inspect's SARIF names.
 const sarifSchema = "https://json.schemastore.org/sarif-2.1.0.json"
 
-func sarifLevel(s Severity) string {
-	if s == Error {
+func sarifLevel(s findings.Severity) string {
+	if s == findings.Error {
 		return sarif.LevelError
 	}
 	return sarif.LevelWarning
@@ -382,7 +385,7 @@ func newSARIFPaths(p SARIFPaths) *sarifPaths {
 	return &sarifPaths{base: SARIFProjectBase, bases: map[string]sarif.ArtifactLocation{SARIFProjectBase: *proj}}
 }
 
-func (sp *sarifPaths) loc(l Location) *sarif.Location {
+func (sp *sarifPaths) loc(l findings.Location) *sarif.Location {
 	if l.Path == "" && l.Source != "" && filepath.IsAbs(l.Source) {
 		// an imported run's instructions no project file holds: the
 		// imported file itself
@@ -395,7 +398,7 @@ func (sp *sarifPaths) loc(l Location) *sarif.Location {
 	}
 	path := l.Path
 	if path == "" {
-		path = AgentsFile
+		path = findings.AgentsFile
 	}
 	art := sarif.NewArtifactLocation().WithURI((&url.URL{Path: sp.prefix + path}).String()).WithURIBaseID(sp.base)
 	phys := sarif.NewPhysicalLocation().WithArtifactLocation(art)
@@ -411,8 +414,9 @@ type SARIFOptions struct {
 	// Paths places the artifact URIs (see SARIFPaths); the zero value
 	// makes them relative to the project folder.
 	Paths SARIFPaths
-	// Rules get one descriptor each; nil means All.
-	Rules []*Rule
+	// Rules get one descriptor each; nil means the rules the audit ran
+	// (Report.Rules).
+	Rules []*findings.Rule
 	// AutomationID is the run's automationDetails.id; "" means
 	// "inspect-audit/<run>".
 	AutomationID string
@@ -424,19 +428,19 @@ type SARIFOptions struct {
 }
 
 // WriteSARIF writes the report as SARIF 2.1.0: one rule descriptor per rule
-// in rules (nil = All) with its help text, one result per finding located in
+// in rules (nil = the rules the audit ran) with its help text, one result per finding located in
 // agents.yaml or a prompt file (never without a location), and a stable
 // partialFingerprints entry. Artifact URIs are relative to the project
 // folder (agents.yaml, agents/analyst.md, uriBaseId PROJECTROOT);
 // WriteSARIFWith with SARIFOptions.Paths places them in a repository.
-func WriteSARIF(w io.Writer, r *Report, rules []*Rule) error {
+func WriteSARIF(w io.Writer, r *findings.Report, rules []*findings.Rule) error {
 	return WriteSARIFWith(w, r, SARIFOptions{Rules: rules})
 }
 
 // WriteSARIFWith writes the report as WriteSARIF does, adjusted by o:
 // `inspect diff` sets its automation id, the base run and each result's
 // baselineState.
-func WriteSARIFWith(w io.Writer, r *Report, o SARIFOptions) error {
+func WriteSARIFWith(w io.Writer, r *findings.Report, o SARIFOptions) error {
 	log, err := buildSARIF(r, o)
 	if err != nil {
 		return err
@@ -448,10 +452,10 @@ func WriteSARIFWith(w io.Writer, r *Report, o SARIFOptions) error {
 	return err
 }
 
-func buildSARIF(r *Report, o SARIFOptions) (*sarif.Report, error) {
+func buildSARIF(r *findings.Report, o SARIFOptions) (*sarif.Report, error) {
 	rules := o.Rules
 	if rules == nil {
-		rules = All
+		rules = r.Rules
 	}
 	if o.BaselineStates != nil && len(o.BaselineStates) != len(r.Findings) {
 		return nil, fmt.Errorf("%d SARIF baseline states for %d findings", len(o.BaselineStates), len(r.Findings))
@@ -507,7 +511,7 @@ func buildSARIF(r *Report, o SARIFOptions) (*sarif.Report, error) {
 			WithLevel(sarifLevel(f.Severity)).
 			WithMessage(sarif.NewTextMessage(msg)).
 			AddLocation(paths.loc(f.Fix.Location)).
-			WithPartialFingerprints(map[string]string{FingerprintKey: f.Fingerprint}).
+			WithPartialFingerprints(map[string]string{findings.FingerprintKey: f.Fingerprint}).
 			WithProperties(sarif.NewPropertyBag().Add("agent", f.Agent).Add("nodes", f.Nodes).Add("price", f.Price).Add("area", string(f.Area)))
 		for _, l := range f.Fix.Also {
 			res.AddLocation(paths.loc(l))
@@ -518,12 +522,12 @@ func buildSARIF(r *Report, o SARIFOptions) (*sarif.Report, error) {
 		switch {
 		case o.BaselineStates != nil:
 			res.WithBaselineState(o.BaselineStates[n])
-		case r.Baseline != "" && f.Suppressed != nil && f.Suppressed.Kind == SuppressedBaseline:
+		case r.Baseline != "" && f.Suppressed != nil && f.Suppressed.Kind == findings.SuppressedBaseline:
 			res.WithBaselineState("unchanged")
 		case r.Baseline != "":
 			res.WithBaselineState("new")
 		}
-		if s := f.Suppressed; s != nil && s.Kind == SuppressedIgnore {
+		if s := f.Suppressed; s != nil && s.Kind == findings.SuppressedIgnore {
 			// An ignore entry lives in the team's config, outside the
 			// files the result points at: an external suppression.
 			sup := sarif.NewSuppression().WithKind("external").WithStatus("accepted").WithJustification(s.Reason)
@@ -541,7 +545,7 @@ func buildSARIF(r *Report, o SARIFOptions) (*sarif.Report, error) {
 }
 
 // ruleOff reports whether rule id was turned off in o.
-func ruleOff(o *Options, id string) bool {
+func ruleOff(o *findings.Options, id string) bool {
 	_, off := o.Off(id)
 	return off
 }
@@ -570,7 +574,7 @@ func WriteJUnitXML(w io.Writer, doc *junit.Testsuites) error {
 
 // WriteJUnit writes the report as JUnit XML: one test case per rule, failed
 // with every finding of that rule, skipped when not applicable.
-func WriteJUnit(w io.Writer, r *Report) error {
+func WriteJUnit(w io.Writer, r *findings.Report) error {
 	// The audit is not timed; a suite's time attribute is required.
 	suite := junit.Testsuite{Name: "inspect audit " + r.Run, Time: "0.000"}
 	if r.Notice != "" {
@@ -582,8 +586,8 @@ func WriteJUnit(w io.Writer, r *Report) error {
 	if r.Money != nil {
 		suite.AddProperty("cost", JUnitText(r.CostLine()))
 	}
-	byRule := map[string][]Finding{}
-	notCounted := map[string][]Finding{}
+	byRule := map[string][]findings.Finding{}
+	notCounted := map[string][]findings.Finding{}
 	for _, f := range r.Findings {
 		if f.Suppressed != nil {
 			notCounted[f.Rule] = append(notCounted[f.Rule], f)
@@ -606,7 +610,7 @@ func WriteJUnit(w io.Writer, r *Report) error {
 			}
 			tc.Failure = &junit.Result{Message: fmt.Sprintf("%s: %s", fs[0].Name, plural(len(fs), "finding", "findings")),
 				Type: fs[0].Severity.String(), Data: JUnitText(strings.TrimSpace(b.String()))}
-		case c.Status == StatusNotApplicable, c.Status == StatusOff:
+		case c.Status == findings.StatusNotApplicable, c.Status == findings.StatusOff:
 			tc.Skipped = &junit.Result{Message: c.Detail}
 		}
 		suite.AddTestcase(tc)
@@ -620,7 +624,7 @@ func WriteJUnit(w io.Writer, r *Report) error {
 // severity, what it detects with the thresholds in o (nil: the defaults),
 // its price, where the fix goes): the docs/audit.md table, and
 // `inspect audit --rules --format markdown`.
-func WriteRulesMarkdown(w io.Writer, rules []*Rule, o *Options) error {
+func WriteRulesMarkdown(w io.Writer, rules []*findings.Rule, o *findings.Options) error {
 	ew := &errWriter{w: w}
 	ew.printf("| id | name | area | severity | detects | price | fix | next run |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range rules {
@@ -633,7 +637,7 @@ func WriteRulesMarkdown(w io.Writer, rules []*Rule, o *Options) error {
 
 // WriteRulesText writes one paragraph per rule: id, title, area, severity
 // and what it detects with the thresholds in o (`inspect audit --rules`).
-func WriteRulesText(w io.Writer, rules []*Rule, o *Options) error {
+func WriteRulesText(w io.Writer, rules []*findings.Rule, o *findings.Options) error {
 	ew := &errWriter{w: w}
 	for _, r := range rules {
 		ew.printf("%-30s %s (%s, %s)\n%-30s %s\n", r.ID, r.Doc.Title, r.Area, r.Severity, "", r.Detect(o))
@@ -651,4 +655,11 @@ func WriteRulesText(w io.Writer, rules []*Rule, o *Options) error {
 	}
 	ew.printf("`inspect audit --explain ID` prints a rule's price, fix and expected next run.\n")
 	return ew.err
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -1,8 +1,10 @@
-package findings
+package report
 
 import (
 	"encoding/json"
 	"io"
+
+	"github.com/inspect-dev/inspect/findings"
 )
 
 // ThresholdJSON is one threshold that tunes a rule, with the value in force
@@ -19,7 +21,7 @@ type ThresholdJSON struct {
 
 // ruleThresholds lists the thresholds rule r declares, valued from o (the
 // options in force; nil: the defaults).
-func ruleThresholds(r *Rule, o *Options) []ThresholdJSON {
+func ruleThresholds(r *findings.Rule, o *findings.Options) []ThresholdJSON {
 	out := []ThresholdJSON{}
 	for _, opt := range r.Options {
 		out = append(out, ThresholdJSON{Name: opt.Name(), Value: opt.Value(o), Default: opt.Default(), Source: o.Source(opt.Name()), Doc: opt.Doc()})
@@ -31,7 +33,7 @@ func ruleThresholds(r *Rule, o *Options) []ThresholdJSON {
 // with the thresholds in force in o in its Detect text, then each threshold
 // that tunes it, its value, where that value came from and, when
 // something changed it, its default; and whether the rule is off.
-func WriteExplain(w io.Writer, r *Rule, o *Options) error {
+func WriteExplain(w io.Writer, r *findings.Rule, o *findings.Options) error {
 	ew := &errWriter{w: w}
 	ew.printf("%s", r.Explain(o))
 	if src, off := o.Off(r.ID); off {
@@ -48,8 +50,8 @@ func WriteExplain(w io.Writer, r *Rule, o *Options) error {
 
 // thresholdOrigin is "default", or "--set; default 2".
 func thresholdOrigin(t ThresholdJSON) string {
-	if t.Source == SourceDefault {
-		return SourceDefault
+	if t.Source == findings.SourceDefault {
+		return findings.SourceDefault
 	}
 	return t.Source + "; default " + t.Default
 }
@@ -73,12 +75,12 @@ type RuleJSON struct {
 
 // WriteExplainJSON writes rule r's documentation as one JSON object, with
 // the thresholds that tune it as o sets them (nil: the defaults).
-func WriteExplainJSON(w io.Writer, r *Rule, o *Options) error {
+func WriteExplainJSON(w io.Writer, r *findings.Rule, o *findings.Options) error {
 	return writeIndented(w, ruleJSON(r, o))
 }
 
 // WriteRulesJSON writes every rule's documentation as a JSON array.
-func WriteRulesJSON(w io.Writer, rules []*Rule, o *Options) error {
+func WriteRulesJSON(w io.Writer, rules []*findings.Rule, o *findings.Options) error {
 	out := make([]RuleJSON, 0, len(rules))
 	for _, r := range rules {
 		out = append(out, ruleJSON(r, o))
@@ -86,7 +88,7 @@ func WriteRulesJSON(w io.Writer, rules []*Rule, o *Options) error {
 	return writeIndented(w, out)
 }
 
-func ruleJSON(r *Rule, o *Options) RuleJSON {
+func ruleJSON(r *findings.Rule, o *findings.Options) RuleJSON {
 	off, _ := o.Off(r.ID)
 	return RuleJSON{ID: r.ID, Name: r.Doc.Title, Area: string(r.Area), Severity: r.Severity.String(),
 		Detects: r.Detect(o), Price: r.Doc.Price, Fix: r.Doc.Fix, Next: r.Doc.Next, Thresholds: ruleThresholds(r, o), Off: off}

@@ -1,4 +1,4 @@
-package findings
+package rules
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/snapshot"
@@ -263,7 +264,7 @@ func convCalls(c *graph.Conversation) []*graph.Node {
 }
 
 // usage sums the usage of llm nodes into a price.
-func addUsage(p *Price, n *graph.Node) {
+func addUsage(p *findings.Price, n *graph.Node) {
 	if n == nil || n.LLM == nil {
 		return
 	}
@@ -275,7 +276,7 @@ func addUsage(p *Price, n *graph.Node) {
 
 // addCached adds the cached input the provider reported on llm node n, if
 // it reported any: a price never claims a cache hit nobody measured.
-func addCached(p *Price, n *graph.Node) {
+func addCached(p *findings.Price, n *graph.Node) {
 	if n != nil && n.LLM != nil && n.LLM.Usage.CachedReported {
 		p.CachedReported = true
 		p.CachedTokens += n.LLM.Usage.Cached
@@ -341,4 +342,27 @@ func listCut(items []string, n int) string {
 		return strings.Join(items, ", ")
 	}
 	return strings.Join(items[:n], ", ") + fmt.Sprintf(", …and %d more", len(items)-n)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

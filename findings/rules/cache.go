@@ -1,10 +1,11 @@
-package findings
+package rules
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/inspect-dev/inspect/cache"
+	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
 )
@@ -12,11 +13,11 @@ import (
 // CacheUnstablePrefix is DESIGN §15's rule: within one conversation and
 // agent, a request whose reusable prefix breaks before the previous
 // request's last message.
-var CacheUnstablePrefix = &Rule{
+var CacheUnstablePrefix = &findings.Rule{
 	ID:       "cache.unstable-prefix",
-	Area:     Caching,
-	Severity: Warning,
-	Doc: Doc{
+	Area:     findings.Caching,
+	Severity: findings.Warning,
+	Doc: findings.Doc{
 		Title: "unstable prompt prefix",
 		Detect: "within one conversation and one agent, a request whose prefix (tools, then system prompt, then messages) breaks " +
 			"before the previous request's last message: something early changed — a timestamp or counter in a prompt, a reordered " +
@@ -32,7 +33,7 @@ var CacheUnstablePrefix = &Rule{
 		Next: "the agent's consecutive requests in a conversation reuse the previous one's prefix: each reports cached tokens of at " +
 			"least half the previous request's input.",
 	},
-	Run:    runCacheUnstablePrefix,
+	Run:    run(runCacheUnstablePrefix),
 	Expect: expectWith(expectCacheUnstablePrefix),
 }
 
@@ -43,8 +44,8 @@ type unstablePromise struct {
 	Part  string // tools, system or messages
 }
 
-func runCacheUnstablePrefix(p *Pass) {
-	rep, err := p.cacheReport()
+func runCacheUnstablePrefix(p *pass) {
+	rep, err := p.Cache()
 	if err != nil {
 		p.NotApplicable("the prompt-cache analysis could not read the requests: %v", err)
 		return
@@ -103,13 +104,13 @@ func runCacheUnstablePrefix(p *Pass) {
 			cached += c.Reported.Cached
 		}
 		nodes = dedupe(nodes)
-		f := Finding{
+		f := findings.Finding{
 			Agent: k.agent,
 			Message: fmt.Sprintf("%s of agent %s broke before the previous request's last message at %s (%s): %s; ≈%d tokens re-sent uncached",
 				plural(len(g.calls), "request", "requests"), k.agent, u.Break.Where, u.Break.What, u.Break.Why, g.lost),
 			Nodes: nodes,
 			Next:  fmt.Sprintf("agent %s's consecutive requests reuse the previous one's prefix (reported cached tokens of at least half its input)", k.agent),
-			Price: Price{TokensIn: g.lost, LLMCalls: len(g.calls), CachedTokens: cached, CachedReported: reported,
+			Price: findings.Price{TokensIn: g.lost, LLMCalls: len(g.calls), CachedTokens: cached, CachedReported: reported,
 				Basis: fmt.Sprintf("%s re-sent ≈%d tokens of the previous request's prompt uncached (predicted from the request bytes)", plural(len(g.calls), "request", "requests"), g.lost)},
 			Shape:   "unstable " + k.part + " " + k.where,
 			Promise: unstablePromise{Agent: k.agent, Part: k.part},
@@ -118,14 +119,14 @@ func runCacheUnstablePrefix(p *Pass) {
 		case "system":
 			f.Fix.Text = fmt.Sprintf("Move what changes per call out of agent %s's system prompt into the latest message, so the prefix before it stays the same", k.agent)
 			if u.Break.Location.Path != "" {
-				f.Fix.Location = Location{Path: u.Break.Location.Path, Line: u.Break.Location.Line}
+				f.Fix.Location = findings.Location{Path: u.Break.Location.Path, Line: u.Break.Location.Line}
 			} else {
 				f.Fix.Location = p.Project.PromptLocation(k.agent)
 			}
 		case "tools":
 			f.Fix.Text = fmt.Sprintf("Offer agent %s's tools in one fixed order, built the same way for every call (%s)", k.agent, u.Break.What)
 			if a := p.Project.Agent(k.agent); a != nil && a.ToolsLine > 0 {
-				f.Fix.Location = Location{Path: AgentsFile, Line: a.ToolsLine}
+				f.Fix.Location = findings.Location{Path: findings.AgentsFile, Line: a.ToolsLine}
 			}
 		default:
 			f.Fix.Text = fmt.Sprintf("Append to agent %s's conversation instead of editing earlier messages (%s changed)", k.agent, u.Break.Where)
@@ -150,7 +151,7 @@ func dedupe(ids []string) []string {
 // expectCacheUnstablePrefix checks, in the next run, that the agent's
 // consecutive requests in a conversation report cached tokens of at least
 // half the previous request's input.
-func expectCacheUnstablePrefix(pr unstablePromise, f Finding, next *graph.Run) Verdict {
+func expectCacheUnstablePrefix(pr unstablePromise, f findings.Finding, next *graph.Run) findings.Verdict {
 	pairs := 0
 	for _, conv := range next.Conversations {
 		var prev *graph.Node
@@ -177,7 +178,7 @@ func expectCacheUnstablePrefix(pr unstablePromise, f Finding, next *graph.Run) V
 
 // checkReuse checks that n reports cached tokens of at least half of
 // prev's input; the verdict says why not.
-func checkReuse(pr unstablePromise, prev, n *graph.Node) (Verdict, bool) {
+func checkReuse(pr unstablePromise, prev, n *graph.Node) (findings.Verdict, bool) {
 	u := n.LLM.Usage
 	if !u.CachedReported {
 		return verdict(false, "%s (agent %s) reports no cached tokens: nothing shows its prefix reused", n.ID(), pr.Agent), false
@@ -185,5 +186,5 @@ func checkReuse(pr unstablePromise, prev, n *graph.Node) (Verdict, bool) {
 	if 2*u.Cached < prev.LLM.Usage.In {
 		return verdict(false, "%s (agent %s) reports %d cached tokens, less than half of %s's input (%d): the prefix still breaks early", n.ID(), pr.Agent, u.Cached, prev.ID(), prev.LLM.Usage.In), false
 	}
-	return Verdict{}, true
+	return findings.Verdict{}, true
 }

@@ -1,4 +1,4 @@
-package findings
+package rules
 
 import (
 	"fmt"
@@ -6,113 +6,114 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
 )
 
 // oneBranchMaxCalls is fork.one-branch's threshold.
-var oneBranchMaxCalls = &Threshold[int]{Key: "one-branch-max-calls", Text: "most tool calls of a lone branch that is still too small to fork", Def: 2, Min: 0}
+var oneBranchMaxCalls = &findings.Threshold[int]{Key: "one-branch-max-calls", Text: "most tool calls of a lone branch that is still too small to fork", Def: 2, Min: 0}
 
 // ForkOneBranch: a one-branch fork for a tiny job.
-var ForkOneBranch = &Rule{
+var ForkOneBranch = &findings.Rule{
 	ID:       "fork.one-branch",
-	Area:     Delegation,
-	Severity: Warning,
-	Doc: Doc{
+	Area:     findings.Delegation,
+	Severity: findings.Warning,
+	Doc: findings.Doc{
 		Title:  "delegation that cost more than it saved",
 		Detect: "a fork with exactly one branch whose branch (with any branches it forked in turn) made at most {one-branch-max-calls} tool calls.",
 		Price:  "one conversation start: the input tokens of the branch's first request, sent under a new system prompt (an expected cache miss, not a measured one).",
 		Fix:    "the forking agent's prompt: make a call or two in its own conversation; fork a single branch only for a long, noisy job with a short answer.",
 		Next:   "the call made in the forking conversation, and no one-branch fork.",
 	},
-	Options: []Option{oneBranchMaxCalls},
-	Run:     runForkOneBranch,
+	Options: []findings.Option{oneBranchMaxCalls},
+	Run:     run(runForkOneBranch),
 	Expect:  expectWith(expectForkOneBranch),
 }
 
 // JoinRepeat: the parent repeats a branch's call after the join.
-var JoinRepeat = &Rule{
+var JoinRepeat = &findings.Rule{
 	ID:       "join.repeat",
-	Area:     Delegation,
-	Severity: Warning,
-	Doc: Doc{
+	Area:     findings.Delegation,
+	Severity: findings.Warning,
+	Doc: findings.Doc{
 		Title:  "branch not told what to return",
 		Detect: "after a join, the forking conversation makes a call (same tool, same arguments once normalised) that one of the joined branches already made.",
 		Price:  "the repeated calls' time (model step plus tool) and the tokens of the model steps that made them.",
 		Fix:    "the forking agent's prompt: say what each branch must return, so the answer carries what the parent needs.",
 		Next:   "no repeated call after the join.",
 	},
-	Run:    runJoinRepeat,
+	Run:    run(runJoinRepeat),
 	Expect: expectJoinRepeat,
 }
 
 // BranchFailed: a branch did not end ok.
-var BranchFailed = &Rule{
+var BranchFailed = &findings.Rule{
 	ID:       "branch.failed",
-	Area:     Forking,
-	Severity: Error,
-	Doc: Doc{
+	Area:     findings.Forking,
+	Severity: findings.Error,
+	Doc: findings.Doc{
 		Title:  "failed branch",
 		Detect: "a fork branch whose status is error or exhausted (a step or token budget ended it). A branch cancelled or interrupted with its run is no prompt mistake, and its open fork is not applicable.",
 		Price:  "the branch's tokens and time, spent without an answer.",
 		Fix:    "the forking agent's prompt: put every fact the branch needs into its instructions; a branch cannot ask back.",
 		Next:   "that branch ok.",
 	},
-	Run:    runBranchFailed,
+	Run:    run(runBranchFailed),
 	Expect: expectWith(expectBranchFailed),
 }
 
 // fork.uneven's thresholds.
 var (
-	unevenRatio  = &Threshold[float64]{Key: "uneven-ratio", Text: "slowest branch ÷ median of its siblings", Def: 2, Min: 1}
-	unevenMinGap = &Threshold[time.Duration]{Key: "uneven-min-gap", Text: "how much longer than that median the slowest branch must take", Def: 5 * time.Second, Min: 0}
+	unevenRatio  = &findings.Threshold[float64]{Key: "uneven-ratio", Text: "slowest branch ÷ median of its siblings", Def: 2, Min: 1}
+	unevenMinGap = &findings.Threshold[time.Duration]{Key: "uneven-min-gap", Text: "how much longer than that median the slowest branch must take", Def: 5 * time.Second, Min: 0}
 )
 
 // ForkUneven: one branch far behind its siblings.
-var ForkUneven = &Rule{
+var ForkUneven = &findings.Rule{
 	ID:       "fork.uneven",
-	Area:     Forking,
-	Severity: Warning,
-	Doc: Doc{
+	Area:     findings.Forking,
+	Severity: findings.Warning,
+	Doc: findings.Doc{
 		Title:  "uneven division",
 		Detect: "a fork of at least 2 branches whose slowest branch took at least {uneven-ratio}× the median of its siblings and at least {uneven-min-gap} longer than that median.",
 		Price:  "elapsed time: the slowest branch's duration minus the second slowest's, the wait a better split would have saved.",
 		Fix:    "the forking agent's prompt: split the slow part into several branches.",
 		Next:   "branch durations close together.",
 	},
-	Options: []Option{unevenRatio, unevenMinGap},
-	Run:     runForkUneven,
+	Options: []findings.Option{unevenRatio, unevenMinGap},
+	Run:     run(runForkUneven),
 	Expect:  expectWith(expectForkUneven),
 }
 
 // ForkOverlap: siblings made the same call.
-var ForkOverlap = &Rule{
+var ForkOverlap = &findings.Rule{
 	ID:       "fork.overlap",
-	Area:     Forking,
-	Severity: Warning,
-	Doc: Doc{
+	Area:     findings.Forking,
+	Severity: findings.Warning,
+	Doc: findings.Doc{
 		Title:  "overlapping branches",
 		Detect: "two sibling branches make a call with the same tool and the same arguments once normalised.",
 		Price:  "the duplicate calls (every copy after the first, in declared branch order): their time and the tokens of the model steps that made them.",
 		Fix:    "the forking agent's prompt: divide the work by subject, so no two branches read the same thing.",
 		Next:   "disjoint subjects: no call made by two branches.",
 	},
-	Run:    runForkOverlap,
+	Run:    run(runForkOverlap),
 	Expect: expectForkOverlap,
 }
 
 // fork.inherit-uncached's thresholds.
 var (
-	inheritMinBranches = &Threshold[int]{Key: "inherit-min-branches", Text: "branches on another agent that make an inherit fork costly", Def: 2, Min: 1}
-	inheritMinTokens   = &Threshold[int64]{Key: "inherit-min-tokens", Text: "inherited history, in tokens, that makes it costly", Def: 4000, Min: 0}
+	inheritMinBranches = &findings.Threshold[int]{Key: "inherit-min-branches", Text: "branches on another agent that make an inherit fork costly", Def: 2, Min: 1}
+	inheritMinTokens   = &findings.Threshold[int64]{Key: "inherit-min-tokens", Text: "inherited history, in tokens, that makes it costly", Def: 4000, Min: 0}
 )
 
 // ForkInheritUncached: a wide inherit fork to another agent.
-var ForkInheritUncached = &Rule{
+var ForkInheritUncached = &findings.Rule{
 	ID:       "fork.inherit-uncached",
-	Area:     Forking,
-	Severity: Warning,
-	Doc: Doc{
+	Area:     findings.Forking,
+	Severity: findings.Warning,
+	Doc: findings.Doc{
 		Title: "inherited history paid uncached",
 		Detect: "a fork with context inherit, at least {inherit-min-branches} branches on an agent other than the forking one, and an inherited " +
 			"history of at least {inherit-min-tokens} tokens. A different system prompt comes first, so a prompt cache cannot serve the history.",
@@ -121,20 +122,20 @@ var ForkInheritUncached = &Rule{
 		Fix:  "the forking agent's prompt: fork with context compact or none when the branches run another agent.",
 		Next: "fork (compact context) or fork (none context).",
 	},
-	Options: []Option{inheritMinBranches, inheritMinTokens},
-	Run:     runForkInheritUncached,
+	Options: []findings.Option{inheritMinBranches, inheritMinTokens},
+	Run:     run(runForkInheritUncached),
 	Expect:  expectForkInheritUncached,
 }
 
 // noForks closes a fork rule that has nothing to look at: no fork in the
-// run, or only open ones (Pass.forks).
-func noForks(p *Pass) bool {
+// run, or only open ones (Pass.Forks).
+func noForks(p *pass) bool {
 	if len(p.Graph.Forks) == 0 {
 		p.NotApplicable("no fork in this run")
 		return true
 	}
-	if len(p.forks()) == 0 {
-		p.NotApplicable("%s: %s", openReason(p.Graph), plural(len(p.Graph.Forks), "open fork", "open forks"))
+	if len(p.Forks()) == 0 {
+		p.NotApplicable("%s: %s", findings.OpenReason(p.Graph), plural(len(p.Graph.Forks), "open fork", "open forks"))
 		return true
 	}
 	return false
@@ -162,12 +163,6 @@ func inOwnBranch(c *graph.Conversation, agent string) bool {
 	return false
 }
 
-// laterPass is a pass over a later run for an expectation check: it gives
-// the check the rules' own parsed calls, with the default thresholds.
-func laterPass(next *graph.Run) *Pass {
-	return &Pass{Graph: next, Options: DefaultOptions(), Project: &Project{}, shared: &sharedFacts{}}
-}
-
 // subtreeCalls lists the calls of conversation c and of every branch forked
 // from it, however deep.
 func subtreeCalls(g *graph.Run, c *graph.Conversation) []*graph.Node {
@@ -187,12 +182,12 @@ func firstNode(c *graph.Conversation) *graph.Node {
 	return c.Nodes[0]
 }
 
-func runForkOneBranch(p *Pass) {
+func runForkOneBranch(p *pass) {
 	if noForks(p) {
 		return
 	}
 	single := 0
-	for _, f := range p.forks() {
+	for _, f := range p.Forks() {
 		if len(f.Branches) != 1 {
 			continue
 		}
@@ -203,7 +198,7 @@ func runForkOneBranch(p *Pass) {
 			continue
 		}
 		first := firstLLM(b.Conv, 0)
-		price := Price{ConversationStarts: 1}
+		price := findings.Price{ConversationStarts: 1}
 		if first != nil && first.LLM != nil {
 			price.TokensIn = first.LLM.Usage.In
 			price.LLMCalls = 1
@@ -231,11 +226,11 @@ func runForkOneBranch(p *Pass) {
 			}
 		}
 		agent := forkingAgent(f)
-		p.Report(Finding{
+		p.Report(findings.Finding{
 			Agent:   agent,
 			Message: fmt.Sprintf("the fork at %s sent one branch, %q on %s, which%s %s (%s)", f.Node.ID(), b.Name, b.Agent, made, plural(len(calls), "tool call", "tool calls"), did),
 			Nodes:   ids(f.Node, first, f.Join),
-			Fix: Fix{Location: p.Project.PromptLocation(agent, "fork", "branch"),
+			Fix: findings.Fix{Location: p.Project.PromptLocation(agent, "fork", "branch"),
 				Text: fmt.Sprintf("Tell %s in %s to make one or two calls itself and to fork a single branch only for a long job with a short answer", agent, p.Project.PromptPath(agent))},
 			Next:    fmt.Sprintf("%s done by %s in %s, and no one-branch fork", did, agent, where(f.Parent)),
 			Price:   price,
@@ -244,7 +239,7 @@ func runForkOneBranch(p *Pass) {
 		})
 	}
 	if single == 0 {
-		p.Clear("%s, none with a single branch", plural(len(p.forks()), "fork", "forks"))
+		p.Clear("%s, none with a single branch", plural(len(p.Forks()), "fork", "forks"))
 	} else {
 		p.Clear("%s with a single branch examined", plural(single, "fork", "forks"))
 	}
@@ -257,7 +252,7 @@ type oneBranchPromise struct {
 
 // expectForkOneBranch: no one-branch fork from the agent, and the agent
 // itself calls the tools the branch called.
-func expectForkOneBranch(p oneBranchPromise, f Finding, next *graph.Run) Verdict {
+func expectForkOneBranch(p oneBranchPromise, f findings.Finding, next *graph.Run) findings.Verdict {
 	forks := forksBy(next, f.Agent)
 	for _, fk := range forks {
 		if len(fk.Branches) == 1 {
@@ -293,7 +288,7 @@ type repeat struct{ call, orig *graph.Node }
 // joinRepeats lists the calls in f's join window that a joined branch
 // (with its own branches) already made, in order, each with the first
 // branch call it repeats.
-func (p *Pass) joinRepeats(f *graph.Fork) []repeat {
+func (p *pass) joinRepeats(f *graph.Fork) []repeat {
 	window := joinWindow(f)
 	if len(window) == 0 {
 		return nil
@@ -317,12 +312,12 @@ func (p *Pass) joinRepeats(f *graph.Fork) []repeat {
 	return out
 }
 
-func runJoinRepeat(p *Pass) {
+func runJoinRepeat(p *pass) {
 	if noForks(p) {
 		return
 	}
 	joins := 0
-	for _, f := range p.forks() {
+	for _, f := range p.Forks() {
 		if f.Join == nil {
 			continue
 		}
@@ -345,11 +340,11 @@ func runJoinRepeat(p *Pass) {
 		for _, n := range repeats {
 			tools = append(tools, n.Tool.Name)
 		}
-		p.Report(Finding{
+		p.Report(findings.Finding{
 			Agent:   agent,
 			Message: fmt.Sprintf("after the join at %s, %s repeated %s that a branch had already made (%s)", f.Join.ID(), agent, plural(len(repeats), "call", "calls"), strings.Join(names, ", ")),
 			Nodes:   ids(append([]*graph.Node{f.Join}, evidence...)...),
-			Fix: Fix{Location: p.Project.PromptLocation(agent, "return", "fork", "branch"),
+			Fix: findings.Fix{Location: p.Project.PromptLocation(agent, "return", "fork", "branch"),
 				Text: fmt.Sprintf("Tell %s in %s to write into each branch's instructions what it must return (the figures or text it read), so the join answers it", agent, p.Project.PromptPath(agent))},
 			Next:  "no call after the join that a branch already made",
 			Price: price,
@@ -361,7 +356,7 @@ func runJoinRepeat(p *Pass) {
 
 // expectJoinRepeat: no call in the window of a join of the agent's forks
 // repeats a call a joined branch made.
-func expectJoinRepeat(f Finding, next *graph.Run) Verdict {
+func expectJoinRepeat(f findings.Finding, next *graph.Run) findings.Verdict {
 	p := laterPass(next)
 	forks := forksBy(next, f.Agent)
 	for _, fk := range forks {
@@ -372,18 +367,18 @@ func expectJoinRepeat(f Finding, next *graph.Run) Verdict {
 	return verdict(true, "no call after a join repeats a branch's call (%s from %s examined)", plural(len(forks), "fork", "forks"), f.Agent)
 }
 
-func runBranchFailed(p *Pass) {
+func runBranchFailed(p *pass) {
 	if noForks(p) {
 		return
 	}
 	branches := 0
-	for _, f := range p.forks() {
+	for _, f := range p.Forks() {
 		for _, b := range f.Branches {
 			branches++
 			if b.Status != record.StatusError && b.Status != record.StatusExhausted {
 				continue // ok, or stopped by Ctrl-C or a dead process: no prompt mistake
 			}
-			var price Price
+			var price findings.Price
 			for _, n := range b.Conv.Nodes {
 				if isCall(n) {
 					price.Calls++
@@ -400,11 +395,11 @@ func runBranchFailed(p *Pass) {
 				why = "no reason recorded"
 			}
 			agent := forkingAgent(f)
-			p.Report(Finding{
+			p.Report(findings.Finding{
 				Agent:   agent,
 				Message: fmt.Sprintf("branch %q (%s) of the fork at %s ended %s: %s", b.Name, b.Agent, f.Node.ID(), b.Status, truncate(why, 120)),
 				Nodes:   ids(f.Node, lastNode(b.Conv), f.Join),
-				Fix: Fix{Location: p.Project.PromptLocation(agent, "fork", "branch", "instructions"),
+				Fix: findings.Fix{Location: p.Project.PromptLocation(agent, "fork", "branch", "instructions"),
 					Text: fmt.Sprintf("Tell %s in %s to put every fact and path branch %q needs into its instructions; a branch cannot ask back", agent, p.Project.PromptPath(agent), b.Name)},
 				Next:    fmt.Sprintf("branch %q ok", b.Name),
 				Price:   price,
@@ -421,7 +416,7 @@ type branchPromise struct{ Branch string }
 
 // expectBranchFailed: a fork from the agent has a branch of that name, and
 // every branch of that name ended ok.
-func expectBranchFailed(p branchPromise, f Finding, next *graph.Run) Verdict {
+func expectBranchFailed(p branchPromise, f findings.Finding, next *graph.Run) findings.Verdict {
 	found := false
 	for _, fk := range forksBy(next, f.Agent) {
 		for _, b := range fk.Branches {
@@ -476,13 +471,13 @@ func uneven(f *graph.Fork, ratio float64, gap time.Duration) (slowest, second, m
 	return slowest, second, med, float64(slowest) >= ratio*float64(med) && slowest-med >= gap
 }
 
-func runForkUneven(p *Pass) {
+func runForkUneven(p *pass) {
 	if noForks(p) {
 		return
 	}
 	ratio, gap := unevenRatio.Get(p.Options), unevenMinGap.Get(p.Options)
 	examined := 0
-	for _, f := range p.forks() {
+	for _, f := range p.Forks() {
 		if len(f.Branches) < 2 || f.Slowest == nil {
 			continue
 		}
@@ -491,15 +486,15 @@ func runForkUneven(p *Pass) {
 		if !ok {
 			continue
 		}
-		price := Price{ElapsedMS: (slow - second).Milliseconds(),
+		price := findings.Price{ElapsedMS: (slow - second).Milliseconds(),
 			Basis: fmt.Sprintf("slowest %s − second slowest %s = %s", graph.FormatDuration(slow), graph.FormatDuration(second), graph.FormatDuration(slow-second))}
 		agent := forkingAgent(f)
-		p.Report(Finding{
+		p.Report(findings.Finding{
 			Agent: agent,
 			Message: fmt.Sprintf("branch %q of the fork at %s took %s, %.1f× the median of its siblings (%s); the join waited for it",
 				f.Slowest.Name, f.Node.ID(), graph.FormatDuration(slow), float64(slow)/float64(max(med, time.Millisecond)), graph.FormatDuration(med)),
 			Nodes: ids(f.Node, firstNode(f.Slowest.Conv), f.Join),
-			Fix: Fix{Location: p.Project.PromptLocation(agent, "fork", "branch"),
+			Fix: findings.Fix{Location: p.Project.PromptLocation(agent, "fork", "branch"),
 				Text: fmt.Sprintf("Tell %s in %s to split work like %q's into several branches of similar size", agent, p.Project.PromptPath(agent), f.Slowest.Name)},
 			Next:    fmt.Sprintf("branch durations close together (the slowest under %.0f× the median)", ratio),
 			Price:   price,
@@ -519,7 +514,7 @@ type unevenPromise struct {
 
 // expectForkUneven: the agent forks two or more branches and no such fork
 // is uneven by the thresholds that found the finding.
-func expectForkUneven(p unevenPromise, f Finding, next *graph.Run) Verdict {
+func expectForkUneven(p unevenPromise, f findings.Finding, next *graph.Run) findings.Verdict {
 	checked := 0
 	for _, fk := range forksBy(next, f.Agent) {
 		if len(fk.Branches) < 2 {
@@ -544,7 +539,7 @@ type overlapCall struct {
 
 // overlaps lists the calls of f's branches (each branch's calls once) that
 // an earlier sibling, in declared order, already made.
-func (p *Pass) overlaps(f *graph.Fork) []overlapCall {
+func (p *pass) overlaps(f *graph.Fork) []overlapCall {
 	seen := map[string]*graph.Branch{}
 	firstCall := map[string]*graph.Node{}
 	var out []overlapCall
@@ -566,12 +561,12 @@ func (p *Pass) overlaps(f *graph.Fork) []overlapCall {
 	return out
 }
 
-func runForkOverlap(p *Pass) {
+func runForkOverlap(p *pass) {
 	if noForks(p) {
 		return
 	}
 	examined := 0
-	for _, f := range p.forks() {
+	for _, f := range p.Forks() {
 		if len(f.Branches) < 2 {
 			continue
 		}
@@ -598,11 +593,11 @@ func runForkOverlap(p *Pass) {
 		for k := range pairs {
 			pairList = append(pairList, k)
 		}
-		p.Report(Finding{
+		p.Report(findings.Finding{
 			Agent:   agent,
 			Message: fmt.Sprintf("branches of the fork at %s made the same %s: %s", f.Node.ID(), plural(len(dups), "call", "calls"), strings.Join(names, "; ")),
 			Nodes:   ids(append([]*graph.Node{f.Node}, evidence...)...),
-			Fix: Fix{Location: p.Project.PromptLocation(agent, "fork", "branch"),
+			Fix: findings.Fix{Location: p.Project.PromptLocation(agent, "fork", "branch"),
 				Text: fmt.Sprintf("Tell %s in %s to divide the work by subject, naming in each branch's instructions the files or items only it covers", agent, p.Project.PromptPath(agent))},
 			Next:  "disjoint subjects: no call made by two branches",
 			Price: price,
@@ -614,7 +609,7 @@ func runForkOverlap(p *Pass) {
 
 // expectForkOverlap: no fork from the agent has two branches making the
 // same call.
-func expectForkOverlap(f Finding, next *graph.Run) Verdict {
+func expectForkOverlap(f findings.Finding, next *graph.Run) findings.Verdict {
 	p := laterPass(next)
 	forks := forksBy(next, f.Agent)
 	for _, fk := range forks {
@@ -625,12 +620,12 @@ func expectForkOverlap(f Finding, next *graph.Run) Verdict {
 	return verdict(true, "no call made by two sibling branches (%s from %s examined)", plural(len(forks), "fork", "forks"), f.Agent)
 }
 
-func runForkInheritUncached(p *Pass) {
+func runForkInheritUncached(p *pass) {
 	if noForks(p) {
 		return
 	}
 	inherit := 0
-	for _, f := range p.forks() {
+	for _, f := range p.Forks() {
 		if f.Context != "inherit" && f.Context != "" {
 			continue
 		}
@@ -650,7 +645,7 @@ func runForkInheritUncached(p *Pass) {
 		if inherited < inheritMinTokens.Get(p.Options) {
 			continue
 		}
-		price := Price{TokensIn: int64(len(other)) * inherited, ConversationStarts: len(other),
+		price := findings.Price{TokensIn: int64(len(other)) * inherited, ConversationStarts: len(other),
 			Basis: fmt.Sprintf("%d branches on another agent × %d inherited tokens (%s: %d in + %d out) = %d tokens sent without a cacheable prefix (expected from the request's structure, not measured)",
 				len(other), inherited, caller.ID(), caller.LLM.Usage.In, caller.LLM.Usage.Out, int64(len(other))*inherited)}
 		nodes := []*graph.Node{caller, f.Node}
@@ -667,11 +662,11 @@ func runForkInheritUncached(p *Pass) {
 		for _, b := range other {
 			names = append(names, fmt.Sprintf("%s on %s", b.Name, b.Agent))
 		}
-		p.Report(Finding{
+		p.Report(findings.Finding{
 			Agent:   agent,
 			Message: fmt.Sprintf("the fork at %s used context inherit for %d branches on another agent (%s) with %d tokens of history; each branch starts with a different system prompt, so that history cannot come from a prompt cache", f.Node.ID(), len(other), strings.Join(names, ", "), inherited),
 			Nodes:   ids(nodes...),
-			Fix: Fix{Location: p.Project.PromptLocation(agent, "context", "fork"),
+			Fix: findings.Fix{Location: p.Project.PromptLocation(agent, "context", "fork"),
 				Text: fmt.Sprintf("Tell %s in %s to fork with context compact (or none, writing the paths into the instructions) when the branches run another agent", agent, p.Project.PromptPath(agent))},
 			Next:  "fork (compact context) or fork (none context)",
 			Price: price,
@@ -687,7 +682,7 @@ func runForkInheritUncached(p *Pass) {
 
 // expectForkInheritUncached: every fork from the agent with a branch on
 // another agent uses context compact or none.
-func expectForkInheritUncached(f Finding, next *graph.Run) Verdict {
+func expectForkInheritUncached(f findings.Finding, next *graph.Run) findings.Verdict {
 	checked := 0
 	for _, fk := range forksBy(next, f.Agent) {
 		other := false
@@ -721,8 +716,8 @@ func llmBefore(n *graph.Node) *graph.Node { return llmStepOf(n) }
 
 // callsPrice prices calls made in vain: each call's tool time plus, once per
 // model step that asked for them, that step's time and tokens.
-func callsPrice(calls []*graph.Node) (Price, time.Duration) {
-	var price Price
+func callsPrice(calls []*graph.Node) (findings.Price, time.Duration) {
+	var price findings.Price
 	var d time.Duration
 	steps := map[int64]bool{}
 	for _, n := range calls {
@@ -740,7 +735,7 @@ func callsPrice(calls []*graph.Node) (Price, time.Duration) {
 
 // clearMultiBranch closes a rule that looks only at forks of two or more
 // branches: not applicable without one, else clear with the count.
-func clearMultiBranch(p *Pass, examined int) {
+func clearMultiBranch(p *pass, examined int) {
 	if examined == 0 {
 		p.NotApplicable("no fork with 2 or more branches")
 		return

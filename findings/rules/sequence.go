@@ -1,4 +1,4 @@
-package findings
+package rules
 
 import (
 	"fmt"
@@ -8,16 +8,17 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/snapshot"
 )
 
 // ForkSequence: a branch depends on a sibling.
-var ForkSequence = &Rule{
+var ForkSequence = &findings.Rule{
 	ID:       "fork.sequence",
-	Area:     Forking,
-	Severity: Error,
-	Doc: Doc{
+	Area:     findings.Forking,
+	Severity: findings.Error,
+	Doc: findings.Doc{
 		Title: "forked sequence",
 		Detect: "a branch's instructions name a sibling branch (its name as a word), or a file a sibling's instructions " +
 			"say it writes; or the branch reads a path a sibling writes (read_file of the path, list_dir or find_files of a " +
@@ -26,7 +27,7 @@ var ForkSequence = &Rule{
 		Fix:   "the forking agent's prompt: keep steps that need an earlier step's result in its own conversation; fork only independent parts.",
 		Next:  "those steps in the forking conversation, in order, and no branch that waits on a sibling.",
 	},
-	Run:    runForkSequence,
+	Run:    run(runForkSequence),
 	Expect: expectForkSequence,
 }
 
@@ -124,7 +125,7 @@ type branchIO struct {
 // branchIOs returns what each branch of the run read and wrote, from one
 // walk over the calls: a call counts for its own branch and every branch it
 // lies inside.
-func (p *Pass) branchIOs() map[*graph.Branch]*branchIO {
+func (p *pass) branchIOs() map[*graph.Branch]*branchIO {
 	if p.shared.io != nil {
 		return p.shared.io
 	}
@@ -177,7 +178,7 @@ type written struct {
 // (at most maxDeps each, sorted by the sibling's declared order), in time
 // linear in the branches' instructions and calls: names, told-to-write
 // paths and written paths are indexed once, not compared pair by pair.
-func (p *Pass) dependences(f *graph.Fork) [][]dep {
+func (p *pass) dependences(f *graph.Fork) [][]dep {
 	bs := f.Branches
 	out := make([][]dep, len(bs))
 	has := func(i, j int) bool {
@@ -297,12 +298,12 @@ func (p *Pass) dependences(f *graph.Fork) [][]dep {
 	return out
 }
 
-func runForkSequence(p *Pass) {
+func runForkSequence(p *pass) {
 	if noForks(p) {
 		return
 	}
 	pairs := 0
-	for _, f := range p.forks() {
+	for _, f := range p.Forks() {
 		k := len(f.Branches)
 		pairs += k * (k - 1) / 2
 		for i, ds := range p.dependences(f) {
@@ -310,7 +311,7 @@ func runForkSequence(p *Pass) {
 				continue
 			}
 			b, s := f.Branches[i], f.Branches[ds[0].sibling]
-			var price Price
+			var price findings.Price
 			for _, n := range b.Conv.Nodes {
 				if isCall(n) {
 					price.Calls++
@@ -336,11 +337,11 @@ func runForkSequence(p *Pass) {
 				also = fmt.Sprintf("; it also depends on %s", strings.Join(others, ", "))
 			}
 			agent := forkingAgent(f)
-			p.Report(Finding{
+			p.Report(findings.Finding{
 				Agent:   agent,
 				Message: fmt.Sprintf("branch %q of the fork at %s depends on sibling %q: %s%s; branches run at the same time and cannot wait", b.Name, f.Node.ID(), s.Name, ds[0].why, also),
 				Nodes:   ids(nodes...),
-				Fix: Fix{Location: p.Project.PromptLocation(agent, "fork", "branch"),
+				Fix: findings.Fix{Location: p.Project.PromptLocation(agent, "fork", "branch"),
 					Text: fmt.Sprintf("Tell %s in %s to do %q and then %q in its own conversation, and to fork only parts that need nothing from each other", agent, p.Project.PromptPath(agent), s.Name, b.Name)},
 				Next:  fmt.Sprintf("%q's work first, then %q's, in %s; no branch waiting on a sibling", s.Name, b.Name, where(f.Parent)),
 				Price: price,
@@ -348,13 +349,13 @@ func runForkSequence(p *Pass) {
 			})
 		}
 	}
-	p.Clear("%s in %s checked", plural(pairs, "sibling pair", "sibling pairs"), plural(len(p.forks()), "fork", "forks"))
+	p.Clear("%s in %s checked", plural(pairs, "sibling pair", "sibling pairs"), plural(len(p.Forks()), "fork", "forks"))
 }
 
 // expectForkSequence: no fork from the agent has a branch that depends on
 // a sibling (by the rule's own test), and the agent makes calls of its own,
 // the steps it was told to take in order.
-func expectForkSequence(f Finding, next *graph.Run) Verdict {
+func expectForkSequence(f findings.Finding, next *graph.Run) findings.Verdict {
 	p := laterPass(next)
 	forks := forksBy(next, f.Agent)
 	for _, fk := range forks {

@@ -1,20 +1,21 @@
-package findings
+package rules
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/snapshot"
 )
 
 // HandoffEarly: A handed off before doing its part, then got it back.
-var HandoffEarly = &Rule{
+var HandoffEarly = &findings.Rule{
 	ID:       "handoff.early",
-	Area:     Handoffs,
-	Severity: Warning,
-	Doc: Doc{
+	Area:     findings.Handoffs,
+	Severity: findings.Warning,
+	Doc: findings.Doc{
 		Title: "early hand-off",
 		Detect: "agent A hands the conversation to B while A has made no tool call since the turn began, and later in the " +
 			"same turn A gets the conversation back and makes calls: its own part was not done when it left.",
@@ -22,35 +23,35 @@ var HandoffEarly = &Rule{
 		Fix:   "the outgoing agent's prompt: do its own part first, then hand off.",
 		Next:  "A's own calls, then the hand-off.",
 	},
-	Run:    runHandoffEarly,
+	Run:    run(runHandoffEarly),
 	Expect: expectWith(expectHandoffEarly),
 }
 
 // HandoffLoop: A→B, B→A, A→B in one turn.
-var HandoffLoop = &Rule{
+var HandoffLoop = &findings.Rule{
 	ID:       "handoff.loop",
-	Area:     Handoffs,
-	Severity: Error,
-	Doc: Doc{
+	Area:     findings.Handoffs,
+	Severity: findings.Error,
+	Doc: findings.Doc{
 		Title:  "hand-off loop",
 		Detect: "hand-offs A→B, B→A, A→B within one turn: two prompts claim the same job.",
 		Price:  "each switch's first model call's input tokens, sent under a new system prompt and tool array: a conversation start (an expected cache miss) per switch.",
 		Fix:    "both agents' prompts, so exactly one of them owns the job.",
 		Next:   "one hand-off, or none.",
 	},
-	Run:    runHandoffLoop,
+	Run:    run(runHandoffLoop),
 	Expect: expectWith(expectHandoffLoop),
 }
 
 // forAnswerMaxCalls is handoff.for-answer's threshold.
-var forAnswerMaxCalls = &Threshold[int]{Key: "for-answer-max-calls", Text: "most calls of the target before its final answer", Def: 2, Min: 0}
+var forAnswerMaxCalls = &findings.Threshold[int]{Key: "for-answer-max-calls", Text: "most calls of the target before its final answer", Def: 2, Min: 0}
 
 // HandoffForAnswer: a hand-off spent on one question.
-var HandoffForAnswer = &Rule{
+var HandoffForAnswer = &findings.Rule{
 	ID:       "handoff.for-answer",
-	Area:     Handoffs,
-	Severity: Warning,
-	Doc: Doc{
+	Area:     findings.Handoffs,
+	Severity: findings.Warning,
+	Doc: findings.Doc{
 		Title: "hand-off for an answer",
 		Detect: "A hands to B after making calls of its own in the turn, B ends the turn with a final answer within {for-answer-max-calls} calls, " +
 			"and B hands back to A at the next turn, or the run ends: A wanted an answer and spent the conversation on it. " +
@@ -60,20 +61,20 @@ var HandoffForAnswer = &Rule{
 		Fix:   "the outgoing agent's prompt: make the call or two B made itself and keep the conversation (agents.yaml: give A the tools it lacks); a one-branch fork to B would be fork.one-branch's mistake.",
 		Next:  "A making B's calls itself, and no hand-off.",
 	},
-	Options: []Option{forAnswerMaxCalls, specialistMinCalls},
-	Run:     runHandoffForAnswer,
+	Options: []findings.Option{forAnswerMaxCalls, specialistMinCalls},
+	Run:     run(runHandoffForAnswer),
 	Expect:  expectWith(expectHandoffForAnswer),
 }
 
 // specialistMinCalls is delegation.missed-specialist's threshold.
-var specialistMinCalls = &Threshold[int]{Key: "specialist-min-calls", Text: "calls of a specialist's tool the agent made itself", Def: 2, Min: 1}
+var specialistMinCalls = &findings.Threshold[int]{Key: "specialist-min-calls", Text: "calls of a specialist's tool the agent made itself", Def: 2, Min: 1}
 
 // DelegationMissedSpecialist: the agent did a reachable specialist's job.
-var DelegationMissedSpecialist = &Rule{
+var DelegationMissedSpecialist = &findings.Rule{
 	ID:       "delegation.missed-specialist",
-	Area:     Delegation,
-	Severity: Warning,
-	Doc: Doc{
+	Area:     findings.Delegation,
+	Severity: findings.Warning,
+	Doc: findings.Doc{
 		Title: "specialist never used",
 		Detect: "agent A can reach specialist S (S is in A's handoffs or fork agents), S never runs in the run, and A itself called " +
 			"a tool that S declares at least {specialist-min-calls} times. Built-in workspace tools (read_file, list_dir, find_files, " +
@@ -83,8 +84,8 @@ var DelegationMissedSpecialist = &Rule{
 		Fix:   "the deciding agent's prompt: say when to hand off or fork to S, in this domain's terms.",
 		Next:  "a fork or hand-off to S, and S's tools called by S.",
 	},
-	Options: []Option{specialistMinCalls},
-	Run:     runMissedSpecialist,
+	Options: []findings.Option{specialistMinCalls},
+	Run:     run(runMissedSpecialist),
 	Expect:  expectWith(expectMissedSpecialist),
 }
 
@@ -102,7 +103,7 @@ func handoffsIn(c *graph.Conversation) []int {
 	return out
 }
 
-func noHandoffs(p *Pass) bool {
+func noHandoffs(p *pass) bool {
 	if len(p.Graph.Handoffs) == 0 {
 		p.NotApplicable("no hand-off in this run")
 		return true
@@ -110,7 +111,7 @@ func noHandoffs(p *Pass) bool {
 	return false
 }
 
-func runHandoffEarly(p *Pass) {
+func runHandoffEarly(p *pass) {
 	if noHandoffs(p) {
 		return
 	}
@@ -149,7 +150,7 @@ func runHandoffEarly(p *Pass) {
 			if len(later) == 0 {
 				continue
 			}
-			var price Price
+			var price findings.Price
 			for _, n := range c.Nodes[i+1 : back] {
 				if isCall(n) {
 					price.Calls++
@@ -164,12 +165,12 @@ func runHandoffEarly(p *Pass) {
 			for _, n := range later {
 				names = append(names, n.Tool.Name)
 			}
-			p.Report(Finding{
+			p.Report(findings.Finding{
 				Agent: a,
 				Message: fmt.Sprintf("%s handed to %s at %s without a call of its own this turn, got the conversation back at %s and then made %s (%s)",
 					a, h.Handoff.To, h.ID(), c.Nodes[back].ID(), plural(len(later), "call", "calls"), strings.Join(uniq(names), ", ")),
 				Nodes: ids(h, c.Nodes[back], later[0]),
-				Fix: Fix{Location: p.Project.PromptLocation(a, "transfer", "hand", h.Handoff.To),
+				Fix: findings.Fix{Location: p.Project.PromptLocation(a, "transfer", "hand", h.Handoff.To),
 					Text: fmt.Sprintf("Tell %s in %s to make its own calls (%s) before handing to %s", a, p.Project.PromptPath(a), strings.Join(uniq(names), ", "), h.Handoff.To)},
 				Next:    fmt.Sprintf("%s's own calls first, then the hand-off to %s", a, h.Handoff.To),
 				Price:   price,
@@ -194,7 +195,7 @@ func ownCallInTurn(c *graph.Conversation, turn []int, i int, agent string) bool 
 
 // expectHandoffEarly: the agent hands to the same target again, each time
 // after a call of its own in that turn.
-func expectHandoffEarly(p handoffPromise, f Finding, next *graph.Run) Verdict {
+func expectHandoffEarly(p handoffPromise, f findings.Finding, next *graph.Run) findings.Verdict {
 	seen := 0
 	for _, c := range next.Conversations {
 		turn := turnOf(c)
@@ -215,7 +216,7 @@ func expectHandoffEarly(p handoffPromise, f Finding, next *graph.Run) Verdict {
 	return verdict(true, "%s made its own calls before each hand-off to %s (%d)", p.From, p.To, seen)
 }
 
-func runHandoffLoop(p *Pass) {
+func runHandoffLoop(p *pass) {
 	if noHandoffs(p) {
 		return
 	}
@@ -240,7 +241,7 @@ func runHandoffLoop(p *Pass) {
 				}
 				end++
 			}
-			var price Price
+			var price findings.Price
 			var nodes []*graph.Node
 			var parts []string
 			for _, idx := range hs[k : end+1] {
@@ -258,12 +259,12 @@ func runHandoffLoop(p *Pass) {
 			if !price.CachedReported {
 				price.Basis += " (each an expected cache miss; the provider reported no cached tokens)"
 			}
-			p.Report(Finding{
+			p.Report(findings.Finding{
 				Agent:   a,
 				Message: fmt.Sprintf("%s and %s passed the conversation back and forth %d times in one turn (%s)", a, b, end-k+1, strings.Join(ids(nodes...), ", ")),
 				Nodes:   ids(nodes...),
-				Fix: Fix{Location: p.Project.PromptLocation(a, b, "transfer", "hand"),
-					Also: []Location{p.Project.PromptLocation(b, a, "transfer", "hand")},
+				Fix: findings.Fix{Location: p.Project.PromptLocation(a, b, "transfer", "hand"),
+					Also: []findings.Location{p.Project.PromptLocation(b, a, "transfer", "hand")},
 					Text: fmt.Sprintf("Decide whether %s or %s owns this job and say so in both %s and %s", a, b, p.Project.PromptPath(a), p.Project.PromptPath(b))},
 				Next:    fmt.Sprintf("one hand-off between %s and %s in the turn, or none", a, b),
 				Price:   price,
@@ -278,7 +279,7 @@ func runHandoffLoop(p *Pass) {
 
 // expectHandoffLoop: at most one hand-off between the two agents in any
 // turn of any conversation.
-func expectHandoffLoop(p handoffPromise, f Finding, next *graph.Run) Verdict {
+func expectHandoffLoop(p handoffPromise, f findings.Finding, next *graph.Run) findings.Verdict {
 	most, total := 0, 0
 	for _, c := range next.Conversations {
 		turn := turnOf(c)
@@ -295,7 +296,7 @@ func expectHandoffLoop(p handoffPromise, f Finding, next *graph.Run) Verdict {
 	return verdict(most <= 1, "at most %s between %s and %s in one turn (%d in the run)", plural(most, "hand-off", "hand-offs"), p.From, p.To, total)
 }
 
-func runHandoffForAnswer(p *Pass) {
+func runHandoffForAnswer(p *pass) {
 	if noHandoffs(p) {
 		return
 	}
@@ -364,7 +365,7 @@ func runHandoffForAnswer(p *Pass) {
 				then = fmt.Sprintf("at the next turn %s handed back to %s", b, a)
 			}
 			first := firstLLM(c, i+1)
-			price := Price{ConversationStarts: 1}
+			price := findings.Price{ConversationStarts: 1}
 			if first != nil && first.LLM != nil {
 				price.TokensIn, price.LLMCalls = first.LLM.Usage.In, 1
 				if first.LLM.Usage.CachedReported {
@@ -383,7 +384,7 @@ func runHandoffForAnswer(p *Pass) {
 // Made by A they would be delegation.missed-specialist's mistake, as a
 // one-branch fork would be fork.one-branch's: the hand-off is then what
 // the audit asks for, not a finding.
-func specialistWork(p *Pass, b string, calls []*graph.Node) bool {
+func specialistWork(p *pass, b string, calls []*graph.Node) bool {
 	sa := p.Project.Agent(b)
 	if sa == nil {
 		return false
@@ -410,7 +411,7 @@ type forAnswerPromise struct {
 // one-branch fork to B would be fork.one-branch; the calls are built-in
 // or fewer than specialist-min-calls of B's own tools, so no missed
 // specialist), given the tools it lacks.
-func forAnswerFinding(p *Pass, c *graph.Conversation, h *graph.Node, own, bCalls []*graph.Node, first, answer *graph.Node, then string, price Price) Finding {
+func forAnswerFinding(p *pass, c *graph.Conversation, h *graph.Node, own, bCalls []*graph.Node, first, answer *graph.Node, then string, price findings.Price) findings.Finding {
 	a, b := h.Handoff.From, h.Handoff.To
 	prom := forAnswerPromise{From: a, To: b}
 	var tools []string
@@ -424,9 +425,9 @@ func forAnswerFinding(p *Pass, c *graph.Conversation, h *graph.Node, own, bCalls
 		}
 	}
 	tools = uniq(tools)
-	fix := Fix{Location: p.Project.PromptLocation(a, "transfer", "hand", b)}
+	fix := findings.Fix{Location: p.Project.PromptLocation(a, "transfer", "hand", b)}
 	if len(bCalls) == 0 {
-		fix.Also = []Location{p.Project.PromptLocation(b)}
+		fix.Also = []findings.Location{p.Project.PromptLocation(b)}
 		fix.Text = fmt.Sprintf("Tell %s in %s to answer questions like this one itself instead of handing to %s: %s answered without a call, from what %s says, so put those lines into %s",
 			a, p.Project.PromptPath(a), b, b, p.Project.PromptPath(b), p.Project.PromptPath(a))
 	} else {
@@ -441,9 +442,9 @@ func forAnswerFinding(p *Pass, c *graph.Conversation, h *graph.Node, own, bCalls
 		fix.Text = fmt.Sprintf("Tell %s in %s to make the %s %s made (%s) itself when it only needs an answer, and keep the conversation instead of handing to %s",
 			a, p.Project.PromptPath(a), map[bool]string{true: "call", false: "calls"}[len(prom.Calls) == 1], b, listCut(prom.Names, maxListed), b)
 		if len(lacks) > 0 {
-			fix.Also = []Location{p.Project.EntryLocation(a)}
+			fix.Also = []findings.Location{p.Project.EntryLocation(a)}
 			if ac := p.Project.Agent(a); ac != nil && ac.ToolsLine > 0 {
-				fix.Also = []Location{{Path: AgentsFile, Line: ac.ToolsLine}}
+				fix.Also = []findings.Location{{Path: findings.AgentsFile, Line: ac.ToolsLine}}
 			}
 			fix.Text += fmt.Sprintf("; add %s to %s's tools in agents.yaml", strings.Join(lacks, ", "), a)
 		}
@@ -452,7 +453,7 @@ func forAnswerFinding(p *Pass, c *graph.Conversation, h *graph.Node, own, bCalls
 	if len(bCalls) == 0 {
 		next = fmt.Sprintf("%s answering itself, and no hand-off to %s", a, b)
 	}
-	return Finding{
+	return findings.Finding{
 		Agent: a,
 		Message: fmt.Sprintf("%s made %s, handed to %s at %s, %s answered with %s and %s",
 			a, plural(len(own), "call", "calls"), b, h.ID(), b, plural(len(bCalls), "call", "calls"), then),
@@ -467,7 +468,7 @@ func forAnswerFinding(p *Pass, c *graph.Conversation, h *graph.Node, own, bCalls
 
 // expectHandoffForAnswer: no hand-off from A to B, and A made B's calls
 // itself (any of them), or, when B had made none, simply no hand-off.
-func expectHandoffForAnswer(p forAnswerPromise, f Finding, next *graph.Run) Verdict {
+func expectHandoffForAnswer(p forAnswerPromise, f findings.Finding, next *graph.Run) findings.Verdict {
 	for _, h := range next.Handoffs {
 		if h.Handoff != nil && h.Handoff.From == p.From && h.Handoff.To == p.To {
 			return verdict(false, "%s still hands to %s at %s", p.From, p.To, h.ID())
@@ -507,7 +508,7 @@ type candidate struct {
 	viaFork    bool
 }
 
-func runMissedSpecialist(p *Pass) {
+func runMissedSpecialist(p *pass) {
 	ran := map[string]bool{}
 	for _, a := range p.Graph.Agents {
 		ran[a] = true
@@ -586,7 +587,7 @@ func runMissedSpecialist(p *Pass) {
 // missedSpecialistFinding is the finding for agent name's calls of
 // specialist c's tools; also names the other specialists that declare some
 // of those tools (their calls are priced here, once).
-func missedSpecialistFinding(p *Pass, name string, c *candidate, calls []*graph.Node, also []string) Finding {
+func missedSpecialistFinding(p *pass, name string, c *candidate, calls []*graph.Node, also []string) findings.Finding {
 	s := c.spec.Name
 	price, d := callsPrice(calls)
 	var tools []string
@@ -604,12 +605,12 @@ func missedSpecialistFinding(p *Pass, name string, c *candidate, calls []*graph.
 	if len(also) > 0 {
 		msg += fmt.Sprintf("; %s %s some of them too, and %s tools cover fewer of these calls", listCut(also, 3), map[bool]string{true: "declares", false: "declare"}[len(also) == 1], map[bool]string{true: "its", false: "their"}[len(also) == 1])
 	}
-	return Finding{
+	return findings.Finding{
 		Agent:   name,
 		Message: msg,
 		Nodes:   ids(calls...),
 		Causes:  p.specialistCauses(llmStepOf(calls[0]), name, s, c.viaHandoff, c.viaFork),
-		Fix: Fix{Location: p.Project.PromptLocation(name, s, "delegate", "fork", "transfer"),
+		Fix: findings.Fix{Location: p.Project.PromptLocation(name, s, "delegate", "fork", "transfer"),
 			Text: fmt.Sprintf("Tell %s in %s when to %s to %s, in this task's terms (work that needs %s)", name, p.Project.PromptPath(name), verb, s, strings.Join(tools, ", "))},
 		Next:    fmt.Sprintf("a %s to %s, with %s's tools called by %s", how, s, s, s),
 		Price:   price,
@@ -626,7 +627,7 @@ type specialistPromise struct {
 
 // expectMissedSpecialist: the specialist runs and itself calls one of the
 // tools the agent called in its place.
-func expectMissedSpecialist(p specialistPromise, f Finding, next *graph.Run) Verdict {
+func expectMissedSpecialist(p specialistPromise, f findings.Finding, next *graph.Run) findings.Verdict {
 	if next.FirstOwned(p.Specialist) == nil {
 		return verdict(false, "%s never ran in the new run", p.Specialist)
 	}
@@ -641,32 +642,32 @@ func expectMissedSpecialist(p specialistPromise, f Finding, next *graph.Run) Ver
 // specialistCauses checks, in the request of llm node n, whether S was
 // offered (transfer tool, fork enum) and whether fork instructions reached
 // the system prompt.
-func (p *Pass) specialistCauses(n *graph.Node, agent, s string, viaHandoff, viaFork bool) []Cause {
+func (p *pass) specialistCauses(n *graph.Node, agent, s string, viaHandoff, viaFork bool) []findings.Cause {
 	if n == nil {
-		return []Cause{{Check: "specialist offered", Result: "unknown", Detail: "no model call found before the first call"}}
+		return []findings.Cause{{Check: "specialist offered", Result: "unknown", Detail: "no model call found before the first call"}}
 	}
-	req, err := p.readRequest(n.Seq)
+	req, err := p.ReadRequest(n.Seq)
 	if err != nil {
-		return []Cause{{Check: "specialist offered", Result: "unknown", Detail: fmt.Sprintf("request of %s not readable (%v)", n.ID(), err)}}
+		return []findings.Cause{{Check: "specialist offered", Result: "unknown", Detail: fmt.Sprintf("request of %s not readable (%v)", n.ID(), err)}}
 	}
-	var out []Cause
+	var out []findings.Cause
 	if viaHandoff {
 		t := "transfer_to_" + s
 		if req.Tool(t) != nil {
-			out = append(out, Cause{Check: "transfer tool offered", Result: "yes", Detail: fmt.Sprintf("%s offered %s; the model did the work itself", n.ID(), t)})
+			out = append(out, findings.Cause{Check: "transfer tool offered", Result: "yes", Detail: fmt.Sprintf("%s offered %s; the model did the work itself", n.ID(), t)})
 		} else {
-			out = append(out, Cause{Check: "transfer tool offered", Result: "no", Detail: fmt.Sprintf("%s had no %s", n.ID(), t)})
+			out = append(out, findings.Cause{Check: "transfer tool offered", Result: "no", Detail: fmt.Sprintf("%s had no %s", n.ID(), t)})
 		}
 	}
 	if viaFork {
 		enum := forkAgents(req)
 		switch {
 		case req.Tool("fork") == nil:
-			out = append(out, Cause{Check: "specialist in fork agent enum", Result: "no", Detail: fmt.Sprintf("%s had no fork tool (depth cap?)", n.ID())})
+			out = append(out, findings.Cause{Check: "specialist in fork agent enum", Result: "no", Detail: fmt.Sprintf("%s had no fork tool (depth cap?)", n.ID())})
 		case enum == nil || contains(enum, s):
-			out = append(out, Cause{Check: "specialist in fork agent enum", Result: "yes", Detail: fmt.Sprintf("%s's fork tool let a branch run %s", n.ID(), s)})
+			out = append(out, findings.Cause{Check: "specialist in fork agent enum", Result: "yes", Detail: fmt.Sprintf("%s's fork tool let a branch run %s", n.ID(), s)})
 		default:
-			out = append(out, Cause{Check: "specialist in fork agent enum", Result: "no", Detail: fmt.Sprintf("%s's fork enum was [%s]", n.ID(), strings.Join(enum, ", "))})
+			out = append(out, findings.Cause{Check: "specialist in fork agent enum", Result: "no", Detail: fmt.Sprintf("%s's fork enum was [%s]", n.ID(), strings.Join(enum, ", "))})
 		}
 		out = append(out, p.forkInstructionsCause(n, req, req.Tool("fork") != nil))
 	}
