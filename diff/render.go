@@ -10,6 +10,7 @@ import (
 
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/findings/report"
+	"github.com/inspect-dev/inspect/internal/termsafe"
 )
 
 // errWriter remembers the first write error and stops writing after it.
@@ -23,14 +24,6 @@ func (e *errWriter) printf(format string, args ...any) {
 		return
 	}
 	_, e.err = fmt.Fprintf(e.w, format, args...)
-}
-
-// mdEscape keeps untrusted text (agent names, messages) from turning into
-// markdown structure.
-func mdEscape(s string) string {
-	r := strings.NewReplacer("\\", "\\\\", "`", "\\`", "*", "\\*", "_", "\\_", "[", "\\[", "]", "\\]",
-		"<", "&lt;", ">", "&gt;", "|", "\\|", "#", "\\#", "\n", " ")
-	return r.Replace(s)
 }
 
 func gradeLine(g map[findings.Area]string) string {
@@ -67,16 +60,16 @@ func (d Delta) changeCell() string {
 // collapsed Mermaid chart.
 func WriteMarkdown(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
-	ew.printf("# inspect diff\n\n**%s**\n\n", mdEscape(r.Summary))
+	ew.printf("# inspect diff\n\n**%s**\n\n", termsafe.Markdown(r.Summary))
 	for _, s := range []struct {
 		label string
 		info  RunInfo
 	}{{"base", r.Base}, {"new", r.New}} {
-		ew.printf("- %s: `%s`", s.label, mdEscape(s.info.Run))
+		ew.printf("- %s: %s", s.label, termsafe.Code(s.info.Run))
 		if s.info.Ref != s.info.Run {
-			ew.printf(" (%s)", mdEscape(s.info.Ref))
+			ew.printf(" (%s)", termsafe.Markdown(s.info.Ref))
 		}
-		ew.printf(" · %s · %s · grades %s\n", mdEscape(orDash(s.info.Project)), s.info.Status, gradeLine(s.info.Grades))
+		ew.printf(" · %s · %s · grades %s\n", termsafe.Markdown(orDash(s.info.Project)), s.info.Status, gradeLine(s.info.Grades))
 	}
 	ew.printf("\n| total | base | new | change |\n| --- | ---: | ---: | ---: |\n")
 	for _, d := range r.Totals {
@@ -103,7 +96,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	if r.Failed {
 		ew.printf("\n**Failed:**\n\n")
 		for _, reason := range r.Reasons {
-			ew.printf("- %s\n", mdEscape(reason))
+			ew.printf("- %s\n", termsafe.Markdown(reason))
 		}
 	}
 	writeMDFindings(ew, "New findings", r.Findings.New)
@@ -121,7 +114,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		}
 		ew.printf("\n| --- |%s\n", strings.Repeat(" ---: |", cols))
 		for _, a := range r.Agents {
-			name := mdEscape(a.Agent)
+			name := termsafe.Markdown(a.Agent)
 			switch {
 			case !a.InBase:
 				name += " (new)"
@@ -164,18 +157,18 @@ func writeMDFindings(ew *errWriter, title string, list []FindingChange) {
 	ew.printf("\n## %s (%d)\n\n", title, len(list))
 	for _, f := range list {
 		ew.printf("- **%s** `%s` — %s · agent **%s** · nodes %s\n", strings.ToUpper(f.Severity.String()), f.Rule,
-			mdEscape(f.Name), mdEscape(f.Agent), report.NodeRanges(f.Nodes, ", "))
+			termsafe.Markdown(f.Name), termsafe.Markdown(f.Agent), report.NodeRanges(f.Nodes, ", "))
 		if f.Status == StatusUnchanged && len(f.BaseNodes) > 0 {
 			ew.printf("  (base: %s)\n", strings.Join(f.BaseNodes, ", "))
 		}
-		ew.printf("  - %s\n", mdEscape(f.Message))
+		ew.printf("  - %s\n", termsafe.Markdown(f.Message))
 		if f.Suppressed != nil {
-			ew.printf("  - **Not counted:** %s\n", mdEscape(f.Suppressed.String()))
+			ew.printf("  - **Not counted:** %s\n", termsafe.Markdown(f.Suppressed.String()))
 		}
-		ew.printf("  - **Cost:** %s\n", mdEscape(f.CostSummary()))
-		ew.printf("  - **Fix:** `%s` — %s\n", f.Fix.Location, mdEscape(f.Fix.Text))
+		ew.printf("  - **Cost:** %s\n", termsafe.Markdown(f.CostSummary()))
+		ew.printf("  - **Fix:** %s — %s\n", termsafe.Code(f.Fix.Location.String()), termsafe.Markdown(f.Fix.Text))
 		if e := f.Expectation; e != nil {
-			ew.printf("  - **Next run should show:** %s — **%s**: %s\n", mdEscape(e.Next), e.Result, mdEscape(e.Detail))
+			ew.printf("  - **Next run should show:** %s — **%s**: %s\n", termsafe.Markdown(e.Next), e.Result, termsafe.Markdown(e.Detail))
 		}
 	}
 }

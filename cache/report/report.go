@@ -7,8 +7,10 @@
 // Every figure says whether it was predicted or reported: a hit or a miss
 // is only called measured when the provider (or the scripted model's
 // simulated cache) reported it. Text from the run (agent names, snippets
-// of prompts and messages) is written as it is; the terminal sanitizer of
-// cmd/inspect makes it safe, and JSON carries it as data.
+// of prompts and messages) is escaped in the Markdown (termsafe.Markdown,
+// as the audit and diff reports do) and written as it is in the plain text
+// (the terminal sanitizer of cmd/inspect makes it safe); JSON carries it
+// as data.
 package report
 
 import (
@@ -20,6 +22,7 @@ import (
 	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/chart"
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/internal/termsafe"
 	"github.com/inspect-dev/inspect/money"
 )
 
@@ -83,6 +86,18 @@ func (w *writer) item(s string) {
 
 func (w *writer) end() { w.printf("\n") }
 
+// text is untrusted text from the run (an agent or branch name, a model, a
+// tool, what a request held) as the style writes it: in Markdown through
+// termsafe.Markdown, the escaper the audit and diff reports share, so it
+// never turns into structure; in plain text as it is (the terminal
+// sanitizer of cmd/inspect makes it safe).
+func (w *writer) text(s string) string {
+	if w.st == markdown {
+		return termsafe.Markdown(s)
+	}
+	return s
+}
+
 // Source says where the run's reported cached tokens come from.
 func Source(rep *cache.Report) string {
 	switch {
@@ -101,19 +116,19 @@ func write(out io.Writer, rep *cache.Report, node int64, st style) error {
 		if c == nil {
 			return fmt.Errorf("internal error: n%d is not an llm node of the report", node)
 		}
-		w.heading(1, fmt.Sprintf("Prompt cache · %s · run %s", c.Node.ID(), rep.Run))
+		w.heading(1, fmt.Sprintf("Prompt cache · %s · run %s", c.Node.ID(), w.text(rep.Run)))
 		w.printf("%s.\n\n", capitalize(Source(rep)))
 		callDetail(w, rep, c)
 		return w.err
 	}
-	w.heading(1, "Prompt cache · run "+rep.Run)
+	w.heading(1, "Prompt cache · run "+w.text(rep.Run))
 	w.printf("%s. Lifetime %s; minimum cacheable prefix %s tokens.\n\n", capitalize(Source(rep)), graph.FormatDuration(rep.Lifetime), group(rep.MinPrefix))
 	w.item(w.bold("run") + ": " + totals(rep.Total, rep.Currency))
 	w.end()
 	if rep.Currency != "" {
 		note := "Money from the price table in " + rep.Currency + ": cost from the reported usage; saved by the reported cache reads and writes against sending all input uncached; the misses' uncached input priced at the input rate less the cached-input rate."
 		if len(rep.Unpriced) > 0 {
-			note += " No price for " + strings.Join(rep.Unpriced, ", ") + ": not counted."
+			note += " No price for " + w.text(strings.Join(rep.Unpriced, ", ")) + ": not counted."
 		}
 		w.printf("%s\n\n", note)
 	} else {
@@ -143,7 +158,7 @@ func write(out io.Writer, rep *cache.Report, node int64, st style) error {
 	if len(mism) > 0 {
 		w.heading(2, "Reported against predicted")
 		for _, c := range mism {
-			w.item(fmt.Sprintf("%s (%s): %s", w.bold(c.Node.ID()), c.Mismatch.Kind, c.Mismatch.Text()))
+			w.item(fmt.Sprintf("%s (%s): %s", w.bold(c.Node.ID()), c.Mismatch.Kind, w.text(c.Mismatch.Text())))
 		}
 		w.end()
 	}
@@ -151,7 +166,7 @@ func write(out io.Writer, rep *cache.Report, node int64, st style) error {
 		w.heading(2, "Unstable prefixes (cache.unstable-prefix)")
 		for _, c := range unst {
 			u := c.Unstable
-			w.item(fmt.Sprintf("%s against %s: broke at %s (%s): %s; ≈%s tokens re-sent uncached", w.bold(c.Node.ID()), u.Previous.ID(), u.Break.Where, u.Break.What, u.Break.Why, group(u.Lost)))
+			w.item(fmt.Sprintf("%s against %s: broke at %s (%s): %s; ≈%s tokens re-sent uncached", w.bold(c.Node.ID()), u.Previous.ID(), u.Break.Where, u.Break.What, w.text(u.Break.Why), group(u.Lost)))
 		}
 		w.end()
 	}
@@ -161,12 +176,12 @@ func write(out io.Writer, rep *cache.Report, node int64, st style) error {
 		if g.Name != "" {
 			name = "branch " + g.Name
 		}
-		w.item(w.bold(name) + ": " + totals(g.Totals, rep.Currency))
+		w.item(w.bold(w.text(name)) + ": " + totals(g.Totals, rep.Currency))
 	}
 	w.end()
 	w.heading(2, "By agent")
 	for _, g := range rep.Agents {
-		w.item(w.bold(orDash(g.Name)) + ": " + totals(g.Totals, rep.Currency))
+		w.item(w.bold(w.text(orDash(g.Name))) + ": " + totals(g.Totals, rep.Currency))
 	}
 	w.end()
 	return w.err
@@ -210,19 +225,19 @@ func writes(t cache.Totals) string {
 // callLine is one call in the list.
 func callLine(w *writer, c *cache.Call) string {
 	n := c.Node
-	head := fmt.Sprintf("%s @%s (%s)", w.bold(n.ID()), orDash(n.Agent), convName(n))
+	head := fmt.Sprintf("%s @%s (%s)", w.bold(n.ID()), w.text(orDash(n.Agent)), w.text(convName(n)))
 	if !c.Analyzed {
-		return fmt.Sprintf("%s: not analysed: %s; %s", head, c.Skipped, reported(c))
+		return fmt.Sprintf("%s: not analysed: %s; %s", head, w.text(c.Skipped), reported(c))
 	}
 	s := fmt.Sprintf("%s: %s · %s · uncached ≈%s tokens", head, reusable(c), reported(c), group(c.Uncached()))
 	if c.Fidelity == "reconstructed" {
 		s += " · reconstructed request"
 	}
-	if b := breakText(c.Break); b != "" {
+	if b := breakText(w, c.Break); b != "" {
 		s += " — " + b
 	}
 	if c.Mismatch != nil {
-		s += " — " + c.Mismatch.Kind + ": " + c.Mismatch.Text()
+		s += " — " + c.Mismatch.Kind + ": " + w.text(c.Mismatch.Text())
 	}
 	return s
 }
@@ -320,16 +335,20 @@ func reported(c *cache.Call) string {
 	return s
 }
 
-// breakText says where reuse broke and why.
-func breakText(b cache.Break) string {
+// breakText says where reuse broke and why. Where (tools, system,
+// message N) is the analysis' own word; What (the tool that moved, the
+// line of the system prompt) is written as it is, as inspect show's
+// Markdown, which ShowMarkdown is a section of, writes a node's tools and
+// prompts.
+func breakText(w *writer, b cache.Break) string {
 	if b.Where == "" || b.Cause == cache.CauseTail {
-		return b.Why
+		return w.text(b.Why)
 	}
 	s := "broke at " + b.Where
 	if b.What != "" {
 		s += " (" + b.What + ")"
 	}
-	s += ": " + b.Why
+	s += ": " + w.text(b.Why)
 	if !b.Expected {
 		s += " [unexpected]"
 	}
@@ -339,9 +358,9 @@ func breakText(b cache.Break) string {
 // callDetail is one call's analysis in full.
 func callDetail(w *writer, rep *cache.Report, c *cache.Call) {
 	n := c.Node
-	w.item(fmt.Sprintf("node: %s @%s, %s, model %s", n.ID(), orDash(n.Agent), convName(n), n.LLM.Model))
+	w.item(fmt.Sprintf("node: %s @%s, %s, model %s", n.ID(), w.text(orDash(n.Agent)), w.text(convName(n)), w.text(n.LLM.Model)))
 	if !c.Analyzed {
-		w.item("not analysed: " + c.Skipped)
+		w.item("not analysed: " + w.text(c.Skipped))
 		w.item(reported(c))
 		w.end()
 		return
@@ -349,29 +368,29 @@ func callDetail(w *writer, rep *cache.Report, c *cache.Call) {
 	w.item(fmt.Sprintf("request: %s, %s bytes as the cache compares them (tools, system, messages)", c.Fidelity, group(int64(c.Bytes))))
 	w.item(reusable(c) + " (predicted)")
 	if c.Match != nil {
-		w.item(fmt.Sprintf("the earlier request: %s (%s @%s), finished %s before this one started", c.Match.ID(), convName(c.Match), orDash(c.Match.Agent), graph.FormatDuration(c.Since)))
+		w.item(fmt.Sprintf("the earlier request: %s (%s @%s), finished %s before this one started", c.Match.ID(), w.text(convName(c.Match)), w.text(orDash(c.Match.Agent)), graph.FormatDuration(c.Since)))
 	}
 	if c.Break.Where != "" {
 		w.item("broke at: " + c.Break.Where + " — " + c.Break.What)
 	}
 	if c.Break.Location.Path != "" {
-		w.item("prompt file: " + c.Break.Location.String())
+		w.item("prompt file: " + w.text(c.Break.Location.String()))
 	}
 	expected := "expected for this shape"
 	if !c.Break.Expected {
 		expected = "not expected: something early changed"
 	}
-	w.item(fmt.Sprintf("why: %s (%s, %s)", c.Break.Why, c.Break.Cause, expected))
+	w.item(fmt.Sprintf("why: %s (%s, %s)", w.text(c.Break.Why), c.Break.Cause, expected))
 	w.item(reported(c) + fmt.Sprintf(" · uncached ≈%s tokens", group(c.Uncached())))
 	if m := c.Money; m != nil {
 		w.item(fmt.Sprintf("money: cost %s · cache saved %s · uncached input ≈%s above the cache-read price",
 			money.Format(m.Spent, rep.Currency), money.Format(m.Saved, rep.Currency), money.Format(m.Uncached, rep.Currency)))
 	}
 	if c.Mismatch != nil {
-		w.item(fmt.Sprintf("mismatch (%s): %s", c.Mismatch.Kind, c.Mismatch.Text()))
+		w.item(fmt.Sprintf("mismatch (%s): %s", c.Mismatch.Kind, w.text(c.Mismatch.Text())))
 	}
 	if u := c.Unstable; u != nil {
-		w.item(fmt.Sprintf("unstable prefix against %s: broke at %s (%s): %s; ≈%s tokens re-sent uncached", u.Previous.ID(), u.Break.Where, u.Break.What, u.Break.Why, group(u.Lost)))
+		w.item(fmt.Sprintf("unstable prefix against %s: broke at %s (%s): %s; ≈%s tokens re-sent uncached", u.Previous.ID(), u.Break.Where, u.Break.What, w.text(u.Break.Why), group(u.Lost)))
 	}
 	w.end()
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/internal/termsafe"
 )
 
 // errWriter remembers the first write error and stops writing after it.
@@ -209,22 +210,16 @@ func writeTextFinding(ew *errWriter, i int, f *findings.Finding) {
 	}
 }
 
-// mdEscape keeps untrusted text (agent names, arguments, answers) from
-// turning into markdown structure.
 // mdLocation writes a fix location in Markdown: a file and line as code, a
 // label naming instructions no file holds ("the instructions of agent X")
-// as words.
+// as words. Untrusted text (agent names, arguments, answers) goes through
+// termsafe's Markdown and Code, the escaper diff and the prompt-cache
+// report share.
 func mdLocation(l findings.Location) string {
 	if l.Path == "" && l.Label != "" {
-		return mdEscape(l.Label)
+		return termsafe.Markdown(l.Label)
 	}
-	return "`" + l.String() + "`"
-}
-
-func mdEscape(s string) string {
-	r := strings.NewReplacer("\\", "\\\\", "`", "\\`", "*", "\\*", "_", "\\_", "[", "\\[", "]", "\\]",
-		"<", "&lt;", ">", "&gt;", "|", "\\|", "#", "\\#", "\n", " ")
-	return r.Replace(s)
+	return termsafe.Code(l.String())
 }
 
 // WriteMarkdown writes the report as GitHub-flavoured markdown (what the
@@ -232,15 +227,15 @@ func mdEscape(s string) string {
 // summary).
 func WriteMarkdown(w io.Writer, r *findings.Report) error {
 	ew := &errWriter{w: w}
-	ew.printf("# inspect audit\n\n%s\n\n", mdEscape(headline(r)))
+	ew.printf("# inspect audit\n\n%s\n\n", termsafe.Markdown(headline(r)))
 	if r.Notice != "" {
-		ew.printf("> **Notice:** %s\n\n", mdEscape(r.Notice))
+		ew.printf("> **Notice:** %s\n\n", termsafe.Markdown(r.Notice))
 	}
 	for _, warn := range r.Warnings {
-		ew.printf("> **Warning:** %s\n\n", mdEscape(warn))
+		ew.printf("> **Warning:** %s\n\n", termsafe.Markdown(warn))
 	}
 	if r.Money != nil {
-		ew.printf("**Cost:** %s\n\n", mdEscape(r.Money.Summary()))
+		ew.printf("**Cost:** %s\n\n", termsafe.Markdown(r.Money.Summary()))
 		if len(r.Money.Agents) > 0 {
 			ew.printf("| agent | model calls | tokens in | cached | cache write | tokens out | cost |\n| --- | --- | --- | --- | --- | --- | --- |\n")
 			for _, a := range r.Money.Agents {
@@ -248,16 +243,16 @@ func WriteMarkdown(w io.Writer, r *findings.Report) error {
 				if a.Unpriced > 0 {
 					cost += fmt.Sprintf(" (%d unpriced)", a.Unpriced)
 				}
-				ew.printf("| %s | %d | %d | %d | %d | %d | %s |\n", mdEscape(orDash(a.Agent)), a.Calls, a.TokensIn, a.Cached, a.CacheWrite, a.TokensOut, cost)
+				ew.printf("| %s | %d | %d | %d | %d | %d | %s |\n", termsafe.Markdown(orDash(a.Agent)), a.Calls, a.TokensIn, a.Cached, a.CacheWrite, a.TokensOut, cost)
 			}
 			ew.printf("\n")
 		}
 	}
 	if r.Policy != "" {
-		ew.printf("Policy: `%s`\n\n", strings.ReplaceAll(r.Policy, "`", "'"))
+		ew.printf("Policy: %s\n\n", termsafe.Code(r.Policy))
 	}
 	if r.Baseline != "" {
-		ew.printf("Baseline: `%s`\n\n", strings.ReplaceAll(r.Baseline, "`", "'"))
+		ew.printf("Baseline: %s\n\n", termsafe.Code(r.Baseline))
 	}
 	ew.printf("| area | grade | score |\n| --- | --- | --- |\n")
 	for _, a := range findings.Areas() {
@@ -267,7 +262,7 @@ func WriteMarkdown(w io.Writer, r *findings.Report) error {
 	writeFindings(r, ew, "\n## Not counted (accepted or in the baseline)\n", writeMarkdownFinding)
 	ew.printf("\n## Checks\n\n| rule | result | examined |\n| --- | --- | --- |\n")
 	for _, c := range r.Checks {
-		ew.printf("| `%s` | %s | %s |\n", c.Rule, c.Status, mdEscape(c.Detail))
+		ew.printf("| `%s` | %s | %s |\n", c.Rule, c.Status, termsafe.Markdown(c.Detail))
 	}
 	ew.printf("\n<details><summary>Grade scale</summary>\n\n%s\n\n</details>\n", strings.Join(strings.Fields(findings.GradeScale), " "))
 	return ew.err
@@ -278,25 +273,25 @@ func writeMarkdownFinding(ew *errWriter, i int, f *findings.Finding) {
 	if f.Suppressed != nil {
 		sev = strings.ToUpper(f.Suppressed.Kind) + " " + f.Severity.String()
 	}
-	ew.printf("\n## %d. %s `%s` — %s\n\n", i, sev, f.Rule, mdEscape(f.Name))
-	ew.printf("%s · agent **%s** · nodes %s · id `%s`\n\n", f.Area, mdEscape(f.Agent), NodeRanges(f.Nodes, ", "), f.Fingerprint)
+	ew.printf("\n## %d. %s `%s` — %s\n\n", i, sev, f.Rule, termsafe.Markdown(f.Name))
+	ew.printf("%s · agent **%s** · nodes %s · id `%s`\n\n", f.Area, termsafe.Markdown(f.Agent), NodeRanges(f.Nodes, ", "), f.Fingerprint)
 	if f.Suppressed != nil {
-		ew.printf("- **Not counted:** %s\n", mdEscape(f.Suppressed.String()))
+		ew.printf("- **Not counted:** %s\n", termsafe.Markdown(f.Suppressed.String()))
 	}
-	ew.printf("- **What happened:** %s\n", mdEscape(f.Message))
-	ew.printf("- **Cost:** %s", mdEscape(f.CostSummary()))
+	ew.printf("- **What happened:** %s\n", termsafe.Markdown(f.Message))
+	ew.printf("- **Cost:** %s", termsafe.Markdown(f.CostSummary()))
 	if f.Price.Basis != "" {
-		ew.printf(" — %s", mdEscape(f.Price.Basis))
+		ew.printf(" — %s", termsafe.Markdown(f.Price.Basis))
 	}
-	ew.printf("\n- **Fix:** %s — %s", mdLocation(f.Fix.Location), mdEscape(f.Fix.Text))
+	ew.printf("\n- **Fix:** %s — %s", mdLocation(f.Fix.Location), termsafe.Markdown(f.Fix.Text))
 	for _, l := range f.Fix.Also {
 		ew.printf("; also %s", mdLocation(l))
 	}
-	ew.printf("\n- **Next run should show:** %s\n", mdEscape(f.Next))
+	ew.printf("\n- **Next run should show:** %s\n", termsafe.Markdown(f.Next))
 	if len(f.Causes) > 0 {
 		ew.printf("- **Causes checked:**\n")
 		for _, c := range f.Causes {
-			ew.printf("  - %s: **%s** — %s\n", mdEscape(c.Check), c.Result, mdEscape(c.Detail))
+			ew.printf("  - %s: **%s** — %s\n", termsafe.Markdown(c.Check), c.Result, termsafe.Markdown(c.Detail))
 		}
 	}
 }

@@ -1,8 +1,11 @@
-// Package termsafe is the one terminal sanitizer of DESIGN §11 (Untrusted
-// text): every human-facing output of inspect passes through it, so no
-// escape sequence in a task, a model's answer, a tool result, a name or an
-// imported file can act on the terminal (clear the screen, set the window
-// title, write the clipboard with OSC 52, hide a link with OSC 8).
+// Package termsafe is the one sanitizer of untrusted text for people
+// (DESIGN §11, Untrusted text): every human-facing output of inspect
+// passes through it, so no escape sequence in a task, a model's answer, a
+// tool result, a name or an imported file can act on the terminal (clear
+// the screen, set the window title, write the clipboard with OSC 52, hide
+// a link with OSC 8), and no such text turns into Markdown structure in
+// the Markdown the audit, diff and prompt-cache reports write (Markdown,
+// Code).
 //
 // C0 controls other than newline and tab, DEL, C1 controls and invalid
 // UTF-8 bytes are written visibly: ESC as \x1b, a C1 control as \u009b,
