@@ -310,7 +310,8 @@ type Reader func(b *Body) error
 //     provider's word, returned as it is); so is ErrIncomplete;
 //   - the wait before a retry is the server's Retry-After (seconds or an
 //     HTTP date), capped at MaxRetryAfter, else Backoff(n);
-//   - a cancelled ctx ends the call with ctx's error, at once.
+//   - a cancelled ctx ends the call with ctx's error, at once (a
+//     *CutOffError when part of the answer was delivered).
 //
 // Every error is scrubbed of the key and the base URL's password.
 func (c *Client) Do(ctx context.Context, call *Call, read Reader) (*Result, error) {
@@ -332,13 +333,14 @@ func (c *Client) Do(ctx context.Context, call *Call, read Reader) (*Result, erro
 		if attempt == 1 && call.Sent != nil {
 			call.Sent(call.Body)
 		}
-		res.Attempts = attempt
+		res.Attempts, res.Body = attempt, nil // an earlier attempt's body is not this one's
 		retry, after, err := c.attempt(ctx, call, attempt, res, deliver, &text, read)
 		if err == nil {
 			return res, nil
 		}
-		if ctx.Err() != nil {
-			return res, ctx.Err()
+		var cut *CutOffError
+		if ctx.Err() != nil && !errors.As(err, &cut) {
+			return res, ctx.Err() // a cut-off keeps what arrived before the cancel
 		}
 		err = c.redact.Error(err)
 		if !retry {

@@ -372,7 +372,8 @@ func TestDo_Timeouts(t *testing.T) {
 	})
 }
 
-// A cancelled context ends the call with its error, also during a wait.
+// A cancelled context ends the call with its error, also during a wait;
+// cancelled mid-answer, the call is a cut-off holding what arrived.
 func TestDo_Cancel(t *testing.T) {
 	s := newServer(t, status(503))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -380,6 +381,42 @@ func TestDo_Cancel(t *testing.T) {
 	_, err := client(s, llmhttptest.NewClock(start)).Do(ctx, &llmhttp.Call{Body: []byte(`{}`), OnRetry: func(llmhttp.Retry) { cancel() }}, lines(&got))
 	if !errors.Is(err, context.Canceled) || s.requests() != 1 {
 		t.Errorf("Do = %v after %d requests, want context.Canceled after 1", err, s.requests())
+	}
+
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	s = newServer(t, sse([]string{"half"}, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	_, err = client(s, llmhttptest.NewClock(start)).Do(ctx, &llmhttp.Call{Body: []byte(`{}`)}, func(b *llmhttp.Body) error {
+		sc := bufio.NewScanner(b)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				b.Deliver(d)
+				cancel() // the user's Ctrl-C, once the half is shown
+			}
+		}
+		return sc.Err()
+	})
+	var cutErr *llmhttp.CutOffError
+	if !errors.As(err, &cutErr) || cutErr.Text != "half" || !errors.Is(err, context.Canceled) {
+		t.Errorf("Do cancelled mid-answer = %v, want a cut-off with the text, caused by the cancel", err)
+	}
+}
+
+// The Result's Body is the last attempt's: an error body is not kept as
+// the body of the stream that answered the retry.
+func TestDo_ResultBody(t *testing.T) {
+	s := newServer(t, status(500), sse([]string{"ok", "END"}, nil))
+	var got string
+	res, err := client(s, llmhttptest.NewClock(start)).Do(context.Background(), &llmhttp.Call{Body: []byte(`{}`)}, lines(&got))
+	if err != nil || res.Attempts != 2 || res.Body != nil {
+		t.Errorf("Do = %v after %d attempts, Body %q; want the stream's answer and no body kept", err, res.Attempts, res.Body)
+	}
+	s = newServer(t, status(500), status(502))
+	c := client(s, llmhttptest.NewClock(start))
+	c.Retries = 1
+	res, _ = c.Do(context.Background(), &llmhttp.Call{Body: []byte(`{}`)}, lines(&got))
+	if !strings.Contains(string(res.Body), "status 502") {
+		t.Errorf("Body = %q, want the last error body", res.Body)
 	}
 }
 
