@@ -1,0 +1,73 @@
+package stack_test
+
+import (
+	"testing"
+
+	"github.com/inspect-dev/inspect/importers/all"
+	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/stack"
+)
+
+// Every source format a run can have — our runtime's and each importer's
+// — has a profile of its own that says how the stack fans out and where
+// its instructions live.
+func TestEveryFormatHasAProfile(t *testing.T) {
+	formats := []string{record.SourceInspect}
+	for _, f := range all.Formats() {
+		formats = append(formats, f.Name())
+	}
+	for _, name := range formats {
+		p := stack.Of(name)
+		if p == nil {
+			t.Errorf("source format %q has no profile", name)
+			continue
+		}
+		if p.Format != name || p.Dialect != "" || p.Name == "" || len(p.Fanout) == 0 || len(p.Instructions) == 0 {
+			t.Errorf("%s's profile is incomplete: %+v", name, p)
+		}
+		if got := stack.For(record.Source{Format: name}); got != p {
+			t.Errorf("For(%s) = %s, want its format's profile", name, got.Name)
+		}
+	}
+	seen := map[string]bool{}
+	for _, p := range stack.Profiles {
+		key := p.Format + "/" + p.Dialect
+		if seen[key] {
+			t.Errorf("two profiles for %s", key)
+		}
+		seen[key] = true
+	}
+}
+
+// Our runtime's profile is DESIGN §8: forks with a join, hand-offs by
+// transfer tools, branches that may fork again, instructions in
+// agents.yaml and prompt files; an empty format (older files) is ours.
+func TestInspectProfile(t *testing.T) {
+	p := stack.For(record.Source{})
+	if p != stack.Inspect || !p.Has(stack.Fork) || p.Has(stack.ParallelCalls) || !p.NestedSubAgents || p.Handoff == "" ||
+		p.Instructions[0] != "agents.yaml" || p.InstructionsInCode {
+		t.Errorf("the runtime's profile: %+v", p)
+	}
+}
+
+// An OTLP trace is refined by the framework its instrumentation scope
+// (or user agent) names, as importers/otlp keeps it in Source.Version.
+func TestFor_OTLPDialects(t *testing.T) {
+	for version, want := range map[string]*stack.Profile{
+		"@arizeai/openinference-instrumentation-langchain 4.1.1": stack.LangGraph,
+		"ai 6.0.326":                  stack.AISDK,
+		"ai":                          stack.AISDK,
+		"@mastra/core 0.10.1":         stack.Mastra,
+		"openai-agents 0.1.0":         stack.OpenAIAgents,
+		"":                            stack.OTLP,
+		"opentelemetry-genai 1.0":     stack.OTLP,
+		"aiohttp-instrumentation 0.4": stack.OTLP,
+	} {
+		if got := stack.For(record.Source{Format: "otlp", Version: version}); got != want {
+			t.Errorf("For(otlp %q) = %s, want %s", version, got.Name, want.Name)
+		}
+	}
+	if p := stack.For(record.Source{Format: "someday"}); p.Format != "someday" || len(p.Fanout) != 0 {
+		t.Errorf("an unknown format claims %+v", p)
+	}
+}
