@@ -53,3 +53,12 @@ func Truncate(s string, max int) string {
 	}
 	return s[:cut] + "…"
 }
+
+// FirstLine is s's first line, cut to 300 bytes (Truncate): the short form
+// of a tool's error output or a sub-agent's failure an error message keeps.
+func FirstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return Truncate(s, 300)
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -43,5 +44,16 @@ func TestHead(t *testing.T) {
 	}
 	if Head(filepath.Join(t.TempDir(), "none"), 4) != nil {
 		t.Error("Head of a missing file is not nil")
+	}
+}
+
+// TestFirstLine: the first line, cut to 300 bytes on a rune boundary.
+func TestFirstLine(t *testing.T) {
+	if got := FirstLine("boom\nstack"); got != "boom" {
+		t.Errorf("FirstLine = %q", got)
+	}
+	long := strings.Repeat("a", 299) + "é and more"
+	if got := FirstLine(long); got != strings.Repeat("a", 299)+"…" {
+		t.Errorf("FirstLine of a long line = %q: a rune cut in half", got)
 	}
 }

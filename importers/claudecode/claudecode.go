@@ -512,7 +512,7 @@ func outcome(tk *task, child *conv) {
 	case tk.cancel:
 		c.Status, c.Error = record.StatusCancelled, "the user interrupted the sub-agent"
 	case tk.isError:
-		c.Status, c.Error = record.StatusError, firstLine(tk.branch.Answer)
+		c.Status, c.Error = record.StatusError, importers.FirstLine(tk.branch.Answer)
 	default:
 		switch strings.ToLower(res.Status) {
 		case "completed", "success", "":
@@ -523,7 +523,7 @@ func outcome(tk *task, child *conv) {
 				}
 			}
 		case "failed", "error":
-			c.Status, c.Error = record.StatusError, "the sub-agent failed: "+firstLine(tk.branch.Answer)
+			c.Status, c.Error = record.StatusError, "the sub-agent failed: "+importers.FirstLine(tk.branch.Answer)
 		case "killed", "cancelled", "canceled", "interrupted", "stopped":
 			c.Status, c.Error = record.StatusCancelled, "the sub-agent was stopped ("+res.Status+")"
 		case "max_turns", "budget_exhausted", "exhausted", "timed_out", "timeout":

@@ -326,7 +326,7 @@ func (cv *conv) toolResult(e *entry, b block, t time.Time) {
 		case cancelled:
 			tool.Status, tool.Error = record.StatusCancelled, "the user interrupted the call"
 		case b.IsError:
-			tool.Status, tool.Error = record.StatusError, firstLine(all)
+			tool.Status, tool.Error = record.StatusError, importers.FirstLine(all)
 		}
 		return
 	}
@@ -435,16 +435,6 @@ func (cv *conv) finish() {
 			}
 		}
 	}
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
 }
 
 // commandLine is the slash command a <command-name> message holds, as the

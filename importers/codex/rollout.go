@@ -560,7 +560,7 @@ func (r *reader) output(callID string, out json.RawMessage, at time.Time) {
 	}
 	c.tool.Result, c.tool.Ended = r.opt.Clip(text), at
 	if failed {
-		c.tool.Status, c.tool.Error = record.StatusError, firstLine(text)
+		c.tool.Status, c.tool.Error = record.StatusError, importers.FirstLine(text)
 	}
 	switch {
 	case c.spawn != nil:
@@ -578,7 +578,7 @@ func (r *reader) output(callID string, out json.RawMessage, at time.Time) {
 			}
 			c.spawn.nickname = v.Nickname
 		} else if c.spawn.threadID == "" {
-			c.spawn.failed = firstLine(text)
+			c.spawn.failed = importers.FirstLine(text)
 		}
 	case c.wait:
 		r.waitResult(text, at)
@@ -949,14 +949,4 @@ func execText(text string) (string, bool) {
 		return text, false
 	}
 	return *v.Output, v.Metadata.ExitCode != nil && *v.Metadata.ExitCode != 0
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
 }
