@@ -115,7 +115,7 @@ func (Format) Files(path string) []string {
 
 // indexed lists the session folders session_index.jsonl gives for workDir.
 func indexed(index, workDir string) []string {
-	f, err := os.Open(index)
+	f, err := importers.OpenRegular(index)
 	if err != nil {
 		return nil
 	}

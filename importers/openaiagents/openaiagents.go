@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 
 	"github.com/inspect-dev/inspect/importers"
@@ -48,7 +47,7 @@ func (Format) Detect(path string) bool {
 // Read parses every trace in path into a Session, in the order the traces
 // first appear.
 func (Format) Read(ctx context.Context, path string, opt importers.Options) ([]*importers.Session, error) {
-	f, err := os.Open(path)
+	f, err := importers.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

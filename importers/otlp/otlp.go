@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	goruntime "runtime"
 	"sort"
 
@@ -33,7 +32,7 @@ func (Format) Name() string { return Name }
 
 // Detect reports whether path starts like OTLP trace data, reading 4 KiB.
 func (Format) Detect(path string) bool {
-	f, err := os.Open(path)
+	f, err := importers.OpenRegular(path)
 	if err != nil {
 		return false
 	}
@@ -47,7 +46,7 @@ func (Format) Detect(path string) bool {
 // traces first appear. Spans are held in otel's flat form until the file
 // has been read (a trace's spans may come in any order and in any line).
 func (Format) Read(ctx context.Context, path string, opt importers.Options) ([]*importers.Session, error) {
-	f, err := os.Open(path)
+	f, err := importers.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
