@@ -156,7 +156,7 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 	// node); any other node loads the run, whose conversation the error
 	// message names the nearest model calls from.
 	an := analyzer(opts.F, nil)
-	v, err := an.Node(ctx, opts.RunRef, seq, analysis.NodeOptions{})
+	v, err := an.Node(ctx, pinned(opts.RunRef, id), seq, analysis.NodeOptions{})
 	if err != nil {
 		return refError(err)
 	}
@@ -165,7 +165,10 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 	if n.Kind == record.KindLLM {
 		g, err = graph.Build(run, []*record.Node{n.Node})
 	} else {
-		g, err = graph.Load(ctx, db, id)
+		var r *analysis.Run
+		if r, err = an.Open(ctx, pinned(opts.RunRef, id), analysis.LoadGraph); err == nil {
+			g = r.Graph
+		}
 	}
 	if err != nil {
 		return err
@@ -177,7 +180,7 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 	var unknown *ask.UnknownNodeError
 	switch {
 	case errors.As(err, &unknown):
-		return refError(an.MissingNode(ctx, opts.RunRef, seq))
+		return refError(an.MissingNode(ctx, pinned(opts.RunRef, id), seq))
 	case errors.Is(err, store.ErrNoRequest):
 		return Usagef("n%d has no recorded request (recorded by an older inspect?); nothing to ask", seq)
 	case err != nil:

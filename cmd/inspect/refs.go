@@ -71,6 +71,15 @@ func refError(err error) error {
 	return err
 }
 
+// pinned is run reference ref with its run resolved to id: the same run
+// in the same file, however many runs are recorded meanwhile.
+func pinned(ref, id string) string {
+	if r := ParseRunRef(ref); r.DB != "" {
+		return r.DB + ":" + id
+	}
+	return id
+}
+
 // openRun resolves a run reference and returns its database, opened
 // read-only, and run id: for the commands that read a run's rows
 // themselves (ask, export, completion).
