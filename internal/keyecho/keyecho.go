@@ -2,9 +2,10 @@
 // 127.0.0.1, it answers chat completions by echoing the caller's
 // Authorization header — and so its API key — in every way a provider
 // might: a 401/400/500 error body as JSON, text or HTML, a 401 whose raw
-// body writes the key with JSON escapes ("\u0073k-…"), a 200 body with
-// the key in the answer and in extra fields, and a streamed answer with
-// the key split across events. Tests then check that the key reaches no
+// body writes the key with JSON escapes ("\u0073k-…"), in OpenAI's error
+// shape or another (which clients show raw), a 200 body with the key in
+// the answer and in extra fields (also escaped so), and a streamed answer
+// with the key split across events. Tests then check that the key reaches no
 // file and no output (DESIGN §11, Secrets).
 package keyecho
 
@@ -21,17 +22,22 @@ import (
 
 // Modes of answering, in the order Modes lists them.
 const (
-	Unauthorized = "401-json"  // {"error":{"message":"Incorrect API key provided: Bearer <key>"}}
-	Escaped      = "401-esc"   // the same, every character of the key a JSON \u escape in the raw body
-	BadRequest   = "400-text"  // text/plain echoing the request headers
-	ServerError  = "500-html"  // an HTML error page quoting the header
-	OK           = "200-json"  // an answer quoting the key, with the header in extra fields
-	OKStream     = "200-sse"   // the same answer streamed, the key split across events
-	OKToolCall   = "200-calls" // a tool call whose arguments quote the key
+	Unauthorized = "401-json" // {"error":{"message":"Incorrect API key provided: Bearer <key>"}}
+	Escaped      = "401-esc"  // the same, every character of the key a JSON \u escape in the raw body
+	// EscapedDetail is a 401 whose JSON body is not OpenAI's error shape
+	// (a FastAPI server's {"detail": …}), so clients keep it raw, with the
+	// key escaped as in Escaped; OKEscaped is OK with the key so escaped.
+	EscapedDetail = "401-detail-esc"
+	OKEscaped     = "200-json-esc"
+	BadRequest    = "400-text"  // text/plain echoing the request headers
+	ServerError   = "500-html"  // an HTML error page quoting the header
+	OK            = "200-json"  // an answer quoting the key, with the header in extra fields
+	OKStream      = "200-sse"   // the same answer streamed, the key split across events
+	OKToolCall    = "200-calls" // a tool call whose arguments quote the key
 )
 
 // Modes are every way the server echoes the key.
-var Modes = []string{Unauthorized, Escaped, BadRequest, ServerError, OK, OKStream, OKToolCall}
+var Modes = []string{Unauthorized, Escaped, EscapedDetail, BadRequest, ServerError, OK, OKStream, OKToolCall, OKEscaped}
 
 // Server is the echoing server.
 type Server struct {
@@ -87,6 +93,19 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
 		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: Bearer %s.","type":"invalid_request_error","code":"invalid_api_key","param":"%s"}}`, Escape(key), Escape(key))
+	case EscapedDetail:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"detail":"Incorrect API key provided: Bearer %s","key":"%s"}`+"\n", Escape(key), Escape(key))
+	case OKEscaped:
+		b, _ := json.Marshal(map[string]any{
+			"id": "cmpl-1", "object": "chat.completion", "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": "done; your key is " + key}, "finish_reason": "stop"}},
+			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+			"debug":   map[string]any{"api_key": key},
+		})
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(strings.ReplaceAll(string(b), key, Escape(key))))
 	case BadRequest:
 		w.Header().Set("Content-Type", "text/plain")
 		w.WriteHeader(http.StatusBadRequest)

@@ -435,7 +435,7 @@ func (c *Client) attempt(ctx context.Context, call *Call, attempt int, res *Resu
 		if err != nil && b.timedOut() != nil {
 			return true, after, b.timedOut()
 		}
-		data = c.redact.Bytes(data)
+		data = c.redact.JSON(data, nil) // a JSON body stays JSON
 		res.Body = data
 		apiErr := &APIError{StatusCode: resp.StatusCode, Model: call.Model, Endpoint: c.Endpoint(), Attempts: attempt, RetryAfter: after, Body: data}
 		var eb *chat.ErrorBody
@@ -516,7 +516,7 @@ func (b *Body) Bytes() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read response: %w", err)
 	}
-	data = b.c.redact.Bytes(data)
+	data = b.c.redact.JSON(data, nil) // a JSON body stays JSON
 	b.res.Body = data
 	return data, nil
 }

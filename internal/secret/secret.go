@@ -1,17 +1,34 @@
 // Package secret keeps credentials out of everything inspect stores,
-// prints or sends back to a model (DESIGN §11, Secrets): the API key, any
-// Authorization or api-key header value, and a URL's user:password are
-// replaced by [redacted] wherever they appear — in a provider's error body
-// echoing the key, in a 200 body kept as the response, in an error message.
-// The runtime's provider and inspect ask share one Redactor.
+// prints or sends back to a model (DESIGN §11, Secrets). A Redactor
+// replaces by [redacted]:
+//
+//   - the keys it was given (the API key, a base URL's password), as they
+//     are and in the escaped forms a provider may echo them in: JSON
+//     (\u0073k-…, any character escaped), URL, HTML;
+//   - every secret a rule finds: gitleaks' rule set (cloud, VCS, chat,
+//     payment and model-provider keys, PEM private keys, JWTs and its
+//     generic key = value rule, with its entropy checks and allowlists)
+//     and ours for what it lacks (Authorization, api-key and x-api-key
+//     header values, a URL's user:password, any sk-… key).
+//
+// It is the one boundary for text that enters inspect from outside: a
+// provider's response and error bodies (the runtime and inspect ask), a
+// tool's result before it is recorded and sent back to the model, and
+// every text an importer or the OTLP receiver records. JSON stays valid:
+// the mark holds no quote or backslash, a match that would cut a JSON
+// string is redacted inside the decoded string instead, and each count
+// says how many values were replaced.
 package secret
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"html"
 	"html/template"
 	"net/url"
 	"regexp"
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -23,11 +40,11 @@ const Mark = "[redacted]"
 // any non-empty key ("x"), and replacing every "x" would wreck the text.
 const minSecret = 8
 
-// Redactor replaces known secrets and credential-shaped text. The zero
-// value and nil redact credential shapes only (header values, URL
-// passwords). It is safe for concurrent use.
+// Redactor replaces known secrets and every secret its rules find. The
+// zero value and nil apply the rules only. It is safe for concurrent use.
 type Redactor struct {
-	forms []string // each secret and its escaped forms, longest first
+	forms   []string         // each secret and its escaped forms, longest first
+	escaped []*regexp.Regexp // each secret with any character \u-escaped
 }
 
 // New returns a Redactor for the given secrets (API keys, passwords);
@@ -42,6 +59,9 @@ func New(secrets ...string) *Redactor {
 		}
 	}
 	for _, s := range secrets {
+		if len(s) < minSecret {
+			continue
+		}
 		add(s)
 		if b, err := json.Marshal(s); err == nil {
 			add(strings.Trim(string(b), `"`)) // as a JSON string holds it
@@ -50,84 +70,257 @@ func New(secrets ...string) *Redactor {
 		add(url.PathEscape(s))
 		add(html.EscapeString(s))
 		add(template.HTMLEscapeString(s))
+		r.escaped = append(r.escaped, escapedForm(s))
 	}
 	// Longest first, so a form containing another is replaced whole.
-	for i := range r.forms {
-		for j := i + 1; j < len(r.forms); j++ {
-			if len(r.forms[j]) > len(r.forms[i]) {
-				r.forms[i], r.forms[j] = r.forms[j], r.forms[i]
-			}
-		}
-	}
+	sort.SliceStable(r.forms, func(i, j int) bool { return len(r.forms[i]) > len(r.forms[j]) })
 	return r
 }
 
-// headerValue matches an Authorization, Proxy-Authorization, api-key or
-// x-api-key header as text, JSON or a form field echoes it, up to the end
-// of its value: "Authorization: Bearer abc", "\"authorization\":\"Basic abc\"",
-// "api-key=abc".
-var headerValue = regexp.MustCompile(`(?i)((?:proxy-)?authorization|x-api-key|api[-_]key)(\\?["']?\s*[:=]\s*\\?["']?\s*)((?:bearer|basic|token)\s+)?([^\s"'\\,;<>&]+)`)
-
-// urlUserinfo matches scheme://user:password@ in text.
-var urlUserinfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@"'<>]+:[^/\s@"'<>]*@`)
-
-// String returns s with every secret and credential shape replaced by Mark.
-// A secret written with JSON escapes inside a JSON string ("\u0073k-…", as
-// a provider's raw error body may echo it) is caught too: such a string is
-// decoded, redacted and written back as a valid JSON string.
-func (r *Redactor) String(s string) string {
-	if r != nil {
-		for _, f := range r.forms {
-			if strings.Contains(s, f) {
-				s = strings.ReplaceAll(s, f, Mark)
+// escapedForm matches s with any of its characters written as a JSON
+// \u escape (either case of hex digit; behind more backslashes when the
+// JSON is itself held in a JSON string) or a slash as \/, as a provider
+// echoing a key in JSON may write it.
+func escapedForm(s string) *regexp.Regexp {
+	var b strings.Builder
+	for _, c := range s {
+		b.WriteString("(?:" + regexp.QuoteMeta(string(c)))
+		if c == '/' {
+			b.WriteString(`|\\+/`) // JSON may write a slash \/
+		}
+		if c < 0x10000 {
+			// one backslash, or more: a JSON text held in a JSON string
+			b.WriteString(`|\\+u`)
+			for _, h := range fmt.Sprintf("%04x", c) {
+				if h >= 'a' {
+					b.WriteString("[" + string(h) + strings.ToUpper(string(h)) + "]")
+				} else {
+					b.WriteRune(h)
+				}
 			}
 		}
-		s = r.escaped(s)
+		b.WriteString(")")
 	}
-	if strings.ContainsAny(s, ":=") {
-		s = headerValue.ReplaceAllStringFunc(s, func(m string) string {
-			sub := headerValue.FindStringSubmatch(m)
-			if sub[4] == Mark || strings.HasPrefix(sub[4], Mark) {
-				return m
-			}
-			return sub[1] + sub[2] + sub[3] + Mark
-		})
-		s = urlUserinfo.ReplaceAllString(s, "${1}"+Mark+"@")
-	}
-	return s
+	return regexp.MustCompile(b.String())
 }
 
-// jsonString matches a JSON string literal.
-var jsonString = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+// String returns s with every secret replaced by Mark.
+func (r *Redactor) String(s string) string {
+	out, _ := r.redact(s, nil)
+	return out
+}
 
-// escaped redacts the JSON string literals of s that hold a secret behind
-// escapes. Only \u and \/ can hide a character of a key (the other
-// escapes stand for quotes, backslashes and controls), so text without
-// them is returned at once.
-func (r *Redactor) escaped(s string) string {
-	if len(r.forms) == 0 || !strings.Contains(s, `\u`) && !strings.Contains(s, `\/`) {
-		return s
+// Count is String, also saying how many values it replaced.
+func (r *Redactor) Count(s string) (string, int) {
+	return r.redact(s, nil)
+}
+
+// Tally counts the values a Redactor replaced, by rule (RuleKnown,
+// RuleHeader, RuleURL, RuleSKKey or a gitleaks rule id).
+type Tally map[string]int
+
+// Total is how many values were replaced.
+func (t Tally) Total() int {
+	n := 0
+	for _, c := range t {
+		n += c
 	}
-	return jsonString.ReplaceAllStringFunc(s, func(lit string) string {
-		if !strings.Contains(lit, `\u`) && !strings.Contains(lit, `\/`) {
-			return lit
+	return n
+}
+
+// Add adds another tally's counts.
+func (t Tally) Add(o Tally) {
+	for k, n := range o {
+		t[k] += n
+	}
+}
+
+// Tally is String, counting each value replaced in t (which may be nil).
+func (r *Redactor) Tally(s string, t Tally) string {
+	out, _ := r.redact(s, t)
+	return out
+}
+
+// redact replaces every known form and every secret the rules find,
+// counting them (in t when it is not nil).
+func (r *Redactor) redact(s string, t Tally) (string, int) {
+	out, n, _ := r.redactSpans(s, t, false)
+	return out, n
+}
+
+// redactSpans is redact; inJSON leaves out the finds that hold a quote
+// (in a JSON text they would cut a string), reporting whether it left
+// any out.
+func (r *Redactor) redactSpans(s string, t Tally, inJSON bool) (string, int, bool) {
+	spans := r.find(s)
+	left := false
+	if inJSON {
+		kept := spans[:0]
+		for _, sp := range spans {
+			if strings.IndexByte(s[sp.from:sp.to], '"') >= 0 {
+				left = true
+				continue
+			}
+			kept = append(kept, sp)
 		}
-		var dec string
-		if json.Unmarshal([]byte(lit), &dec) != nil {
-			return lit
+		spans = kept
+	}
+	out, n := apply(s, spans, t)
+	return out, n, left
+}
+
+// find returns every secret in s, known forms and the rules' finds,
+// merged where they overlap, in order.
+func (r *Redactor) find(s string) []span {
+	var spans []span
+	if r != nil {
+		for _, f := range r.forms {
+			for at := 0; ; {
+				i := strings.Index(s[at:], f)
+				if i < 0 {
+					break
+				}
+				spans = append(spans, span{at + i, at + i + len(f), RuleKnown})
+				at += i + len(f)
+			}
 		}
-		red := r.String(dec)
-		if red == dec {
-			return lit
+		if len(r.escaped) > 0 && (strings.Contains(s, `\u`) || strings.Contains(s, `\/`)) {
+			for _, re := range r.escaped {
+				for _, m := range re.FindAllStringIndex(s, maxMatches) {
+					spans = append(spans, span{m[0], m[1], RuleKnown})
+				}
+			}
 		}
-		var b strings.Builder
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		if enc.Encode(red) != nil {
-			return lit
+	}
+	spans = append(spans, rules().find(s)...)
+	if len(spans) < 2 {
+		return spans
+	}
+	sort.Slice(spans, func(i, j int) bool {
+		if spans[i].from != spans[j].from {
+			return spans[i].from < spans[j].from
 		}
-		return strings.TrimSuffix(b.String(), "\n")
+		return spans[i].to > spans[j].to
 	})
+	merged := spans[:1]
+	for _, sp := range spans[1:] {
+		last := &merged[len(merged)-1]
+		if sp.from < last.to {
+			last.to = max(last.to, sp.to) // overlapping finds are one value
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	return merged
+}
+
+// apply replaces each of spans (in order, apart) in s by Mark, counting
+// them in t (when not nil).
+func apply(s string, spans []span, t Tally) (string, int) {
+	if len(spans) == 0 {
+		return s, 0
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	at := 0
+	for _, sp := range spans {
+		b.WriteString(s[at:sp.from])
+		b.WriteString(Mark)
+		at = sp.to
+		if t != nil {
+			t[sp.rule]++
+		}
+	}
+	b.WriteString(s[at:])
+	return b.String(), len(spans)
+}
+
+// JSON redacts a JSON body (a request, a response, an error body, tool
+// arguments) so that it stays valid JSON of the same structure: the text
+// as a whole first, where a "key": "value" pair is a rule's context,
+// leaving out what would cut a string; then, inside each string that
+// holds an escape (\n, \u0073…), the decoded string. When the first
+// pass left something out or broke the JSON, every string is redacted
+// on its own instead. A body that is not JSON is redacted as text. It
+// returns b itself when nothing changed, and adds what it replaced to t
+// (which may be nil).
+func (r *Redactor) JSON(b []byte, t Tally) []byte {
+	if !json.Valid(b) {
+		s, _ := r.redact(string(b), t)
+		if s == string(b) {
+			return b
+		}
+		return []byte(s)
+	}
+	pass := Tally{}
+	s, n, left := r.redactSpans(string(b), pass, true)
+	all := left
+	if n > 0 && !json.Valid([]byte(s)) {
+		s, pass, all = string(b), Tally{}, true
+	}
+	if all || strings.IndexByte(s, '\\') >= 0 {
+		s = r.strings(s, all, pass)
+	}
+	if t != nil {
+		t.Add(pass)
+	}
+	if s == string(b) {
+		return b
+	}
+	return []byte(s)
+}
+
+// strings redacts the decoded text of each JSON string of body (valid
+// JSON) — every one, or those holding an escape — and writes the ones
+// that changed back, encoded.
+func (r *Redactor) strings(body string, all bool, t Tally) string {
+	var b strings.Builder
+	at := 0
+	for i := 0; i < len(body); i++ {
+		if body[i] != '"' {
+			continue
+		}
+		end := i + 1
+		esc := false
+		for ; end < len(body); end++ {
+			c := body[end]
+			if c == '\\' {
+				esc = true
+				end++
+				continue
+			}
+			if c == '"' {
+				break
+			}
+		}
+		raw := body[i : end+1]
+		i = end
+		if !all && !esc {
+			continue
+		}
+		var v string
+		if json.Unmarshal([]byte(raw), &v) != nil {
+			continue
+		}
+		red, n := r.redact(v, t)
+		if n == 0 {
+			continue
+		}
+		var enc bytes.Buffer
+		e := json.NewEncoder(&enc)
+		e.SetEscapeHTML(false)
+		if e.Encode(red) != nil {
+			continue
+		}
+		b.WriteString(body[at : i-len(raw)+1])
+		b.Write(bytes.TrimSuffix(enc.Bytes(), []byte("\n")))
+		at = i + 1
+	}
+	if at == 0 {
+		return body
+	}
+	b.WriteString(body[at:])
+	return b.String()
 }
 
 // Bytes is String for a body; it returns b itself when nothing changed.
@@ -186,45 +379,97 @@ func Password(s string) string {
 }
 
 // Stream redacts text that arrives in pieces (a streamed answer): a secret
-// split across two pieces is still caught, because the end of each piece
-// that could begin one is held back until the next piece or Close.
+// split across two pieces is still caught. The last word of the text so
+// far (an open PEM block: to its end) is held back until more comes or
+// Close, and the rules see it after the text emitted before it (up to
+// holdBack bytes of it), so a token is found whole and in its context
+// ("Authorization: Bearer " emitted, the token held). A secret the rules
+// find across the cut is held back whole.
 type Stream struct {
 	r    *Redactor
 	emit func(string)
-	held string
-	keep int
+	ctx  string // the end of what was emitted, as it came
+	held string // not emitted yet, as it came
 }
+
+// holdBack is how much emitted text the rules see before what is held.
+const holdBack = 512
+
+// maxHeld bounds what a word without an end, or an open PEM block, holds
+// back.
+const maxHeld = 64 << 10
 
 // Stream returns a Stream passing redacted text to emit.
 func (r *Redactor) Stream(emit func(string)) *Stream {
-	s := &Stream{r: r, emit: emit}
-	if r != nil {
-		for _, f := range r.forms {
-			s.keep = max(s.keep, len(f)-1)
-		}
-	}
-	return s
+	return &Stream{r: r, emit: emit}
 }
 
 // Write adds a piece and emits what can no longer be part of a secret.
 func (s *Stream) Write(p string) {
-	text := s.r.String(s.held + p)
-	cut := len(text) - s.keep
-	for cut > 0 && cut < len(text) && !utf8.RuneStart(text[cut]) {
-		cut--
+	text := s.ctx + s.held + p
+	base := len(s.ctx)
+	cut := base
+	if i := strings.LastIndexAny(text[base:], " \t\r\n"); i >= 0 {
+		cut = base + i + 1 // after the last word break
 	}
-	if cut <= 0 {
-		s.held = text
+	if i := strings.LastIndex(text, "-----BEGIN"); i >= base && i < cut && !pemClosed(text[i:]) {
+		cut = i // a PEM block not yet closed
+	}
+	if len(text)-cut > maxHeld {
+		cut = len(text) - maxHeld
+		for cut > base && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+	}
+	spans := s.r.find(text)
+	for _, sp := range spans {
+		if sp.from < cut && sp.to > cut && sp.from >= base {
+			cut = sp.from // a secret across the cut waits whole
+			break
+		}
+	}
+	if cut <= base {
+		s.held = text[base:]
 		return
 	}
-	s.held = text[cut:]
-	s.emit(text[:cut])
+	s.emit(s.redacted(text, base, cut, spans))
+	ctx := text[:cut]
+	if len(ctx) > holdBack {
+		i := len(ctx) - holdBack
+		for i < len(ctx) && !utf8.RuneStart(ctx[i]) {
+			i++
+		}
+		ctx = ctx[i:]
+	}
+	s.ctx, s.held = ctx, text[cut:]
+}
+
+// pemClosed reports whether a PEM block's text has its END line whole.
+func pemClosed(block string) bool {
+	i := strings.Index(block, "-----END")
+	return i >= 0 && strings.Contains(block[i+len("-----END"):], "-----")
+}
+
+// redacted is text[from:to] with spans (found in text) replaced where
+// they fall in it.
+func (s *Stream) redacted(text string, from, to int, spans []span) string {
+	var in []span
+	for _, sp := range spans {
+		if sp.to <= from || sp.from >= to {
+			continue
+		}
+		in = append(in, span{max(sp.from, from) - from, min(sp.to, to) - from, sp.rule})
+	}
+	out, _ := apply(text[from:to], in, nil)
+	return out
 }
 
 // Close emits what is held back.
 func (s *Stream) Close() {
-	if s.held != "" {
-		s.emit(s.held)
-		s.held = ""
+	if s.held == "" {
+		return
 	}
+	text := s.ctx + s.held
+	s.emit(s.redacted(text, len(s.ctx), len(text), s.r.find(text)))
+	s.ctx, s.held = "", ""
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/inspect-dev/inspect/internal/secret/secrettest"
 )
 
 const key = "test-key-Zq9/+x&<y>42"
@@ -160,5 +162,166 @@ func TestRedactor_JSONEscapedKey(t *testing.T) {
 	clean := []byte(`{"text":"caf\u00e9 \/ \n done"}`)
 	if got := r.Bytes(clean); &got[0] != &clean[0] {
 		t.Errorf("Bytes changed a body without the key: %s", got)
+	}
+}
+
+// TestRules_Load: the embedded gitleaks rules read, and every one kept
+// compiles with Go's regexp (a rule that did not would find nothing).
+func TestRules_Load(t *testing.T) {
+	rs := rules()
+	if rs.err != nil {
+		t.Fatal(rs.err)
+	}
+	if len(rs.rules) < 200 {
+		t.Errorf("%d rules, want gitleaks' 200 and more", len(rs.rules))
+	}
+	ids := map[string]bool{}
+	for _, r := range rs.rules {
+		ids[r.id] = true
+		if r.compiled() == nil {
+			t.Errorf("rule %s does not compile: %s", r.id, r.src)
+		}
+		for _, a := range r.allow {
+			if len(a.regexes) != len(a.src) {
+				t.Errorf("rule %s: an allowlist regexp does not compile", r.id)
+			}
+		}
+	}
+	for _, id := range []string{"aws-access-token", "github-pat", "github-oauth", "slack-bot-token", "private-key",
+		"anthropic-api-key", "openai-api-key", "generic-api-key", "jwt", RuleHeader, RuleURL, RuleSKKey} {
+		if !ids[id] {
+			t.Errorf("no rule %s", id)
+		}
+	}
+}
+
+// TestRedactor_Kinds: each kind of secret an agent session shows (a
+// header, a pasted key, an env line, a PEM file, a URL's password) is
+// replaced, counted once, and found again in JSON as a session stores it;
+// redacting again changes nothing.
+func TestRedactor_Kinds(t *testing.T) {
+	for _, k := range secrettest.Kinds(1) {
+		t.Run(k.Name, func(t *testing.T) {
+			var r *Redactor
+			got, n := r.Count(k.Text)
+			if k.In(got) || !strings.Contains(got, Mark) || n != 1 {
+				t.Errorf("Count(%q) = %q, %d; want the secret replaced, once", k.Text, got, n)
+			}
+			if again, n := r.Count(got); again != got || n != 0 {
+				t.Errorf("redacting again: %q, %d", again, n)
+			}
+			body, _ := json.Marshal(map[string]any{"type": "tool_result", "content": []string{"$ env", k.Text}})
+			tl := Tally{}
+			out := r.JSON(body, tl)
+			if k.In(string(out)) || !json.Valid(out) || tl.Total() != 1 {
+				t.Errorf("JSON(%s) = %s, %v; want valid JSON without the secret, one value counted", body, out, tl)
+			}
+		})
+	}
+}
+
+// TestRedactor_LeavesOrdinaryText: what sessions are full of — ids,
+// hashes, token counts, prose about keys, the example key AWS documents —
+// is not taken for a secret.
+func TestRedactor_LeavesOrdinaryText(t *testing.T) {
+	for _, s := range []string{
+		"The key insight is that the token budget runs out before the API answers.",
+		`{"usage":{"input_tokens":12345,"cache_read_input_tokens":98765,"output_tokens":321}}`,
+		`{"type":"tool_use","id":"toolu_01A09q90qw90lq917835lq9","name":"Read","input":{"file_path":"/src/auth/token.go"}}`,
+		"commit 3f2c1a9b8e7d6c5b4a3928170f6e5d4c3b2a1908 fixes the api key rotation",
+		"session 0b6a7c4e-2f1d-4e8b-9a3c-5d7e6f8a9b0c, message msg_01XFDUDYJgAACzvnptvVoYEL",
+		"export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",
+		"password: ${DB_PASSWORD}",
+		"see https://example.com/docs?api_version=2024-06-01 for the keys endpoint",
+		"ssh://git@github.com/acme/app.git",
+		"the apikey field is optional",
+	} {
+		if got, n := (*Redactor)(nil).Count(s); got != s || n != 0 {
+			t.Errorf("Count(%q) = %q, %d; want it unchanged", s, got, n)
+		}
+	}
+}
+
+// TestRedactor_EscapedKey: a known key a provider echoes JSON-escaped
+// (\u0073k-…, any character, either case of hex) is caught in a JSON body
+// and in text; the body stays valid JSON.
+func TestRedactor_EscapedKey(t *testing.T) {
+	const k = "sk-echo-Zq9x42ab7c"
+	r := New(k)
+	esc := `\u0073k-echo-Zq9x42ab7\u0063`
+	for _, body := range []string{
+		`{"error":{"message":"Incorrect API key provided: ` + esc + `","code":"invalid_api_key"}}`,
+		`{"error":{"message":"bad key \u0073\u006B\u002D\u0065cho-Zq9x42ab7c"}}`,
+		"401 unauthorized: key " + esc + " is revoked",
+	} {
+		out := string(r.JSON([]byte(body), nil))
+		if strings.Contains(out, "echo-Zq9x42ab7") || !strings.Contains(out, Mark) {
+			t.Errorf("JSON(%s) = %s: the escaped key survives", body, out)
+		}
+		if json.Valid([]byte(body)) && !json.Valid([]byte(out)) {
+			t.Errorf("JSON(%s) = %s: no longer JSON", body, out)
+		}
+	}
+}
+
+// TestRedactor_JSONStaysValid: a match the text pass would cut a JSON
+// string with (a PEM block whose end is in the next string) is redacted
+// string by string instead, and the body stays JSON.
+func TestRedactor_JSONStaysValid(t *testing.T) {
+	ks := secrettest.Kinds(2)
+	var pem secrettest.Kind
+	for _, k := range ks {
+		if k.Name == "pem-private-key" {
+			pem = k
+		}
+	}
+	half := len(pem.Text) / 2
+	body, _ := json.Marshal([]string{pem.Text[:half], pem.Text[half:], pem.Text})
+	out := (*Redactor)(nil).JSON(body, nil)
+	if !json.Valid(out) {
+		t.Fatalf("JSON = %s: not JSON", out)
+	}
+	var got []string
+	json.Unmarshal(out, &got)
+	if len(got) != 3 || got[2] != Mark {
+		t.Errorf("JSON = %q; want the whole key of the third string redacted", got)
+	}
+}
+
+// TestStream_SplitRuleSecret: a secret only the rules know (no key was
+// given), split anywhere across two pieces of a streamed answer, reaches
+// emit redacted — a PEM key's body included.
+func TestStream_SplitRuleSecret(t *testing.T) {
+	for _, k := range secrettest.Kinds(3) {
+		text := "here it is: " + k.Text + "\nand that is all."
+		for split := 1; split < len(text); split += 7 {
+			var got strings.Builder
+			st := (*Redactor)(nil).Stream(func(s string) { got.WriteString(s) })
+			st.Write(text[:split])
+			st.Write(text[split:])
+			st.Close()
+			if k.In(got.String()) {
+				t.Fatalf("%s split at %d: streamed %q", k.Name, split, got.String())
+			}
+		}
+	}
+}
+
+// BenchmarkRedact is the redactor's pace on the text agent sessions are
+// made of (prose, code, JSON tool calls, a secret now and then).
+func BenchmarkRedact(b *testing.B) {
+	var text strings.Builder
+	for text.Len() < 1<<20 {
+		text.WriteString("The analyst reads the regional reports one by one; the key question is whether the token budget holds.\n")
+		text.WriteString(`{"type":"tool_use","id":"toolu_01A09q90qw90lq917835lq9","name":"Read","input":{"file_path":"/src/auth/token.go"}}` + "\n")
+		text.WriteString("func (c *Client) apiKey() string { return os.Getenv(\"API_KEY\") } // the api key comes from the environment\n")
+	}
+	text.WriteString(secrettest.Text(secrettest.Kinds(4)))
+	s := text.String()
+	rules() // loaded once per process, as in a command
+	b.SetBytes(int64(len(s)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		(*Redactor)(nil).String(s)
 	}
 }
