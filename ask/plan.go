@@ -413,7 +413,8 @@ func nodeSummary(n *graph.Node) string {
 
 // Reconstruction says what a reconstructed request of run r is and lacks:
 // "reconstructed from the claude-code session: the messages visible to
-// the model; it lacks the system prompt, the tool definitions".
+// the model; it lacks the system prompt, the tool definitions", and how
+// many values taken for secrets it holds as [redacted].
 func Reconstruction(r *record.Run) string {
 	s := "reconstructed"
 	if r != nil && !r.Source.IsInspect() {
@@ -423,6 +424,12 @@ func Reconstruction(r *record.Run) string {
 	if r != nil {
 		if lack := r.Options.RequestsLack; len(lack) > 0 {
 			s += "; it lacks " + strings.Join(lack, ", ")
+		}
+		switch n := r.Options.Redacted; {
+		case n == 1:
+			s += "; 1 value taken for a secret reads [redacted]"
+		case n > 1:
+			s += fmt.Sprintf("; %d values taken for secrets read [redacted]", n)
 		}
 	}
 	return s

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/inspect-dev/inspect/internal/secret"
 	"github.com/inspect-dev/inspect/record"
 )
 
@@ -56,6 +57,9 @@ type Result struct {
 	Conversations int           // the trunk and every branch
 	Nodes         int
 	Report        Report
+	// Redacted counts the secrets the import replaced by [redacted], each
+	// distinct value once, by the rule that found it.
+	Redacted *secret.Tally
 }
 
 // Import reads path as format f and records each session it holds through
@@ -84,7 +88,7 @@ func Import(ctx context.Context, w Writer, f Format, path string, opt Options) (
 		if s.Source.Format == "" {
 			s.Source.Format = f.Name()
 		}
-		id, nodes, convs, err := write(ctx, w, s)
+		wr, err := write(ctx, w, s)
 		if s.Close != nil {
 			s.Close()
 			s.Close = nil
@@ -97,8 +101,8 @@ func Import(ctx context.Context, w Writer, f Format, path string, opt Options) (
 			trunk = &Conversation{}
 		}
 		st, _ := convStatus(trunk)
-		out = append(out, Result{RunID: id, Source: s.Source, Title: s.Title, Status: st,
-			Conversations: convs, Nodes: nodes, Report: s.Report})
+		out = append(out, Result{RunID: wr.id, Source: s.Source, Title: wr.redactedTitle(s.Title), Status: st,
+			Conversations: wr.convs, Nodes: wr.nodes, Report: s.Report, Redacted: wr.redacted})
 	}
 	return out, nil
 }
@@ -164,4 +168,9 @@ func signature(files []string) string {
 		})
 	}
 	return string(h.Sum(nil))
+}
+
+// redactedTitle is a session's title as it may be printed.
+func (wr written) redactedTitle(t string) string {
+	return (*secret.Redactor)(nil).Tally(t, wr.redacted)
 }

@@ -8,15 +8,22 @@ type cursor struct {
 	i     int    // the next of c.Steps, when not live
 	ahead []Step // read from c.Live, not yet taken
 	end   bool   // c.Live said it ended
+	red   *redactor
+	seen  int // c.Steps redacted so far, when not live
 }
 
-func newCursor(c *Conversation) *cursor { return &cursor{c: c} }
+// newCursor returns a cursor over c whose steps come redacted by red
+// (when not nil), each once, as they are first seen.
+func newCursor(c *Conversation, red *redactor) *cursor { return &cursor{c: c, red: red} }
 
 // peek returns the step n places ahead (0: the next one), or false when the
 // conversation ends before it.
 func (k *cursor) peek(n int) (Step, bool, error) {
 	if k.c.Live == nil {
 		if k.i+n < len(k.c.Steps) {
+			for ; k.red != nil && k.seen <= k.i+n; k.seen++ {
+				k.red.step(&k.c.Steps[k.seen])
+			}
 			return k.c.Steps[k.i+n], true, nil
 		}
 		return Step{}, false, nil
@@ -29,6 +36,9 @@ func (k *cursor) peek(n int) (Step, bool, error) {
 		if !ok {
 			k.end = true
 			break
+		}
+		if k.red != nil {
+			k.red.step(&st)
 		}
 		k.ahead = append(k.ahead, st)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/chat"
+	"github.com/inspect-dev/inspect/internal/secret"
 	"github.com/inspect-dev/inspect/record"
 )
 
@@ -38,36 +39,52 @@ type Writer interface {
 // A Live session is recorded as it is read: each step when its reader
 // gives it, the run's header (tasks, models, snapshot, options) once the
 // trunk has ended; Write keeps no step after recording it.
+//
+// Every text is redacted on its way (DESIGN §11, Secrets): what a rule of
+// internal/secret takes for a secret is stored as [redacted], and the
+// run's Options.Redacted says how many values were.
 func Write(ctx context.Context, w Writer, s *Session) (string, error) {
-	id, _, _, err := write(ctx, w, s)
-	return id, err
+	wr, err := write(ctx, w, s)
+	return wr.id, err
 }
 
-// write is Write, also returning how many nodes and conversations it
-// recorded.
-func write(ctx context.Context, w Writer, s *Session) (string, int, int, error) {
+// written is what write recorded.
+type written struct {
+	id           string
+	nodes, convs int
+	redacted     *secret.Tally
+}
+
+// write is Write, also saying how many nodes and conversations it
+// recorded and what it redacted.
+func write(ctx context.Context, w Writer, s *Session) (written, error) {
 	trunk := s.Trunk
 	if trunk == nil {
 		trunk = &Conversation{}
 	}
-	cur := newCursor(trunk)
-	m := &mapper{ctx: ctx}
+	m := &mapper{ctx: ctx, red: &redactor{}}
+	cur := newCursor(trunk, m.red)
 	// A live trunk's first step says when the session started.
 	first, _, err := cur.peek(0)
 	if err != nil {
-		return "", 0, 0, fmt.Errorf("read %s session %s: %w", s.Source.Format, s.Source.ID, err)
+		return written{}, fmt.Errorf("read %s session %s: %w", s.Source.Format, s.Source.ID, err)
 	}
 	m.first = first.At()
 	run := &record.Run{Source: s.Source}
 	header(run, s, trunk, m)
 	err = w.ImportRun(ctx, run, func(add func(*record.Node) error) error {
 		m.add, m.last = add, run.Started
+		m.red.conversation(trunk)
 		if _, err := m.conversation(trunk, cur, "", 0, 0, newRequest(trunk.System, trunk.Tools), time.Time{}, ""); err != nil {
 			return err
 		}
 		// The trunk has ended: what the session says of itself is final.
 		header(run, s, trunk, m)
 		run.Status, run.Error = convStatus(trunk)
+		run.Error = m.red.text(run.Error)
+		if n := m.red.tally.Total(); n > 0 {
+			run.Options.Redacted = n
+		}
 		last := m.last
 		if run.Started.After(last) {
 			last = run.Started
@@ -78,10 +95,11 @@ func write(ctx context.Context, w Writer, s *Session) (string, int, int, error) 
 		}
 		return nil
 	})
+	wr := written{id: run.ID, nodes: int(m.seq), convs: m.convs, redacted: &m.red.tally}
 	if err != nil {
-		return run.ID, int(m.seq), m.convs, fmt.Errorf("record %s session %s: %w", s.Source.Format, s.Source.ID, err)
+		return wr, fmt.Errorf("record %s session %s: %w", s.Source.Format, s.Source.ID, err)
 	}
-	return run.ID, int(m.seq), m.convs, nil
+	return wr, nil
 }
 
 // header sets run's fields from what s says so far (a live session's
@@ -89,7 +107,7 @@ func write(ctx context.Context, w Writer, s *Session) (string, int, int, error) 
 // far, whose models the run lists after the session's own.
 func header(run *record.Run, s *Session, trunk *Conversation, m *mapper) {
 	run.Source = s.Source
-	run.Tasks, run.Project = s.Tasks, s.Project
+	run.Tasks, run.Project = m.red.tasks(s.Tasks), m.red.project(s.Project)
 	run.Models = nil
 	seen := map[string]bool{}
 	for _, list := range [][]string{s.Models, m.models} {
@@ -157,6 +175,7 @@ type mapper struct {
 	convs  int       // conversations recorded (the trunk and every branch)
 	models []string  // the models of the responses recorded, in order, once each
 	seen   map[string]bool
+	red    *redactor // every text on its way to the store
 }
 
 // model notes a response's model for the run's list.
@@ -177,6 +196,7 @@ func (m *mapper) emit(n *record.Node) error {
 	}
 	m.seq++
 	n.Seq = m.seq
+	n.Error = m.red.text(n.Error) // the conversation's own error among others
 	if n.Ended.IsZero() || n.Ended.Before(n.Started) {
 		n.Ended = n.Started
 	}
@@ -438,6 +458,7 @@ func (m *mapper) fork(f *Fork, n *record.Node, req *request) error {
 		if n.Branch != "" {
 			path = n.Branch + "/" + names[i]
 		}
+		m.red.conversation(c)
 		var breq *request
 		if ctxName == "inherit" {
 			breq = req.inherit()
@@ -446,11 +467,12 @@ func (m *mapper) fork(f *Fork, n *record.Node, req *request) error {
 			breq = newRequest(c.System, c.Tools)
 			breq.user(b.Instructions)
 		}
-		last, err := m.conversation(c, newCursor(c), path, forkSeq, n.Depth+1, breq, f.At, n.Fork.Branches[i].Agent)
+		last, err := m.conversation(c, newCursor(c, m.red), path, forkSeq, n.Depth+1, breq, f.At, n.Fork.Branches[i].Agent)
 		if err != nil {
 			return err
 		}
 		status, errMsg := convStatus(c)
+		errMsg = m.red.text(errMsg)
 		end := c.Ended
 		if end.IsZero() {
 			end = f.JoinAt

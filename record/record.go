@@ -87,6 +87,9 @@ type Options struct {
 	// "Explore" → ".claude/agents/Explore.md"), where the audit points its
 	// fixes; nil when the source names none.
 	Instructions map[string]string
+	// Redacted is how many distinct values an imported run's texts held
+	// that were taken for secrets and stored as [redacted]; 0 when none.
+	Redacted int
 }
 
 // RuntimeOptions are the settings our runtime ran a run with.

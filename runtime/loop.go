@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/inspect-dev/inspect/internal/secret"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/runtime/model"
 	"github.com/inspect-dev/inspect/runtime/project"
@@ -33,6 +34,10 @@ type runner struct {
 	maxParallel int
 	runID       string
 	progress    *lockedWriter
+	// red redacts every tool result and error before it is recorded and
+	// sent back to the model (DESIGN §11, Secrets): the provider's key and
+	// base URL password, and whatever internal/secret's rules find.
+	red *secret.Redactor
 
 	nodes, llmCalls atomic.Int64
 	firstLLM        atomic.Int64 // seq of the first llm node
@@ -442,9 +447,12 @@ func (r *runner) tool(ctx context.Context, c *conversation, tc openai.ToolCall) 
 	if ct != nil && ct.MaxResult > 0 {
 		limit = ct.MaxResult
 	}
+	// Redacted before it is cut, so no part of a secret is left at the cut.
+	result = r.red.String(result)
 	result = tools.Truncate(result, int64(len(result)), limit)
 	if err != nil {
-		msg := tools.Truncate(err.Error(), int64(len(err.Error())), limit)
+		emsg := r.red.String(err.Error())
+		msg := tools.Truncate(emsg, int64(len(emsg)), limit)
 		result = "error: " + msg
 		n.Status, n.Error = record.StatusError, msg
 		if ctx.Err() != nil {

@@ -177,6 +177,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			tasks = s.Tasks
 		}
 	}
+	red := secret.New() // the rules, and for a provider its key and password
 	if prov == nil {
 		oc := cfg.OpenAI
 		env := openaicompat.FromEnv(getenv)
@@ -195,6 +196,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 		}
 		prov = openaicompat.New(oc)
+		red = secret.New(oc.APIKey, secret.Password(oc.BaseURL))
 	}
 	if len(tasks) == 0 {
 		return nil, &InputError{Err: errors.New("no task to run: pass --task, or give the script a `task:`")}
@@ -254,6 +256,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		virtual:     virtual,
 		maxParallel: cfg.MaxParallel,
 		runID:       rec.RunID(),
+		red:         red,
 	}
 	if r.maxParallel <= 0 {
 		r.maxParallel = DefaultMaxParallel

@@ -23,6 +23,7 @@ type optionsColumn struct {
 	RequestsLack []string          `json:"requestsLack,omitempty"`
 	Script       string            `json:"script,omitempty"`
 	Scripted     *bool             `json:"scripted,omitempty"`
+	Redacted     int               `json:"secretsRedacted,omitempty"`
 }
 
 // The options column's keys, as optionsColumn names them.
@@ -35,13 +36,14 @@ const (
 	optRequestsLack = "requestsLack"
 	optScript       = "script"
 	optScripted     = "scripted"
+	optRedacted     = "secretsRedacted"
 )
 
 // EncodeOptions is o as the runs table's options column holds it (JSON
 // text; `{}` when o is empty), for a dump that shows a stored run as the
 // file has it.
 func EncodeOptions(o record.Options) ([]byte, error) {
-	c := optionsColumn{Instructions: o.Instructions, ProjectDir: o.ProjectDir, RequestsLack: o.RequestsLack}
+	c := optionsColumn{Instructions: o.Instructions, ProjectDir: o.ProjectDir, RequestsLack: o.RequestsLack, Redacted: o.Redacted}
 	if rt := o.Runtime; rt != nil {
 		c.MaxForkDepth, c.MaxSteps = &rt.MaxForkDepth, &rt.MaxSteps
 		c.Realtime, c.Scripted = &rt.Realtime, &rt.Scripted
@@ -71,6 +73,7 @@ func decodeOptions(col string) (record.Options, error) {
 	}
 	var o record.Options
 	o.ProjectDir, _ = m[optProjectDir].(string)
+	o.Redacted, _ = optCount(m[optRedacted])
 	switch v := m[optRequestsLack].(type) {
 	case []any:
 		for _, x := range v {

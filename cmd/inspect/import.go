@@ -287,8 +287,16 @@ func printImported(opts *ImportOptions, res []importers.Result) {
 		if r.Source.Version != "" {
 			src += " " + r.Source.Version
 		}
-		fmt.Fprintf(io.Out, "imported run %s · %s · session %s · %s · %d %s · %d nodes\n", r.RunID, src, r.Source.ID, r.Status,
-			r.Conversations, plural(r.Conversations, "conversation", "conversations"), r.Nodes)
+		secrets := ""
+		if n := r.Redacted.Total(); n > 0 {
+			secrets = fmt.Sprintf(" · %d %s redacted", n, plural(n, "secret", "secrets"))
+		}
+		fmt.Fprintf(io.Out, "imported run %s · %s · session %s · %s · %d %s · %d nodes%s\n", r.RunID, src, r.Source.ID, r.Status,
+			r.Conversations, plural(r.Conversations, "conversation", "conversations"), r.Nodes, secrets)
+		if n := r.Redacted.Total(); n > 0 {
+			fmt.Fprintf(io.ErrOut, "  redacted %d %s the session held (%s): stored, shown and exported as [redacted]\n",
+				n, plural(n, "value that looks like a secret", "values that look like secrets"), r.Redacted.Rules())
+		}
 		if n := len(r.Report.Skipped); n > 0 {
 			total := 0
 			kinds := make([]string, 0, n)

@@ -24,6 +24,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"html"
 	"html/template"
 	"net/url"
@@ -115,58 +116,79 @@ func (r *Redactor) Count(s string) (string, int) {
 	return r.redact(s, nil)
 }
 
-// Tally counts the values a Redactor replaced, by rule (RuleKnown,
-// RuleHeader, RuleURL, RuleSKKey or a gitleaks rule id).
-type Tally map[string]int
-
-// Total is how many values were replaced.
-func (t Tally) Total() int {
-	n := 0
-	for _, c := range t {
-		n += c
-	}
-	return n
+// Tally counts the secrets a Redactor replaced: each distinct value once
+// (a key pasted in a turn and echoed in three results is one secret), by
+// the rule that found it first (RuleKnown, RuleHeader, RuleURL, RuleSKKey
+// or a gitleaks rule id). The zero value is ready; a nil *Tally counts
+// nothing. It is not safe for concurrent use.
+type Tally struct {
+	seed maphash.Seed
+	seen map[uint64]string // a value's hash → its rule
 }
 
-// Add adds another tally's counts.
-func (t Tally) Add(o Tally) {
-	for k, n := range o {
-		t[k] += n
+// add notes one value replaced.
+func (t *Tally) add(rule, value string) {
+	if t == nil {
+		return
 	}
+	if t.seen == nil {
+		t.seed, t.seen = maphash.MakeSeed(), map[uint64]string{}
+	}
+	if h := maphash.String(t.seed, value); t.seen[h] == "" {
+		t.seen[h] = rule
+	}
+}
+
+// Total is how many distinct values were replaced.
+func (t *Tally) Total() int {
+	if t == nil {
+		return 0
+	}
+	return len(t.seen)
+}
+
+// ByRule is how many distinct values each rule found.
+func (t *Tally) ByRule() map[string]int {
+	out := map[string]int{}
+	if t != nil {
+		for _, r := range t.seen {
+			out[r]++
+		}
+	}
+	return out
+}
+
+// Rules lists the rules that found something, most values first (then by
+// name), each with its count: "github-pat 2, url-password 1".
+func (t *Tally) Rules() string {
+	by := t.ByRule()
+	ids := make([]string, 0, len(by))
+	for id := range by {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool {
+		if by[ids[i]] != by[ids[j]] {
+			return by[ids[i]] > by[ids[j]]
+		}
+		return ids[i] < ids[j]
+	})
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprintf("%s %d", id, by[id])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Tally is String, counting each value replaced in t (which may be nil).
-func (r *Redactor) Tally(s string, t Tally) string {
+func (r *Redactor) Tally(s string, t *Tally) string {
 	out, _ := r.redact(s, t)
 	return out
 }
 
 // redact replaces every known form and every secret the rules find,
 // counting them (in t when it is not nil).
-func (r *Redactor) redact(s string, t Tally) (string, int) {
-	out, n, _ := r.redactSpans(s, t, false)
-	return out, n
-}
-
-// redactSpans is redact; inJSON leaves out the finds that hold a quote
-// (in a JSON text they would cut a string), reporting whether it left
-// any out.
-func (r *Redactor) redactSpans(s string, t Tally, inJSON bool) (string, int, bool) {
-	spans := r.find(s)
-	left := false
-	if inJSON {
-		kept := spans[:0]
-		for _, sp := range spans {
-			if strings.IndexByte(s[sp.from:sp.to], '"') >= 0 {
-				left = true
-				continue
-			}
-			kept = append(kept, sp)
-		}
-		spans = kept
-	}
-	out, n := apply(s, spans, t)
-	return out, n, left
+func (r *Redactor) redact(s string, t *Tally) (string, int) {
+	return apply(s, r.find(s), t)
 }
 
 // find returns every secret in s, known forms and the rules' finds,
@@ -216,7 +238,7 @@ func (r *Redactor) find(s string) []span {
 
 // apply replaces each of spans (in order, apart) in s by Mark, counting
 // them in t (when not nil).
-func apply(s string, spans []span, t Tally) (string, int) {
+func apply(s string, spans []span, t *Tally) (string, int) {
 	if len(spans) == 0 {
 		return s, 0
 	}
@@ -227,9 +249,7 @@ func apply(s string, spans []span, t Tally) (string, int) {
 		b.WriteString(s[at:sp.from])
 		b.WriteString(Mark)
 		at = sp.to
-		if t != nil {
-			t[sp.rule]++
-		}
+		t.add(sp.rule, s[sp.from:sp.to])
 	}
 	b.WriteString(s[at:])
 	return b.String(), len(spans)
@@ -244,7 +264,7 @@ func apply(s string, spans []span, t Tally) (string, int) {
 // on its own instead. A body that is not JSON is redacted as text. It
 // returns b itself when nothing changed, and adds what it replaced to t
 // (which may be nil).
-func (r *Redactor) JSON(b []byte, t Tally) []byte {
+func (r *Redactor) JSON(b []byte, t *Tally) []byte {
 	if !json.Valid(b) {
 		s, _ := r.redact(string(b), t)
 		if s == string(b) {
@@ -252,17 +272,29 @@ func (r *Redactor) JSON(b []byte, t Tally) []byte {
 		}
 		return []byte(s)
 	}
-	pass := Tally{}
-	s, n, left := r.redactSpans(string(b), pass, true)
-	all := left
-	if n > 0 && !json.Valid([]byte(s)) {
-		s, pass, all = string(b), Tally{}, true
+	s := string(b)
+	spans := r.find(s)
+	all := false
+	kept := spans[:0]
+	for _, sp := range spans {
+		if strings.IndexByte(s[sp.from:sp.to], '"') >= 0 {
+			all = true // it would cut a string
+			continue
+		}
+		kept = append(kept, sp)
+	}
+	out, n := apply(s, kept, nil)
+	if n > 0 && !json.Valid([]byte(out)) {
+		all = true
+	}
+	if !all {
+		for _, sp := range kept {
+			t.add(sp.rule, s[sp.from:sp.to])
+		}
+		s = out
 	}
 	if all || strings.IndexByte(s, '\\') >= 0 {
-		s = r.strings(s, all, pass)
-	}
-	if t != nil {
-		t.Add(pass)
+		s = r.strings(s, all, t)
 	}
 	if s == string(b) {
 		return b
@@ -273,7 +305,7 @@ func (r *Redactor) JSON(b []byte, t Tally) []byte {
 // strings redacts the decoded text of each JSON string of body (valid
 // JSON) — every one, or those holding an escape — and writes the ones
 // that changed back, encoded.
-func (r *Redactor) strings(body string, all bool, t Tally) string {
+func (r *Redactor) strings(body string, all bool, t *Tally) string {
 	var b strings.Builder
 	at := 0
 	for i := 0; i < len(body); i++ {

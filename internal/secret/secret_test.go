@@ -211,7 +211,7 @@ func TestRedactor_Kinds(t *testing.T) {
 				t.Errorf("redacting again: %q, %d", again, n)
 			}
 			body, _ := json.Marshal(map[string]any{"type": "tool_result", "content": []string{"$ env", k.Text}})
-			tl := Tally{}
+			tl := &Tally{}
 			out := r.JSON(body, tl)
 			if k.In(string(out)) || !json.Valid(out) || tl.Total() != 1 {
 				t.Errorf("JSON(%s) = %s, %v; want valid JSON without the secret, one value counted", body, out, tl)
@@ -323,5 +323,24 @@ func BenchmarkRedact(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		(*Redactor)(nil).String(s)
+	}
+}
+
+// TestTally_Distinct: a tally counts each secret once however often it
+// is replaced (a key pasted in a turn and echoed in results), by rule.
+func TestTally_Distinct(t *testing.T) {
+	ks := secrettest.Kinds(5)
+	var r *Redactor
+	tl := &Tally{}
+	for i := 0; i < 3; i++ {
+		r.Tally(ks[4].Text+" and "+ks[4].Text, tl) // github-pat, twice, three times over
+	}
+	r.JSON([]byte(`{"cmd":"`+ks[9].Text+`"}`), tl) // url-password
+	if tl.Total() != 2 || tl.Rules() != "github-pat 1, "+RuleURL+" 1" {
+		t.Errorf("tally = %d (%s), want 2 (github-pat 1, %s 1)", tl.Total(), tl.Rules(), RuleURL)
+	}
+	var none *Tally
+	if none.Total() != 0 || none.Rules() != "" {
+		t.Error("a nil tally counts")
 	}
 }
