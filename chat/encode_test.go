@@ -60,17 +60,19 @@ func FuzzAppendString(f *testing.F) {
 // requestMessage is how importers.Write encoded a request's message
 // before chat did (its own struct through encoding/json).
 type requestMessage struct {
-	Role      string `json:"role"`
-	Content   string `json:"content,omitempty"`
-	ToolCalls []struct {
-		ID       string `json:"id"`
-		Type     string `json:"type"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls,omitempty"`
-	ToolCallID string `json:"tool_call_id,omitempty"`
+	Role       string            `json:"role"`
+	Content    string            `json:"content,omitempty"`
+	ToolCalls  []requestToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string            `json:"tool_call_id,omitempty"`
+}
+
+type requestToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
 }
 
 func randomMessage(r *rand.Rand) Message {
@@ -97,14 +99,7 @@ func TestAppendMessage_AsBefore(t *testing.T) {
 		m := randomMessage(r)
 		old := requestMessage{Role: m.Role, Content: m.Text, ToolCallID: m.CallID}
 		for _, c := range m.Calls {
-			var tc struct {
-				ID       string `json:"id"`
-				Type     string `json:"type"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			}
+			var tc requestToolCall
 			tc.ID, tc.Type = c.ID, "function"
 			tc.Function.Name, tc.Function.Arguments = c.Name, c.Arguments
 			old.ToolCalls = append(old.ToolCalls, tc)

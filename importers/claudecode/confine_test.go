@@ -6,13 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/importers"
 	"github.com/inspect-dev/inspect/importers/claudecode"
+	"github.com/inspect-dev/inspect/importers/importerstest"
 )
 
 // projectFolder writes CLAUDE.md and the Explore definition into a new
@@ -27,12 +26,7 @@ func projectFolder(t *testing.T) string {
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	importerstest.Write(t, filepath.Dir(path), filepath.Base(path), content)
 }
 
 // branchNodes is how many nodes each branch of the run's forks holds, as
@@ -136,52 +130,19 @@ func TestSubagentFile_SymlinkOutNotFollowed(t *testing.T) {
 	}
 }
 
-// mkfifo makes a FIFO at path; once the test ends it is opened for writing
-// and closed, which releases a reader still blocked on it.
-func mkfifo(t *testing.T, path string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mkfifo(path, 0o644); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
-	t.Cleanup(func() {
-		if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			f.Close()
-		}
-	})
-}
-
-// within runs f and fails the test when it has not returned after 10 s
-// (a FIFO waited on).
-func within(t *testing.T, what string, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s: still blocked after 10 s (a FIFO opened for reading)", what)
-	}
-}
-
 // TestFIFO_NoHang: a FIFO as CLAUDE.md, as a sub-agent's .meta.json or
 // transcript, or given as the session itself, is refused at once, never
 // waited on. Before, the import blocked for ever on the first three and
 // Detect on the last.
 func TestFIFO_NoHang(t *testing.T) {
 	cwd := filepath.Join(t.TempDir(), "app")
-	mkfifo(t, filepath.Join(cwd, "CLAUDE.md"))
+	importerstest.Mkfifo(t, filepath.Join(cwd, "CLAUDE.md"))
 	writeFile(t, filepath.Join(cwd, ".claude", "agents", "Explore.md"), "---\nname: Explore\n---\n")
 	path := serialSession(t, cwd, true)
 	subs := filepath.Join(filepath.Dir(path), "s2", "subagents")
-	mkfifo(t, filepath.Join(subs, "agent-x2.meta.json"))
-	mkfifo(t, filepath.Join(subs, "agent-x3.jsonl"))
-	within(t, "import", func() {
+	importerstest.Mkfifo(t, filepath.Join(subs, "agent-x2.meta.json"))
+	importerstest.Mkfifo(t, filepath.Join(subs, "agent-x3.jsonl"))
+	importerstest.Within(t, "import", func() {
 		g, _, res := importFileWith(t, path, importers.Options{Project: cwd})
 		if len(g.Project.Files) != 1 || g.Project.File(".claude/agents/Explore.md") == nil {
 			t.Errorf("project files %+v", g.Project.Files)
@@ -194,8 +155,8 @@ func TestFIFO_NoHang(t *testing.T) {
 		}
 	})
 	fifo := filepath.Join(t.TempDir(), "session.jsonl")
-	mkfifo(t, fifo)
-	within(t, "a FIFO as the session", func() {
+	importerstest.Mkfifo(t, fifo)
+	importerstest.Within(t, "a FIFO as the session", func() {
 		if (claudecode.Format{}).Detect(fifo) {
 			t.Error("Detect(a FIFO) = true")
 		}

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/inspect-dev/inspect/importers"
@@ -27,10 +26,9 @@ func TestInstructions_NotFromTheFolderTheSessionNames(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(proj, "AGENTS.override.md"), []byte("# mine\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(filepath.Join(proj, "AGENTS.md"), 0o644); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
-	s := read(t, path, importers.Options{Project: proj})
+	importerstest.Mkfifo(t, filepath.Join(proj, "AGENTS.md"))
+	var s *importers.Session
+	importerstest.Within(t, "read", func() { s = read(t, path, importers.Options{Project: proj}) })
 	if len(s.Project.Files) != 1 || s.Project.Files[0].Path != "AGENTS.override.md" || s.Dir != proj {
 		t.Errorf("--project: dir %q project %+v", s.Dir, s.Project)
 	}
