@@ -7,11 +7,13 @@ import (
 	"encoding/xml"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,26 +34,103 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-// recordFixture runs fixture name with the scripted model and a fixed clock into a
-// fresh database and returns its graph and audit.
+// recordFixture returns fixture name run with the scripted model and a
+// fixed clock, and its audit: recorded once for the package's tests, which
+// share it and change neither its graph nor its audit (a test that changes
+// them records its own with recordFresh).
 func recordFixture(t *testing.T, fixture string) Side {
 	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
+	recorded.Lock()
+	defer recorded.Unlock()
+	r, ok := recorded.runs[fixture]
+	if !ok {
+		r = &recording{}
+		r.side, r.db, r.err = recordRun(fixture, recorded.dir)
+		if recorded.runs == nil {
+			recorded.runs = map[string]*recording{}
+		}
+		recorded.runs[fixture] = r
+	}
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return r.side
+}
+
+// recordFresh runs fixture name into a database of the test's own, for a
+// test that changes what it gets or needs a second recording.
+func recordFresh(t *testing.T, fixture string) Side {
+	t.Helper()
+	s, db, err := recordRun(fixture, t.TempDir())
+	if db != nil {
+		t.Cleanup(func() { db.Close() })
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
-	id := "run-" + fixture
-	g, err := runtimetest.RecordFixture(ctx, db, filepath.Join("..", "fixtures", fixture), t.TempDir(), id, time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
+	return s
+}
+
+// recorded are the fixtures recordFixture recorded, under a temporary
+// folder TestMain removes.
+var recorded struct {
+	sync.Mutex
+	dir  string
+	runs map[string]*recording
+}
+
+// recording is one fixture's run and audit, its database, or why it failed.
+type recording struct {
+	side Side
+	db   *store.DB
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "diff-test-")
 	if err != nil {
-		t.Fatal(err)
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	recorded.dir = dir
+	code := m.Run()
+	for _, r := range recorded.runs {
+		if r.db != nil {
+			r.db.Close()
+		}
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// recordRun records fixture name, under dir, into a database of its own
+// (returned, to be closed, even with an error) and audits it.
+func recordRun(fixture, dir string) (Side, *store.DB, error) {
+	ctx := context.Background()
+	work, err := os.MkdirTemp(dir, fixture+"-")
+	if err != nil {
+		return Side{}, nil, err
+	}
+	for _, sub := range []string{"db", "project"} {
+		if err := os.Mkdir(filepath.Join(work, sub), 0o755); err != nil {
+			return Side{}, nil, err
+		}
+	}
+	db, err := store.Open(ctx, filepath.Join(work, "db", "runs.db"))
+	if err != nil {
+		return Side{}, nil, err
+	}
+	id := "run-" + fixture
+	g, err := runtimetest.RecordFixture(ctx, db, filepath.Join("..", "fixtures", fixture), filepath.Join(work, "project"), id, time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
+	if err != nil {
+		return Side{}, db, err
 	}
 	rep, err := (&findings.Config{Rules: rules.All, Requests: func(seq int64) ([]byte, error) { return db.Request(ctx, id, seq) }}).Audit(g)
 	if err != nil {
-		t.Fatal(err)
+		return Side{}, db, err
 	}
-	return Side{Run: g, Report: rep}
+	return Side{Run: g, Report: rep}, db, nil
 }
 
 func delta(t *testing.T, ds []Delta, m Metric) Delta {
@@ -66,7 +145,7 @@ func delta(t *testing.T, ds []Delta, m Metric) Delta {
 }
 
 func TestCompare_Identical(t *testing.T) {
-	base, new := recordFixture(t, "fanout-compact"), recordFixture(t, "fanout-compact")
+	base, new := recordFixture(t, "fanout-compact"), recordFresh(t, "fanout-compact") // two recordings
 	r, err := (&Config{MaxIncrease: []Limit{{Key: "tokens", Percent: true, Value: 0}}, FailOn: findings.Warning}).Compare(base, new)
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +244,7 @@ func TestCompare_NewFindingFails(t *testing.T) {
 // A new run that broke sends fewer tokens and finds nothing; it must fail
 // the comparison, not pass as an improvement.
 func TestCompare_NewRunFailed(t *testing.T) {
-	base, new := recordFixture(t, "audit-fanout-missed"), recordFixture(t, "nearmiss-even-fanout")
+	base, new := recordFresh(t, "audit-fanout-missed"), recordFresh(t, "nearmiss-even-fanout") // changed below
 	new.Run.Status, new.Run.Error = record.StatusError, "provider returned 500 after 3 retries"
 	r, err := (&Config{}).Compare(base, new)
 	if err != nil {

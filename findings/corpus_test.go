@@ -3,10 +3,12 @@ package findings_test
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,27 +49,83 @@ func (r *recorded) audit(t testing.TB) *findings.Report {
 	return rep
 }
 
-// recordFixture records fixture name: a scripted project is copied into a
-// temporary folder (write_file must not touch the repository) and run in
-// virtual time; another framework's run (trace.otlp.jsonl) is imported
-// through the OTLP importer. Either way the graph is loaded.
+// recordFixture records fixture name once for the package's tests (each
+// later call returns the same run, which no test changes): a scripted
+// project is copied into a temporary folder (write_file must not touch the
+// repository) and run in virtual time; another framework's run
+// (trace.otlp.jsonl) is imported through the OTLP importer. Either way the
+// graph is loaded and its prompt-cache analysis read.
 func recordFixture(t testing.TB, name string) *recorded {
 	t.Helper()
+	fixtures.Lock()
+	defer fixtures.Unlock()
+	f, ok := fixtures.runs[name]
+	if !ok {
+		f = recordRun(name)
+		if fixtures.runs == nil {
+			fixtures.runs = map[string]*fixture{}
+		}
+		fixtures.runs[name] = f
+	}
+	if f.err != nil {
+		t.Fatal(f.err)
+	}
+	return f.rec
+}
+
+// fixtures are the fixtures recordFixture recorded, in one store in one
+// temporary folder, which TestMain removes.
+var fixtures struct {
+	sync.Mutex
+	dir  string
+	db   *store.DB
+	runs map[string]*fixture
+}
+
+// fixture is one recording, or why it failed.
+type fixture struct {
+	rec *recorded
+	err error
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	if fixtures.db != nil {
+		fixtures.db.Close()
+	}
+	if fixtures.dir != "" {
+		os.RemoveAll(fixtures.dir)
+	}
+	os.Exit(code)
+}
+
+// recordRun records fixture name into the package's store.
+func recordRun(name string) *fixture {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
-	if err != nil {
-		t.Fatalf("store.Open: %v", err)
+	if fixtures.db == nil {
+		dir, err := os.MkdirTemp("", "findings-test-")
+		if err != nil {
+			return &fixture{err: err}
+		}
+		fixtures.dir = dir
+		if fixtures.db, err = store.Open(ctx, filepath.Join(dir, "runs.db")); err != nil {
+			return &fixture{err: fmt.Errorf("store.Open: %w", err)}
+		}
 	}
-	t.Cleanup(func() { db.Close() })
-	g, err := fixturetest.Record(ctx, db, filepath.Join("..", "fixtures", name), t.TempDir(), "run-"+name, t0)
+	work, err := os.MkdirTemp(fixtures.dir, name+"-")
 	if err != nil {
-		t.Fatal(err)
+		return &fixture{err: err}
 	}
-	rep, err := cache.Analyze(ctx, g, db, nil)
+	g, err := fixturetest.Record(ctx, fixtures.db, filepath.Join("..", "fixtures", name), work, "run-"+name, t0)
 	if err != nil {
-		t.Fatal(err)
+		return &fixture{err: err}
 	}
-	return &recorded{DB: db, Run: g, Cache: rep}
+	rep, err := cache.Analyze(ctx, g, fixtures.db, nil)
+	if err != nil {
+		return &fixture{err: err}
+	}
+	return &fixture{rec: &recorded{DB: fixtures.db, Run: g, Cache: rep}}
 }
 
 // want is a fixture's hand-written want.txt: what its audit must report,
@@ -233,17 +291,10 @@ func TestCorpus_EveryRule(t *testing.T) {
 // (no finding there has its fingerprint) and the check's verdict is the
 // one written down.
 func TestExpect(t *testing.T) {
-	runs := map[string]*recorded{}
-	record := func(t *testing.T, name string) *recorded {
-		if runs[name] == nil {
-			runs[name] = recordFixture(t, name)
-		}
-		return runs[name]
-	}
 	for _, name := range corpus(t) {
 		for _, n := range readWant(t, name).next {
 			t.Run(name+"/"+n.fixture, func(t *testing.T) {
-				base, next := record(t, name), record(t, n.fixture)
+				base, next := recordFixture(t, name), recordFixture(t, n.fixture)
 				baseRep, nextRep := base.audit(t), next.audit(t)
 				checked := 0
 				for _, f := range baseRep.Findings {
