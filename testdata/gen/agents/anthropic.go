@@ -16,45 +16,105 @@ type anthropicRequest struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	} `json:"messages"`
+	System json.RawMessage `json:"system"`
 }
 
 type anthropicBlock struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
 }
 
-// userTexts returns the texts of the request's user messages that start
-// with a marker (top-level text blocks only: a tool result or a
-// notification quoting a prompt does not rename the conversation), with
-// the number of assistant messages after each.
-func (q *anthropicRequest) userTexts() (texts []string, after []int) {
+var agentIDRE = regexp.MustCompile(`agentId: ([A-Za-z0-9]+)`)
+
+// items reads the request's conversation: user texts that start with a
+// marker (top-level text blocks only: a tool result or a notification
+// quoting a prompt does not rename the conversation), each assistant
+// message, the agentId each Agent call's result gave its task, and the
+// notifications of finished sub-agents.
+func (q *anthropicRequest) items() []item {
+	var items []item
+	tasks := map[string]string{} // Agent tool_use id -> task
 	for _, m := range q.Messages {
+		var blocks []anthropicBlock
+		var s string
+		if json.Unmarshal(m.Content, &s) == nil {
+			blocks = []anthropicBlock{{Type: "text", Text: s}}
+		} else {
+			_ = json.Unmarshal(m.Content, &blocks)
+		}
 		if m.Role == "assistant" {
-			for i := range after {
-				after[i]++
+			it := item{Response: true}
+			for _, b := range blocks {
+				if b.Type != "tool_use" || (b.Name != "Agent" && b.Name != "Task" && b.Name != "SendMessage") {
+					continue
+				}
+				it.Started++
+				var in struct {
+					Prompt  string `json:"prompt"`
+					Message string `json:"message"`
+				}
+				_ = json.Unmarshal(b.Input, &in)
+				if ms := markerRE.FindStringSubmatch(in.Prompt + in.Message); ms != nil {
+					tasks[b.ID] = ms[2]
+				}
 			}
+			items = append(items, it)
 			continue
 		}
 		if m.Role != "user" {
 			continue
 		}
-		var s string
-		if json.Unmarshal(m.Content, &s) == nil {
-			if startsWithMarker(s) {
-				texts, after = append(texts, s), append(after, 0)
-			}
-			continue
-		}
-		var blocks []anthropicBlock
-		_ = json.Unmarshal(m.Content, &blocks)
 		for _, b := range blocks {
-			if b.Type == "text" && startsWithMarker(b.Text) {
-				texts, after = append(texts, b.Text), append(after, 0)
+			switch b.Type {
+			case "text":
+				if startsWithMarker(b.Text) {
+					items = append(items, item{Marker: b.Text})
+				}
+				if strings.Contains(b.Text, "<task-notification>") {
+					items = append(items, item{Reported: true})
+				}
+			case "tool_result":
+				if task := tasks[b.ToolUseID]; task != "" {
+					if ms := agentIDRE.FindStringSubmatch(string(b.Content)); ms != nil {
+						items = append(items, item{Task: task, AgentID: ms[1]})
+					}
+				}
 			}
 		}
 	}
-	return texts, after
+	return items
 }
+
+// compaction reports whether the request asks for a summary of the
+// conversation so far (Claude Code compacting): its last user message
+// asks for one.
+func (q *anthropicRequest) compaction() bool {
+	if len(q.Messages) == 0 {
+		return false
+	}
+	m := q.Messages[len(q.Messages)-1]
+	if m.Role != "user" {
+		return false
+	}
+	var s string
+	if json.Unmarshal(m.Content, &s) != nil {
+		var blocks []anthropicBlock
+		_ = json.Unmarshal(m.Content, &blocks)
+		for _, b := range blocks {
+			if b.Type == "text" {
+				s += b.Text
+			}
+		}
+	}
+	return compactionRE.MatchString(s)
+}
+
+var compactionRE = regexp.MustCompile(`(?i)create a detailed summary of the conversation|summari[sz]e (the|this) conversation|CONTEXT CHECKPOINT COMPACTION|<state_snapshot>`)
 
 // startsWithMarker reports whether a line of s starts with a marker (a
 // fork's directive comes after boilerplate: "Your directive: [task:…]").
@@ -65,7 +125,7 @@ func startsWithMarker(s string) bool {
 var leadingMarkerRE = regexp.MustCompile(`(?m)^\s*(Your directive: )?\[(scenario|task):`)
 
 // claudeCall is c as Claude Code's tool call: its name and input.
-func (s *server) claudeCall(c Call) (string, map[string]any) {
+func (s *server) claudeCall(c Call, v view) (string, map[string]any) {
 	switch c.Tool {
 	case "read":
 		return "Read", map[string]any{"file_path": mustAbs(s.dir, c.Path)}
@@ -82,6 +142,14 @@ func (s *server) claudeCall(c Call) (string, map[string]any) {
 			in["run_in_background"] = *c.Background
 		}
 		return "Agent", in
+	case "load":
+		return "ToolSearch", map[string]any{"query": "select:" + c.Command, "max_results": 1}
+	case "followup":
+		to := v.agents[c.Task]
+		if to == "" {
+			to = c.Task
+		}
+		return "SendMessage", map[string]any{"to": to, "message": agentPrompt(c.Next), "summary": "More work for " + c.Task}
 	}
 	panic("unknown tool " + c.Tool)
 }
@@ -95,21 +163,25 @@ func (s *server) anthropic(w http.ResponseWriter, r *http.Request, body []byte, 
 		return
 	}
 	e.Model = q.Model
-	texts, after := q.userTexts()
-	conv, step := conversation(texts, after)
+	v := reduce(q.items())
 	var st Step
-	if conv == "" {
+	switch {
+	case v.conv != "" && q.compaction():
+		e.Conv, e.Compact = v.conv, true
+		st = Step{Text: "<analysis>The files were read one at a time.</analysis>\n<summary>\n" + summary(v.conv) + "\n</summary>"}
+	case v.conv == "":
 		// a request of the CLI's own (a title, a topic): a short text
 		e.Side = true
 		st = Step{Text: "ok"}
-	} else {
-		e.Conv, e.Step = conv, step
-		st = s.sc.answer(conv, step)
-		if s.sc.Interrupt == conv {
+	default:
+		e.Conv, e.Step = v.conv, v.responses
+		st = s.sc.answer("claude", v)
+		if s.sc.Interrupt == v.conv {
 			s.hold(w, r, e)
 			return
 		}
 	}
+	conv, step := v.conv, v.responses
 	if st.Status != 0 {
 		e.Status = st.Status
 		s.write(e)
@@ -117,12 +189,15 @@ func (s *server) anthropic(w http.ResponseWriter, r *http.Request, body []byte, 
 		return
 	}
 	in := tokens(body)
+	if st.Huge {
+		in = hugeContext
+	}
 	u := &Usage{Input: in, CacheRead: in / 2, CacheWrite: in / 4, Output: 0}
 	fresh := in - u.CacheRead - u.CacheWrite
 	var blocks []map[string]any
 	if len(st.Calls) > 0 {
 		for i, c := range st.Calls {
-			name, input := s.claudeCall(c)
+			name, input := s.claudeCall(c, v)
 			id := fmt.Sprintf("toolu_%s_%d_%d", safeID(conv), step, i)
 			blocks = append(blocks, map[string]any{"type": "tool_use", "id": id, "name": name, "input": input})
 			e.Calls = append(e.Calls, name)
@@ -139,7 +214,7 @@ func (s *server) anthropic(w http.ResponseWriter, r *http.Request, body []byte, 
 		stop = "tool_use"
 	}
 	msgID := fmt.Sprintf("msg_%s_%d_%s", safeID(conv), step, e.BodySHA256[:8])
-	if e.Side {
+	if e.Side || e.Compact {
 		msgID = "msg_side_" + e.BodySHA256[:12]
 	}
 	usage := map[string]any{"input_tokens": fresh, "cache_read_input_tokens": u.CacheRead,

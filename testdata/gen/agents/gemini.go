@@ -13,8 +13,11 @@ type geminiRequest struct {
 	Contents []struct {
 		Role  string `json:"role"`
 		Parts []struct {
-			Text         string          `json:"text"`
-			FunctionCall json.RawMessage `json:"functionCall"`
+			Text         string `json:"text"`
+			FunctionCall *struct {
+				Name string          `json:"name"`
+				Args json.RawMessage `json:"args"`
+			} `json:"functionCall"`
 		} `json:"parts"`
 	} `json:"contents"`
 	SystemInstruction *struct {
@@ -22,25 +25,56 @@ type geminiRequest struct {
 			Text string `json:"text"`
 		} `json:"parts"`
 	} `json:"systemInstruction"`
+	Tools []struct {
+		FunctionDeclarations []struct {
+			Name string `json:"name"`
+		} `json:"functionDeclarations"`
+	} `json:"tools"`
 }
 
-// userTexts returns the marker texts of the request's user parts with the
-// number of model turns after each.
-func (q *geminiRequest) userTexts() (texts []string, after []int) {
+// items reads the request's conversation: the marker texts of its user
+// parts and each model turn (invoke_agent blocks until the sub-agent ends,
+// so nothing is pending across turns).
+func (q *geminiRequest) items() []item {
+	var items []item
 	for _, c := range q.Contents {
 		if c.Role == "model" {
-			for i := range after {
-				after[i]++
-			}
+			items = append(items, item{Response: true})
 			continue
 		}
 		for _, p := range c.Parts {
 			if startsWithMarker(p.Text) {
-				texts, after = append(texts, p.Text), append(after, 0)
+				items = append(items, item{Marker: p.Text})
 			}
 		}
 	}
-	return texts, after
+	return items
+}
+
+// offers reports whether the request offers the model tool name.
+func (q *geminiRequest) offers(name string) bool {
+	for _, t := range q.Tools {
+		for _, f := range t.FunctionDeclarations {
+			if f.Name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// compaction reports whether the request asks for a summary of the
+// conversation (Gemini CLI compressing its chat: a <state_snapshot>, and
+// then a check of it).
+func (q *geminiRequest) compaction() bool {
+	if n := len(q.Contents); n > 0 && q.Contents[n-1].Role == "user" {
+		for _, p := range q.Contents[n-1].Parts {
+			if compactionRE.MatchString(p.Text) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // geminiCall is c as Gemini CLI's function call.
@@ -56,6 +90,8 @@ func (s *server) geminiCall(c Call) (string, map[string]any) {
 			t = "generalist"
 		}
 		return "invoke_agent", map[string]any{"agent_name": t, "prompt": agentPrompt(c.Task)}
+	case "complete":
+		return "complete_task", map[string]any{"result": map[string]any{"response": c.Command}}
 	}
 	panic("unknown tool " + c.Tool)
 }
@@ -75,18 +111,26 @@ func (s *server) gemini(w http.ResponseWriter, r *http.Request, body []byte, e *
 	model, method, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/v1beta/models/"), ":")
 	e.Model = model
 	stream := method == "streamGenerateContent"
-	texts, after := q.userTexts()
-	conv, step := conversation(texts, after)
+	v := reduce(q.items())
+	conv, step := v.conv, v.responses
 	var st Step
-	if conv == "" || !stream {
+	switch {
+	case conv != "" && q.compaction():
+		e.Conv, e.Compact = conv, true
+		st = Step{Text: "<state_snapshot>\n" + summary(conv) + "\n</state_snapshot>"}
+	case conv == "" || !stream:
 		e.Side = true
 		st = Step{Text: `{"complexity_reasoning":"a scripted task","complexity_score":10}`}
-	} else {
+	default:
 		e.Conv, e.Step = conv, step
-		st = s.sc.answer(conv, step)
+		st = s.sc.answer("gemini", v)
 		if s.sc.Interrupt == conv {
 			s.hold(w, r, e)
 			return
+		}
+		// a sub-agent ends by calling complete_task with its answer
+		if len(st.Calls) == 0 && st.Status == 0 && q.offers("complete_task") {
+			st = Step{Calls: []Call{{Tool: "complete", Command: st.Text}}, Huge: st.Huge}
 		}
 	}
 	if st.Status != 0 {
@@ -104,6 +148,9 @@ func (s *server) gemini(w http.ResponseWriter, r *http.Request, body []byte, e *
 			name, args := s.geminiCall(c)
 			parts = append(parts, map[string]any{"functionCall": map[string]any{"name": name, "args": args}})
 			e.Calls = append(e.Calls, name)
+			if c.Tool == "complete" {
+				e.Text = c.Command
+			}
 		}
 	} else {
 		parts = append(parts, map[string]any{"text": st.Text})
@@ -111,6 +158,9 @@ func (s *server) gemini(w http.ResponseWriter, r *http.Request, body []byte, e *
 	}
 	out, _ := json.Marshal(parts)
 	in := tokens(body)
+	if st.Huge {
+		in = hugeContext
+	}
 	u := &Usage{Input: in, CacheRead: in / 2, Output: tokens(out)}
 	e.Usage, e.Status = u, 200
 	s.write(e)

@@ -38,13 +38,43 @@ func main() {
 	root := flag.String("root", "/tmp/inspect-harness", "where each scenario's workspace and HOME are made (fixed, so sessions name the same paths each time)")
 	bodies := flag.Bool("bodies", false, "also keep every request body in <cli>/<scenario>/bodies/ (to study a CLI; not for fixtures)")
 	timeout := flag.Duration("timeout", 3*time.Minute, "how long one scenario may run")
+	fixtures := flag.Bool("fixtures", false, "keep only what the tests read (session/, requests.jsonl, scenario.json): for testdata/agents")
+	newest := flag.Bool("newest", false, "install the newest versions of the CLIs from npm into a temporary folder and run those (drift)")
+	check := flag.Bool("check", false, "then import every scenario's session and compare it with its log (go test ./importers/all -run TestAgents), and report what no longer imports to its log")
 	flag.Parse()
-	if *out == "" {
-		fmt.Fprintln(os.Stderr, "agents: give -out DIR")
-		os.Exit(2)
-	}
 	if os.Getenv(inNetns) == "" {
-		os.Exit(reexec())
+		// outside the namespace: what needs the network (npm), then the
+		// run inside it, then the comparison
+		args := os.Args[1:]
+		if *out == "" && (*newest || *check) {
+			d, err := os.MkdirTemp("", "agents-out-")
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "agents:", err)
+				os.Exit(1)
+			}
+			*out = d
+			args = append(args, "-out", d)
+		}
+		if *out == "" {
+			fmt.Fprintln(os.Stderr, "agents: give -out DIR")
+			os.Exit(2)
+		}
+		if *newest {
+			b, err := installNewest()
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "agents: install the newest CLIs:", err)
+				os.Exit(1)
+			}
+			defer os.RemoveAll(filepath.Dir(filepath.Dir(b)))
+			args = append(args, "-bin", b)
+		}
+		code := reexec(args)
+		if *check {
+			if c := checkImports(*out); c > code {
+				code = c
+			}
+		}
+		os.Exit(code)
 	}
 	if err := exec.Command("ip", "link", "set", "lo", "up").Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "agents: bring loopback up:", err)
@@ -63,6 +93,11 @@ func main() {
 			dest := filepath.Join(*out, c, sc.Name)
 			start := time.Now()
 			err := runScenario(c, sc, absBin, filepath.Join(*root, c+"-"+sc.Name), dest, *timeout, *bodies)
+			if err == nil && *fixtures {
+				// the CLI's output names where it is installed
+				_ = os.Remove(filepath.Join(dest, "stdout.txt"))
+				_ = os.Remove(filepath.Join(dest, "stderr.txt"))
+			}
 			status := "ok"
 			if err != nil {
 				status = "FAILED: " + err.Error()
@@ -76,9 +111,9 @@ func main() {
 	}
 }
 
-// reexec runs this program again in a new network namespace with only
-// loopback.
-func reexec() int {
+// reexec runs this program again, with args, in a new network namespace
+// with only loopback.
+func reexec(args0 []string) int {
 	self, err := os.Executable()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agents:", err)
@@ -88,7 +123,7 @@ func reexec() int {
 	if os.Geteuid() != 0 {
 		args = append(args, "-r") // a user namespace maps us to root in it
 	}
-	cmd := exec.Command("unshare", append(append(args, "--", self), os.Args[1:]...)...)
+	cmd := exec.Command("unshare", append(append(args, "--", self), args0...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), inNetns+"=1")
 	if err := cmd.Run(); err != nil {
@@ -147,13 +182,21 @@ func runScenario(cli string, sc *Scenario, bin, root, dest string, timeout time.
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	prompt := fmt.Sprintf("[scenario:%s] %s", sc.Name, sc.Task)
-	var cmd *exec.Cmd
+	// command is the CLI run on one prompt; resumed, on the session the
+	// previous run left (a later user turn)
+	var command func(prompt string, resumed bool) *exec.Cmd
 	switch cli {
 	case "claude":
-		cmd = exec.CommandContext(ctx, filepath.Join(bin, "claude"), "-p", prompt, "--output-format", "json",
-			"--allowedTools", "Read,Agent,Bash")
-		cmd.Env = append(baseEnv(home), "ANTHROPIC_BASE_URL="+base, "ANTHROPIC_API_KEY=harness-placeholder-key",
-			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+		command = func(prompt string, resumed bool) *exec.Cmd {
+			args := []string{"-p", prompt, "--output-format", "json", "--allowedTools", "Read,Agent,Bash,SendMessage,ToolSearch"}
+			if resumed {
+				args = append(args, "--continue")
+			}
+			cmd := exec.CommandContext(ctx, filepath.Join(bin, "claude"), args...)
+			cmd.Env = append(baseEnv(home), "ANTHROPIC_BASE_URL="+base, "ANTHROPIC_API_KEY=harness-placeholder-key",
+				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+			return cmd
+		}
 	case "codex":
 		conf := fmt.Sprintf(`model = "gpt-5.5"
 model_provider = "harness"
@@ -166,14 +209,23 @@ base_url = "%s/v1"
 env_key = "HARNESS_API_KEY"
 wire_api = "responses"
 
-[features]
-multi_agent_v2 = true
+[features.multi_agent_v2]
+enabled = true
+max_concurrent_threads_per_session = 8
+
 `, base)
 		if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(conf), 0o644); err != nil {
 			return err
 		}
-		cmd = exec.CommandContext(ctx, filepath.Join(bin, "codex"), "exec", "--skip-git-repo-check", prompt)
-		cmd.Env = append(baseEnv(home), "CODEX_HOME="+home, "HARNESS_API_KEY=harness-placeholder-key")
+		command = func(prompt string, resumed bool) *exec.Cmd {
+			args := []string{"exec", "--skip-git-repo-check", prompt}
+			if resumed {
+				args = []string{"exec", "resume", "--skip-git-repo-check", "--last", prompt}
+			}
+			cmd := exec.CommandContext(ctx, filepath.Join(bin, "codex"), args...)
+			cmd.Env = append(baseEnv(home), "CODEX_HOME="+home, "HARNESS_API_KEY=harness-placeholder-key")
+			return cmd
+		}
 	case "gemini":
 		if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o755); err != nil {
 			return err
@@ -182,34 +234,57 @@ multi_agent_v2 = true
 		if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(settings), 0o644); err != nil {
 			return err
 		}
-		cmd = exec.CommandContext(ctx, filepath.Join(bin, "gemini"), "-p", prompt, "--yolo")
-		cmd.Env = append(baseEnv(home), "GEMINI_API_KEY=harness-placeholder-key", "GOOGLE_GEMINI_BASE_URL="+base,
-			"GEMINI_CLI_TRUST_WORKSPACE=true")
+		command = func(prompt string, resumed bool) *exec.Cmd {
+			args := []string{"-p", prompt, "--yolo"}
+			if resumed {
+				args = append(args, "--resume", "latest")
+			}
+			cmd := exec.CommandContext(ctx, filepath.Join(bin, "gemini"), args...)
+			cmd.Env = append(baseEnv(home), "GEMINI_API_KEY=harness-placeholder-key", "GOOGLE_GEMINI_BASE_URL="+base,
+				"GEMINI_CLI_TRUST_WORKSPACE=true")
+			return cmd
+		}
 	default:
 		return fmt.Errorf("unknown CLI %q", cli)
 	}
-	cmd.Dir = work
 	stdout, _ := os.Create(filepath.Join(dest, "stdout.txt"))
 	stderr, _ := os.Create(filepath.Join(dest, "stderr.txt"))
 	defer stdout.Close()
 	defer stderr.Close()
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	srv.interrupt = func() {
-		time.Sleep(500 * time.Millisecond)
-		_ = cmd.Process.Signal(syscall.SIGINT)
-	}
-	runErr := cmd.Wait()
-	if ctx.Err() != nil {
-		return fmt.Errorf("timed out after %s", timeout)
+	prompts := append([]string{prompt}, sc.Then[cli]...)
+	var exits []int
+	var runErr error
+	for i, p := range prompts {
+		cmd := command(p, i > 0)
+		cmd.Dir = work
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		// the CLI and what it starts are a process group of their own, as
+		// a terminal's foreground job is: Ctrl-C signals the group, and so
+		// does the interrupt (Gemini CLI's outer process waits for the one
+		// it relaunches, which handles the signal)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		srv.setInterrupt(func() {
+			time.Sleep(500 * time.Millisecond)
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+		})
+		err := cmd.Wait()
+		if ctx.Err() != nil {
+			return fmt.Errorf("timed out after %s", timeout)
+		}
+		exits = append(exits, cmd.ProcessState.ExitCode())
+		if err != nil && runErr == nil {
+			runErr = err
+		}
 	}
 	if err := collect(cli, home, dest); err != nil {
 		return err
 	}
-	meta := map[string]any{"cli": cli, "scenario": sc.Name, "prompt": prompt, "workspace": work,
-		"exit": cmd.ProcessState.ExitCode(), "interrupted": sc.Interrupt != ""}
+	meta := map[string]any{"cli": cli, "version": cliVersion(bin, cli), "scenario": sc.Name, "prompts": prompts,
+		"workspace": work, "exit": exits, "interrupted": sc.Interrupt, "plan": sc.plan(cli)}
 	b, _ := json.MarshalIndent(meta, "", "  ")
 	if err := os.WriteFile(filepath.Join(dest, "scenario.json"), append(b, '\n'), 0o644); err != nil {
 		return err
@@ -218,6 +293,21 @@ multi_agent_v2 = true
 		return fmt.Errorf("%s exited: %v (see stderr.txt)", cli, runErr)
 	}
 	return nil
+}
+
+// cliVersion is the version of cli's package installed beside bin
+// (node_modules/.bin), or "".
+func cliVersion(bin, cli string) string {
+	pkg := map[string]string{"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "gemini": "@google/gemini-cli"}[cli]
+	b, err := os.ReadFile(filepath.Join(bin, "..", pkg, "package.json"))
+	if err != nil {
+		return ""
+	}
+	var v struct {
+		Version string `json:"version"`
+	}
+	_ = json.Unmarshal(b, &v)
+	return v.Version
 }
 
 func baseEnv(home string) []string {

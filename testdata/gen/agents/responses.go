@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strings"
 )
 
 // responsesRequest is what the server reads of an OpenAI Responses request
@@ -13,31 +14,38 @@ type responsesRequest struct {
 	Model  string `json:"model"`
 	Stream bool   `json:"stream"`
 	Input  []struct {
-		Type    string          `json:"type"`
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
-		CallID  string          `json:"call_id"`
+		Type      string          `json:"type"`
+		Role      string          `json:"role"`
+		Content   json.RawMessage `json:"content"`
+		CallID    string          `json:"call_id"`
+		Name      string          `json:"name"`
+		Arguments string          `json:"arguments"`
+		Author    string          `json:"author"`
+		Recipient string          `json:"recipient"`
+		Output    json.RawMessage `json:"output"`
 	} `json:"input"`
 }
 
 var callStepRE = regexp.MustCompile(`^call_(.+)_(\d+)_(\d+)$`)
 
-// userTexts returns the marker texts of the request's user messages, with
-// the number of model responses after each: the function calls of one
-// response share a call id prefix (the server made them), and each
-// assistant message ends a response.
-func (q *responsesRequest) userTexts() (texts []string, after []int) {
-	seen := map[string]bool{}
-	bump := func() {
-		for i := range after {
-			after[i]++
-		}
-	}
+// items reads the request's conversation: the marker texts of its user
+// messages and agent messages (a sub-agent's task comes as an
+// agent_message from its parent, multi_agent_v2, its text in
+// encrypted_content), each model response (the function calls of one
+// response share a call id prefix, the server made them; an assistant
+// message is one), and the agent messages a child sends its parent (its
+// final answer, or its failure).
+func (q *responsesRequest) items() []item {
+	var items []item
+	resp := map[string]int{}   // call id prefix -> its response's index in items
+	spawns := map[string]int{} // spawn_agent call id -> its response's index
 	for _, it := range q.Input {
 		switch {
 		case it.Type == "message" && it.Role == "user", it.Type == "agent_message":
-			// a sub-agent's task comes as an agent_message (multi_agent_v2),
-			// its text in encrypted_content
+			if it.Type == "agent_message" && strings.HasPrefix(it.Author, it.Recipient+"/") {
+				items = append(items, item{Reported: true})
+				continue
+			}
 			var blocks []struct {
 				Type      string `json:"type"`
 				Text      string `json:"text"`
@@ -47,29 +55,60 @@ func (q *responsesRequest) userTexts() (texts []string, after []int) {
 			for _, b := range blocks {
 				for _, t := range []string{b.Text, b.Encrypted} {
 					if startsWithMarker(t) {
-						texts, after = append(texts, t), append(after, 0)
+						items = append(items, item{Marker: t})
 					}
 				}
 			}
 		case it.Type == "message" && it.Role == "assistant":
-			bump()
+			items = append(items, item{Response: true})
 		case it.Type == "function_call" || it.Type == "custom_tool_call":
-			m := callStepRE.FindStringSubmatch(it.CallID)
 			key := it.CallID
-			if m != nil {
+			if m := callStepRE.FindStringSubmatch(it.CallID); m != nil {
 				key = m[1] + "/" + m[2]
 			}
-			if !seen[key] {
-				seen[key] = true
-				bump()
+			i, ok := resp[key]
+			if !ok {
+				i = len(items)
+				resp[key] = i
+				items = append(items, item{Response: true, Wait: true})
+			}
+			if it.Name != "wait_agent" {
+				items[i].Wait = false
+			}
+			switch it.Name {
+			case "spawn_agent":
+				spawns[it.CallID] = i
+			case "followup_task":
+				items[i].Started++
+			}
+		case it.Type == "function_call_output":
+			// a spawn that failed (the thread limit, say) starts nothing
+			if i, ok := spawns[it.CallID]; ok && strings.Contains(string(it.Output), "task_name") {
+				items[i].Started++
 			}
 		}
 	}
-	return texts, after
+	return items
+}
+
+// compaction reports whether the request asks for a summary of the
+// conversation (Codex compacting: its last user message is the
+// compaction prompt).
+func (q *responsesRequest) compaction() bool {
+	for i := len(q.Input) - 1; i >= 0; i-- {
+		it := q.Input[i]
+		if it.Type != "message" || it.Role != "user" {
+			continue
+		}
+		return compactionRE.Match(it.Content)
+	}
+	return false
 }
 
 // codexCall is c as Codex's function call: its name, namespace and
-// arguments.
+// arguments. A sub-agent of type "fork" inherits the parent's turns
+// (fork_turns all, Codex's default), any other starts fresh (none); an
+// unknown type is passed as agent_type, which spawn_agent does not take.
 func (s *server) codexCall(c Call) (name, namespace string, args map[string]any) {
 	switch c.Tool {
 	case "read":
@@ -77,7 +116,19 @@ func (s *server) codexCall(c Call) (name, namespace string, args map[string]any)
 	case "bash":
 		return "exec_command", "", map[string]any{"cmd": c.Command}
 	case "agent":
-		return "spawn_agent", "collaboration", map[string]any{"task_name": c.Task, "message": agentPrompt(c.Task)}
+		a := map[string]any{"task_name": c.Task, "message": agentPrompt(c.Task), "fork_turns": "none"}
+		switch c.Type {
+		case "":
+		case "fork":
+			a["fork_turns"] = "all"
+		default:
+			a["agent_type"] = c.Type
+		}
+		return "spawn_agent", "collaboration", a
+	case "followup":
+		return "followup_task", "collaboration", map[string]any{"target": c.Task, "message": agentPrompt(c.Next)}
+	case "wait":
+		return "wait_agent", "collaboration", map[string]any{"timeout_ms": 10000}
 	}
 	panic("unknown tool " + c.Tool)
 }
@@ -91,15 +142,19 @@ func (s *server) responses(w http.ResponseWriter, r *http.Request, body []byte, 
 		return
 	}
 	e.Model = q.Model
-	texts, after := q.userTexts()
-	conv, step := conversation(texts, after)
+	v := reduce(q.items())
+	conv, step := v.conv, v.responses
 	var st Step
-	if conv == "" {
+	switch {
+	case conv != "" && q.compaction():
+		e.Conv, e.Compact = conv, true
+		st = Step{Text: summary(conv)}
+	case conv == "":
 		e.Side = true
 		st = Step{Text: "ok"}
-	} else {
+	default:
 		e.Conv, e.Step = conv, step
-		st = s.sc.answer(conv, step)
+		st = s.sc.answer("codex", v)
 		if s.sc.Interrupt == conv {
 			s.hold(w, r, e)
 			return
@@ -112,6 +167,9 @@ func (s *server) responses(w http.ResponseWriter, r *http.Request, body []byte, 
 		return
 	}
 	in := tokens(body)
+	if st.Huge {
+		in = hugeContext
+	}
 	u := &Usage{Input: in, CacheRead: in / 2}
 	var items []map[string]any
 	if len(st.Calls) > 0 {

@@ -57,6 +57,9 @@ type Entry struct {
 	// Body is the request body's SHA-256 and size.
 	BodySHA256 string `json:"body_sha256"`
 	BodyBytes  int    `json:"body_bytes"`
+	// Compact marks a request that asked for a summary of conversation
+	// Conv (the CLI compacting it); answered with one.
+	Compact bool `json:"compact,omitempty"`
 	// Side marks a request the scenario did not script (a title or topic
 	// request of the CLI's own); answered with a short text.
 	Side bool `json:"side,omitempty"`
@@ -101,6 +104,14 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// setInterrupt sets what the server calls when the scenario's Interrupt
+// conversation makes its first request.
+func (s *server) setInterrupt(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.interrupt = f
+}
+
 func (s *server) write(e *Entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -119,8 +130,11 @@ func (s *server) hold(w http.ResponseWriter, r *http.Request, e *Entry) {
 	e.Status = 0
 	s.write(e)
 	s.interruptOnce.Do(func() {
-		if s.interrupt != nil {
-			go s.interrupt()
+		s.mu.Lock()
+		f := s.interrupt
+		s.mu.Unlock()
+		if f != nil {
+			go f()
 		}
 	})
 	select {
@@ -129,6 +143,10 @@ func (s *server) hold(w http.ResponseWriter, r *http.Request, e *Entry) {
 		http.Error(w, "held too long", 503)
 	}
 }
+
+// hugeContext is the input a Huge step reports: near every model's
+// window, past every CLI's auto-compaction threshold.
+const hugeContext = 995_000
 
 // tokens is the harness's deterministic token count of a body: a quarter
 // of its bytes.
