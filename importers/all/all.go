@@ -6,6 +6,7 @@ import (
 	"github.com/inspect-dev/inspect/importers"
 	"github.com/inspect-dev/inspect/importers/claudecode"
 	"github.com/inspect-dev/inspect/importers/codex"
+	"github.com/inspect-dev/inspect/importers/geminicli"
 	"github.com/inspect-dev/inspect/importers/kimicli"
 	"github.com/inspect-dev/inspect/importers/kimicode"
 	"github.com/inspect-dev/inspect/importers/openaiagents"
@@ -15,5 +16,5 @@ import (
 // Formats returns every import format, in the order detection tries them
 // (the most specific first).
 func Formats() []importers.Format {
-	return []importers.Format{otlp.Format{}, openaiagents.Format{}, codex.Format{}, claudecode.Format{}, kimicli.Format{}, kimicode.Format{}}
+	return []importers.Format{otlp.Format{}, openaiagents.Format{}, codex.Format{}, geminicli.Format{}, claudecode.Format{}, kimicli.Format{}, kimicode.Format{}}
 }

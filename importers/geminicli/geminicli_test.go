@@ -1,0 +1,185 @@
+package geminicli_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/inspect-dev/inspect/importers"
+	"github.com/inspect-dev/inspect/importers/geminicli"
+	"github.com/inspect-dev/inspect/importers/importerstest"
+	"github.com/inspect-dev/inspect/record"
+)
+
+// The fixtures are Gemini CLI 0.61's own files, left by the harness's
+// scenarios (testdata/agents/gemini); importers/all compares every one
+// with the scripted server's log. These tests pin what the format's
+// oddities make of them.
+
+func session(t *testing.T, scenario string) (*importerstest.AgentsRun, string) {
+	t.Helper()
+	run := importerstest.ReadAgentsRun(t, filepath.Join(importerstest.AgentsRoot(t), "gemini", scenario))
+	ps := run.Session("*/chats/session-*.jsonl")
+	if len(ps) == 0 {
+		t.Fatalf("no session file in %s", run.Dir)
+	}
+	return run, ps[0]
+}
+
+func read(t *testing.T, path string) *importers.Session {
+	t.Helper()
+	ss, err := geminicli.Format{}.Read(context.Background(), path, importers.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) != 1 {
+		t.Fatalf("%d sessions", len(ss))
+	}
+	return ss[0]
+}
+
+func TestDetect(t *testing.T) {
+	_, p := session(t, "parallel-reads")
+	if !(geminicli.Format{}).Detect(p) {
+		t.Errorf("%s not detected", p)
+	}
+	claude, _ := filepath.Glob(filepath.Join(importerstest.AgentsRoot(t), "claude", "parallel-reads", "session", "*", "*.jsonl"))
+	codex, _ := filepath.Glob(filepath.Join(importerstest.AgentsRoot(t), "codex", "parallel-reads", "session", "*", "*", "*", "*.jsonl"))
+	for _, p := range append(claude, codex...) {
+		if (geminicli.Format{}).Detect(p) {
+			t.Errorf("%s detected as a Gemini CLI session", p)
+		}
+	}
+	// a single-JSON session file of earlier versions
+	old := filepath.Join(t.TempDir(), "session-old.json")
+	os.WriteFile(old, []byte(`{
+  "sessionId": "s1", "projectHash": "h", "startTime": "2025-01-01T00:00:00.000Z", "lastUpdated": "2025-01-01T00:00:01.000Z",
+  "messages": [
+    {"id": "u1", "timestamp": "2025-01-01T00:00:00.100Z", "type": "user", "content": "hello"},
+    {"id": "g1", "timestamp": "2025-01-01T00:00:00.900Z", "type": "gemini", "content": "hi", "model": "gemini-2.5-pro",
+     "tokens": {"input": 10, "output": 2, "cached": 4, "thoughts": 1}}
+  ]
+}`), 0o644)
+	if !(geminicli.Format{}).Detect(old) {
+		t.Fatal("a single-JSON session file is not detected")
+	}
+	s := read(t, old)
+	var llm *importers.LLM
+	for _, st := range s.Trunk.Steps {
+		if st.LLM != nil {
+			llm = st.LLM
+		}
+	}
+	if llm == nil || llm.Usage.In != 10 || llm.Usage.Cached != 4 || llm.Usage.Out != 3 || llm.Usage.Reasoning != 1 || llm.Content != "hi" {
+		t.Errorf("single-JSON session: %+v", llm)
+	}
+	if s.Trunk.Status != record.StatusOK || len(s.Tasks) != 1 || s.Tasks[0] != "hello" {
+		t.Errorf("single-JSON session: status %s, tasks %q", s.Trunk.Status, s.Tasks)
+	}
+}
+
+// A resumed session writes its whole history again from memory: new
+// timestamps, and the tool calls only as content parts. The first run's
+// records, with their tool calls and times, are what counts.
+func TestResumed_KeepsTheFirstRecords(t *testing.T) {
+	run, p := session(t, "compaction")
+	if len(run.Prompts) < 2 {
+		t.Fatalf("the scenario resumes its session: %d prompts", len(run.Prompts))
+	}
+	s := read(t, p)
+	var tools []string
+	for _, st := range s.Trunk.Steps {
+		if st.Tool != nil {
+			tools = append(tools, st.Tool.Name)
+		}
+	}
+	reads := 0
+	for _, e := range run.Scripted(run.Plan.Trunk...) {
+		for _, c := range e.Calls {
+			if c == "read_file" {
+				reads++
+			}
+		}
+	}
+	if len(tools) != reads {
+		t.Errorf("tool calls %q, the log answered %d read_file calls", tools, reads)
+	}
+	if len(s.Tasks) != len(run.Prompts) {
+		t.Errorf("user turns %q, want one per prompt %q", s.Tasks, run.Prompts)
+	}
+}
+
+// The user interrupted the session while its sub-agent ran: the call is
+// written only once it returns, so the main chat has no invoke_agent call;
+// the sub-agent's chat is there, and is the branch of an interrupted fork.
+func TestInterrupted_SubagentWithoutItsCall(t *testing.T) {
+	_, p := session(t, "subagent-interrupted")
+	s := read(t, p)
+	var fork *importers.Fork
+	var last *importers.LLM
+	for _, st := range s.Trunk.Steps {
+		if st.Fork != nil {
+			fork = st.Fork
+		}
+		if st.LLM != nil {
+			last = st.LLM
+		}
+	}
+	if fork == nil || len(fork.Branches) != 1 {
+		t.Fatalf("no fork with the sub-agent: %+v", fork)
+	}
+	b := fork.Branches[0]
+	if !strings.Contains(b.Instructions, "[task:t1]") || b.Conv.Status != record.StatusInterrupted {
+		t.Errorf("branch %q: instructions %q, status %s", b.Name, b.Instructions, b.Conv.Status)
+	}
+	if last == nil || len(last.Calls) != 1 || last.Calls[0] != "invoke_agent" {
+		t.Errorf("the response that asked for it: %+v", last)
+	}
+	if s.Trunk.Status != record.StatusInterrupted {
+		t.Errorf("trunk %s, want interrupted", s.Trunk.Status)
+	}
+}
+
+// A refused invoke_agent (an unknown agent_name) starts no sub-agent: a
+// branch in error, with the CLI's message.
+func TestRefused(t *testing.T) {
+	_, p := session(t, "subagent-refused")
+	s := read(t, p)
+	for _, st := range s.Trunk.Steps {
+		if st.Fork != nil {
+			b := st.Fork.Branches[0]
+			if b.Conv.Status != record.StatusError || !strings.Contains(b.Conv.Error, "not found") || len(b.Conv.Steps) != 0 {
+				t.Errorf("refused branch: %s %q, %d steps", b.Conv.Status, b.Conv.Error, len(b.Conv.Steps))
+			}
+			return
+		}
+	}
+	t.Fatal("no fork")
+}
+
+func TestNewest(t *testing.T) {
+	home := t.TempDir()
+	work := t.TempDir()
+	chats := filepath.Join(home, ".gemini", "tmp", "work", "chats")
+	os.MkdirAll(chats, 0o755)
+	os.WriteFile(filepath.Join(home, ".gemini", "tmp", "work", ".project_root"), []byte(work), 0o644)
+	_, p := session(t, "parallel-reads")
+	b, _ := os.ReadFile(p)
+	want := filepath.Join(chats, "session-2026-01-01T00-00-abc.jsonl")
+	os.WriteFile(want, b, 0o644)
+	getenv := func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}
+	got, err := geminicli.Format{}.Newest(work, getenv)
+	if err != nil || got != want {
+		t.Errorf("Newest = %q, %v; want %q", got, err, want)
+	}
+	if _, err := (geminicli.Format{}).Newest(t.TempDir(), getenv); err == nil {
+		t.Error("a folder with no session found one")
+	}
+}
