@@ -287,7 +287,15 @@ func (r *reader) route(cv *conv, e *entry) {
 		r.info.cwd = e.Cwd
 	}
 	switch e.Type {
+	case "fork-context-ref":
+		// a fork's file (2.1.3xx): what follows up to its directive is the
+		// parent's, copied (the response that started it and the result
+		// that says so), not the fork's own
+		cv.forkPrefix = cv.sub
 	case "assistant":
+		if cv.forkPrefix && !cv.sawPrompt {
+			return
+		}
 		cv.assistant(e)
 	case "user":
 		cv.user(e)

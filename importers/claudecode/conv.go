@@ -39,6 +39,7 @@ type conv struct {
 	interrupted    bool // the user interrupted the current turn
 	pendingCompact bool // a compact_boundary: the next user line is the summary
 	sawPrompt      bool
+	forkPrefix     bool   // a fork's file: the parent's lines come first, up to its directive
 	prompt         string // a sub-agent's first user message
 	lastUsage      *usage // of its last response, to compare with the parent's copy
 	lastLLM        *importers.LLM
@@ -214,6 +215,18 @@ func (cv *conv) toolUse(b block, t time.Time) {
 		}
 		br := &importers.Branch{Name: in.Description, Agent: agent, Instructions: cv.opt.Clip(in.Prompt), CallID: b.ID, Args: cv.opt.Clip(args)}
 		cv.fork.Branches = append(cv.fork.Branches, br)
+		// a fork-type sub-agent is seeded with the parent's turns: the
+		// fork's context is the one most of its branches have
+		forks := 0
+		for _, o := range cv.fork.Branches {
+			if o.Agent == "fork" {
+				forks++
+			}
+		}
+		cv.fork.Context = "none"
+		if 2*forks >= len(cv.fork.Branches) {
+			cv.fork.Context = "inherit"
+		}
 		cv.ntask++
 		tk := &task{id: b.ID, index: cv.ntask, branch: br, fork: cv.fork, input: in}
 		cv.tasks[b.ID] = tk
@@ -246,6 +259,9 @@ func (cv *conv) finishResponse() {
 
 const interruptText = "[Request interrupted by user"
 
+// rejectedText starts the result of a call the user stopped or refused.
+const rejectedText = "The user doesn't want to proceed with this tool use"
+
 // agentIDLine finds "agentId: X" in a delegation result's text.
 var agentIDLine = regexp.MustCompile(`agentId: ([A-Za-z0-9_-]+)`)
 
@@ -276,6 +292,9 @@ func (cv *conv) user(e *entry) {
 	for _, b := range bs {
 		switch b.Type {
 		case "tool_result":
+			if cv.forkPrefix && !cv.sawPrompt {
+				continue // the parent's result of the call that started the fork
+			}
 			cv.toolResult(e, b, t)
 		case "text":
 			cv.userText(e, b.Text, t)
@@ -317,6 +336,11 @@ func (cv *conv) userText(e *entry, text string, t time.Time) {
 func (cv *conv) toolResult(e *entry, b block, t time.Time) {
 	all, first := resultText(b.Content, cv.opt)
 	cancelled := strings.HasPrefix(all, interruptText)
+	if tk := cv.tasks[b.ToolUseID]; tk != nil && strings.HasPrefix(all, rejectedText) {
+		// a delegation the user stopped (Ctrl-C while the sub-agent ran
+		// reads so in 2.1.3xx, followed by the interrupt line)
+		cancelled = true
+	}
 	if tool := cv.tools[b.ToolUseID]; tool != nil {
 		if !tool.Ended.IsZero() {
 			return // a repeated line

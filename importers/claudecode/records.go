@@ -211,7 +211,7 @@ func knownType(t string) bool {
 	switch t {
 	case "user", "assistant", "system", "progress", "summary", "queue-operation", "attachment",
 		"file-history-snapshot", "ai-title", "custom-title", "agent-name", "agent-color",
-		"permission-mode", "last-prompt", "pr-link", "agent-setting":
+		"permission-mode", "last-prompt", "pr-link", "agent-setting", "fork-context-ref":
 		return true
 	}
 	return false

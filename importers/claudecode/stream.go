@@ -237,8 +237,18 @@ func (b *branch) Next() (importers.Step, bool, error) {
 		b.opened = true
 		c := b.tk.branch.Conv
 		b.st = b.r.openBranch(b.tk, c, b.depth)
-		if b.st == nil { // the mapping marks it interrupted: no transcript
-			c.Started, c.Status, c.Error = b.tk.fork.At, record.StatusInterrupted, "no transcript of this sub-agent was found"
+		if b.st == nil { // no transcript: refused, cancelled, or never recorded
+			c.Started = b.tk.fork.At
+			switch {
+			case b.tk.isError && !b.tk.cancel:
+				// Claude Code refused the call (an unknown subagent_type):
+				// no sub-agent started
+				c.Status, c.Error = record.StatusError, "the call was refused: "+importers.FirstLine(b.tk.branch.Answer)
+			case b.tk.cancel:
+				c.Status, c.Error = record.StatusCancelled, "the user interrupted the call before its sub-agent started"
+			default:
+				c.Status, c.Error = record.StatusInterrupted, "no transcript of this sub-agent was found"
+			}
 		}
 	}
 	if b.st == nil {

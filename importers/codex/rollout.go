@@ -367,6 +367,11 @@ func (r *reader) line(l *line, n int) error {
 		}
 		if json.Unmarshal(l.Payload, &c) == nil {
 			r.closePending(at)
+			if l := r.lastLLM; l != nil && len(l.Calls) == 0 && l.Content != "" && strings.Contains(c.Message, l.Content) {
+				// the response that wrote the summary (a compaction Codex
+				// runs through the model itself): priced, not the agent's
+				l.Agent = "compaction"
+			}
 			r.conv.Steps = append(r.conv.Steps, importers.Step{Compact: &importers.Compact{At: at, Summary: r.opt.Clip(c.Message)}})
 		}
 	case "world_state", "inter_agent_communication_metadata", "retained_context",
@@ -400,6 +405,7 @@ func (r *reader) responseItem(p json.RawMessage, at time.Time, n int) error {
 		Output    json.RawMessage `json:"output"`
 		Action    json.RawMessage `json:"action"`
 		Status    string          `json:"status"`
+		Author    string          `json:"author"`
 	}
 	if err := json.Unmarshal(p, &it); err != nil {
 		return r.report.Problem(r.opt, r.path, n, fmt.Errorf("response_item: %v", err))
@@ -447,7 +453,9 @@ func (r *reader) responseItem(p json.RawMessage, at time.Time, n int) error {
 		}
 	case "function_call_output", "custom_tool_call_output", "tool_search_output":
 		r.output(it.CallID, it.Output, at)
-	case "compaction", "context_compaction", "agent_message", "additional_tools", "ghost_snapshot":
+	case "agent_message":
+		r.agentMessage(it.Author, it.Content, at)
+	case "compaction", "context_compaction", "additional_tools", "ghost_snapshot":
 	default:
 		r.report.Skip("response_item " + quoteType(it.Type))
 	}
@@ -686,6 +694,40 @@ func (r *reader) notification(text string, at time.Time) {
 			return
 		}
 	}
+}
+
+// agentMessage reads a multi-agent v2 message as Codex 0.171 records it:
+// a response_item {type: agent_message, author, recipient, content:
+// [{input_text: "Message Type: FINAL_ANSWER\nTask name: …\nSender: …\n
+// Payload:\n…"}]}. A child's FINAL_ANSWER to this thread is its report
+// (each time it ends a task, so a resumed child reports again): its answer,
+// or "Agent errored: …" when its turn failed — the child's own rollout
+// then ends as if it completed.
+func (r *reader) agentMessage(author string, content json.RawMessage, at time.Time) {
+	s := r.spawnFor(author)
+	if s == nil {
+		return // a task sent to a child, or a message of another thread
+	}
+	text := importers.MessageText(content)
+	kind, payload := "", text
+	if head, rest, ok := strings.Cut(text, "Payload:\n"); ok {
+		payload = rest
+		for _, l := range strings.Split(head, "\n") {
+			if v, ok := strings.CutPrefix(l, "Message Type: "); ok {
+				kind = strings.TrimSpace(v)
+			}
+		}
+	}
+	if kind != "FINAL_ANSWER" {
+		return
+	}
+	s.reported = at
+	if msg, ok := strings.CutPrefix(payload, "Agent errored: "); ok {
+		s.status, s.statusErr = record.StatusError, "the sub-agent's turn failed: "+importers.FirstLine(msg)
+		return
+	}
+	s.status, s.statusErr = record.StatusOK, ""
+	s.branch.Answer = r.opt.Clip(strings.TrimSpace(payload))
 }
 
 // interAgent reads a multi-agent v2 message; a child's message to its
