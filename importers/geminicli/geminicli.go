@@ -44,10 +44,6 @@ var (
 // Name implements importers.Format.
 func (Format) Name() string { return Name }
 
-// maxText caps one kept text (a message, a tool's arguments or result).
-const maxText = 128 << 10
-
-func truncate(s string) string { return importers.Truncate(s, maxText) }
 
 // research are Gemini CLI's read-only tools (DESIGN §13).
 var research = map[string]bool{
@@ -371,9 +367,9 @@ func (b *builder) conversation(ctx context.Context, c *chat, agent, prompt strin
 				continue
 			}
 			if agent == "main" {
-				b.tasks = append(b.tasks, truncate(text))
+				b.tasks = append(b.tasks, b.clip(text))
 			}
-			conv.Steps = append(conv.Steps, importers.Step{User: &importers.User{At: m.at, Text: truncate(text)}})
+			conv.Steps = append(conv.Steps, importers.Step{User: &importers.User{At: m.at, Text: b.clip(text)}})
 		case "gemini":
 			l := b.llm(m, lastInput)
 			lastLLM = l
@@ -386,7 +382,7 @@ func (b *builder) conversation(ctx context.Context, c *chat, agent, prompt strin
 				if tc.Name != delegation {
 					conv.Steps = append(conv.Steps, importers.Step{Tool: b.tool(tc, m.at, at)})
 					if tc.Name == "complete_task" && agent != "main" {
-						conv.Steps = append(conv.Steps, importers.Step{Final: &importers.Final{At: later(m.at, at), Text: truncate(completeText(tc.Args))}})
+						conv.Steps = append(conv.Steps, importers.Step{Final: &importers.Final{At: later(m.at, at), Text: b.clip(completeText(tc.Args))}})
 					}
 					continue
 				}
@@ -410,7 +406,7 @@ func (b *builder) conversation(ctx context.Context, c *chat, agent, prompt strin
 		case "info", "warning":
 			// notices Gemini CLI shows the user; the model never sees them
 		case "error":
-			conv.Status, conv.Error = record.StatusError, truncate(contentText(m.Content))
+			conv.Status, conv.Error = record.StatusError, b.clip(contentText(m.Content))
 		default:
 			b.report.Skip(fmt.Sprintf("message of type %q", m.Type))
 		}
@@ -432,13 +428,16 @@ func (b *builder) conversation(ctx context.Context, c *chat, agent, prompt strin
 	return conv
 }
 
+// clip cuts a kept text to the import's cap (importers.Options.Clip).
+func (b *builder) clip(s string) string { return b.opt.Clip(s) }
+
 // llm maps one response.
 func (b *builder) llm(m *message, lastInput time.Time) *importers.LLM {
 	start := lastInput
 	if start.IsZero() || start.After(m.at) {
 		start = m.at
 	}
-	l := &importers.LLM{Started: start, Ended: m.at, Model: m.Model, Status: record.StatusOK, Content: truncate(contentText(m.Content))}
+	l := &importers.LLM{Started: start, Ended: m.at, Model: m.Model, Status: record.StatusOK, Content: b.clip(contentText(m.Content))}
 	if m.Model != "" {
 		b.models[m.Model] = true
 	}
@@ -460,13 +459,13 @@ func (b *builder) tool(tc *toolCall, started, ended time.Time) *importers.Tool {
 	if len(tc.Args) > 0 {
 		args = string(tc.Args)
 	}
-	t := &importers.Tool{Started: started, Ended: ended, CallID: tc.ID, Name: tc.Name, Args: truncate(args),
+	t := &importers.Tool{Started: started, Ended: ended, CallID: tc.ID, Name: tc.Name, Args: b.clip(args),
 		Research: research[tc.Name] || b.opt.IsResearch(tc.Name), Status: record.StatusOK}
 	out, failed := resultText(tc.Result)
-	t.Result = truncate(out)
+	t.Result = b.clip(out)
 	switch {
 	case tc.Status == "error" || failed:
-		t.Status, t.Error = record.StatusError, firstLine(out)
+		t.Status, t.Error = record.StatusError, importers.FirstLine(out)
 	case tc.Status == "cancelled":
 		t.Status, t.Error = record.StatusCancelled, "the call was cancelled"
 	case len(tc.Result) == 0 && tc.Status == "":
@@ -486,7 +485,7 @@ func (b *builder) branch(ctx context.Context, tc *toolCall, at time.Time) *impor
 		Prompt    string `json:"prompt"`
 	}
 	_ = json.Unmarshal(tc.Args, &a)
-	br := &importers.Branch{Name: a.AgentName, Agent: a.AgentName, Instructions: truncate(a.Prompt), CallID: tc.ID, Args: truncate(string(tc.Args))}
+	br := &importers.Branch{Name: a.AgentName, Agent: a.AgentName, Instructions: b.clip(a.Prompt), CallID: tc.ID, Args: b.clip(string(tc.Args))}
 	if br.Agent == "" {
 		br.Agent, br.Name = "generalist", "generalist"
 	}
@@ -503,9 +502,9 @@ func (b *builder) branch(ctx context.Context, tc *toolCall, at time.Time) *impor
 	switch {
 	case tc.Status == "error" || failed:
 		// a refused call (an unknown agent_name) starts no sub-agent
-		status, why = record.StatusError, firstLine(out)
+		status, why = record.StatusError, importers.FirstLine(out)
 	case d.State == "error" || strings.HasPrefix(d.Reason, "ERROR"):
-		status, why = record.StatusError, firstLine(out)
+		status, why = record.StatusError, importers.FirstLine(out)
 	case d.Reason == "TIMEOUT" || d.Reason == "MAX_TURNS":
 		status, why = record.StatusExhausted, "the sub-agent stopped: "+d.Reason
 	case d.Reason == "ABORTED" || d.State == "cancelled" || tc.Status == "cancelled":
@@ -514,9 +513,9 @@ func (b *builder) branch(ctx context.Context, tc *toolCall, at time.Time) *impor
 		status, why = record.StatusInterrupted, "no result came back to the parent"
 	}
 	if status == record.StatusOK {
-		br.Answer = truncate(d.Result)
+		br.Answer = b.clip(d.Result)
 		if br.Answer == "" {
-			br.Answer = truncate(out)
+			br.Answer = b.clip(out)
 		}
 	}
 	c := br.Conv
@@ -597,7 +596,7 @@ func (b *builder) orphans(ctx context.Context, conv *importers.Conversation, nam
 		sub := b.conversation(ctx, c, "generalist", prompt)
 		b.depth--
 		sub.Status, sub.Error, sub.Ended = record.StatusInterrupted, "the session stopped while the sub-agent ran", time.Time{}
-		br := &importers.Branch{Name: uniqueName(fork.Branches, "sub-agent"), Agent: "generalist", Instructions: truncate(prompt), Conv: sub}
+		br := &importers.Branch{Name: uniqueName(fork.Branches, "sub-agent"), Agent: "generalist", Instructions: b.clip(prompt), Conv: sub}
 		fork.Branches = append(fork.Branches, br)
 		if last != nil && len(last.Calls) < len(fork.Branches) {
 			// the response that asked for it was written before its calls
@@ -752,16 +751,6 @@ func later(a, b time.Time) time.Time {
 		return b
 	}
 	return a
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
 }
 
 // uniqueName makes name unique among a fork's branches.
