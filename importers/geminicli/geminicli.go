@@ -44,7 +44,6 @@ var (
 // Name implements importers.Format.
 func (Format) Name() string { return Name }
 
-
 // research are Gemini CLI's read-only tools (DESIGN §13).
 var research = map[string]bool{
 	"read_file": true, "read_many_files": true, "list_directory": true, "glob": true, "grep_search": true,
