@@ -132,8 +132,11 @@ type Branch struct {
 	// Status is the branch's status from the join, or derived from its
 	// nodes when the join is missing.
 	Status record.Status
-	// Duration is the branch's elapsed time.
+	// Duration is the branch's elapsed time, from Started.
 	Duration time.Duration
+	// Started is when the branch began: its fork's time, or later when
+	// the join says so (an imported sub-agent that started after the call).
+	Started time.Time
 	// Answer is its final message or error, as the join holds it.
 	Answer string
 	Fork   *Fork
@@ -295,7 +298,7 @@ func Build(r *record.Run, nodes []*record.Node) (*Run, error) {
 			if sn.Fork != nil {
 				f.Context = sn.Fork.Context
 				for _, fb := range sn.Fork.Branches {
-					f.Branches = append(f.Branches, &Branch{Name: fb.Name, Agent: fb.Agent, Instructions: fb.Instructions, Fork: f, Status: record.StatusRunning})
+					f.Branches = append(f.Branches, &Branch{Name: fb.Name, Agent: fb.Agent, Instructions: fb.Instructions, Fork: f, Status: record.StatusRunning, Started: sn.Started})
 				}
 			}
 			n.ForkOf = f
@@ -310,6 +313,9 @@ func Build(r *record.Run, nodes []*record.Node) (*Run, error) {
 						if i < len(f.Branches) {
 							b := f.Branches[i]
 							b.Status, b.Duration, b.Answer = jb.Status, jb.Duration, jb.Answer
+							if !jb.Started.IsZero() {
+								b.Started = jb.Started
+							}
 						}
 					}
 				}

@@ -215,6 +215,13 @@ type Fork struct {
 	Context  string // none for fresh children, inherit for children seeded with the parent's turns
 	Branches []*Branch
 	JoinAt   time.Time // when the results came back; zero = never (interrupted)
+	// Detached: the parent went on while the sub-agents ran (Claude Code's
+	// background agents): the calls returned at once (Branch.Launched) and
+	// the join comes where the results reached the parent, after the
+	// parent's own steps made meanwhile — Write places it among the
+	// conversation's later steps by time. Unset: the join follows the
+	// branches at once, the parent having waited for them.
+	Detached bool
 }
 
 // Branch is one sub-agent of a fork.
@@ -225,7 +232,19 @@ type Branch struct {
 	CallID       string // the delegation call's id
 	Args         string // the delegation call's arguments as the model sent them (JSON); empty = rebuilt from the fields above
 	Answer       string // what came back to the parent
-	Conv         *Conversation
+	// Launched is what the call itself returned at once when the fork is
+	// Detached (the launch acknowledgement the model read); the Answer
+	// came later.
+	Launched string
+	// ID is the sub-agent's own id in the source (Claude Code's agentId),
+	// when the source gives one; it names the sub-agent, not the path.
+	ID string
+	// Started is when the sub-agent began, when the source says so apart
+	// from its steps (Claude Code's parent record: the result's time minus
+	// the reported duration); zero: at the fork. Set once its
+	// conversation has been read.
+	Started time.Time
+	Conv    *Conversation
 }
 
 // Final is a conversation's final message, or the end of one trunk turn.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -240,6 +241,23 @@ func (m *mapper) conversation(c *Conversation, cur *cursor, path string, forkSeq
 	}
 	endedWithFinal := false
 	lastFinal := ""
+	// The joins of detached forks not recorded yet, in the order their
+	// results came: each goes before the first later step that started
+	// after it (the parent's own steps made meanwhile come first).
+	var pending []*record.Node
+	flush := func(before time.Time) error {
+		for len(pending) > 0 && (before.IsZero() || !pending[0].Started.After(before)) {
+			j := pending[0]
+			pending = pending[1:]
+			if err := m.emit(j); err != nil {
+				return err
+			}
+			if j.Started.After(at) {
+				at = j.Started
+			}
+		}
+		return nil
+	}
 	for i := 0; ; i++ {
 		st, ok, err := cur.next()
 		if err != nil {
@@ -254,6 +272,11 @@ func (m *mapper) conversation(c *Conversation, cur *cursor, path string, forkSeq
 				where = "branch " + path
 			}
 			return "", fmt.Errorf("%s, step %d: %w", where, i+1, err)
+		}
+		if t := st.At(); len(pending) > 0 && !t.IsZero() {
+			if err := flush(t); err != nil { // a join at t comes before the step
+				return "", err
+			}
 		}
 		if depth == 0 && m.first.IsZero() {
 			m.first = st.At()
@@ -335,10 +358,17 @@ func (m *mapper) conversation(c *Conversation, cur *cursor, path string, forkSeq
 				agent = h.To
 			}
 		case st.Fork != nil:
-			if err := m.fork(st.Fork, node(record.KindFork, st.Fork.At), req); err != nil {
+			j, err := m.fork(st.Fork, node(record.KindFork, st.Fork.At), req)
+			if err != nil {
 				return "", err
 			}
-			if st.Fork.JoinAt.After(at) {
+			if j != nil { // detached: its join comes among the later steps
+				k := len(pending)
+				for k > 0 && pending[k-1].Started.After(j.Started) {
+					k--
+				}
+				pending = slices.Insert(pending, k, j)
+			} else if st.Fork.JoinAt.After(at) {
 				at = st.Fork.JoinAt
 			}
 		case st.Final != nil:
@@ -352,6 +382,11 @@ func (m *mapper) conversation(c *Conversation, cur *cursor, path string, forkSeq
 			if status, errMsg := convStatus(c); !more && status != record.StatusOK {
 				n.Status, n.Error = status, errMsg
 			}
+			if !more {
+				if err := flush(time.Time{}); err != nil {
+					return "", err
+				}
+			}
 			if err := m.emit(n); err != nil {
 				return "", err
 			}
@@ -360,6 +395,9 @@ func (m *mapper) conversation(c *Conversation, cur *cursor, path string, forkSeq
 		case st.Compact != nil:
 			req.reset(c.System, st.Compact.Summary)
 		}
+	}
+	if err := flush(time.Time{}); err != nil {
+		return "", err
 	}
 	if endedWithFinal {
 		return lastFinal, nil
@@ -421,15 +459,17 @@ func branchArgs(b *Branch) string {
 	return string(a)
 }
 
-// fork records a fork node n, each branch's conversation, then the join.
-func (m *mapper) fork(f *Fork, n *record.Node, req *request) error {
+// fork records a fork node n, each branch's conversation, then the join —
+// or, for a detached fork, returns the join for the caller to record
+// among the conversation's later steps.
+func (m *mapper) fork(f *Fork, n *record.Node, req *request) (*record.Node, error) {
 	ctxName := f.Context
 	if ctxName == "" {
 		ctxName = "none"
 	}
 	names := branchNames(f.Branches)
 	n.Ended = n.Started
-	n.Fork = &record.Fork{Context: ctxName, Tool: f.Tool}
+	n.Fork = &record.Fork{Context: ctxName, Tool: f.Tool, Detached: f.Detached}
 	convs := make([]*Conversation, len(f.Branches))
 	for i, b := range f.Branches {
 		c := b.Conv
@@ -448,7 +488,7 @@ func (m *mapper) fork(f *Fork, n *record.Node, req *request) error {
 		n.Fork.Branches = append(n.Fork.Branches, record.ForkBranch{Name: names[i], Agent: agent, Instructions: b.Instructions})
 	}
 	if err := m.emit(n); err != nil {
-		return err
+		return nil, err
 	}
 	forkSeq := n.Seq
 	join := &record.Join{ForkSeq: forkSeq}
@@ -469,7 +509,7 @@ func (m *mapper) fork(f *Fork, n *record.Node, req *request) error {
 		}
 		last, err := m.conversation(c, newCursor(c, m.red), path, forkSeq, n.Depth+1, breq, f.At, n.Fork.Branches[i].Agent)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		status, errMsg := convStatus(c)
 		errMsg = m.red.text(errMsg)
@@ -480,9 +520,13 @@ func (m *mapper) fork(f *Fork, n *record.Node, req *request) error {
 		if end.IsZero() {
 			end = m.last
 		}
+		start := f.At
+		if !b.Started.IsZero() {
+			start = b.Started
+		}
 		var dur time.Duration
-		if end.After(f.At) {
-			dur = end.Sub(f.At)
+		if end.After(start) {
+			dur = end.Sub(start)
 		}
 		answer := b.Answer
 		if answer == "" && status != record.StatusOK {
@@ -491,22 +535,31 @@ func (m *mapper) fork(f *Fork, n *record.Node, req *request) error {
 		if answer == "" {
 			answer = last
 		}
-		join.Branches = append(join.Branches, record.JoinBranch{Name: names[i], Agent: n.Fork.Branches[i].Agent,
-			Status: status, Duration: dur, Answer: answer})
+		jb := record.JoinBranch{Name: names[i], Agent: n.Fork.Branches[i].Agent, Status: status, Duration: dur, Answer: answer}
+		if !start.Equal(f.At) {
+			jb.Started = start
+		}
+		join.Branches = append(join.Branches, jb)
 	}
 	for i, b := range f.Branches {
 		answer := join.Branches[i].Answer
-		if f.JoinAt.IsZero() {
+		switch {
+		case f.Detached:
+			answer = b.Launched // what the call returned; the answers came later
+		case f.JoinAt.IsZero():
 			answer = "(no result: the sub-agent had not returned when the session ends)"
 		}
 		req.toolResult(b.CallID, answer)
 	}
 	if f.JoinAt.IsZero() {
-		return nil // never joined: the branches' finals say how each ended
+		return nil, nil // never joined: the branches' finals say how each ended
 	}
 	j := &record.Node{Kind: record.KindJoin, Branch: n.Branch, ForkSeq: n.ForkSeq, Agent: n.Agent, Depth: n.Depth,
 		Started: f.JoinAt, Ended: f.JoinAt, Join: join}
-	return m.emit(j)
+	if f.Detached {
+		return j, nil
+	}
+	return nil, m.emit(j)
 }
 
 // branchNames makes the branches' names usable as path elements: no

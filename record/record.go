@@ -311,6 +311,12 @@ type Fork struct {
 	// (Claude Code's Task or Agent, Codex's spawn_agent, Kimi's Agent);
 	// empty for our runtime's fork.
 	Tool string `json:",omitempty"`
+	// Detached is set when the parent went on while the branches ran
+	// (Claude Code's background sub-agents): the parent's own nodes made
+	// meanwhile come between the fork and its join, which is where the
+	// results reached it. Unset: the parent waited, the join follows the
+	// branches.
+	Detached bool `json:",omitempty"`
 }
 
 // ForkBranch is one branch as the fork call declared it.
@@ -331,6 +337,10 @@ type JoinBranch struct {
 	Name     string
 	Agent    string
 	Status   Status
-	Duration time.Duration
-	Answer   string // the branch's final message, or its error
+	Duration time.Duration // from Started (else the fork) to the branch's end
+	Answer   string        // the branch's final message, or its error
+	// Started is when the branch began when that is not the fork's time
+	// (an imported sub-agent that started after the call, as Claude
+	// Code's siblings may, staggered); zero: at the fork.
+	Started time.Time `json:",omitzero"`
 }

@@ -98,6 +98,7 @@ type reader struct {
 	seen   map[string]bool   // sub-agents read, by id (a file naming itself is read once)
 	inline map[string]*conv  // inline sidechains, by agent id (or root uuid)
 	side   map[string]string // inline sidechain line uuid -> its group
+	mirror map[string]*conv  // sub-agents' lines mirrored in their parent's file (agent_progress), by agent id
 	types  map[string]bool   // the sub-agent types the branches handed over name
 	order  []string          // those, in order
 
@@ -116,7 +117,7 @@ func newReader(ctx context.Context, abs string, opt importers.Options) *reader {
 	return &reader{ctx: ctx, opt: opt, rep: &importers.Report{}, info: &sessionInfo{agentOf: map[string]string{}},
 		dir: filepath.Dir(abs), stem: strings.TrimSuffix(filepath.Base(abs), ".jsonl"),
 		meta: map[string]string{}, used: ids{hash(abs): {}}, seen: map[string]bool{},
-		inline: map[string]*conv{}, side: map[string]string{}, types: map[string]bool{}}
+		inline: map[string]*conv{}, side: map[string]string{}, mirror: map[string]*conv{}, types: map[string]bool{}}
 }
 
 // Read reads the session at path with its sub-agents into one Session.
@@ -308,8 +309,18 @@ func (r *reader) route(cv *conv, e *entry) {
 			cv.endTurn()
 		}
 	case "progress":
-		if e.Data != nil && e.Data.Type == "agent_progress" && e.Data.AgentID != "" && e.ParentToolUseID != "" {
-			r.info.agentOf[e.ParentToolUseID] = e.Data.AgentID
+		if e.Data != nil && e.Data.Type == "agent_progress" && e.Data.AgentID != "" {
+			if e.ParentToolUseID != "" {
+				r.info.agentOf[e.ParentToolUseID] = e.Data.AgentID
+			}
+			r.mirrored(e)
+		}
+	case "queue-operation":
+		if e.Operation == "enqueue" && len(e.Content) > 0 && e.Content[0] == '"' {
+			var text string
+			if json.Unmarshal(e.Content, &text) == nil && (strings.HasPrefix(text, "<task-notification>") || strings.HasPrefix(text, "<agent-notification>")) {
+				cv.notification(text, parseTime(e.Timestamp))
+			}
 		}
 	case "custom-title":
 		if e.Title != "" {
@@ -320,6 +331,36 @@ func (r *reader) route(cv *conv, e *entry) {
 			r.info.title = e.AITitle
 		}
 	}
+}
+
+// mirrored gives the sub-agent line an agent_progress record carries to
+// that sub-agent's mirror conversation: its parent's copy of its steps
+// (every line but its final answer's), read as its branch when its own
+// file is not there (openBranch) and dropped when it is, so a step is
+// never counted twice.
+func (r *reader) mirrored(e *entry) {
+	var m entry
+	if len(e.Data.Message) == 0 || json.Unmarshal(e.Data.Message, &m) != nil || !knownType(m.Type) {
+		return
+	}
+	m.keep()
+	if m.Timestamp == "" {
+		m.Timestamp = e.Timestamp
+	}
+	id := e.Data.AgentID
+	cv := r.mirror[id]
+	if cv == nil {
+		cv = newConv(&importers.Conversation{}, true, r.opt, r.rep, r.info)
+		cv.seen = ids{}
+		r.mirror[id] = cv
+	}
+	if m.UUID != "" {
+		if cv.seen.has(m.UUID) {
+			return
+		}
+		cv.seen.add(m.UUID)
+	}
+	r.route(cv, &m)
 }
 
 // sidechain gives an inline sidechain line (early versions) to its
@@ -432,6 +473,8 @@ const maxDepth = 16
 func (r *reader) openBranch(tk *task, c *importers.Conversation, depth int) *stream {
 	id := tk.agentID
 	var child *stream
+	mirror := r.mirror[id]
+	delete(r.mirror, id) // read as the branch, or dropped: its file has every line of it
 	if id != "" && !r.seen[id] && depth <= maxDepth {
 		if p := r.agentFile(id); p != "" {
 			r.used.add(p)
@@ -444,6 +487,9 @@ func (r *reader) openBranch(tk *task, c *importers.Conversation, depth int) *str
 		} else if ic := r.inline[id]; ic != nil {
 			child = r.inlineStream(ic, c, depth+1)
 			delete(r.inline, id)
+		} else if mirror != nil {
+			child = r.inlineStream(mirror, c, depth+1)
+			child.mirror = true
 		}
 	}
 	if child == nil && depth <= maxDepth { // early inline sidechains: matched by their prompt
@@ -456,7 +502,13 @@ func (r *reader) openBranch(tk *task, c *importers.Conversation, depth int) *str
 		}
 	}
 	if child == nil {
-		return nil
+		if depth > maxDepth {
+			return nil
+		}
+		// No transcript of it: what the parent recorded of the call is
+		// the branch (its outcome, window and final answer).
+		child = r.newStream(newConv(c, true, r.opt, r.rep, r.info), nil, "", depth+1)
+		child.mirror = true
 	}
 	if id != "" {
 		r.seen[id] = true
@@ -473,10 +525,11 @@ func (r *reader) inlineStream(ic *conv, c *importers.Conversation, depth int) *s
 	return r.newStream(ic, nil, "", depth) // at its end: finished, its outcome taken
 }
 
-// name names the branches of a fork being handed over, and links each to
-// its sub-agent: the id its .meta.json, its result or its progress
-// records give.
-func (r *reader) name(tasks []*task) {
+// name names the branches of a fork of conversation cv being handed
+// over, unique among all of cv's branches (two never share a path), and
+// links each to its sub-agent: the id its .meta.json, its result or its
+// progress records give.
+func (r *reader) name(cv *conv, tasks []*task) {
 	for _, tk := range tasks {
 		id := r.meta[tk.id]
 		if id == "" {
@@ -486,13 +539,15 @@ func (r *reader) name(tasks []*task) {
 			id = r.info.agentOf[tk.id]
 		}
 		delete(r.info.agentOf, tk.id)
-		tk.agentID = id
-		if tk.branch.Name == "" {
-			tk.branch.Name = id
+		tk.agentID, tk.branch.ID = id, id
+		name := strings.TrimSpace(strings.ReplaceAll(tk.branch.Name, "/", "-")) // as a path element
+		if name == "" {
+			name = id
 		}
-		if tk.branch.Name == "" {
-			tk.branch.Name = fmt.Sprintf("task-%d", tk.index)
+		if name == "" {
+			name = fmt.Sprintf("task-%d", tk.index)
 		}
+		tk.branch.Name = cv.branchNames.Unique(name)
 		if a := tk.branch.Agent; a != "" && !r.types[a] {
 			r.types[a] = true
 			r.order = append(r.order, a)
@@ -502,9 +557,13 @@ func (r *reader) name(tasks []*task) {
 
 // outcome sets a branch conversation's status from the parent's record of
 // the call (DESIGN §13: completed → ok, failed → error, budget or turn
-// limit → exhausted, cancelled → cancelled; never returned → as its own
-// file says, interrupted when it did not finish).
-func outcome(tk *task, child *conv) {
+// limit → exhausted, cancelled → cancelled; a call refused at once, such
+// as an unknown agent type, → error with the refusal; never returned → as
+// its own file says, interrupted when it did not finish). A mirror — the
+// branch read from the parent's records, its own file not there — takes
+// its window from them too: from the result's time minus the sub-agent's
+// reported duration (else from the call) to the result's time.
+func outcome(tk *task, child *conv, mirror bool) {
 	c := child.c
 	res := tk.result
 	if res != nil && res.Usage != nil && child.lastLLM != nil && res.Usage.sameInput(child.lastUsage) &&
@@ -513,16 +572,39 @@ func outcome(tk *task, child *conv) {
 		// output count; the parent has the final one.
 		child.lastLLM.Usage.Out = n64(res.Usage.Output)
 	}
+	if mirror {
+		switch {
+		case res != nil && res.TotalDurationMs > 0 && !tk.resultAt.IsZero():
+			c.Started = tk.resultAt.Add(-time.Duration(res.TotalDurationMs) * time.Millisecond)
+		case c.Started.IsZero():
+			c.Started = tk.at
+		}
+		if !tk.resultAt.IsZero() {
+			c.Ended = tk.resultAt
+		}
+		tk.branch.Started = c.Started
+	}
 	if res == nil {
+		if mirror && c.Status == "" {
+			c.Error = "the session ends before this sub-agent returned, and no transcript of it was found"
+		}
 		return
 	}
 	switch {
 	case tk.cancel:
 		c.Status, c.Error = record.StatusCancelled, "the user interrupted the sub-agent"
+	case tk.isError && mirror && tk.agentID == "":
+		// Claude Code refused the call (an unknown subagent_type): no
+		// sub-agent started
+		c.Status, c.Error = record.StatusError, "the call was refused: "+importers.FirstLine(tk.branch.Answer)
 	case tk.isError:
 		c.Status, c.Error = record.StatusError, importers.FirstLine(tk.branch.Answer)
+	case tk.background && tk.resultAt.IsZero():
+		if c.Status == "" && c.Ended.IsZero() {
+			c.Error = "the session ends before this background sub-agent reported back"
+		}
 	default:
-		switch strings.ToLower(res.Status) {
+		switch strings.ToLower(tk.status) {
 		case "completed", "success", "":
 			if !tk.resultAt.IsZero() {
 				c.Status = record.StatusOK
@@ -533,9 +615,9 @@ func outcome(tk *task, child *conv) {
 		case "failed", "error":
 			c.Status, c.Error = record.StatusError, "the sub-agent failed: "+importers.FirstLine(tk.branch.Answer)
 		case "killed", "cancelled", "canceled", "interrupted", "stopped":
-			c.Status, c.Error = record.StatusCancelled, "the sub-agent was stopped ("+res.Status+")"
+			c.Status, c.Error = record.StatusCancelled, "the sub-agent was stopped ("+tk.status+")"
 		case "max_turns", "budget_exhausted", "exhausted", "timed_out", "timeout":
-			c.Status, c.Error = record.StatusExhausted, "the sub-agent reached its limit ("+res.Status+")"
+			c.Status, c.Error = record.StatusExhausted, "the sub-agent reached its limit ("+tk.status+")"
 		}
 	}
 }

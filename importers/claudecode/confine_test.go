@@ -12,6 +12,7 @@ import (
 	"github.com/inspect-dev/inspect/importers"
 	"github.com/inspect-dev/inspect/importers/claudecode"
 	"github.com/inspect-dev/inspect/importers/importerstest"
+	"github.com/inspect-dev/inspect/record"
 )
 
 // projectFolder writes CLAUDE.md and the Explore definition into a new
@@ -104,7 +105,8 @@ func TestInstructions_SymlinkOutNotFollowed(t *testing.T) {
 
 // TestSubagentFile_SymlinkOutNotFollowed: a sub-agent transcript that is a
 // symlink to a file outside the session's folder is not read: the branch
-// has no transcript (interrupted, as a missing one). Before, the file it points at was imported.
+// has no transcript, as a missing one (what the parent recorded: its
+// outcome and answer, none of its steps). Before, the file it points at was imported.
 func TestSubagentFile_SymlinkOutNotFollowed(t *testing.T) {
 	path := serialSession(t, "/nonexistent/app", true)
 	sub := filepath.Join(filepath.Dir(path), "s2", "subagents", "agent-x1.jsonl")
@@ -120,7 +122,7 @@ func TestSubagentFile_SymlinkOutNotFollowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	g, _, _ = importFileWith(t, path, importers.Options{})
-	if got := branchNodes(g); got != "notes=interrupted/1" || !strings.Contains(g.Forks[0].Branches[0].Conv.Nodes[0].Error, "no transcript") {
+	if got := branchNodes(g); got != "notes=ok/1" || g.Forks[0].Branches[0].Conv.Nodes[0].Kind != record.KindFinal {
 		t.Errorf("branches %s: the symlinked sub-agent file outside the session's folder was read", got)
 	}
 	for _, n := range g.Nodes {

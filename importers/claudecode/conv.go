@@ -43,6 +43,11 @@ type conv struct {
 	prompt         string // a sub-agent's first user message
 	lastUsage      *usage // of its last response, to compare with the parent's copy
 	lastLLM        *importers.LLM
+	model          string    // the model of its latest response
+	respAt         time.Time // when its latest response began
+
+	branchNames importers.BranchNames // its branches' names so far: no two of its branches share a path
+	seen        ids                   // the uuids of mirrored lines (agent_progress records), read once each
 }
 
 // sessionInfo is what the lines of every conversation of a session tell
@@ -58,20 +63,28 @@ type sessionInfo struct {
 // task is one delegation call: a branch of its response's fork.
 type task struct {
 	id       string
-	index    int // its place among its conversation's delegation calls, from 1
+	index    int       // its place among its conversation's delegation calls, from 1
+	at       time.Time // when the call was made
 	branch   *importers.Branch
 	fork     *importers.Fork
 	input    taskInput
 	agentID  string
 	result   *taskResult
-	resultAt time.Time
-	answered bool // its tool_result arrived (status may still be async_launched)
+	resultAt time.Time // when the sub-agent's outcome reached the parent
+	answered bool      // its tool_result arrived (status may still be async_launched)
 	isError  bool
 	cancel   bool
+	// background: the call returned at once (async_launched) and the
+	// sub-agent's outcome came later, in a notification or a TaskOutput
+	// result; status is the one it reported (completed, failed, killed).
+	background bool
+	status     string
+	gotAnswer  bool // the sub-agent's answer reached the parent (a background one may notify without it)
 }
 
 func newConv(c *importers.Conversation, sub bool, opt importers.Options, rep *importers.Report, info *sessionInfo) *conv {
-	return &conv{c: c, sub: sub, opt: opt, rep: rep, info: info, tools: map[string]*importers.Tool{}, tasks: map[string]*task{}, done: ids{}}
+	return &conv{c: c, sub: sub, opt: opt, rep: rep, info: info, tools: map[string]*importers.Tool{}, tasks: map[string]*task{}, done: ids{},
+		branchNames: importers.BranchNames{}}
 }
 
 func (cv *conv) add(st importers.Step) { cv.steps = append(cv.steps, st) }
@@ -86,7 +99,22 @@ func (cv *conv) settled(st importers.Step) bool {
 	case st.Tool != nil:
 		return !st.Tool.Ended.IsZero()
 	case st.Fork != nil:
-		return st.Fork != cv.fork && !st.Fork.JoinAt.IsZero()
+		return st.Fork != cv.fork && !st.Fork.JoinAt.IsZero() && (!st.Fork.Detached || cv.answersIn(st.Fork))
+	}
+	return true
+}
+
+// answersIn reports whether the answers of detached fork f's sub-agents
+// reached the parent: each came with its outcome, or the parent made a
+// response since the last outcome (what it had then is all it got).
+func (cv *conv) answersIn(f *importers.Fork) bool {
+	if cv.respAt.After(f.JoinAt) {
+		return true
+	}
+	for _, tk := range cv.order {
+		if tk.fork == f && !tk.gotAnswer {
+			return false
+		}
 	}
 	return true
 }
@@ -157,12 +185,14 @@ func (cv *conv) assistant(e *entry) {
 		}
 		cv.llm = &importers.LLM{Started: start, Model: m.Model}
 		cv.llmID = id
+		cv.respAt = t
 		cv.add(importers.Step{LLM: cv.llm})
 	}
 	l := cv.llm
 	l.Ended = t
 	if m.Model != "" && m.Model != "<synthetic>" {
 		l.Model = m.Model
+		cv.model = m.Model
 	}
 	if m.Usage != nil && (cv.bestUse == nil || n64(m.Usage.Output) >= n64(cv.bestUse.Output)) {
 		cv.bestUse = m.Usage
@@ -228,7 +258,7 @@ func (cv *conv) toolUse(b block, t time.Time) {
 			cv.fork.Context = "inherit"
 		}
 		cv.ntask++
-		tk := &task{id: b.ID, index: cv.ntask, branch: br, fork: cv.fork, input: in}
+		tk := &task{id: b.ID, index: cv.ntask, at: t, branch: br, fork: cv.fork, input: in}
 		cv.tasks[b.ID] = tk
 		cv.order = append(cv.order, tk)
 		return
@@ -255,6 +285,38 @@ func (cv *conv) finishResponse() {
 	}
 	cv.lastUsage, cv.lastLLM = cv.bestUse, l
 	cv.llm, cv.llmID, cv.bestUse, cv.names, cv.fork = nil, "", nil, nil, nil
+}
+
+// finalFromParent adds the sub-agent's final response as the parent
+// recorded it, to a branch read from the parent's records: the
+// agent_progress records mirror every response but that one, whose usage
+// is the call result's (toolUseResult.usage) and whose text is the answer.
+// A response the mirror already holds (the same input counts) is not added
+// again: outcome corrects its output count. Without usage (a background
+// sub-agent's notification), the answer is the branch's final message.
+func (cv *conv) finalFromParent(tk *task) {
+	res := tk.result
+	cv.finishResponse()
+	if res == nil || tk.resultAt.IsZero() || tk.isError || tk.cancel ||
+		res.Usage != nil && cv.lastUsage != nil && res.Usage.sameInput(cv.lastUsage) {
+		return
+	}
+	if res.Usage == nil { // its answer, without the response that wrote it
+		cv.add(importers.Step{Final: &importers.Final{At: tk.resultAt, Text: cv.opt.Clip(tk.branch.Answer)}})
+		return
+	}
+	start := cv.last
+	if start.IsZero() || start.After(tk.resultAt) {
+		start = tk.resultAt
+	}
+	model := cv.model
+	if model == "" {
+		model = res.ResolvedModel
+	}
+	l := &importers.LLM{Started: start, Ended: tk.resultAt, Model: model, Usage: res.Usage.normalised(),
+		Content: cv.opt.Clip(tk.branch.Answer), Calls: []string{}}
+	cv.add(importers.Step{LLM: l})
+	cv.lastUsage, cv.lastLLM = res.Usage, l
 }
 
 const interruptText = "[Request interrupted by user"
@@ -351,6 +413,8 @@ func (cv *conv) toolResult(e *entry, b block, t time.Time) {
 			tool.Status, tool.Error = record.StatusCancelled, "the user interrupted the call"
 		case b.IsError:
 			tool.Status, tool.Error = record.StatusError, importers.FirstLine(all)
+		case tool.Name == "TaskOutput" && len(e.ToolUseResult) > 0 && e.ToolUseResult[0] == '{':
+			cv.taskOutput(e.ToolUseResult, t)
 		}
 		return
 	}
@@ -383,26 +447,100 @@ func (cv *conv) toolResult(e *entry, b block, t time.Time) {
 	}
 	tk.answered = true
 	if res.Status == "async_launched" {
-		return // a background agent: its answer comes later in a notification
+		// A background agent: the parent goes on, and its outcome comes
+		// later (a notification, a TaskOutput result).
+		tk.background, tk.fork.Detached = true, true
+		tk.branch.Launched = all
+		return
 	}
 	tk.branch.Answer = answer(first)
 	if cancelled || b.IsError {
 		tk.branch.Answer = all
 	}
+	tk.status, tk.gotAnswer = res.Status, true
 	tk.resultAt = t
 	cv.joinIfDone(tk.fork)
 }
 
-// notification reads a background agent's <task-notification>: its
-// answer, which joins it.
-func (cv *conv) notification(text string, t time.Time) {
+// backgroundTask is the background delegation call whose sub-agent has
+// agent id or call id id, still waiting for its outcome; nil when none.
+func (cv *conv) backgroundTask(id string) *task {
+	if id == "" {
+		return nil
+	}
 	for _, tk := range cv.order {
-		if tk.answered && tk.resultAt.IsZero() && tk.agentID != "" && strings.Contains(text, tk.agentID) {
-			tk.branch.Answer = cv.opt.Clip(text)
-			tk.resultAt = t
-			cv.joinIfDone(tk.fork)
+		if tk.background && (tk.agentID == id || tk.id == id) {
+			return tk
 		}
 	}
+	return nil
+}
+
+// returned records that background task tk's outcome reached the parent
+// at t: the earliest word of it ends its branch; the answer, when this
+// word carries it, is its answer.
+func (cv *conv) returned(tk *task, t time.Time, status, answer string) {
+	if tk.resultAt.IsZero() || t.Before(tk.resultAt) {
+		tk.resultAt = t
+	}
+	if tk.status == "" {
+		tk.status = status
+	}
+	if answer != "" && !tk.gotAnswer {
+		tk.branch.Answer, tk.gotAnswer = cv.opt.Clip(answer), true
+	}
+	cv.joinIfDone(tk.fork)
+}
+
+// notification reads a background agent's notification — a
+// <task-notification> turn or queued message (current versions), an
+// <agent-notification> queued message (2.0): its status and, when it
+// holds one, its answer. Its task is named by its call's id or its agent id.
+func (cv *conv) notification(text string, t time.Time) {
+	tk := cv.backgroundTask(tag(text, "tool-use-id"))
+	if tk == nil {
+		tk = cv.backgroundTask(tag(text, "task-id"))
+	}
+	if tk == nil {
+		tk = cv.backgroundTask(tag(text, "agent-id"))
+	}
+	if tk == nil {
+		return
+	}
+	cv.returned(tk, t, tag(text, "status"), tag(text, "result"))
+}
+
+// taskOutput reads a TaskOutput call's result: a background task's
+// output once it finished (retrieval_status success).
+func (cv *conv) taskOutput(raw []byte, t time.Time) {
+	var out outputResult
+	if json.Unmarshal(raw, &out) != nil || out.Task == nil || out.RetrievalStatus != "success" {
+		return
+	}
+	tk := cv.backgroundTask(out.Task.TaskID)
+	if tk == nil {
+		return
+	}
+	result := out.Task.Result
+	if result == "" {
+		result = out.Task.Output
+	}
+	// The output lists the sub-agent's calls ("[Tool: Read] {…}"), then its answer.
+	if _, after, ok := strings.Cut(result, "--- RESULT ---\n"); ok {
+		result = after
+	}
+	cv.returned(tk, t, out.Task.Status, strings.Clone(result))
+}
+
+// tag is the text of the first <name>…</name> in s (to its end when the
+// tag is not closed), trimmed; "" when there is none.
+func tag(s, name string) string {
+	_, rest, ok := strings.Cut(s, "<"+name+">")
+	if !ok {
+		return ""
+	}
+	v, _, _ := strings.Cut(rest, "</"+name+">")
+	return strings.TrimSpace(v)
 }
 
 // joinIfDone sets the fork's join time once every branch has returned.
@@ -464,16 +602,8 @@ func (cv *conv) finish() {
 // commandLine is the slash command a <command-name> message holds, as the
 // user typed it ("/review 12").
 func commandLine(text string) string {
-	tag := func(name string) string {
-		_, rest, ok := strings.Cut(text, "<"+name+">")
-		if !ok {
-			return ""
-		}
-		v, _, _ := strings.Cut(rest, "</"+name+">")
-		return strings.TrimSpace(v)
-	}
-	line := tag("command-name")
-	if args := tag("command-args"); args != "" {
+	line := tag(text, "command-name")
+	if args := tag(text, "command-args"); args != "" {
 		line += " " + args
 	}
 	if line == "" {

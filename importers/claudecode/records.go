@@ -32,8 +32,11 @@ type entry struct {
 	ParentToolUseID  string          `json:"parentToolUseID"`
 	Title            string          `json:"customTitle"`
 	AITitle          string          `json:"aiTitle"`
-	Content          json.RawMessage `json:"content"` // system records
+	Content          json.RawMessage `json:"content"` // system records; a queue-operation's text
 	ParentUUID       string          `json:"parentUuid"`
+	Operation        string          `json:"operation"`  // queue-operation: enqueue, dequeue, remove
+	RequestRef       string          `json:"requestRef"` // assistant: the api-request record of its request
+	Entrypoint       string          `json:"entrypoint"` // how Claude Code was started (cli, sdk-cli, …)
 }
 
 // message is the API message a user or assistant line carries.
@@ -67,18 +70,34 @@ type usage struct {
 }
 
 // progressData is a progress record's payload; agent_progress mirrors a
-// sub-agent's messages into the parent.
+// sub-agent's messages into the parent: Message is one line of the
+// sub-agent's transcript (type, message, uuid, timestamp, toolUseResult).
 type progressData struct {
-	Type    string `json:"type"`
-	AgentID string `json:"agentId"`
+	Type    string          `json:"type"`
+	AgentID string          `json:"agentId"`
+	Message json.RawMessage `json:"message"`
 }
 
 // taskResult is a Task/Agent call's toolUseResult.
 type taskResult struct {
-	Status          string `json:"status"`
-	AgentID         string `json:"agentId"`
-	TotalDurationMs int64  `json:"totalDurationMs"`
-	Usage           *usage `json:"usage"`
+	Status            string `json:"status"`
+	AgentID           string `json:"agentId"`
+	TotalDurationMs   int64  `json:"totalDurationMs"`
+	TotalToolUseCount int64  `json:"totalToolUseCount"`
+	Usage             *usage `json:"usage"`
+	ResolvedModel     string `json:"resolvedModel"`
+}
+
+// outputResult is a TaskOutput call's toolUseResult: a background task's
+// state, with its output once it finished.
+type outputResult struct {
+	RetrievalStatus string `json:"retrieval_status"`
+	Task            *struct {
+		TaskID string `json:"task_id"`
+		Status string `json:"status"`
+		Result string `json:"result"`
+		Output string `json:"output"`
+	} `json:"task"`
 }
 
 // metaFile is subagents/agent-<id>.meta.json.
@@ -132,7 +151,7 @@ func (u *usage) sameInput(v *usage) bool {
 // keep clones the strings of e that outlive its line.
 func (e *entry) keep() {
 	for _, p := range []*string{&e.UUID, &e.ParentUUID, &e.SessionID, &e.AgentID, &e.Cwd, &e.Version, &e.RequestID,
-		&e.ParentToolUseID, &e.Title, &e.AITitle} {
+		&e.ParentToolUseID, &e.Title, &e.AITitle, &e.Operation, &e.RequestRef, &e.Entrypoint} {
 		*p = strings.Clone(*p)
 	}
 	if e.Message != nil {
@@ -141,6 +160,8 @@ func (e *entry) keep() {
 	if e.Data != nil {
 		e.Data.AgentID = strings.Clone(e.Data.AgentID)
 	}
+	// e.Content, e.Data.Message and e.ToolUseResult stay the line's: they
+	// are read while the line is routed.
 }
 
 func (b *block) keep() {

@@ -38,6 +38,7 @@ type stream struct {
 	standalone string   // the sub-agent's id when the session's file is a sub-agent's own
 	promptDone bool     // a standalone sub-agent's instructions were handed over as its first turn
 	task       *task    // the delegation call whose branch this is, for its outcome
+	mirror     bool     // a branch read from its parent's records (agent_progress, the call's result), its own file not there
 	tasks      []string // the trunk's user turns handed over
 	eof        bool
 	finished   bool // cv.finish ran
@@ -58,9 +59,12 @@ func (s *stream) Next() (importers.Step, bool, error) {
 	for {
 		if s.eof && !s.finished {
 			s.finished = true
+			if s.task != nil && s.mirror {
+				s.cv.finalFromParent(s.task)
+			}
 			s.cv.finish()
 			if s.task != nil {
-				outcome(s.task, s.cv)
+				outcome(s.task, s.cv, s.mirror)
 			}
 		}
 		if st, ok := s.take(); ok {
@@ -137,7 +141,7 @@ func (s *stream) take() (importers.Step, bool) {
 		s.tasks = append(s.tasks, st.User.Text)
 	case st.Fork != nil:
 		tasks := cv.forkTasks(st.Fork)
-		s.r.name(tasks)
+		s.r.name(cv, tasks)
 		for _, tk := range tasks {
 			tk.branch.Conv = &importers.Conversation{Agent: tk.branch.Agent}
 			tk.branch.Conv.Live = &branch{r: s.r, tk: tk, depth: s.depth}
@@ -237,18 +241,8 @@ func (b *branch) Next() (importers.Step, bool, error) {
 		b.opened = true
 		c := b.tk.branch.Conv
 		b.st = b.r.openBranch(b.tk, c, b.depth)
-		if b.st == nil { // no transcript: refused, cancelled, or never recorded
-			c.Started = b.tk.fork.At
-			switch {
-			case b.tk.isError && !b.tk.cancel:
-				// Claude Code refused the call (an unknown subagent_type):
-				// no sub-agent started
-				c.Status, c.Error = record.StatusError, "the call was refused: "+importers.FirstLine(b.tk.branch.Answer)
-			case b.tk.cancel:
-				c.Status, c.Error = record.StatusCancelled, "the user interrupted the call before its sub-agent started"
-			default:
-				c.Status, c.Error = record.StatusInterrupted, "no transcript of this sub-agent was found"
-			}
+		if b.st == nil { // nested past maxDepth
+			c.Started, c.Status, c.Error = b.tk.at, record.StatusInterrupted, "sub-agents nested too deep to read"
 		}
 	}
 	if b.st == nil {
