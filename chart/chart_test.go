@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/inspect-dev/inspect/chart"
 	"github.com/inspect-dev/inspect/graph"
@@ -156,5 +157,46 @@ func TestIDs(t *testing.T) {
 	}
 	if len(seen) < 2 {
 		t.Errorf("only %d agents marked", len(seen))
+	}
+}
+
+// TestEdges_DetachedFork: the branches of a detached fork (background
+// sub-agents: the parent went on while they ran) end at their join, which
+// comes after the parent's own steps made meanwhile; those follow the fork
+// itself, not the branches. The edge count the collapsing limits use is
+// the same.
+func TestEdges_DetachedFork(t *testing.T) {
+	at := func(s int) time.Time { return time.Date(2026, 3, 1, 10, 0, s, 0, time.UTC) }
+	fork := &record.Fork{Context: "none", Tool: "Agent", Detached: true,
+		Branches: []record.ForkBranch{{Name: "a", Agent: "general-purpose"}, {Name: "b", Agent: "general-purpose"}}}
+	join := &record.Join{ForkSeq: 3, Branches: []record.JoinBranch{{Name: "a", Status: record.StatusOK}, {Name: "b", Status: record.StatusOK}}}
+	nodes := []*record.Node{
+		{Seq: 1, Kind: record.KindUser, Agent: "main", Started: at(0), Text: "go"},
+		{Seq: 2, Kind: record.KindLLM, Agent: "main", Started: at(1), LLM: &record.LLM{Calls: []string{"Agent", "Agent"}}},
+		{Seq: 3, Kind: record.KindFork, Agent: "main", Started: at(2), Fork: fork},
+		{Seq: 4, Kind: record.KindLLM, Branch: "a", ForkSeq: 3, Depth: 1, Agent: "general-purpose", Started: at(3), LLM: &record.LLM{}},
+		{Seq: 5, Kind: record.KindFinal, Branch: "a", ForkSeq: 3, Depth: 1, Agent: "general-purpose", Started: at(9)},
+		{Seq: 6, Kind: record.KindFinal, Branch: "b", ForkSeq: 3, Depth: 1, Agent: "general-purpose", Started: at(8)},
+		{Seq: 7, Kind: record.KindLLM, Agent: "main", Started: at(3), LLM: &record.LLM{Calls: []string{"Read"}}},
+		{Seq: 8, Kind: record.KindTool, Agent: "main", Started: at(4), Tool: &record.Tool{Name: "Read"}},
+		{Seq: 9, Kind: record.KindJoin, Agent: "main", Started: at(9), Join: join},
+		{Seq: 10, Kind: record.KindLLM, Agent: "main", Started: at(10), LLM: &record.LLM{}},
+		{Seq: 11, Kind: record.KindFinal, Agent: "main", Started: at(11)},
+	}
+	g, err := graph.Build(&record.Run{ID: "r"}, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := chart.Lay(g, chart.Options{})
+	var got []string
+	for _, e := range l.Edges() {
+		got = append(got, e.From+">"+e.To)
+	}
+	want := "n1>n2 n2>n3 n3>n4 n4>n5 n3>n6 n5>n9 n6>n9 n3>n7 n7>n8 n8>n9 n9>n10 n10>n11"
+	if strings.Join(got, " ") != want {
+		t.Errorf("edges\n%s\nwant\n%s", strings.Join(got, " "), want)
+	}
+	if chart.Lay(g, chart.Options{MaxEdges: len(got)}).Collapsed() || !chart.Lay(g, chart.Options{MaxEdges: len(got) - 1}).Collapsed() {
+		t.Errorf("the collapsing limits do not count %d edges", len(got))
 	}
 }

@@ -130,7 +130,8 @@ type Edge struct{ From, To string }
 
 // Edges returns the layout's arrows in conversation order: each box to the
 // next, a fork to the first box of each branch, the last box of each branch
-// to what follows the fork.
+// to what follows the fork — for a detached fork (background sub-agents),
+// to its join, what follows the fork coming from the fork itself.
 func (l *Layout) Edges() []Edge {
 	es := l.v.edges()
 	out := make([]Edge, len(es))

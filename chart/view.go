@@ -1,6 +1,7 @@
 package chart
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 
@@ -410,7 +411,9 @@ type edge struct{ from, to *item }
 
 // edges walks the view in conversation order: each item to the next, a fork
 // to the first item of each branch, the last item of each branch to what
-// follows the fork.
+// follows the fork — or, for a detached fork (the parent went on while
+// its branches ran), to the item showing its join, the fork itself leading
+// to what follows it.
 func (v *view) edges() []edge {
 	var out []edge
 	v.walkEdges(v.trunk, &out)
@@ -426,6 +429,13 @@ func (v *view) walkEdges(items []*item, out *[]edge) {
 					v.walkEdges(bv.items, out)
 				}
 			}
+			if detached(it) {
+				if j := joinItem(items[i+1:], it.node.ForkOf); j != nil {
+					for _, from := range branchExits(it) {
+						*out = append(*out, edge{from, j})
+					}
+				}
+			}
 		}
 		if i+1 < len(items) {
 			for _, from := range exits(it) {
@@ -437,20 +447,54 @@ func (v *view) walkEdges(items []*item, out *[]edge) {
 
 // exits are the items an arrow to whatever follows it starts from: an
 // item itself, or for a fork the last item of each branch (the fork itself
-// for a branch that recorded nothing).
+// for a branch that recorded nothing); a detached fork itself.
 func exits(it *item) []*item {
-	if it.kind != itemFork || len(it.branches) == 0 {
+	if it.kind != itemFork || len(it.branches) == 0 || detached(it) {
 		return []*item{it}
 	}
+	return branchExits(it)
+}
+
+// branchExits are the last items of a fork's branches (the fork itself
+// for a branch that recorded nothing, when not detached).
+func branchExits(it *item) []*item {
 	var out []*item
 	for _, bv := range it.branches {
 		if len(bv.items) == 0 {
-			out = append(out, it)
+			if !detached(it) {
+				out = append(out, it)
+			}
 			continue
 		}
 		out = append(out, exits(bv.items[len(bv.items)-1])...)
 	}
 	return out
+}
+
+// detached reports whether a fork item's fork is detached.
+func detached(it *item) bool {
+	return it.kind == itemFork && it.node.ForkOf != nil && it.node.ForkOf.Detached
+}
+
+// joinItem is the item among items that shows fork f's join: the join
+// node, or the fold or gap covering it; nil when none does (an open fork).
+func joinItem(items []*item, f *graph.Fork) *item {
+	if f.Join == nil {
+		return nil
+	}
+	for _, it := range items {
+		switch it.kind {
+		case itemNode:
+			if it.node == f.Join {
+				return it
+			}
+		case itemFold, itemGap:
+			if slices.Contains(it.covered(), f.Join) {
+				return it
+			}
+		}
+	}
+	return nil
 }
 
 // countEdges counts edges without building them.
@@ -462,6 +506,9 @@ func countEdges(items []*item) int {
 				if len(bv.items) > 0 {
 					n += 1 + countEdges(bv.items)
 				}
+			}
+			if detached(it) && joinItem(items[i+1:], it.node.ForkOf) != nil {
+				n += len(branchExits(it))
 			}
 		}
 		if i+1 < len(items) {

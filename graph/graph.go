@@ -113,6 +113,11 @@ type Fork struct {
 	Parent *Conversation
 	// Context is inherit, compact or none.
 	Context string
+	// Detached: the parent went on while the branches ran (background
+	// sub-agents); its own nodes made meanwhile come between Node and
+	// Join in its conversation, and what follows the fork there does not
+	// wait for the branches.
+	Detached bool
 	// Branches are in declared order.
 	Branches []*Branch
 	// Slowest is the branch with the longest duration (the first declared on
@@ -296,7 +301,7 @@ func Build(r *record.Run, nodes []*record.Node) (*Run, error) {
 		case record.KindFork:
 			f := &Fork{Node: n, Parent: c}
 			if sn.Fork != nil {
-				f.Context = sn.Fork.Context
+				f.Context, f.Detached = sn.Fork.Context, sn.Fork.Detached
 				for _, fb := range sn.Fork.Branches {
 					f.Branches = append(f.Branches, &Branch{Name: fb.Name, Agent: fb.Agent, Instructions: fb.Instructions, Fork: f, Status: record.StatusRunning, Started: sn.Started})
 				}
