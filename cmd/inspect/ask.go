@@ -191,7 +191,7 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 	if opts.DryRun {
 		send.Out = s.Data() // piped: the body's bytes exactly, so they hash to the recorded one
 	}
-	if style, ok := s.markdownStyle(opts.F.Getenv("GLAMOUR_STYLE")); ok {
+	if style, ok := s.markdownStyle(opts.F.Getenv); ok {
 		send.Answer = newMarkdownStream(s.Raw, s.Width, style) // glamour's styles; its input is sanitized
 	}
 	asked, err := plan.Send(ctx, send)

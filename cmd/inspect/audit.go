@@ -206,7 +206,7 @@ func auditRun(cmd *cobra.Command, opts *AuditOptions) error {
 	}
 	switch opts.Format {
 	case "text":
-		if style, ok := io.markdownStyle(opts.F.Getenv("GLAMOUR_STYLE")); ok {
+		if style, ok := io.markdownStyle(opts.F.Getenv); ok {
 			err = writeGlamour(io, rep, style)
 		} else {
 			err = report.WriteText(io.Out, rep)

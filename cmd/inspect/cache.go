@@ -161,7 +161,7 @@ func cacheRun(cmd *cobra.Command, opts *CacheOptions) error {
 	case "markdown":
 		return report.WriteMarkdown(io.Out, rep, seq)
 	}
-	if style, ok := io.markdownStyle(opts.F.Getenv("GLAMOUR_STYLE")); ok {
+	if style, ok := io.markdownStyle(opts.F.Getenv); ok {
 		var md bytes.Buffer
 		if err := report.WriteMarkdown(&md, rep, seq); err != nil {
 			return err

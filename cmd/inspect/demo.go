@@ -110,7 +110,7 @@ func showDemoResult(ctx context.Context, f *Factory, runID string) (int64, error
 	if err != nil {
 		return 0, err
 	}
-	if style, ok := f.IO.markdownStyle(f.Getenv("GLAMOUR_STYLE")); ok {
+	if style, ok := f.IO.markdownStyle(f.Getenv); ok {
 		err = writeGlamour(f.IO, rep, style)
 	} else {
 		err = auditreport.WriteText(out, rep)

@@ -3,6 +3,8 @@ package main
 import (
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
 	"golang.org/x/term"
 
@@ -66,19 +68,35 @@ func (s *IOStreams) Styled() bool { return s.OutTTY && !s.NoColor }
 
 // markdownStyle is the glamour style Markdown output (audit, show, ask's
 // answer) is rendered in, and whether it is rendered at all: on a terminal
-// it is wrapped to Width — in the style GLAMOUR_STYLE names ("auto" when
-// unset), or without colour (glamour's notty style) when NO_COLOR is set;
-// to a pipe or a file it is not rendered.
-func (s *IOStreams) markdownStyle(glamourStyle string) (string, bool) {
-	switch {
+// it is wrapped to Width — in the style GLAMOUR_STYLE names, or without
+// colour (glamour's notty style) when NO_COLOR is set; to a pipe or a file
+// it is not rendered. GLAMOUR_STYLE unset or "auto" is dark or light as
+// the environment says (backgroundStyle), never glamour's auto style:
+// that one asks the terminal its background colour (ESC ] 11 ; ?, then
+// ESC [ 6 n) and waits 5 seconds for an answer tmux, CI's ptys and Emacs
+// never give.
+func (s *IOStreams) markdownStyle(getenv func(string) string) (string, bool) {
+	switch style := getenv("GLAMOUR_STYLE"); {
 	case !s.OutTTY:
 		return "", false
 	case s.NoColor:
 		return "notty", true
-	case glamourStyle != "":
-		return glamourStyle, true
+	case style != "" && style != "auto":
+		return style, true
 	}
-	return "auto", true
+	return backgroundStyle(getenv("COLORFGBG")), true
+}
+
+// backgroundStyle is glamour's style for the background COLORFGBG
+// ("foreground;background" colour numbers, as rxvt, Konsole and others
+// set it) says: light for a light background (7, or 9 to 15), dark
+// otherwise and when it is unset — the common terminal.
+func backgroundStyle(colorfgbg string) string {
+	parts := strings.Split(colorfgbg, ";")
+	if bg, err := strconv.Atoi(parts[len(parts)-1]); err == nil && (bg == 7 || bg >= 9 && bg <= 15) {
+		return "light"
+	}
+	return "dark"
 }
 
 // Data is where a data format (JSON, SARIF, JUnit, a request body) is

@@ -78,7 +78,7 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	var md strings.Builder
 	writeNode(&md, v)
 	out := md.String()
-	if style, ok := opts.F.IO.markdownStyle(opts.F.Getenv("GLAMOUR_STYLE")); ok {
+	if style, ok := opts.F.IO.markdownStyle(opts.F.Getenv); ok {
 		r, err := glamour.NewTermRenderer(glamour.WithStylePath(style), glamour.WithWordWrap(opts.F.IO.Width))
 		if err == nil {
 			if s, err := r.Render(termsafe.String(out)); err == nil {
