@@ -15,7 +15,6 @@ import (
 	"github.com/inspect-dev/inspect/analysis"
 	"github.com/inspect-dev/inspect/ask"
 	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/internal/termsafe"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
 )
@@ -245,10 +244,11 @@ type markdownStream struct {
 	fence  bool
 	err    error
 	output bool
+	width  int
 }
 
 func newMarkdownStream(w io.Writer, width int, style string) *markdownStream {
-	m := &markdownStream{w: w}
+	m := &markdownStream{w: w, width: width}
 	m.r, m.err = glamour.NewTermRenderer(glamour.WithStylePath(style), glamour.WithWordWrap(width))
 	return m
 }
@@ -288,7 +288,7 @@ func (m *markdownStream) emit() {
 		m.block = nil
 		return
 	}
-	out, err := m.r.Render(termsafe.String(strings.Join(m.block, "\n")))
+	out, err := m.r.Render(glamourInput(strings.Join(m.block, "\n"), m.width))
 	m.block = nil
 	if err != nil {
 		m.err = err

@@ -15,7 +15,6 @@ import (
 	"github.com/inspect-dev/inspect/findings/report"
 	"github.com/inspect-dev/inspect/findings/rules"
 	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/internal/termsafe"
 )
 
 // auditFormats are the values of `inspect audit --format`.
@@ -271,7 +270,7 @@ func writeGlamour(io *IOStreams, rep *findings.Report, style string) error {
 	if err != nil {
 		return report.WriteText(io.Out, rep)
 	}
-	out, err := r.Render(termsafe.String(md.String()))
+	out, err := r.Render(glamourInput(md.String(), io.Width))
 	if err != nil {
 		return report.WriteText(io.Out, rep)
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/inspect-dev/inspect/analysis"
 	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/cache/report"
-	"github.com/inspect-dev/inspect/internal/termsafe"
 	"github.com/inspect-dev/inspect/record"
 )
 
@@ -167,7 +166,7 @@ func cacheRun(cmd *cobra.Command, opts *CacheOptions) error {
 			return err
 		}
 		if r, err := glamour.NewTermRenderer(glamour.WithStylePath(style), glamour.WithWordWrap(io.Width)); err == nil {
-			if s, err := r.Render(termsafe.String(md.String())); err == nil {
+			if s, err := r.Render(glamourInput(md.String(), io.Width)); err == nil {
 				_, err = fmt.Fprint(io.Raw, s) // glamour's styles; its input is sanitized
 				return err
 			}

@@ -17,7 +17,6 @@ import (
 	"github.com/inspect-dev/inspect/cache/report"
 	"github.com/inspect-dev/inspect/chat"
 	"github.com/inspect-dev/inspect/graph"
-	"github.com/inspect-dev/inspect/internal/termsafe"
 	"github.com/inspect-dev/inspect/record"
 )
 
@@ -81,7 +80,7 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	if style, ok := opts.F.IO.markdownStyle(opts.F.Getenv); ok {
 		r, err := glamour.NewTermRenderer(glamour.WithStylePath(style), glamour.WithWordWrap(opts.F.IO.Width))
 		if err == nil {
-			if s, err := r.Render(termsafe.String(out)); err == nil {
+			if s, err := r.Render(glamourInput(out, opts.F.IO.Width)); err == nil {
 				// glamour's styles go out as they are; its input is sanitized
 				_, err = fmt.Fprint(opts.F.IO.Raw, s)
 				return err

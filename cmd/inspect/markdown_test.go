@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/glamour"
+)
+
+// longAgentSession writes a Claude Code session whose one sub-agent's
+// type is name, and returns its path.
+func longAgentSession(t testing.TB, dir, name string) string {
+	t.Helper()
+	env := func(typ, uuid, at string) map[string]any {
+		return map[string]any{"type": typ, "uuid": uuid, "sessionId": "long", "timestamp": "2026-03-01T10:00:" + at + ".000Z",
+			"cwd": "/nonexistent/app", "version": "2.1.40", "isSidechain": false, "userType": "external"}
+	}
+	var lines []map[string]any
+	m := env("user", "u1", "01")
+	m["message"] = map[string]any{"role": "user", "content": "do it"}
+	lines = append(lines, m)
+	m = env("assistant", "u2", "02")
+	m["message"] = map[string]any{"id": "m1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+		"content": []any{map[string]any{"type": "tool_use", "id": "t1", "name": "Task",
+			"input": map[string]any{"description": "job", "prompt": "do the job", "subagent_type": name}}},
+		"usage": map[string]any{"input_tokens": 3, "output_tokens": 5}}
+	lines = append(lines, m)
+	m = env("user", "u3", "05")
+	m["message"] = map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": "t1", "content": "done"}}}
+	m["toolUseResult"] = map[string]any{"status": "completed", "totalDurationMs": 2000}
+	lines = append(lines, m)
+	var b strings.Builder
+	for _, l := range lines {
+		j, _ := json.Marshal(l)
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	p := filepath.Join(dir, "long.jsonl")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+var sgr = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+
+// TestShow_LongWordOnTerminal: a sub-agent type of 100,000 characters is
+// shown on a terminal 100 columns wide — every character of it, in lines
+// that fit the terminal. glamour left the word whole on one line, and
+// building it took time in the square of its length (29 s; see
+// BenchmarkGlamourInput_LongWord).
+func TestShow_LongWordOnTerminal(t *testing.T) {
+	long := strings.Repeat("x", 100000)
+	dir := t.TempDir()
+	f, _, _ := testFactoryEnv(t, map[string]string{"GLAMOUR_STYLE": "dark"})
+	f.DBPath = filepath.Join(dir, "runs.db")
+	if out, errOut, code := inspectRun(t, f, "import", "--format", "claude-code", longAgentSession(t, dir, long)); code != ExitOK {
+		t.Fatalf("import: exit %d\n%s%s", code, out, errOut)
+	}
+	g, out, errOut := testFactoryEnv(t, map[string]string{"GLAMOUR_STYLE": "dark"})
+	g.DBPath = f.DBPath
+	g.IO.OutTTY, g.IO.NoColor, g.IO.Width = true, false, 100
+	if code := run(context.Background(), g, []string{"show", "n3"}); code != ExitOK {
+		t.Fatalf("show n3: exit %d: %s", code, errOut)
+	}
+	text := sgr.ReplaceAllString(out.String(), "")
+	if !strings.Contains(text, "Branch job") {
+		t.Fatalf("show n3 is not the fork's page:\n%.2000s", text)
+	}
+	if n := strings.Count(text, "x"); n < len(long) {
+		t.Errorf("%d of the agent type's %d characters shown", n, len(long))
+	}
+	for i, line := range strings.Split(text, "\n") {
+		if w := utf8.RuneCountInString(line); w > 100 {
+			t.Fatalf("line %d is %d columns wide, on a terminal of 100: %.120q…", i+1, w, line)
+		}
+	}
+}
+
+// TestBreakLongWords: a word longer than the line is broken into pieces
+// of a line each, its characters kept in order; shorter words, lines in
+// fenced code blocks and Markdown without a long word are left as they
+// are.
+func TestBreakLongWords(t *testing.T) {
+	long := strings.Repeat("ab", 130)
+	md := "# title " + long + "\n\n- item " + long + " end\n\n```\n" + long + "\n```\n\nplain é " + strings.Repeat("é", 45) + "\n"
+	got := breakLongWords(md, 100)
+	lines := strings.Split(got, "\n")
+	if lines[5] != long {
+		t.Errorf("a fenced line was changed: %q", lines[5])
+	}
+	for _, l := range []string{lines[0], lines[2], lines[8]} {
+		for _, w := range strings.Fields(l) {
+			if utf8.RuneCountInString(w) > 100 {
+				t.Errorf("a word of %d runes left in %q", utf8.RuneCountInString(w), l)
+			}
+		}
+	}
+	if strings.ReplaceAll(strings.TrimPrefix(lines[0], "# title "), " ", "") != long {
+		t.Errorf("the heading's word lost characters: %q", lines[0])
+	}
+	if lines[8] != "plain é "+strings.Repeat("é", 45) {
+		t.Errorf("a short word was broken: %q", lines[8])
+	}
+	if short := "# a b\n\nno long words here\n"; breakLongWords(short, 100) != short {
+		t.Error("Markdown without a long word changed")
+	}
+}
+
+// BenchmarkGlamourInput_LongWord is glamour rendering a heading and a
+// paragraph holding a word of 100,000 characters, as show does, with and
+// without glamourInput's breaks.
+func BenchmarkGlamourInput_LongWord(b *testing.B) {
+	md := "# n3\n\n### Branch job (agent " + strings.Repeat("x", 100000) + ")\n\nsome " + strings.Repeat("y", 100000) + " text\n"
+	r, err := glamour.NewTermRenderer(glamour.WithStylePath("dark"), glamour.WithWordWrap(100))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("broken", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := r.Render(glamourInput(md, 100)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("whole-10k", func(b *testing.B) { // the word whole, a tenth as long: the square shows
+		small := "# n3\n\nsome " + strings.Repeat("y", 10000) + " text\n"
+		for i := 0; i < b.N; i++ {
+			if _, err := r.Render(small); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
