@@ -25,6 +25,9 @@ type IOStreams struct {
 	ErrOut io.Writer
 	// Raw is stdout without sanitizing (set by NewFactory).
 	Raw io.Writer
+	// data is stdout through the sanitizer's JSON form (set by
+	// NewFactory): what Data gives on a terminal.
+	data io.Writer
 
 	// OutTTY reports whether Out is a terminal (glamour, colour, width).
 	OutTTY bool
@@ -99,15 +102,20 @@ func backgroundStyle(colorfgbg string) string {
 	return "dark"
 }
 
-// Data is where a data format (JSON, SARIF, JUnit, a request body) is
-// written: stdout's bytes as they are when piped, so they parse and hash
-// as written; through the sanitizer on a terminal, where a person reads
-// them (a C1 control becomes the JSON escape \u009b, still valid JSON).
+// Data is where a data format (JSON, SARIF, JUnit, a request body, the
+// MCP server's messages) is written: stdout's bytes as they are when
+// piped, so they parse and hash as written; through the sanitizer's JSON
+// form on a terminal, where a person reads them (DEL, a C1 or a bidi
+// control becomes a JSON escape, \u007f, \u009b, \u202e: still valid
+// JSON of the same value).
 func (s *IOStreams) Data() io.Writer {
-	if s.OutTTY {
-		return s.Out
+	if !s.OutTTY {
+		return s.Raw
 	}
-	return s.Raw
+	if s.data == nil { // streams NewFactory did not take
+		s.data = termsafe.NewJSONWriter(s.Out)
+	}
+	return s.data
 }
 
 // sanitize puts the terminal sanitizer in front of Out and ErrOut, once,
@@ -117,7 +125,7 @@ func (s *IOStreams) sanitize() []*termsafe.Writer {
 		return nil
 	}
 	s.Raw = s.Out
-	out, errOut := termsafe.NewWriter(s.Out), termsafe.NewWriter(s.ErrOut)
-	s.Out, s.ErrOut = out, errOut
-	return []*termsafe.Writer{out, errOut}
+	out, errOut, data := termsafe.NewWriter(s.Out), termsafe.NewWriter(s.ErrOut), termsafe.NewJSONWriter(s.Out)
+	s.Out, s.ErrOut, s.data = out, errOut, data
+	return []*termsafe.Writer{out, errOut, data}
 }

@@ -119,7 +119,8 @@ func mcpRun(ctx context.Context, opts *MCPOptions) error {
 		tools += ", ask"
 	}
 	fmt.Fprintf(f.IO.ErrOut, "inspect mcp: serving %s on stdio (database %s)\n", tools, f.DBPath)
-	err = s.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(f.IO.In), Writer: nopWriteCloser{f.IO.Raw}})
+	// its messages are data: as they are to a client, JSON-escaped on a terminal
+	err = s.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(f.IO.In), Writer: nopWriteCloser{f.IO.Data()}})
 	if err != nil && ctx.Err() != nil {
 		return nil // Ctrl-C
 	}

@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -89,3 +93,144 @@ func TestTerminal_NoQueries(t *testing.T) {
 }
 
 func head(b []byte) []byte { return b[:min(len(b), 300)] }
+
+// onTerminalWithInput is onTerminal with stdin a pipe: in is written to
+// it, and it is closed once the terminal has received what done accepts
+// (or at once when done is nil).
+func onTerminalWithInput(t *testing.T, in string, done func([]byte) bool, args []string) []byte {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skip("no pseudo-terminal here:", err)
+	}
+	defer ptmx.Close()
+	pty.Setsize(ptmx, &pty.Winsize{Rows: 50, Cols: 100})
+	stdin, feed, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv, _ := json.Marshal(args)
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "INSPECT_TEST_ARGS="+string(argv), "TERM=xterm-256color")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, tty, tty
+	if err := cmd.Start(); err != nil {
+		tty.Close()
+		t.Fatal(err)
+	}
+	tty.Close()
+	stdin.Close()
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	copied := make(chan struct{})
+	go func() {
+		b := make([]byte, 32<<10)
+		for {
+			n, err := ptmx.Read(b)
+			mu.Lock()
+			buf.Write(b[:n])
+			mu.Unlock()
+			if err != nil {
+				close(copied)
+				return
+			}
+		}
+	}()
+	feed.WriteString(in)
+	for deadline := time.Now().Add(time.Minute); done != nil && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		mu.Lock()
+		ok := done(buf.Bytes())
+		mu.Unlock()
+		if ok {
+			break
+		}
+	}
+	feed.Close()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	select {
+	case <-waited:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("inspect %q hung on the terminal", args)
+	}
+	<-copied
+	return buf.Bytes()
+}
+
+// rawControl finds a character a terminal acts on that JSON on a
+// terminal must carry escaped: C1 controls, DEL, ESC and the bidi
+// controls, raw.
+func rawControl(b []byte) string {
+	s := string(b)
+	for i, r := range s {
+		if r == 0x7f || r == 0x1b || (r >= 0x80 && r <= 0x9f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) {
+			return fmt.Sprintf("%U at %d in …%q…", r, i, s[max(0, i-60):min(len(s), i+20)])
+		}
+	}
+	return ""
+}
+
+// TestJSON_OnTerminal: inspect mcp on a terminal (someone trying it by
+// hand), and the JSON formats there, write C1 controls, DEL and bidi
+// controls as JSON escapes (\u009b, \u007f, \u202e): the terminal acts on
+// none, and every message and document still parses, carrying the text.
+func TestJSON_OnTerminal(t *testing.T) {
+	dir := t.TempDir()
+	db := recordHostile(t, dir)
+	f, _, _ := testFactory(t)
+	f.DBPath = db
+	task := "del\x7f c1\u009b2J bidi\u202eevil\u2066x\u2069"
+	if _, errOut, code := inspectRun(t, f, "run", filepath.Join(dir, "hostile"), "--script", filepath.Join(dir, "hostile", "script.yaml"), "--task", task); code != ExitOK {
+		t.Fatalf("run: exit %d: %s", code, errOut)
+	}
+	req := func(id int, method string, params any) string {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+		return string(b) + "\n"
+	}
+	in := req(1, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "t", "version": "1"}}) +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		req(2, "tools/call", map[string]any{"name": "list_runs", "arguments": map[string]any{}}) +
+		req(3, "tools/call", map[string]any{"name": "show_node", "arguments": map[string]any{"node": "n1"}}) +
+		req(4, "tools/call", map[string]any{"name": "graph", "arguments": map[string]any{}})
+	out := onTerminalWithInput(t, in, func(b []byte) bool { return bytes.Contains(b, []byte(`"id":4`)) }, []string{"mcp", "--db", db})
+	if bad := rawControl(out); bad != "" {
+		t.Errorf("inspect mcp on a terminal wrote %s", bad)
+	}
+	var decoded strings.Builder
+	answers := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		line = strings.TrimRight(line, "\r")
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var msg map[string]any
+		if err := json.Unmarshal([]byte(line), &msg); err != nil {
+			t.Errorf("a message is not JSON (%v): %.200s", err, line)
+			continue
+		}
+		if msg["id"] != nil {
+			answers++
+		}
+		decoded.WriteString(fmt.Sprint(msg))
+	}
+	if answers != 4 {
+		t.Errorf("%d answers, want 4:\n%s", answers, out)
+	}
+	if !strings.Contains(decoded.String(), "\u009b2J") || !strings.Contains(decoded.String(), "\x7f") {
+		t.Errorf("the answers do not carry the task's controls as data:\n%.2000s", decoded.String())
+	}
+	for _, args := range [][]string{{"graph", "--format", "json"}, {"runs", "--json"}, {"audit", "--format", "json"}} {
+		out := onTerminalWithInput(t, "", nil, append(args, "--db", db))
+		if bad := rawControl(out); bad != "" {
+			t.Errorf("inspect %q on a terminal wrote %s", args, bad)
+		}
+		doc := strings.ReplaceAll(string(out), "\r\n", "\n")
+		var v any
+		if err := json.Unmarshal([]byte(doc), &v); err != nil {
+			t.Errorf("inspect %q on a terminal is not JSON: %v\n%.300s", args, err, doc)
+		} else if args[0] != "audit" && !strings.Contains(fmt.Sprint(v), "\x7f") {
+			t.Errorf("inspect %q on a terminal does not carry the DEL as data", args)
+		}
+	}
+}

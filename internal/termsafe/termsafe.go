@@ -7,11 +7,17 @@
 // the Markdown the audit, diff and prompt-cache reports write (Markdown,
 // Code).
 //
-// C0 controls other than newline and tab, DEL, C1 controls and invalid
-// UTF-8 bytes are written visibly: ESC as \x1b, a C1 control as \u009b,
-// a stray byte as \xff. Everything else passes unchanged. JSON, SARIF and
-// JUnit output does not go through it: their encoders carry such text as
-// escaped data.
+// C0 controls other than newline and tab, DEL, C1 controls, the
+// bidirectional embedding, override and isolate controls (U+202A–U+202E,
+// U+2066–U+2069, which reorder what a line shows) and invalid UTF-8 bytes
+// are written visibly: ESC as \x1b, a C1 control as \u009b, an override
+// as \u202e, a stray byte as \xff. Everything else passes unchanged.
+//
+// JSON (and SARIF) shown on a terminal goes through its JSON form
+// instead (JSON, NewJSONWriter): the same characters written as JSON
+// escapes (\u007f, \u009b, \u202e), which JSON encoders leave raw and a
+// terminal would act on, so the document stays valid and carries the
+// text as data.
 package termsafe
 
 import (
@@ -32,7 +38,7 @@ func clean(s string) bool {
 			return false
 		case c >= 0x80:
 			r, size := utf8.DecodeRuneInString(s[i:])
-			if (r == utf8.RuneError && size == 1) || (r >= 0x80 && r <= 0x9f) {
+			if (r == utf8.RuneError && size == 1) || (r >= 0x80 && r <= 0x9f) || bidi(r) {
 				return false
 			}
 			i += size - 1
@@ -49,27 +55,49 @@ func String(s string) string {
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 16)
-	write(&b, s)
+	write(&b, s, false)
 	return b.String()
 }
 
-func write(b *strings.Builder, s string) {
+// JSON returns JSON text s (what a JSON encoder wrote) with every such
+// character written as a JSON escape: \u007f, \u009b, \u202e (an encoder
+// leaves them raw in strings; it escapes the C0 controls itself), a stray
+// byte as \ufffd. Valid JSON stays valid JSON of the same value, but for
+// stray bytes, which are not JSON.
+func JSON(s string) string {
+	if clean(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	write(&b, s, true)
+	return b.String()
+}
+
+func write(b *strings.Builder, s string, js bool) {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < 0x80 {
-			if (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f {
-				fmt.Fprintf(b, `\x%02x`, c)
-			} else {
+			switch {
+			case (c >= 0x20 || c == '\n' || c == '\t') && c != 0x7f:
 				b.WriteByte(c)
+			case js && c == '\r':
+				b.WriteByte(c) // white space between JSON tokens
+			case js:
+				fmt.Fprintf(b, `\u%04x`, c)
+			default:
+				fmt.Fprintf(b, `\x%02x`, c)
 			}
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
+		case r == utf8.RuneError && size == 1 && js:
+			b.WriteString(`\ufffd`)
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(b, `\x%02x`, c)
-		case r >= 0x80 && r <= 0x9f:
+		case (r >= 0x80 && r <= 0x9f) || bidi(r):
 			fmt.Fprintf(b, `\u%04x`, r)
 		default:
 			b.WriteString(s[i : i+size])
@@ -83,10 +111,22 @@ func write(b *strings.Builder, s string) {
 type Writer struct {
 	w    io.Writer
 	held []byte
+	js   bool
 }
 
 // NewWriter returns a Writer over w.
 func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+// NewJSONWriter returns a Writer over w for JSON text (and other data
+// formats shown on a terminal): it writes what it sanitizes as JSON.
+func NewJSONWriter(w io.Writer) *Writer { return &Writer{w: w, js: true} }
+
+func (s *Writer) sanitized(p []byte) string {
+	if s.js {
+		return JSON(string(p))
+	}
+	return String(string(p))
+}
 
 // Write sanitizes p and writes it; it reports len(p) on success, as if p
 // had been written as it was.
@@ -101,7 +141,7 @@ func (s *Writer) Write(p []byte) (int, error) {
 		s.held = append([]byte(nil), data[len(data)-n:]...)
 		data = data[:len(data)-n]
 	}
-	if _, err := io.WriteString(s.w, String(string(data))); err != nil {
+	if _, err := io.WriteString(s.w, s.sanitized(data)); err != nil {
 		return 0, err
 	}
 	return len(p), nil
@@ -114,7 +154,7 @@ func (s *Writer) Flush() error {
 	}
 	held := s.held
 	s.held = nil
-	_, err := io.WriteString(s.w, String(string(held)))
+	_, err := io.WriteString(s.w, s.sanitized(held))
 	return err
 }
 
@@ -134,4 +174,12 @@ func incompleteTail(p []byte) int {
 		}
 	}
 	return 0
+}
+
+// bidi reports whether r is a bidirectional embedding, override or
+// isolate control (U+202A–U+202E, U+2066–U+2069): invisible, it reorders
+// the text around it as shown, so a line can read otherwise than it is
+// ("Trojan Source").
+func bidi(r rune) bool {
+	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }

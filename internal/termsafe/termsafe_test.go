@@ -2,6 +2,8 @@ package termsafe
 
 import (
 	"bytes"
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -17,6 +19,9 @@ func TestString(t *testing.T) {
 		{"cr\r del\x7f nul\x00", `cr\x0d del\x7f nul\x00`},
 		{"bad \xff\xfe utf8", `bad \xff\xfe utf8`},
 		{"raw c1 byte \x9b", `raw c1 byte \x9b`},
+		// bidi controls reorder what is shown (Trojan Source): visible too
+		{"admin\u202e \u2066// check\u2069\u2067x\u2068y\u202a\u202b\u202c\u202d", `admin\u202e \u2066// check\u2069\u2067x\u2068y\u202a\u202b\u202c\u202d`},
+		{"arabic مرحبا and hebrew שלום stay", "arabic مرحبا and hebrew שלום stay"},
 	}
 	for _, tt := range tests {
 		if got := String(tt.in); got != tt.want {
@@ -53,7 +58,7 @@ func FuzzString(f *testing.F) {
 			t.Fatalf("String(%q) = %q is not valid UTF-8", s, out)
 		}
 		for _, r := range out {
-			if (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+			if (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f || (r >= 0x80 && r <= 0x9f) || bidi(r) {
 				t.Fatalf("String(%q) = %q keeps control %U", s, out, r)
 			}
 		}
@@ -70,4 +75,33 @@ func FuzzString(f *testing.F) {
 			t.Fatalf("Writer(%q) = %q, String = %q", s, buf.String(), out)
 		}
 	})
+}
+
+// TestJSON: JSON as encoders write it — DEL, C1 and bidi controls raw in
+// its strings — comes out with them as JSON escapes: valid JSON of the
+// same value, nothing a terminal acts on.
+func TestJSON(t *testing.T) {
+	in := "{\"task\": \"del\x7f c1\u009b2J nel\u0085 bidi\u202eevil\u2066x\u2069 é\",\r\n\t\"n\": 1}\n"
+	out := JSON(in)
+	var a, b any
+	if err := json.Unmarshal([]byte(in), &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(out), &b); err != nil || !reflect.DeepEqual(a, b) {
+		t.Fatalf("JSON(%q) = %q: %v, %v; want the same value", in, out, b, err)
+	}
+	for _, r := range out {
+		if r == 0x7f || (r >= 0x80 && r <= 0x9f) || bidi(r) {
+			t.Errorf("JSON(%q) = %q keeps %U", in, out, r)
+		}
+	}
+	var buf bytes.Buffer
+	w := NewJSONWriter(&buf)
+	for i := 0; i < len(in); i++ {
+		w.Write([]byte{in[i]})
+	}
+	w.Flush()
+	if buf.String() != out {
+		t.Errorf("the JSON Writer byte by byte = %q, want %q", buf.String(), out)
+	}
 }
