@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -69,11 +71,38 @@ func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 // openReader opens the reader pool on path (immutable: without locks, for
 // a file no one can be writing) and checks the file: inspect's, not newer,
 // only our schema objects. It returns the file's schema version.
+//
+// A WAL file with no -wal content beside it is opened read-write with
+// query_only set, so that nothing is written through it and its last
+// connection's close removes the -wal and -shm files opening it created: a
+// read leaves no file behind (a committed baseline's checkout stays clean).
+// SQLite deletes them only under an exclusive lock, so never while a writer
+// (or another reader) has the file open. Otherwise (a -wal with content, a
+// folder or file it cannot write) the pool is read-only: it leaves what it
+// finds, and never checkpoints a -wal it did not create into the file.
 func openReader(ctx context.Context, path string, immutable bool) (*DB, int, error) {
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?mode=ro&_busy_timeout=10000&_foreign_keys=on"
-	if immutable {
-		dsn += "&immutable=1"
+	if !immutable && isWAL(path) && !walHasData(path) {
+		db, version, err := openPool(ctx, path, "mode=rw&_query_only=1")
+		if err == nil {
+			return db, version, nil
+		}
+		var se sqlite3.Error
+		if !errors.As(err, &se) || (se.Code != sqlite3.ErrReadonly && se.Code != sqlite3.ErrCantOpen && se.Code != sqlite3.ErrPerm) {
+			return nil, 0, err
+		}
+		// A folder or file it may not write: read-only, as below.
 	}
+	mode := "mode=ro"
+	if immutable {
+		mode += "&immutable=1"
+	}
+	return openPool(ctx, path, mode)
+}
+
+// openPool opens the reader pool on path with the given URI parameters and
+// checks the file.
+func openPool(ctx context.Context, path, mode string) (*DB, int, error) {
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + mode + "&_busy_timeout=10000&_foreign_keys=on"
 	r, err := sql.Open("sqlite3", dsn)
 	if err != nil {
 		return nil, 0, err
@@ -109,6 +138,23 @@ func emptyReader(ctx context.Context, path string) (*DB, error) {
 		}
 	}
 	return &DB{Path: path, Now: nowFunc, r: mem, Empty: true}, nil
+}
+
+// isWAL reports whether the file at path is a SQLite database in WAL mode
+// (its header's read and write versions are 2). Only such a file is opened
+// read-write to read it: a rollback-journal file's hot journal would be
+// rolled back into it.
+func isWAL(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 20)
+	if _, err := io.ReadFull(f, head); err != nil {
+		return false
+	}
+	return head[18] == 2 && head[19] == 2
 }
 
 // walHasData reports whether path has a non-empty -wal file beside it.
@@ -259,7 +305,19 @@ func (db *DB) upgradedCopy(ctx context.Context) (*DB, error) {
 		return nil, fmt.Errorf("read %s (schema v%d) through an upgraded copy: %w", db.Path, db.FileVersion, err)
 	}
 	cp := filepath.Join(dir, "copy.db")
-	if _, err := db.r.ExecContext(ctx, "VACUUM INTO ?", cp); err != nil {
+	// VACUUM INTO writes only the copy, but query_only (openReader) refuses
+	// it: lift it on this connection, which is closed with the pool.
+	conn, err := db.r.Conn(ctx)
+	if err != nil {
+		return fail(db.wrapOpenErr(err))
+	}
+	_, err = conn.ExecContext(ctx, "PRAGMA query_only = 0")
+	if err == nil {
+		_, err = conn.ExecContext(ctx, "VACUUM INTO ?", cp)
+	}
+	conn.Raw(func(any) error { return driver.ErrBadConn }) // never back to the pool without query_only
+	conn.Close()
+	if err != nil {
 		return fail(db.wrapOpenErr(err))
 	}
 	w, err := Open(ctx, cp)
