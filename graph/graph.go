@@ -146,6 +146,8 @@ type Branch struct {
 	Answer string
 	Fork   *Fork
 	Conv   *Conversation
+
+	tokens *Tokens // Tokens, as Build sums it
 }
 
 // Finished reports whether the branch ran to its end: ok, error or
@@ -362,16 +364,32 @@ func Build(r *record.Run, nodes []*record.Node) (*Run, error) {
 			}
 		}
 	}
+	// Each branch's tokens with those of the branches below it, in one
+	// pass: a later fork is never above an earlier one, so going back from
+	// the last fork sums every branch below a branch before it.
+	for i := len(g.Forks) - 1; i >= 0; i-- {
+		for _, b := range g.Forks[i].Branches {
+			t := SumTokens(b.Conv.Nodes)
+			for _, sub := range g.forksFrom[b.Conv] {
+				for _, sb := range sub.Branches {
+					if sb.tokens != nil {
+						t.add(*sb.tokens)
+					}
+				}
+			}
+			b.tokens = &t
+		}
+	}
 	return g, nil
 }
 
 // branchPath is the path of branch b of fork f: the parent's path, a slash,
-// the branch's name.
+// the branch's name (record.BranchPath).
 func branchPath(f *Fork, b *Branch) string {
-	if f.Parent == nil || f.Parent.Path == "" {
+	if f.Parent == nil {
 		return b.Name
 	}
-	return f.Parent.Path + "/" + b.Name
+	return record.BranchPath(f.Parent.Path, f.Node.Seq, b.Name)
 }
 
 // openBranchState derives a branch's status and duration when no join
@@ -493,10 +511,24 @@ func SumTokens(nodes []*Node) Tokens {
 	return t
 }
 
+// add adds u's totals to t.
+func (t *Tokens) add(u Tokens) {
+	t.In += u.In
+	t.Out += u.Out
+	t.Cached += u.Cached
+	t.CachedReported = t.CachedReported || u.CachedReported
+	t.Weighted += u.Weighted
+	t.Calls += u.Calls
+}
+
 // Tokens sums usage over the branch's llm nodes and those of the branches
 // forked inside it, at any depth: what the delegation cost. A branch that
-// recorded nothing has none.
+// recorded nothing has none. Build sums every branch's at once (linear in
+// the run's nodes, however deep its forks nest).
 func (b *Branch) Tokens() Tokens {
+	if b.tokens != nil {
+		return *b.tokens
+	}
 	var nodes []*Node
 	var walk func(c *Conversation)
 	walk = func(c *Conversation) {

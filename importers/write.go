@@ -97,6 +97,7 @@ func write(ctx context.Context, w Writer, s *Session) (written, error) {
 		return nil
 	})
 	wr := written{id: run.ID, nodes: int(m.seq), convs: m.convs, redacted: &m.red.tally}
+	flatReport(s, m.flattened)
 	if err != nil {
 		return wr, fmt.Errorf("record %s session %s: %w", s.Source.Format, s.Source.ID, err)
 	}
@@ -177,6 +178,9 @@ type mapper struct {
 	models []string  // the models of the responses recorded, in order, once each
 	seen   map[string]bool
 	red    *redactor // every text on its way to the store
+	flat   int       // > 0 while recording sub-agents flat, past MaxDepth (flatten)
+	// flattened counts the sub-agents recorded flat.
+	flattened int
 }
 
 // model notes a response's model for the run's list.
@@ -215,8 +219,14 @@ func (m *mapper) emit(n *record.Node) error {
 // trunk), at fork depth depth; req holds what the model sees when c starts;
 // start and agent stand in for c's own when it has none. It returns the
 // text of c's last final step.
+//
+// While m.flat > 0, c is a sub-agent recorded flat in the conversation at
+// path (flatten): its steps are that conversation's nodes, and it records
+// no final node of its own.
 func (m *mapper) conversation(c *Conversation, cur *cursor, path string, forkSeq int64, depth int, req *request, start time.Time, agent string) (string, error) {
-	m.convs++
+	if m.flat == 0 {
+		m.convs++
+	}
 	if _, _, err := cur.peek(0); err != nil { // a live conversation's start
 		return "", err
 	}
@@ -387,8 +397,10 @@ func (m *mapper) conversation(c *Conversation, cur *cursor, path string, forkSeq
 					return "", err
 				}
 			}
-			if err := m.emit(n); err != nil {
-				return "", err
+			if m.flat == 0 {
+				if err := m.emit(n); err != nil {
+					return "", err
+				}
 			}
 			endedWithFinal = true
 			lastFinal = st.Final.Text
@@ -399,7 +411,7 @@ func (m *mapper) conversation(c *Conversation, cur *cursor, path string, forkSeq
 	if err := flush(time.Time{}); err != nil {
 		return "", err
 	}
-	if endedWithFinal {
+	if endedWithFinal || m.flat > 0 {
 		return lastFinal, nil
 	}
 	end := c.Ended
@@ -461,8 +473,12 @@ func branchArgs(b *Branch) string {
 
 // fork records a fork node n, each branch's conversation, then the join —
 // or, for a detached fork, returns the join for the caller to record
-// among the conversation's later steps.
+// among the conversation's later steps. A fork whose branches would be
+// deeper than MaxDepth is recorded flat (flatten).
 func (m *mapper) fork(f *Fork, n *record.Node, req *request) (*record.Node, error) {
+	if n.Depth >= MaxDepth {
+		return nil, m.flatten(f, n, req)
+	}
 	ctxName := f.Context
 	if ctxName == "" {
 		ctxName = "none"
@@ -494,10 +510,7 @@ func (m *mapper) fork(f *Fork, n *record.Node, req *request) (*record.Node, erro
 	join := &record.Join{ForkSeq: forkSeq}
 	for i, b := range f.Branches {
 		c := convs[i]
-		path := names[i]
-		if n.Branch != "" {
-			path = n.Branch + "/" + names[i]
-		}
+		path := record.BranchPath(n.Branch, forkSeq, names[i])
 		m.red.conversation(c)
 		var breq *request
 		if ctxName == "inherit" {

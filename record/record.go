@@ -168,7 +168,7 @@ func (p *Project) File(path string) *File {
 type Node struct {
 	Seq     int64  // run-unique, shown as n<Seq>; assigned by the Recorder
 	Kind    Kind   // what this node is
-	Branch  string // branch path of its conversation: "" for the trunk, "eu", "eu/fr"
+	Branch  string // branch path of its conversation: "" for the trunk, "eu", "eu/fr" (BranchPath)
 	ForkSeq int64  // seq of the fork node that opened this conversation; 0 for the trunk
 	Agent   string // the agent that owned the conversation at this node
 	Depth   int    // fork depth of the conversation: 0 for the trunk
@@ -183,6 +183,31 @@ type Node struct {
 	Handoff *Handoff
 	Fork    *Fork
 	Join    *Join
+}
+
+// MaxBranchPath bounds the length of a branch path in bytes (a branch's
+// own name aside): a conversation nested so deep that its path would be
+// longer is addressed by the fork that opened it instead of by every
+// ancestor (BranchPath), so a path never repeats thousands of ancestors
+// and a run's storage and every reader stay linear in its nodes at any
+// fork depth.
+const MaxBranchPath = 512
+
+// BranchPath is the branch path of branch name opened by fork node
+// n<forkSeq> in the conversation at path parent: name on the trunk,
+// "parent/name" below it. When that would be longer than MaxBranchPath the
+// path is "…n<forkSeq>/name": the ancestors are the fork's, the name stays
+// whole, and the path stays unique in the run (siblings' names differ). Every
+// writer (the runtime, importers) and reader (graph) addresses a branch
+// through it.
+func BranchPath(parent string, forkSeq int64, name string) string {
+	if parent == "" {
+		return name
+	}
+	if len(parent)+1+len(name) <= MaxBranchPath {
+		return parent + "/" + name
+	}
+	return fmt.Sprintf("…n%d/%s", forkSeq, name)
 }
 
 // Duration is Ended-Started, or 0 while the node is open.

@@ -143,10 +143,7 @@ func (r *runner) fork(ctx context.Context, c *conversation, tc openai.ToolCall, 
 	forkTime := c.clock.Now()
 	branches := make([]*conversation, len(fc.branches))
 	for i, b := range fc.branches {
-		path := b.Name
-		if c.path != "" {
-			path = c.path + "/" + b.Name
-		}
+		path := record.BranchPath(c.path, forkNode.Seq, b.Name)
 		bc := &conversation{
 			path:    path,
 			forkSeq: forkNode.Seq,
