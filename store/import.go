@@ -41,7 +41,8 @@ func (db *DB) RunBySource(ctx context.Context, format, id string) (string, error
 // project snapshot and nodes replaced, so importing a session twice
 // updates its run instead of duplicating it. Questions asked of its nodes
 // (asks) are kept. The run reads running while nodes adds its nodes, then
-// ends with r.Status, r.Error and r.Ended as they are when nodes returns;
+// ends with r.Status, r.Error and r.Ended as they are when nodes returns
+// (running with a zero Ended: left running, for a source still growing);
 // what else of r nodes changed by then (Started, Tasks, Project, Options,
 // Models, Source.Version: an importer that streams a session knows them
 // only once it is read) is written too. If nodes fails, the run ends
@@ -120,10 +121,29 @@ func (db *DB) ImportRun(ctx context.Context, r *record.Run, nodes func(add func(
 		return err
 	}
 	status = r.Status
+	if status == record.StatusRunning && r.Ended.IsZero() {
+		// A source still being written (a trace still receiving spans):
+		// the run stays running, with no writer to outlive, until an
+		// import finds it ended.
+		if err := rec.finishImport(ctx, r, before, status, r.Error); err != nil {
+			return err
+		}
+		return db.leaveRunning(ctx, r.ID)
+	}
 	if status == "" || status == record.StatusRunning {
 		status = record.StatusOK
 	}
 	return rec.finishImport(ctx, r, before, status, r.Error)
+}
+
+// leaveRunning marks an imported run running with no end and no writer
+// (what a later import of its source completes).
+func (db *DB) leaveRunning(ctx context.Context, id string) (err error) {
+	defer db.full(&err)
+	if _, err := db.w.ExecContext(ctx, `UPDATE runs SET status = 'running', ended_ns = NULL, writer_host = '', writer_pid = 0, writer_tag = '' WHERE id = ?`, id); err != nil {
+		return fmt.Errorf("finish run: %w", err)
+	}
+	return nil
 }
 
 // runHeader is what an import may learn of its run while it reads: the

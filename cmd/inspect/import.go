@@ -32,6 +32,9 @@ type ImportOptions struct {
 	Poll time.Duration
 	// Getwd is the current folder (injected for tests).
 	Getwd func() (string, error)
+	// From is a trace backend to import from (--from jaeger URL), with
+	// its query.
+	From FromOptions
 }
 
 // NewCmdImport builds `inspect import`. runF replaces the action in tests.
@@ -78,6 +81,14 @@ run keeps what was read before the line, marked interrupted).
 Claude Code and Kimi CLI sessions are recorded as they are read, so an
 import's memory stays the same whatever the session's size.
 
+--from jaeger URL imports the traces a Jaeger query service holds, each
+as a run, through its API v3: --service (required), --operation,
+--attr KEY=VALUE (repeatable), --since/--until, --limit N. A second import
+of the same query fetches only what is new. Credentials for a Jaeger
+behind a proxy come from the environment only: INSPECT_JAEGER_TOKEN
+(bearer), or INSPECT_JAEGER_USER and INSPECT_JAEGER_PASSWORD (basic).
+See docs/import.md.
+
 Exit codes: 0 imported; 2 a PATH missing or in no known format, or a
 malformed line under --strict; 3 the database failed.`,
 		Example: `  inspect import shared.db                       # merge another inspect database
@@ -85,9 +96,19 @@ malformed line under --strict; 3 the database failed.`,
   inspect import --format claude-code            # the newest session of this folder
   inspect import --format claude-code --watch    # follow it live
   inspect import shared.jsonl --project ~/src/app  # a colleague's session of my checkout
-  inspect import session.jsonl --strict`,
+  inspect import session.jsonl --strict
+  inspect import --from jaeger http://localhost:16686 --service checkout-agent --since 7d`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
+			if opts.From.Backend != "" || cmd.Flags().Changed("service") || cmd.Flags().Changed("since") || cmd.Flags().Changed("attr") {
+				if err := checkFrom(opts); err != nil {
+					return err
+				}
+				if runF != nil {
+					return runF(opts)
+				}
+				return importFrom(cmd.Context(), opts)
+			}
 			if opts.Format != "" && importers.ByName(all.Formats(), opts.Format) == nil {
 				return Usagef("unknown --format %q; choose one of: %s", opts.Format, strings.Join(names, ", "))
 			}
@@ -107,6 +128,7 @@ malformed line under --strict; 3 the database failed.`,
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on a malformed line instead of reporting it and going on")
 	cmd.Flags().BoolVar(&opts.Watch, "watch", false, "keep importing as the session grows, until Ctrl-C")
 	cmd.Flags().StringVar(&opts.Project, "project", "", "read the sessions' instruction files (CLAUDE.md, AGENTS.md, sub-agent definitions) from `DIR`; default: the current folder, for a session that ran there")
+	addFromFlags(cmd, opts)
 	cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return names, cobra.ShellCompDirectiveNoFileComp
 	})

@@ -12,6 +12,7 @@ import (
 	"io"
 	goruntime "runtime"
 	"sort"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -112,4 +113,15 @@ func ReadTraces(ctx context.Context, r io.Reader) ([]*Trace, otel.Stats, error) 
 		sort.SliceStable(st.Problems, func(i, j int) bool { return st.Problems[i].Line < st.Problems[j].Line })
 	}
 	return order, st, err
+}
+
+// Start is when t's first span started (zero without spans).
+func (t *Trace) Start() time.Time {
+	var first time.Time
+	for _, s := range t.spans {
+		if first.IsZero() || s.Start.Before(first) {
+			first = s.Start
+		}
+	}
+	return first
 }
