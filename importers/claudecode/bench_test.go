@@ -60,17 +60,48 @@ func BenchmarkImport100MB(b *testing.B) {
 			decodeAll(b, path)
 		}
 	})
-	b.Run("import", func(b *testing.B) {
-		ctx := context.Background()
-		for i := 0; i < b.N; i++ {
-			db, err := store.Open(ctx, filepath.Join(b.TempDir(), "runs.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := importers.Import(ctx, db, claudecode.Format{}, path, importers.Options{}); err != nil {
-				b.Fatal(err)
-			}
-			db.Close()
+	b.Run("import", func(b *testing.B) { importBench(b, path) })
+	// the same session reading Go source (this repository's store) in
+	// place of prose: names and assignments ("key", "token", "api",
+	// "secret") everywhere, the redactor's rules at work on every result
+	code := goSource(b, 8<<10)
+	codePath, err := importerstest.BigClaudeCodeText(b.TempDir(), 100<<20, code)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("import-code", func(b *testing.B) { importBench(b, codePath) })
+}
+
+func importBench(b *testing.B, path string) {
+	ctx := context.Background()
+	for i := 0; i < b.N; i++ {
+		db, err := store.Open(ctx, filepath.Join(b.TempDir(), "runs.db"))
+		if err != nil {
+			b.Fatal(err)
 		}
-	})
+		if _, err := importers.Import(ctx, db, claudecode.Format{}, path, importers.Options{}); err != nil {
+			b.Fatal(err)
+		}
+		db.Close()
+	}
+}
+
+// goSource is n bytes of this repository's Go source.
+func goSource(b *testing.B, n int) string {
+	var s strings.Builder
+	files, _ := filepath.Glob(filepath.Join("..", "..", "store", "*.go"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.Write(data)
+		if s.Len() >= n {
+			break
+		}
+	}
+	if s.Len() < n {
+		b.Fatalf("only %d bytes of Go source", s.Len())
+	}
+	return s.String()[:n]
 }

@@ -143,6 +143,16 @@ func claudeUse(id, name string, input map[string]any) map[string]any {
 // (the CLI compacts as the context fills, so what the model sees stays
 // bounded).
 func BigClaudeCode(dir string, size int64) (string, error) {
+	return BigClaudeCodeText(dir, size, bigText)
+}
+
+// BigClaudeCodeText is BigClaudeCode with text (at least 2,000 bytes) as
+// the body of every file read, in place of its prose: source code, say,
+// whose names and assignments give the secret rules' keywords work.
+func BigClaudeCodeText(dir string, size int64, text string) (string, error) {
+	if len(text) < 2000 {
+		return "", fmt.Errorf("a file body of %d bytes, want at least 2000", len(text))
+	}
 	root := filepath.Join(dir, "projects", "-big")
 	var total int64
 	w, err := create(filepath.Join(root, "big.jsonl"), &total)
@@ -160,7 +170,7 @@ func BigClaudeCode(dir string, size int64) (string, error) {
 		}
 		m.asst(sec+1, fmt.Sprintf("m%d-a", turn), 3, 20000, 500, 200, blocks...)
 		for i := 0; i < 6; i++ {
-			m.result(sec+2, fmt.Sprintf("r%d-%d", turn, i), bigText, map[string]any{"type": "text", "file": map[string]any{"filePath": fmt.Sprintf("/repo/f%d-%d.go", turn, i), "content": bigText}})
+			m.result(sec+2, fmt.Sprintf("r%d-%d", turn, i), text, map[string]any{"type": "text", "file": map[string]any{"filePath": fmt.Sprintf("/repo/f%d-%d.go", turn, i), "content": text}})
 			p := m.env("progress", sec+2)
 			p["data"] = map[string]any{"type": "hook_progress", "hookEvent": "PostToolUse", "hookName": "PostToolUse:Read"}
 			m.line(p)
@@ -175,7 +185,7 @@ func BigClaudeCode(dir string, size int64) (string, error) {
 		sub := &claudeLines{sizedWriter: sw, session: "big", agent: agent}
 		sub.user(sec+3.1, fmt.Sprintf("find the notes of turn %d", turn))
 		sub.asst(sec+4, "s"+agent, 3, 0, 3000, 50, claudeUse("g"+agent, "Grep", map[string]any{"pattern": "notes"}))
-		sub.result(sec+5, "g"+agent, bigText[:2000], nil)
+		sub.result(sec+5, "g"+agent, text[:2000], nil)
 		sub.asst(sec+6, "s2"+agent, 3, 3000, 100, 80, claudeText("the notes say nothing new"))
 		if err := sw.close(); err != nil {
 			return "", err

@@ -10,9 +10,9 @@ package secret
 type matcher struct {
 	class   [256]uint8
 	nclass  int
-	delta   []int32 // state*nclass + class → next state
+	delta   []int32 // state*nclass + class → the next state, times nclass
 	out     [][]hit // state → the keywords that end there (fail chain merged)
-	hasOut  []bool  // len(out[state]) > 0
+	hasOut  []bool  // state*nclass → len(out[state]) > 0
 	nrules  int
 	noWords bool
 }
@@ -95,6 +95,15 @@ func newMatcher(words []string, owners [][]int, nrules int) *matcher {
 			}
 		}
 	}
+	// premultiplied: the scan adds a class to a state without multiplying
+	flags := make([]bool, n*m.nclass)
+	for st := 0; st < n; st++ {
+		flags[st*m.nclass] = m.hasOut[st]
+	}
+	for i := range m.delta {
+		m.delta[i] *= int32(m.nclass)
+	}
+	m.hasOut = flags
 	return m
 }
 
@@ -112,12 +121,12 @@ func (m *matcher) match(s string, occ [][]int) [][]int {
 	if m.noWords {
 		return occ
 	}
-	st := int32(0)
-	nc := int32(m.nclass)
+	st := int32(0) // a state times nclass
+	delta, class, flags := m.delta, &m.class, m.hasOut
 	for i := 0; i < len(s); i++ {
-		st = m.delta[st*nc+int32(m.class[s[i]])]
-		if m.hasOut[st] {
-			for _, h := range m.out[st] {
+		st = delta[st+int32(class[s[i]])]
+		if flags[st] {
+			for _, h := range m.out[int(st)/m.nclass] {
 				at := (i+1-h.len)*kwUnit + h.len
 				if o := occ[h.rule]; len(o) == 0 || o[len(o)-1] != at {
 					occ[h.rule] = append(o, at)
