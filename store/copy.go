@@ -27,7 +27,8 @@ type Copied struct {
 // bodies, asks and tags, written through dst's own recording path (so dst
 // shares what it can with its other runs). A run dst already has (the
 // same id, or an imported run of the same source) is skipped: copying a
-// run twice gives one. A run src is still recording is skipped too.
+// run twice gives one. A run src is still recording is skipped too, and
+// so is a run whose id is not valid (ValidRunID).
 func CopyRuns(ctx context.Context, dst, src *DB, ids []string) ([]Copied, error) {
 	var out []Copied
 	for _, id := range ids {
@@ -40,8 +41,35 @@ func CopyRuns(ctx context.Context, dst, src *DB, ids []string) ([]Copied, error)
 	return out, nil
 }
 
+// ValidRunID reports whether id can name a run: 1 to 64 ASCII letters,
+// digits, '.', '_' or '-', starting with a letter or digit, and not
+// "latest" (the newest run's name). The runs inspect records have 12 hex
+// digits (NewRunID); a run merged from another file (`inspect import
+// FILE.db`) must have a valid id too, for a crafted one could hold
+// terminal escapes, a shell command in a pasted next: line, a ':' read as
+// FILE.db:RUN, or a name shadowing latest.
+func ValidRunID(id string) bool {
+	if id == "" || len(id) > 64 || id == "latest" {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case i > 0 && (c == '.' || c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 func copyRun(ctx context.Context, dst, src *DB, id string) (Copied, error) {
 	c := Copied{ID: id}
+	if !ValidRunID(id) {
+		c.Skipped = fmt.Sprintf("not copied: %q is not a valid run id (1 to 64 letters, digits, '.', '_' or '-', not latest); the file was not written by inspect", id)
+		return c, nil
+	}
 	r, err := src.LoadRun(ctx, id)
 	if err != nil {
 		return c, err

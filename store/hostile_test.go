@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -102,6 +103,15 @@ func TestOpen_RefusesObjectsWeDidNotCreate(t *testing.T) {
 		}, `a trigger "wipe" on runs that inspect did not create`},
 		{"unknown table", []string{`CREATE TABLE extra (x)`}, `a table "extra" inspect did not create`},
 		{"missing index", []string{`DROP INDEX chain_lookup`}, `its index "chain_lookup" is missing`},
+		// issue 23, item 4: the same names and kinds, other definitions.
+		// A node's attempts read as a 300 MB blob: show took 2 GB.
+		{"generated column in place of one of ours", []string{
+			`PRAGMA writable_schema = ON`,
+			`UPDATE sqlite_master SET sql = replace(sql, 'attempts INTEGER NOT NULL DEFAULT 0', 'attempts INTEGER AS (zeroblob(300000000))') WHERE name = 'nodes'`,
+		}, `table "nodes" is not defined as inspect defines it`},
+		{"generated column added", []string{`ALTER TABLE runs ADD COLUMN pad AS (zeroblob(300000000))`}, `table "runs" is not defined as inspect defines it`},
+		{"index on another expression", []string{`DROP INDEX runs_started`, `CREATE INDEX runs_started ON runs(zeroblob(1000000))`},
+			`index "runs_started" is not defined as inspect defines it`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -366,3 +376,72 @@ func TestDiskFull(t *testing.T) {
 		t.Errorf("last committed node n%d: %v", committed, err)
 	}
 }
+
+// TestCopyRuns_RefusesInvalidIDs: `inspect import FILE.db` merged every run
+// of a crafted file under the id it held — terminal escapes, a shell
+// command a pasted next: line would run, a ':' read as FILE.db:RUN, a
+// name shadowing latest (issue 23, item 4). Such runs are skipped, saying
+// why; a run with a valid id is merged.
+func TestCopyRuns_RefusesInvalidIDs(t *testing.T) {
+	ctx := context.Background()
+	src, srcPath := openTemp(t)
+	recordOne(t, src) // a valid id
+	src.Close()
+	bad := []string{"x\x1b]0;pwned\x07", "$(touch pwned)", "base.db:latest", "latest", "../../etc", "-rf", "", strings.Repeat("a", 65), "a b", "é"}
+	var stmts []string
+	for i, id := range bad {
+		stmts = append(stmts, fmt.Sprintf(`INSERT INTO runs (id, started_ns, ended_ns, status) VALUES (%s, %d, %d, 'ok')`, sqlQuote(id), i+1, i+2))
+	}
+	craft(t, srcPath, stmts...)
+	src, err := OpenReadOnly(ctx, srcPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, _ := openTemp(t)
+	defer dst.Close()
+	runs, err := src.Runs(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range runs {
+		ids = append(ids, r.ID)
+	}
+	got, err := CopyRuns(ctx, dst, src, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := 0
+	for _, c := range got {
+		if ValidRunID(c.ID) {
+			if c.Skipped != "" {
+				t.Errorf("run %q skipped: %s; want it merged", c.ID, c.Skipped)
+			}
+			copied++
+			continue
+		}
+		if !strings.Contains(c.Skipped, "is not a valid run id") {
+			t.Errorf("run %q: skipped %q; want it refused as not a valid run id", c.ID, c.Skipped)
+		}
+	}
+	have, err := dst.Runs(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if copied != 1 || len(have) != 1 {
+		t.Errorf("%d valid runs, %d in the target; want the one valid run alone", copied, len(have))
+	}
+	for _, id := range bad {
+		if ValidRunID(id) {
+			t.Errorf("ValidRunID(%q) = true", id)
+		}
+	}
+	for _, id := range []string{NewRunID(), "fff000aaa111", "oldrun", "fanout-compact", "run_2.v1"} {
+		if !ValidRunID(id) {
+			t.Errorf("ValidRunID(%q) = false", id)
+		}
+	}
+}
+
+func sqlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

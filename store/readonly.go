@@ -203,16 +203,16 @@ func damaged(path, why string) *SchemaError {
 		Advice: "inspect will not read or write it; restore it from a copy, or point --db (or INSPECT_DB) at another file"}
 }
 
-// object is one row of sqlite_master that matters: its type and the table
-// it belongs to.
-type object struct{ typ, table string }
+// object is one row of sqlite_master that matters: its type, the table it
+// belongs to and the SQL that defines it.
+type object struct{ typ, table, sql string }
 
 // schemaObjects lists the file's schema objects by name, leaving out
 // SQLite's own (sqlite_autoindex_*, sqlite_stat*, sqlite_sequence).
 func schemaObjects(ctx context.Context, q interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 }) (map[string]object, error) {
-	rows, err := q.QueryContext(ctx, `SELECT type, name, tbl_name FROM sqlite_master WHERE name NOT LIKE 'sqlite\_%' ESCAPE '\'`)
+	rows, err := q.QueryContext(ctx, `SELECT type, name, tbl_name, coalesce(sql, '') FROM sqlite_master WHERE name NOT LIKE 'sqlite\_%' ESCAPE '\'`)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +221,7 @@ func schemaObjects(ctx context.Context, q interface {
 	for rows.Next() {
 		var name string
 		var o object
-		if err := rows.Scan(&o.typ, &name, &o.table); err != nil {
+		if err := rows.Scan(&o.typ, &name, &o.table, &o.sql); err != nil {
 			return nil, err
 		}
 		out[name] = o
@@ -255,9 +255,10 @@ func expectedObjects(ctx context.Context, version int) (map[string]object, error
 }
 
 // compareObjects lists what differs between a file's objects and the
-// expected ones, in name order.
+// expected ones, in name order: objects added, of another kind or missing,
+// then those whose SQL differs.
 func compareObjects(have, want map[string]object) []string {
-	var problems []string
+	var problems, redefined []string
 	for _, name := range sortedNames(have) {
 		h := have[name]
 		w, ok := want[name]
@@ -270,6 +271,10 @@ func compareObjects(have, want map[string]object) []string {
 			problems = append(problems, fmt.Sprintf("%q is a %s where inspect keeps a %s", name, h.typ, w.typ))
 		case h.table != w.table:
 			problems = append(problems, fmt.Sprintf("%s %q belongs to %s, not %s", h.typ, name, h.table, w.table))
+		case canonicalSQL(h.sql) != canonicalSQL(w.sql):
+			// a column changed behind inspect's back: a generated column
+			// of zeroblob(300000000) made every read of a node take 300 MB
+			redefined = append(redefined, fmt.Sprintf("%s %q is not defined as inspect defines it", h.typ, name))
 		}
 	}
 	for _, name := range sortedNames(want) {
@@ -277,10 +282,18 @@ func compareObjects(have, want map[string]object) []string {
 			problems = append(problems, fmt.Sprintf("its %s %q is missing", want[name].typ, name))
 		}
 	}
+	problems = append(problems, redefined...) // after what is missing, added or of another kind
 	if len(problems) > 3 {
 		problems = append(problems[:3], fmt.Sprintf("%d more differences", len(problems)-3))
 	}
 	return problems
+}
+
+// canonicalSQL is an object's SQL for comparing: runs of white space as
+// one space, identifiers' double quotes dropped (SQLite's own rewrites —
+// ALTER TABLE RENAME, ADD COLUMN — differ in those between its versions).
+func canonicalSQL(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, `"`, "")), " ")
 }
 
 func sortedNames(m map[string]object) []string {

@@ -282,7 +282,11 @@ func mergeDatabases(ctx context.Context, opts *ImportOptions, paths []string) er
 		for _, c := range copied {
 			if c.Skipped != "" {
 				known++
-				fmt.Fprintf(opts.F.IO.Out, "run %s from %s: %s\n", c.ID, p, c.Skipped)
+				who := "run " + c.ID
+				if !store.ValidRunID(c.ID) { // the reason quotes it
+					who = "a run"
+				}
+				fmt.Fprintf(opts.F.IO.Out, "%s from %s: %s\n", who, p, c.Skipped)
 				continue
 			}
 			merged++
