@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -87,6 +88,10 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	if node != 0 {
 		fmt.Fprintf(ios.ErrOut, "try:  %s   # the exact request behind finding 1; drop --dry-run (with OPENAI_API_KEY set) to ask the model why\n",
 			hint(opts.F.DBPath, "ask", res.RunID, fmt.Sprintf("n%d", node), "--dry-run"))
+	}
+	if selfCommand != "inspect" {
+		fmt.Fprintf(ios.ErrOut, "note: `%s` puts inspect in $(go env GOPATH)/bin; with that folder on PATH, `inspect …` replaces `%s …`\n",
+			strings.Replace(selfCommand, "go run", "go install", 1), selfCommand)
 	}
 	return nil
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/inspect-dev/inspect/store"
@@ -15,7 +18,7 @@ import (
 // for a POSIX shell when it needs it (shellQuote).
 func inspectLine(args ...string) string {
 	var b strings.Builder
-	b.WriteString("inspect")
+	b.WriteString(selfCommand)
 	for _, a := range args {
 		b.WriteByte(' ')
 		b.WriteString(shellQuote(a))
@@ -35,4 +38,51 @@ func dbArgs(path string) []string {
 // hint is the command line "inspect VERB ARGS… [--db PATH]".
 func hint(dbPath, verb string, args ...string) string {
 	return inspectLine(append(append([]string{verb}, args...), dbArgs(dbPath)...)...)
+}
+
+// selfCommand is how hints spell inspect: "inspect", or the `go run` form
+// that runs it again when `go run` started this process (Main sets it).
+var selfCommand = "inspect"
+
+// mainPackage is inspect's main package; modulePath its module.
+const (
+	mainPackage = "github.com/inspect-dev/inspect/cmd/inspect"
+	modulePath  = "github.com/inspect-dev/inspect"
+)
+
+// goRunCommand returns the command that runs this inspect again when `go
+// run` built it (argv0 is then in the go build cache's exe folder), for a
+// shell in dir: "go run ./cmd/inspect" at the module's root, the relative
+// form below it, "go run PKG@VERSION" for a module version; "" otherwise.
+func goRunCommand(argv0, dir string, info *debug.BuildInfo) string {
+	a := filepath.ToSlash(argv0)
+	if filepath.Base(filepath.Dir(argv0)) != "exe" || !strings.Contains(a, "/go-build") {
+		return ""
+	}
+	if info != nil && info.Main.Version != "" && info.Main.Version != "(devel)" && !strings.Contains(info.Main.Version, "+") &&
+		info.Path == mainPackage {
+		return "go run " + mainPackage + "@" + info.Main.Version
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil {
+			if !strings.HasPrefix(strings.TrimSpace(string(b)), "module "+modulePath) {
+				return ""
+			}
+			rel, err := filepath.Rel(dir, filepath.Join(d, "cmd", "inspect"))
+			if err != nil {
+				return ""
+			}
+			if rel == "." {
+				return "go run ."
+			}
+			rel = filepath.ToSlash(rel)
+			if !strings.HasPrefix(rel, "../") {
+				rel = "./" + rel
+			}
+			return "go run " + shellQuote(rel)
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
 }

@@ -185,6 +185,12 @@ var commands = []func(*Factory) *cobra.Command{
 func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if dir, err := os.Getwd(); err == nil {
+		info, _ := debug.ReadBuildInfo()
+		if c := goRunCommand(os.Args[0], dir, info); c != "" {
+			selfCommand = c
+		}
+	}
 	return run(ctx, NewFactory(SystemStreams(in, out, errOut, os.Getenv), os.Getenv), args)
 }
 
@@ -216,34 +222,62 @@ func run(ctx context.Context, f *Factory, args []string) int {
 	return exitCode(err)
 }
 
-// version is the module version inspect was built as (a tagged
-// `go install …@v1.2.3`), else "devel" with the commit it was built from
-// when the build recorded one.
+// version is what `inspect --version` says of this build (versionOf).
 func version() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "devel"
+		info = nil
+	}
+	return versionOf(info)
+}
+
+// versionOf is the module version inspect was built as (a tagged `go
+// install …@v1.2.3`, or the pseudo-version Go stamps from git), with the
+// commit, its time and whether the tree was modified when the build
+// recorded them, then the Go version. A build that recorded neither (`go
+// run`, -buildvcs=false) is "devel" and says how to get a stamped one.
+func versionOf(info *debug.BuildInfo) string {
+	const unstamped = "devel (no version recorded: this build had no version control information, as with go run or -buildvcs=false; `go build -buildvcs=true ./cmd/inspect` in a git checkout, or `go install " + mainPackage + "@latest`, stamps one)"
+	if info == nil {
+		return unstamped
 	}
 	v := info.Main.Version
-	if v == "" || v == "(devel)" {
-		v = "devel"
+	if v == "(devel)" {
+		v = ""
 	}
-	var rev, dirty string
+	var rev, at string
+	modified := false
 	for _, s := range info.Settings {
 		switch s.Key {
 		case "vcs.revision":
 			rev = s.Value
+		case "vcs.time":
+			at = s.Value
 		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = ", modified"
-			}
+			modified = s.Value == "true"
 		}
 	}
 	if len(rev) > 12 {
 		rev = rev[:12]
 	}
+	if v == "" && rev == "" {
+		return unstamped + " " + info.GoVersion
+	}
+	if v == "" {
+		v = "devel"
+	}
+	var about []string
 	if rev != "" && !strings.Contains(v, rev) {
-		v += " (commit " + rev + dirty + ")"
+		about = append(about, "commit "+rev)
+	}
+	if at != "" && rev != "" {
+		about = append(about, at)
+	}
+	if modified && !strings.HasSuffix(v, "+dirty") {
+		about = append(about, "modified")
+	}
+	if len(about) > 0 {
+		v += " (" + strings.Join(about, ", ") + ")"
 	}
 	return v + " " + info.GoVersion
 }
