@@ -118,6 +118,13 @@ func openPool(ctx context.Context, path, mode string) (*DB, int, error) {
 	return db, version, nil
 }
 
+// OpenEmpty is a reader of an empty database of the current schema, in
+// memory, standing for path, which does not exist yet: `inspect serve`
+// before the first run reads it until the file appears. Nothing is created.
+func OpenEmpty(ctx context.Context, path string) (*DB, error) {
+	return emptyReader(ctx, path)
+}
+
 // emptyReader is a reader of an empty database of the current schema, in
 // memory, standing for the empty file at path.
 func emptyReader(ctx context.Context, path string) (*DB, error) {

@@ -516,3 +516,56 @@ func TestBrowser_Live(t *testing.T) {
 	}
 	tb.noErrors(t, "live runs page")
 }
+
+// TestBrowser_FirstRun: a server started before its database exists
+// (Options.Open) shows the empty page with the commands that record or
+// import a first run, and the page shows the run by itself once the file
+// is written, with no reload by hand.
+func TestBrowser_FirstRun(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "first.db")
+	empty, err := store.OpenEmpty(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer empty.Close()
+	var opened []*store.DB
+	defer func() {
+		for _, db := range opened {
+			db.Close()
+		}
+	}()
+	open := func(ctx context.Context) (web.Source, error) {
+		if _, err := os.Stat(path); err != nil {
+			return nil, err
+		}
+		db, err := store.OpenReadOnly(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		opened = append(opened, db)
+		return storesrc.New(db), nil
+	}
+	srv := httptest.NewServer(web.New(storesrc.New(empty), web.Options{Poll: 200 * time.Millisecond, Open: open, DBFlag: "--db first.db"}))
+	defer srv.Close()
+	tb := newTab(t)
+	tb.do(t, chromedp.Navigate(srv.URL+"/"))
+	text := eval[string](t, tb, `document.getElementById('empty').textContent`)
+	for _, want := range []string{"inspect demo --db first.db", "inspect import SESSION --db first.db", "inspect run PROJECT"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the empty page does not say %q: %q", want, text)
+		}
+	}
+	w, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := graphtest.Record(ctx, w, graphtest.Synthetic(20)); err != nil {
+		t.Fatal(err)
+	}
+	if !tb.waitFor(`document.querySelectorAll('tr[data-run]').length === 1 && !document.getElementById('empty')`) {
+		t.Fatal("the first run did not appear")
+	}
+	tb.noErrors(t, "first-run page")
+}

@@ -30,16 +30,19 @@ type runsPage struct {
 	Status, Source, Agent, Q string
 	Running                  bool
 	Now                      time.Time
+	// DBFlag names the database in the empty page's commands.
+	DBFlag string
 }
 
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) error {
-	all, err := s.an.Runs(r.Context())
+	s.opened(r.Context())
+	all, err := s.analyzer().Runs(r.Context())
 	if err != nil {
 		return err
 	}
 	q := r.URL.Query()
 	p := &runsPage{pageData: s.base("runs", "runs"), All: len(all), Status: q.Get("status"), Source: q.Get("source"),
-		Agent: q.Get("agent"), Q: strings.TrimSpace(q.Get("q")), Now: s.opts.Now()}
+		Agent: q.Get("agent"), Q: strings.TrimSpace(q.Get("q")), Now: s.opts.Now(), DBFlag: s.opts.DBFlag}
 	for _, st := range record.Statuses {
 		p.Statuses = append(p.Statuses, string(st))
 	}
@@ -166,7 +169,7 @@ func (s *Server) nodePage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	v, err := s.an.Node(ctx, id, seq, analysis.NodeOptions{})
+	v, err := s.analyzer().Node(ctx, id, seq, analysis.NodeOptions{})
 	if err != nil {
 		return err
 	}
@@ -333,7 +336,7 @@ func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) error {
 	} else if len(picked) > 0 && base == "" && nw == "" {
 		return badRequest("pick two runs to compare (you picked %d)", len(picked))
 	}
-	runs, err := s.an.Runs(ctx)
+	runs, err := s.analyzer().Runs(ctx)
 	if err != nil {
 		return err
 	}
@@ -341,10 +344,10 @@ func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) error {
 	if base == "" || nw == "" {
 		return s.writePage(w, "diff", p)
 	}
-	if _, p.Base, err = s.an.Resolve(ctx, base); err != nil {
+	if _, p.Base, err = s.analyzer().Resolve(ctx, base); err != nil {
 		return err
 	}
-	if _, p.New, err = s.an.Resolve(ctx, nw); err != nil {
+	if _, p.New, err = s.analyzer().Resolve(ctx, nw); err != nil {
 		return err
 	}
 	// The older run is the base when the runs were picked from the list.

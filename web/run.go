@@ -336,12 +336,12 @@ func (s *Server) findingsPage(w http.ResponseWriter, r *http.Request) error {
 // runState is what a live page polls: the run's status and size.
 func (s *Server) runState(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
-	run, err := s.an.Record(r.Context(), id)
+	run, err := s.analyzer().Record(r.Context(), id)
 	if err != nil {
 		return err
 	}
 	var nodes int64
-	runs, err := s.an.Runs(r.Context())
+	runs, err := s.analyzer().Runs(r.Context())
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/inspect-dev/inspect/analysis"
@@ -73,6 +74,14 @@ type Options struct {
 	Now func() time.Time
 	// Log receives errors the pages could only show as 500; nil discards.
 	Log *log.Logger
+	// Open, when set, opens the database the pages read: it did not exist
+	// when the server started (`inspect serve` before the first run), so
+	// New's Source is an empty one, and the runs page calls Open on each
+	// visit until it returns a Source, then reads that.
+	Open func(ctx context.Context) (Source, error)
+	// DBFlag is what the empty runs page's commands add to name the
+	// database ("--db PATH" quoted for a shell, or "" for the default).
+	DBFlag string
 	// Progressive is the run size, in nodes, from which a run's page opens
 	// with its graph and timeline and fetches the audit and cache figures
 	// once they are computed; 0 means 10,000.
@@ -87,12 +96,39 @@ type Mount struct {
 
 // Server serves the pages of one Source.
 type Server struct {
-	an   *analysis.Analyzer
+	an   atomic.Pointer[analysis.Analyzer] // swapped once when Options.Open opens the database
 	opts Options
 	mux  *http.ServeMux
 
 	mu    sync.Mutex
 	cache []*cached // most recently used last
+
+	openMu sync.Mutex
+	isOpen bool // Options.Open has opened the database
+}
+
+// setSource makes the pages read src.
+func (s *Server) setSource(src Source) {
+	an := analysis.New(src, s.opts.Policy)
+	an.Now = s.opts.Now
+	s.an.Store(an)
+}
+
+// analyzer is what the pages read through.
+func (s *Server) analyzer() *analysis.Analyzer { return s.an.Load() }
+
+// opened calls Options.Open while the database does not exist yet and
+// reads it once it does.
+func (s *Server) opened(ctx context.Context) {
+	s.openMu.Lock()
+	defer s.openMu.Unlock()
+	if s.opts.Open == nil || s.isOpen {
+		return
+	}
+	if src, err := s.opts.Open(ctx); err == nil && src != nil {
+		s.setSource(src)
+		s.isOpen = true
+	}
 }
 
 // maxCached is how many analysed runs a server keeps.
@@ -109,9 +145,8 @@ func New(src Source, o Options) *Server {
 	if o.Progressive <= 0 {
 		o.Progressive = progressiveNodes
 	}
-	an := analysis.New(src, o.Policy)
-	an.Now = o.Now
-	s := &Server{an: an, opts: o, mux: http.NewServeMux()}
+	s := &Server{opts: o, mux: http.NewServeMux()}
+	s.setSource(src)
 	page := func(h func(http.ResponseWriter, *http.Request) error) http.Handler {
 		return s.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if err := h(w, r); err != nil {
@@ -311,7 +346,7 @@ const progressiveNodes = 10_000
 // state: a run that has ended is kept (the most recent few), one still
 // recording is analysed afresh, whole, on every request.
 func (s *Server) analyse(ctx context.Context, id string) (*analysed, error) {
-	r, err := s.an.Record(ctx, id)
+	r, err := s.analyzer().Record(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -354,7 +389,7 @@ func (s *Server) analyse(ctx context.Context, id string) (*analysed, error) {
 // build analyses run r. With later, a large run's audit and cache analysis
 // run after it returns.
 func (s *Server) build(ctx context.Context, r *record.Run, later bool) (*analysed, error) {
-	run, err := s.an.OpenRecord(ctx, r.ID, r)
+	run, err := s.analyzer().OpenRecord(ctx, r.ID, r)
 	if err != nil {
 		return nil, err
 	}
@@ -397,7 +432,7 @@ func (s *Server) base(title, page string) pageData {
 // redirects to the page of the full id.
 func (s *Server) resolve(w http.ResponseWriter, r *http.Request) (string, bool, error) {
 	ref := r.PathValue("id")
-	_, id, err := s.an.Resolve(r.Context(), ref)
+	_, id, err := s.analyzer().Resolve(r.Context(), ref)
 	if err != nil {
 		return "", false, err
 	}
@@ -424,7 +459,7 @@ func (s *Server) writePage(w http.ResponseWriter, name string, data any) error {
 func (s *Server) Warm(ctx context.Context) {
 	_ = render.SVG(ctx, []byte("digraph { a }"), io.Discard)
 	_, _ = parsePages()
-	if _, id, err := s.an.Resolve(ctx, "latest"); err == nil {
+	if _, id, err := s.analyzer().Resolve(ctx, "latest"); err == nil {
 		_, _ = s.analyse(ctx, id)
 	}
 }

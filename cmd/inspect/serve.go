@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/inspect-dev/inspect/analysis/storesrc"
 	"github.com/inspect-dev/inspect/store"
 	"github.com/inspect-dev/inspect/web"
 )
@@ -88,6 +89,25 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		}
 	}
 	src, _, err := analyzer(opts.F, nil).Database(ctx, "")
+	var missing *missingDBError
+	var open func(context.Context) (web.Source, error)
+	if errors.As(err, &missing) {
+		// No database yet: serve an empty one, whose page says how to
+		// record or import a first run, and read the file once it exists.
+		empty, eerr := store.OpenEmpty(ctx, path)
+		if eerr != nil {
+			return eerr
+		}
+		defer empty.Close()
+		src, err = storesrc.New(empty), nil
+		open = func(ctx context.Context) (web.Source, error) {
+			if err := dbExists(path); err != nil {
+				return nil, err
+			}
+			s, _, err := analyzer(opts.F, nil).Database(ctx, "")
+			return s, err
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -97,7 +117,8 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	if err != nil {
 		return err
 	}
-	wo := web.Options{Mounts: opts.Mounts, Log: log.New(opts.F.IO.ErrOut, "inspect serve: ", 0), Policy: p}
+	wo := web.Options{Mounts: opts.Mounts, Log: log.New(opts.F.IO.ErrOut, "inspect serve: ", 0), Policy: p, Open: open,
+		DBFlag: dbFlag(path)}
 	if loopback {
 		wo.Hosts = loopbackHosts
 	}
@@ -123,6 +144,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	srv := &http.Server{Handler: pages, ReadHeaderTimeout: 10 * time.Second}
 	errOut := opts.F.IO.ErrOut
 	fmt.Fprintf(errOut, "serving the runs of %s, %s, at %s\n", path, mode, url)
+	if open != nil {
+		fmt.Fprintf(errOut, "%s does not exist yet: the page says how to record or import a first run, and shows it once %s is written\n", path, path)
+	}
 	if !loopback {
 		what := "read every run"
 		if rec != nil {
@@ -165,4 +189,14 @@ func unwrapOp(err error) error {
 		return errors.New(strings.TrimPrefix(op.Err.Error(), "bind: "))
 	}
 	return err
+}
+
+// dbFlag is " --db PATH" as a hint adds it for path (dbArgs), quoted for a
+// shell, without the leading space; "" for the default database.
+func dbFlag(path string) string {
+	var q []string
+	for _, a := range dbArgs(path) {
+		q = append(q, shellQuote(a))
+	}
+	return strings.Join(q, " ")
 }

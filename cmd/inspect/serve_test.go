@@ -65,7 +65,7 @@ func TestServeRun(t *testing.T) {
 }
 
 // TestReportRun: inspect report writes one HTML file; without -o it needs
-// a redirected stdout; serve needs a database that is there.
+// a redirected stdout; serve needs a --listen it can use.
 func TestReportRun(t *testing.T) {
 	f, _, errOut := testFactory(t)
 	if code := run(context.Background(), f, []string{"demo"}); code != ExitOK {
@@ -91,9 +91,6 @@ func TestReportRun(t *testing.T) {
 		t.Errorf("report to a terminal: exit %d: %s", code, errOut3)
 	}
 	f4, _, errOut4 := testFactory(t)
-	if code := run(context.Background(), f4, []string{"serve", "--listen", "127.0.0.1:0"}); code != ExitUsage || !strings.Contains(errOut4.String(), "no runs recorded yet") {
-		t.Errorf("serve without a database: exit %d: %s", code, errOut4)
-	}
 	if code := run(context.Background(), f4, []string{"serve", "--listen", "nowhere"}); code != ExitUsage || !strings.Contains(errOut4.String(), "HOST:PORT") {
 		t.Errorf("serve --listen nowhere: exit %d: %s", code, errOut4)
 	}
@@ -248,4 +245,45 @@ func mustGetPage(t *testing.T, url string) string {
 		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
 	}
 	return string(b)
+}
+
+// TestServeRun_NoDatabase: serve without a database (a new user's first
+// command) opens on an empty page that says how to record or import a first
+// run, naming the file, creates nothing, and shows the run once one is
+// recorded there (before: it refused to start).
+func TestServeRun_NoDatabase(t *testing.T) {
+	f, _, errOut := testFactory(t)
+	f.DBPath = filepath.Join(t.TempDir(), "first", "runs.db")
+	base, stop := startServe(t, &ServeOptions{F: f, Listen: "127.0.0.1:0"})
+	defer stop()
+	get := func() string {
+		t.Helper()
+		resp, err := http.Get(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET /: %d\n%s", resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	page := get()
+	for _, want := range []string{"No runs recorded in this database yet.", "<code>inspect demo --db " + f.DBPath + "</code>",
+		"<code>inspect import SESSION --db " + f.DBPath + "</code>", "shows the run once it is recorded"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the empty page lacks %q:\n%s", want, page)
+		}
+	}
+	if _, err := os.Stat(f.DBPath); err == nil {
+		t.Error("serve created the database")
+	}
+	if !strings.Contains(errOut.String(), f.DBPath+" does not exist yet: the page says how to record or import a first run") {
+		t.Errorf("serve does not say the database is missing:\n%s", errOut)
+	}
+	recordInto(t, f.DBPath, "fanout-compact", "0123456789ab")
+	if page := get(); !strings.Contains(page, `data-run="0123456789ab"`) || strings.Contains(page, "No runs recorded in this database yet.") {
+		t.Errorf("the run recorded after serve started is not listed:\n%s", page)
+	}
 }

@@ -42,6 +42,15 @@
 
   // ---- runs page
   function initRuns() {
+    if ($('#empty')) {
+      // no run yet: show the first once it is recorded
+      every(function (stop) {
+        fetch('/', { headers: { 'Accept': 'text/html' } }).then(function (r) { return r.text(); }).then(function (text) {
+          if (!parseHTML(text).getElementById('empty')) { stop(); location.reload(); }
+        }).catch(function () {});
+      });
+      return;
+    }
     var form = $('#filters');
     var rows = $('#rows');
     if (!form || !rows) { return; }
