@@ -113,6 +113,16 @@ var Codex = &Profile{
 	Instructions: []string{"AGENTS.md"},
 }
 
+// GeminiCLI is Google's Gemini CLI (importers/geminicli): function calls
+// of one response, and sub-agents started with invoke_agent.
+var GeminiCLI = &Profile{
+	Format:       "gemini-cli",
+	Name:         "Gemini CLI",
+	Fanout:       []Fanout{ParallelCalls, SubAgents},
+	Delegate:     "invoke_agent",
+	Instructions: []string{"GEMINI.md", ".gemini/agents/<name>.md"},
+}
+
 // KimiCLI is Moonshot's Kimi CLI (importers/kimicli).
 var KimiCLI = &Profile{
 	Format:       "kimi-cli",
@@ -195,7 +205,7 @@ var Mastra = &Profile{
 
 // Profiles are the profile of every source format, then the refinements
 // of a format (For picks one by the source's version).
-var Profiles = []*Profile{Inspect, ClaudeCode, Codex, KimiCLI, KimiCode, OpenAIAgents, OTLP, LangGraph, AISDK, Mastra}
+var Profiles = []*Profile{Inspect, ClaudeCode, Codex, GeminiCLI, KimiCLI, KimiCode, OpenAIAgents, OTLP, LangGraph, AISDK, Mastra}
 
 // dialects tell an OTLP trace's framework by the instrumentation scope
 // (or user agent) the importer keeps in record.Source.Version
