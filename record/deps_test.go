@@ -75,7 +75,7 @@ var layers = []layer{
 		why: "ask knows nothing of the agent loop or SQL"},
 	{pkgs: []string{"web/..."}, imports: []string{"findings/rules"}, links: sql,
 		why: "web knows nothing of SQL or rules: it renders what graph, findings and cache give it"},
-	{pkgs: []string{"diff", "timeline", "analysis", "chart", "graphjson", "money", "snapshot", "config", "stack", "mcpserver"}, links: sql,
+	{pkgs: []string{"diff", "timeline", "analysis", "chart", "graphjson", "money", "snapshot", "config", "stack", "mcpserver", "fleet"}, links: sql,
 		why: "the layers above the store read records, never SQL"},
 	{pkgs: []string{"stack"}, linksOnly: []string{"record"},
 		why: "the stacks' terms are vocabulary: stack names records and nothing else of ours"},

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -96,6 +99,21 @@ func TestJaegerImport(t *testing.T) {
 		if a, b := commandText(t, f, out, "audit", id), commandText(t, g, gout, "audit", back); a != b {
 			t.Errorf("audit through Jaeger differs:\n%s\nwant:\n%s", b, a)
 		}
+	}
+	// the fleet view of the runs through Jaeger is the fleet view of the
+	// runs recorded (the source aside)
+	rows := func(doc fleetJSON) []string {
+		var out []string
+		for _, r := range doc.Rules {
+			out = append(out, fmt.Sprintf("%s %s runs=%d findings=%d %dms %d tokens", r.Rule, r.Agent, r.Runs, r.Findings, r.Total.ElapsedMS, r.Total.Tokens))
+		}
+		sort.Strings(out)
+		return out
+	}
+	a, _ := fleetOf(t, f, out)
+	b, _ := fleetOf(t, g, gout, "--source", "otlp")
+	if a.Runs != len(ids) || b.Runs != len(ids) || len(a.Rules) == 0 || !slices.Equal(rows(a), rows(b)) {
+		t.Errorf("fleet through Jaeger (%d runs):\n%s\nwant (%d runs):\n%s", b.Runs, strings.Join(rows(b), "\n"), a.Runs, strings.Join(rows(a), "\n"))
 	}
 	gerr.Reset()
 	if code := run(t.Context(), g, args); code != ExitOK {

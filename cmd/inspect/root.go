@@ -166,6 +166,7 @@ var commands = []func(*Factory) *cobra.Command{
 	func(f *Factory) *cobra.Command { return NewCmdInit(f, nil) },
 	func(f *Factory) *cobra.Command { return NewCmdDemo(f, nil) },
 	func(f *Factory) *cobra.Command { return NewCmdAudit(f, nil) },
+	func(f *Factory) *cobra.Command { return NewCmdFleet(f, nil) },
 	func(f *Factory) *cobra.Command { return NewCmdCache(f, nil) },
 	func(f *Factory) *cobra.Command { return NewCmdAsk(f, nil) },
 	func(f *Factory) *cobra.Command { return NewCmdDiff(f, nil) },
