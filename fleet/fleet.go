@@ -245,7 +245,7 @@ type Row struct {
 	Median Price `json:"median"`
 	// Previous is the same row in the previous window (nil without one);
 	// Change is Share less the previous window's share, in share points.
-	Previous *Prev   `json:"previous"`
+	Previous *Prev    `json:"previous"`
 	Change   *float64 `json:"change"`
 	// Examples are the first affected runs, with the evidence nodes.
 	Examples []Example `json:"examples"`
