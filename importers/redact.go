@@ -1,6 +1,7 @@
 package importers
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -21,6 +22,11 @@ import (
 type redactor struct {
 	r     *secret.Redactor // the rules only: an import knows no key
 	tally secret.Tally
+	// done holds the redacted messages of the last bodies, by their
+	// bytes' hash: a conversation's request repeats the one before it, so
+	// each message is scanned once, not once per later request.
+	done, prev map[[32]byte][]byte
+	frames     map[[32]byte]bool // the bodies' other parts found clean
 }
 
 func (x *redactor) text(s string) string {
@@ -39,12 +45,94 @@ func (x *redactor) json(s string) string {
 	return string(out)
 }
 
+// body redacts a request or response body the source gave, as JSON. A
+// body with a messages array is redacted message by message (each message
+// a JSON value of its own, no secret spans two), the messages seen in the
+// bodies before it taken as they were redacted then; the rest of the body
+// (model, system, tools, parameters) is redacted with the messages left
+// out and, when that changes it, the whole body is.
 func (x *redactor) body(b []byte) []byte {
 	if len(b) == 0 {
 		return b
 	}
-	return x.r.JSON(b, &x.tally)
+	head, msgs, tail, ok := splitMessages(b)
+	if !ok {
+		return x.r.JSON(b, &x.tally)
+	}
+	frame := append(append([]byte{}, head...), tail...)
+	fk := sha256.Sum256(frame)
+	if !x.frames[fk] {
+		if out := x.r.JSON(frame, &x.tally); !bytes.Equal(out, frame) {
+			return x.r.JSON(b, &x.tally)
+		}
+		if x.frames == nil || len(x.frames) > 64 {
+			x.frames = map[[32]byte]bool{}
+		}
+		x.frames[fk] = true // nothing to redact there
+	}
+	if x.done == nil {
+		x.done = map[[32]byte][]byte{}
+	}
+	x.prev, x.done = x.done, make(map[[32]byte][]byte, len(msgs))
+	out := append([]byte{}, head...)
+	for i, m := range msgs {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		k := sha256.Sum256(m)
+		r, seen := x.prev[k]
+		if !seen {
+			r = x.r.JSON(m, &x.tally)
+		}
+		x.done[k] = r
+		out = append(out, r...)
+	}
+	return append(out, tail...)
 }
+
+// splitMessages cuts a JSON object body with a top-level "messages" array
+// into what comes before its first element, its elements and what comes
+// after its last (head and tail join into the body without messages);
+// false for any other body.
+func splitMessages(b []byte) (head []byte, msgs [][]byte, tail []byte, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, nil, nil, false
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return nil, nil, nil, false
+		}
+		if k != "messages" {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return nil, nil, nil, false
+			}
+			continue
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+			return nil, nil, nil, false
+		}
+		start := int(dec.InputOffset())
+		end := start
+		for dec.More() {
+			var m json.RawMessage
+			if dec.Decode(&m) != nil {
+				return nil, nil, nil, false
+			}
+			msgs = append(msgs, m)
+			end = int(dec.InputOffset())
+		}
+		if len(msgs) == 0 || !bytes.Equal(bytes.TrimLeft(b[start:end], " \t\r\n"), joined(msgs)) {
+			return nil, nil, nil, false // spaces between the elements: not cut here
+		}
+		return b[:start], msgs, b[end:], true
+	}
+	return nil, nil, nil, false
+}
+
+func joined(msgs [][]byte) []byte { return bytes.Join(msgs, []byte{','}) }
 
 // step redacts every text of st in place.
 func (x *redactor) step(st *Step) {

@@ -211,15 +211,29 @@ func (r *reader) session(s *importers.Session, st *stream) {
 	}
 	r.opt.Instructions(s, r.info.cwd, r.instructionFiles())
 	s.Instructions = instructions(s.Project, trunk.Agent, r.order)
-	s.RequestsLack = []string{"the system prompt", "the tool definitions"}
+	lack := []string{"the system prompt", "the tool definitions"}
 	if r.info.thinking {
-		s.RequestsLack = append(s.RequestsLack, "the thinking blocks of earlier responses")
+		lack = append(lack, "the thinking blocks of earlier responses")
 	}
 	if r.info.meta {
-		s.RequestsLack = append(s.RequestsLack, "the text Claude Code injects (skills, command expansions, reminders)")
+		lack = append(lack, "the text Claude Code injects (skills, command expansions, reminders)")
 	}
 	if r.info.images {
-		s.RequestsLack = append(s.RequestsLack, "images")
+		lack = append(lack, "images")
+	}
+	// The requests rebuilt from api-request records lack only what the
+	// session does not keep (request.go).
+	const metadata = "metadata.user_id (Claude Code's device and account ids, which the session does not keep)"
+	switch exact, other := r.info.exact, r.info.rebuilt; {
+	case exact == 0:
+		s.RequestsLack = lack
+	case other == 0:
+		s.RequestsLack = []string{metadata}
+	default:
+		for i := range lack {
+			lack[i] += fmt.Sprintf(" (in the %d of %d calls the session keeps no api-request record of)", other, exact+other)
+		}
+		s.RequestsLack = append(lack, metadata)
 	}
 	s.Report = *r.rep
 }
@@ -287,6 +301,9 @@ func (r *reader) route(cv *conv, e *entry) {
 	if r.info.cwd == "" && e.Cwd != "" {
 		r.info.cwd = e.Cwd
 	}
+	if e.Entrypoint != "" {
+		cv.entrypoint = e.Entrypoint
+	}
 	switch e.Type {
 	case "fork-context-ref":
 		// a fork's file (2.1.3xx): what follows up to its directive is the
@@ -298,8 +315,21 @@ func (r *reader) route(cv *conv, e *entry) {
 			return
 		}
 		cv.assistant(e)
+		if cv.api != nil {
+			cv.api.line(e)
+		}
 	case "user":
 		cv.user(e)
+		if cv.api != nil && !(cv.forkPrefix && !cv.sawPrompt) {
+			cv.api.line(e)
+		}
+	case "api-request-shape", "api-request-blob", "api-request":
+		if e.raw != nil {
+			if cv.api == nil {
+				cv.api = newAPIState()
+			}
+			cv.api.record(e.raw, cv)
+		}
 	case "system":
 		switch e.Subtype {
 		case "compact_boundary":

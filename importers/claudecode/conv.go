@@ -47,7 +47,13 @@ type conv struct {
 	respAt         time.Time // when its latest response began
 
 	branchNames importers.BranchNames // its branches' names so far: no two of its branches share a path
-	seen        ids                   // the uuids of mirrored lines (agent_progress records), read once each
+
+	// api holds the api-request records read (request.go); requests, the
+	// rebuilt request of each response not handed over yet.
+	api        *apiState
+	requests   map[*importers.LLM]*apiReq
+	entrypoint string // the lines' entrypoint (cli, sdk-cli, …)
+	seen       ids    // the uuids of mirrored lines (agent_progress records), read once each
 }
 
 // sessionInfo is what the lines of every conversation of a session tell
@@ -55,6 +61,9 @@ type conv struct {
 type sessionInfo struct {
 	sessionID, version, cwd, title string
 	thinking, meta, images         bool
+	// exact counts the responses whose request was rebuilt from the
+	// api-request records, rebuilt the others (from the transcript).
+	exact, rebuilt int
 	// agentOf links a delegation call's tool_use id to the sub-agent id
 	// (agent_progress records, toolUseResult.agentId).
 	agentOf map[string]string
@@ -119,8 +128,19 @@ func (cv *conv) answersIn(f *importers.Fork) bool {
 	return true
 }
 
-// handedOver forgets a step given away: its calls are only ids now.
+// handedOver forgets a step given away: its calls are only ids now. A
+// response takes its rebuilt request's bytes (written only now, the
+// messages they repeat shared until then).
 func (cv *conv) handedOver(st importers.Step) {
+	if l := st.LLM; l != nil {
+		if req := cv.requests[l]; req != nil {
+			l.Request = req.body()
+			delete(cv.requests, l)
+			cv.info.exact++
+		} else {
+			cv.info.rebuilt++
+		}
+	}
 	if t := st.Tool; t != nil {
 		delete(cv.tools, t.CallID)
 		cv.done.add(t.CallID)
@@ -187,6 +207,14 @@ func (cv *conv) assistant(e *entry) {
 		cv.llmID = id
 		cv.respAt = t
 		cv.add(importers.Step{LLM: cv.llm})
+		if cv.api != nil {
+			if req := cv.api.take(e.RequestRef); req != nil {
+				if cv.requests == nil {
+					cv.requests = map[*importers.LLM]*apiReq{}
+				}
+				cv.requests[cv.llm] = req
+			}
+		}
 	}
 	l := cv.llm
 	l.Ended = t

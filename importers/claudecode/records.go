@@ -37,6 +37,8 @@ type entry struct {
 	Operation        string          `json:"operation"`  // queue-operation: enqueue, dequeue, remove
 	RequestRef       string          `json:"requestRef"` // assistant: the api-request record of its request
 	Entrypoint       string          `json:"entrypoint"` // how Claude Code was started (cli, sdk-cli, …)
+
+	raw []byte // the line (valid while it is routed), for the records read apart (api-request*)
 }
 
 // message is the API message a user or assistant line carries.
@@ -232,7 +234,9 @@ func knownType(t string) bool {
 	switch t {
 	case "user", "assistant", "system", "progress", "summary", "queue-operation", "attachment",
 		"file-history-snapshot", "ai-title", "custom-title", "agent-name", "agent-color",
-		"permission-mode", "last-prompt", "pr-link", "agent-setting", "fork-context-ref":
+		"permission-mode", "last-prompt", "pr-link", "agent-setting", "fork-context-ref",
+		"api-request-shape", "api-request-blob", "api-request", // the requests as sent (request.go)
+		"tools-used", "atis-latch", "cost-state": // bookkeeping of 2.1.3xx: nothing of the run's shape
 		return true
 	}
 	return false

@@ -180,6 +180,7 @@ func (s *stream) line() error {
 		return nil
 	}
 	e.keep()
+	e.raw = line
 	if e.UUID != "" {
 		h := hash(e.UUID)
 		if _, ok := s.seen[h]; ok {

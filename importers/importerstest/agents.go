@@ -68,6 +68,11 @@ type LogEntry struct {
 	Held    bool `json:"held"`
 	Compact bool `json:"compact"`
 	Side    bool `json:"side"`
+	// BodySHA256 is the SHA-256 of the request body the server received;
+	// UserID an Anthropic request's metadata.user_id (logged since the
+	// harness records it; "" in older logs).
+	BodySHA256 string `json:"body_sha256"`
+	UserID     string `json:"user_id"`
 }
 
 // AgentsRoot is the folder of the harness's output the tests read: the

@@ -16,7 +16,10 @@ type anthropicRequest struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	} `json:"messages"`
-	System json.RawMessage `json:"system"`
+	System   json.RawMessage `json:"system"`
+	Metadata struct {
+		UserID string `json:"user_id"`
+	} `json:"metadata"`
 }
 
 type anthropicBlock struct {
@@ -162,7 +165,7 @@ func (s *server) anthropic(w http.ResponseWriter, r *http.Request, body []byte, 
 		fail(w, 400, "not JSON: "+err.Error())
 		return
 	}
-	e.Model = q.Model
+	e.Model, e.UserID = q.Model, q.Metadata.UserID
 	v := reduce(q.items())
 	var st Step
 	switch {

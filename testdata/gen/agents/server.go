@@ -57,6 +57,10 @@ type Entry struct {
 	// Body is the request body's SHA-256 and size.
 	BodySHA256 string `json:"body_sha256"`
 	BodyBytes  int    `json:"body_bytes"`
+	// UserID is an Anthropic request's metadata.user_id: the ids Claude
+	// Code keeps outside its session (a device id of its own config), the
+	// one part of a request its session cannot rebuild.
+	UserID string `json:"user_id,omitempty"`
 	// Compact marks a request that asked for a summary of conversation
 	// Conv (the CLI compacting it); answered with one.
 	Compact bool `json:"compact,omitempty"`
