@@ -147,7 +147,15 @@ func (x *redactor) step(st *Step) {
 		t := st.Tool
 		t.Args, t.Result, t.Error = x.json(t.Args), x.text(t.Result), x.text(t.Error)
 	case st.Handoff != nil:
-		st.Handoff.Reason = x.text(st.Handoff.Reason)
+		h := st.Handoff
+		h.Reason, h.Error = x.text(h.Reason), x.text(h.Error)
+		for i := range h.Tools {
+			t := &h.Tools[i]
+			t.Description = x.text(t.Description)
+			if len(t.Parameters) > 0 {
+				t.Parameters = json.RawMessage(x.body(t.Parameters))
+			}
+		}
 	case st.Fork != nil:
 		for _, b := range st.Fork.Branches {
 			if b == nil {

@@ -38,6 +38,14 @@ func newRequest(system string, tools []ToolDef) *request {
 	if system != "" {
 		r.add(chat.Message{Role: "system", Text: system})
 	}
+	r.setTools(tools)
+	return r
+}
+
+// setTools makes tools the tool array of the requests from now on (a
+// hand-off to an agent with tools of its own); none: no tools key.
+func (r *request) setTools(tools []ToolDef) {
+	r.tools = nil
 	if len(tools) > 0 {
 		ts := make([]chat.Tool, len(tools))
 		for i, t := range tools {
@@ -45,7 +53,6 @@ func newRequest(system string, tools []ToolDef) *request {
 		}
 		r.tools = chat.AppendTools(nil, ts)
 	}
-	return r
 }
 
 // inherit is a copy of r up to and including its latest assistant message:

@@ -205,6 +205,15 @@ type Handoff struct {
 	At       time.Time
 	From, To string
 	Reason   string
+	// Status and Error are the hand-off's own outcome when the source
+	// reports one (the Agents SDK's "Multiple handoffs requested": it took
+	// this one and dropped the others); empty = ok.
+	Status record.Status
+	Error  string
+	// Tools is what the new owner can call, when the source names it
+	// (the Agents SDK's agent span: its tools and hand-offs); nil = the
+	// conversation's tools stay as they were.
+	Tools []ToolDef
 }
 
 // Fork is one model response that started sub-agents: one branch per
@@ -230,8 +239,11 @@ type Branch struct {
 	Agent        string
 	Instructions string // the prompt the parent gave it
 	CallID       string // the delegation call's id
-	Args         string // the delegation call's arguments as the model sent them (JSON); empty = rebuilt from the fields above
-	Answer       string // what came back to the parent
+	// Tool is the delegation tool this branch's call named when it is not
+	// the fork's (the Agents SDK's agents as tools: one tool per agent).
+	Tool   string
+	Args   string // the delegation call's arguments as the model sent them (JSON); empty = rebuilt from the fields above
+	Answer string // what came back to the parent
 	// Launched is what the call itself returned at once when the fork is
 	// Detached (the launch acknowledgement the model read); the Answer
 	// came later.

@@ -361,11 +361,15 @@ func (m *mapper) conversation(c *Conversation, cur *cursor, path string, forkSeq
 				n.Agent = h.From
 			}
 			n.Handoff = &record.Handoff{From: n.Agent, To: h.To, Reason: h.Reason}
+			n.Status, n.Error = h.Status, h.Error
 			if err := m.emit(n); err != nil {
 				return "", err
 			}
 			if h.To != "" {
 				agent = h.To
+			}
+			if h.Tools != nil {
+				req.setTools(h.Tools)
 			}
 		case st.Fork != nil:
 			j, err := m.fork(st.Fork, node(record.KindFork, st.Fork.At), req)
@@ -442,7 +446,11 @@ func callsAfter(cur *cursor) ([]chat.Call, error) {
 			out = append(out, chat.Call{ID: st.Tool.CallID, Name: st.Tool.Name, Arguments: st.Tool.Args})
 		case st.Fork != nil:
 			for _, b := range st.Fork.Branches {
-				out = append(out, chat.Call{ID: b.CallID, Name: forkTool(st.Fork), Arguments: branchArgs(b)})
+				tool := forkTool(st.Fork)
+				if b.Tool != "" {
+					tool = b.Tool
+				}
+				out = append(out, chat.Call{ID: b.CallID, Name: tool, Arguments: branchArgs(b)})
 			}
 		case st.Handoff != nil:
 		default:

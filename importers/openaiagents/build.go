@@ -2,6 +2,7 @@ package openaiagents
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -67,9 +68,13 @@ func (c *collector) session(t *trace) *importers.Session {
 		s.Trunk.Steps = append([]importers.Step{{User: &importers.User{At: s.Trunk.Started, Text: first}}}, s.Trunk.Steps...)
 	}
 	s.Title = t.workflow
-	// Generation spans record the messages, never the tool array; response
-	// spans (and generation spans with sensitive data off) record neither.
+	// Generation spans record the messages, never the tool array (agent
+	// spans name the tools); response spans (and generation spans with
+	// sensitive data off) record neither.
 	s.RequestsLack = []string{"the tool definitions"}
+	if b.tools {
+		s.RequestsLack = []string{"the tool definitions' descriptions and parameters (the trace names each agent's tools only)"}
+	}
 	if !b.messages {
 		s.RequestsLack = append(s.RequestsLack, "the messages (the trace records none: sensitive data off, or the Responses API, whose input the SDK does not export)")
 	}
@@ -103,28 +108,43 @@ func cyclic(t *trace) bool {
 // attributeTurnUsage gives a turn's usage to its model span when the turn
 // holds exactly one and that span reported none of its own (the JS SDK puts
 // usage on turn spans, not on non-streamed generation or response spans).
-// A turn is one model call of the runner loop; its usage is otherwise a
-// total and never added to a response's own.
+// A turn is one model call of the runner loop, and the calls it made: its
+// usage includes the runs of the agents it called as tools (their task
+// spans, under its function spans), which are theirs, so they are taken
+// out. Its usage is otherwise a total and never added to a response's own.
 func attributeTurnUsage(turn *span) {
 	if turn.turnUsage == nil {
 		return
 	}
 	var models []*span
-	var walk func([]*span)
-	walk = func(ss []*span) {
+	var nested []*record.Usage
+	var walk func([]*span, bool)
+	walk = func(ss []*span, inFunction bool) {
 		for _, sp := range ss {
-			switch sp.kind {
-			case "generation", "response":
+			switch {
+			case !inFunction && (sp.kind == "generation" || sp.kind == "response"):
 				models = append(models, sp)
-			case "agent", "function", "turn", "task":
+			case sp.kind == "task" && inFunction:
+				if sp.turnUsage != nil {
+					nested = append(nested, sp.turnUsage)
+				}
+			case sp.kind == "function":
+				walk(sp.children, true)
+			case sp.kind == "agent" || sp.kind == "turn" || sp.kind == "task":
 			default:
-				walk(sp.children)
+				walk(sp.children, inFunction)
 			}
 		}
 	}
-	walk(turn.children)
+	walk(turn.children, false)
 	if len(models) == 1 && !models[0].hasUsage {
-		models[0].usage, models[0].hasUsage = *turn.turnUsage, true
+		u := *turn.turnUsage
+		for _, n := range nested {
+			u.In, u.Out = max(u.In-n.In, 0), max(u.Out-n.Out, 0)
+			u.Cached, u.CacheWrite = max(u.Cached-n.Cached, 0), max(u.CacheWrite-n.CacheWrite, 0)
+			u.Reasoning = max(u.Reasoning-n.Reasoning, 0)
+		}
+		models[0].usage, models[0].hasUsage = u, true
 	}
 }
 
@@ -171,6 +191,7 @@ type builder struct {
 	seen     map[*span]bool // spans already mapped (guards against a span reached twice)
 	user     string         // the first user message seen
 	messages bool           // some model span recorded its input messages
+	tools    bool           // some agent span named its tools
 }
 
 // conversation maps a chain of agent spans (hand-offs between them) to one
@@ -183,11 +204,13 @@ func (b *builder) conversation(chain []*span, task, fn *span) *importers.Convers
 	}
 	conv.Agent = chain[0].name
 	conv.Started = chain[0].start
+	conv.Tools = toolDefs(chain[0])
+	b.tools = b.tools || chain[0].toolsKnown
 	current := conv.Agent
 	var last *importers.LLM
 	var lastKind string
 	lastErr := ""
-	for _, a := range chain {
+	for ai, a := range chain {
 		b.seen[a] = true
 		if a.name != "" && a.name != current {
 			// An agent that follows another with no hand-off span between them.
@@ -233,7 +256,7 @@ func (b *builder) conversation(chain []*span, task, fn *span) *importers.Convers
 					addCall(group, groupKnown, sp.name)
 					continue
 				}
-				br := &importers.Branch{Name: sp.name, Agent: sub[0].name, Instructions: instructions(sp.input), Args: sp.input, Answer: sp.output}
+				br := &importers.Branch{Name: sp.name, Agent: sub[0].name, Tool: sp.name, Instructions: instructions(sp.input), Args: sp.input, Answer: sp.output}
 				br.Conv = b.conversation(sub, findTask(sp.children), sp)
 				if n := len(br.Conv.Steps); n > 0 && br.Conv.Steps[n-1].Final != nil && br.Conv.Steps[n-1].Final.Text == "" {
 					// The response's text was not exported; what came back to the parent was.
@@ -263,10 +286,29 @@ func (b *builder) conversation(chain []*span, task, fn *span) *importers.Convers
 					h.From = current
 				}
 				if sp.err != "" {
-					h.Reason = joinErr(sp.err, sp.errData)
+					// The hand-off's own outcome: "Multiple handoffs
+					// requested" — the SDK took this one, dropped the others.
+					h.Status, h.Error = record.StatusError, joinErr(sp.err, sp.errData)
+					if len(sp.requested) > 1 {
+						h.Error = fmt.Sprintf("%s: %s; the SDK took %s", sp.err, strings.Join(sp.requested, ", "), h.To)
+					}
+				}
+				if ai+1 < len(chain) && chain[ai+1].name == h.To {
+					h.Tools = toolDefs(chain[ai+1])
 				}
 				conv.Steps = append(conv.Steps, importers.Step{Handoff: h})
-				addCall(group, groupKnown, "transfer_to_"+h.To)
+				addCall(group, groupKnown, handoffTool(h.To))
+				for _, other := range sp.requested {
+					if other == h.To {
+						continue
+					}
+					// The hand-off the SDK dropped: the call the model made,
+					// answered with no change of owner.
+					conv.Steps = append(conv.Steps, importers.Step{Tool: &importers.Tool{Started: sp.start, Ended: sp.end,
+						Name: handoffTool(other), Status: record.StatusError,
+						Error: fmt.Sprintf("dropped: %s asked for several hand-offs in one response and the SDK took only the one to %s", current, h.To)}})
+					addCall(group, groupKnown, handoffTool(other))
+				}
 				if h.To != "" {
 					current = h.To
 				}
@@ -300,6 +342,19 @@ func (b *builder) conversation(chain []*span, task, fn *span) *importers.Convers
 		conv.Ended = task.end
 	}
 	return conv
+}
+
+// toolDefs is what agent span a could call: its tools, then one
+// transfer_to_<agent> per hand-off; nil when the span names none.
+func toolDefs(a *span) []importers.ToolDef {
+	if !a.toolsKnown {
+		return nil
+	}
+	out := []importers.ToolDef{}
+	for _, name := range a.tools {
+		out = append(out, importers.ToolDef{Name: name})
+	}
+	return out
 }
 
 // addCall adds a call to the response l when its output was not recorded

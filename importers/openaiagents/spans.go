@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/inspect-dev/inspect/chat"
@@ -47,6 +48,8 @@ type spanData struct {
 	FromAgent  string          `json:"from_agent"`
 	ToAgent    string          `json:"to_agent"`
 	Data       json.RawMessage `json:"data"`
+	Tools      []string        `json:"tools"`    // agent: what it can call
+	Handoffs   []string        `json:"handoffs"` // agent: whom it can hand off to
 }
 
 // span is what is kept of one span: its place in the tree and the small
@@ -73,7 +76,10 @@ type span struct {
 	response      []byte
 	turnUsage     *record.Usage // task / turn usage (a total, never added to a response's own)
 	from, to      string        // handoff
+	requested     []string      // handoff: the agents one response asked for, when it asked for several
 	input, output string        // function
+	tools         []string      // agent: its tools, then one transfer_to_<agent> per hand-off; nil when the span names none
+	toolsKnown    bool
 
 	children []*span
 }
@@ -165,10 +171,23 @@ func (c *collector) add(it *item, n int) error {
 	}
 	if it.Error != nil {
 		s.err, s.errData = it.Error.Message, c.opt.Clip(errorDetail(it.Error.Data))
+		var rq struct {
+			Requested []string `json:"requested_agents"`
+		}
+		if json.Unmarshal(it.Error.Data, &rq) == nil {
+			s.requested = rq.Requested
+		}
 	}
 	switch d.Type {
 	case "agent", "handoff":
 		s.from, s.to = d.FromAgent, d.ToAgent
+		if d.Type == "agent" && (d.Tools != nil || d.Handoffs != nil) {
+			s.toolsKnown = true
+			s.tools = append(s.tools, d.Tools...)
+			for _, h := range d.Handoffs {
+				s.tools = append(s.tools, handoffTool(h))
+			}
+		}
 	case "generation":
 		s.model = d.Model
 		s.readGeneration(d)
@@ -324,6 +343,21 @@ func rawText(raw json.RawMessage) string {
 		return s
 	}
 	return string(raw)
+}
+
+// handoffTool is the name of the tool the SDK gives a hand-off to agent:
+// transfer_to_ and the agent's name as a function name (lower case, every
+// other character an underscore).
+func handoffTool(agent string) string {
+	b := []byte("transfer_to_")
+	for _, r := range strings.ToLower(agent) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' {
+			b = append(b, byte(r))
+		} else {
+			b = append(b, '_')
+		}
+	}
+	return string(b)
 }
 
 // errorDetail reads the error data the SDK adds: {"error": "..."} or
