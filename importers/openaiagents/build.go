@@ -296,19 +296,20 @@ func (b *builder) conversation(chain []*span, task, fn *span) *importers.Convers
 				if ai+1 < len(chain) && chain[ai+1].name == h.To {
 					h.Tools = toolDefs(chain[ai+1])
 				}
-				conv.Steps = append(conv.Steps, importers.Step{Handoff: h})
 				addCall(group, groupKnown, handoffTool(h.To))
 				for _, other := range sp.requested {
 					if other == h.To {
 						continue
 					}
 					// The hand-off the SDK dropped: the call the model made,
-					// answered with no change of owner.
+					// answered with no change of owner (before the one taken,
+					// while the agent that asked still holds the conversation).
 					conv.Steps = append(conv.Steps, importers.Step{Tool: &importers.Tool{Started: sp.start, Ended: sp.end,
 						Name: handoffTool(other), Status: record.StatusError,
 						Error: fmt.Sprintf("dropped: %s asked for several hand-offs in one response and the SDK took only the one to %s", current, h.To)}})
 					addCall(group, groupKnown, handoffTool(other))
 				}
+				conv.Steps = append(conv.Steps, importers.Step{Handoff: h})
 				if h.To != "" {
 					current = h.To
 				}

@@ -32,6 +32,9 @@ const outDir = path.join(here, '..');
 
 let script = {}; // agent name -> [reply, ...]; a reply is {say}, {calls: [[name, args], ...]}, or {status}
 let seq = 0;
+// log is the server's record of every request it answered, the truth the
+// tests compare an import with: logs/<scenario>.jsonl, one entry a line.
+let log = [];
 
 function agentOf(body) {
   const text = JSON.stringify(body.instructions ?? body.messages?.[0]?.content ?? '');
@@ -134,11 +137,21 @@ const server = http.createServer((req, res) => {
       return;
     }
     if (reply.delay) await new Promise((r) => setTimeout(r, reply.delay));
+    const entry = { seq: log.length + 1, agent, api: req.url.endsWith('/chat/completions') ? 'chat_completions' : 'responses', stream: !!body.stream };
+    log.push(entry);
     if (reply.status) {
+      entry.status = reply.status;
       res.writeHead(reply.status, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: 'scripted failure', type: 'server_error' } }));
       return;
     }
+    const u = usageFor(body, reply);
+    Object.assign(entry, {
+      status: 200,
+      calls: (reply.calls ?? []).map(([name]) => name),
+      text: reply.say ?? '',
+      usage: { input: u.inTok, cached: u.cached, output: u.outTok, reasoning: u.reasoning },
+    });
     if (req.url.endsWith('/chat/completions') && body.stream) {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       for (const c of chatChunks(body, reply)) res.write(`data: ${JSON.stringify(c)}\n\n`);
@@ -277,6 +290,22 @@ const scenarios = [
     },
   },
   {
+    // triage asks for two hand-offs in one response; the SDK takes the
+    // first and says so on the hand-off span (Chat Completions).
+    name: 'multiple-handoffs',
+    api: 'chat_completions',
+    script: {
+      triage: [calls(['transfer_to_billing', {}], ['transfer_to_refunds', {}])],
+      billing: [say('Billing here: order A-17 is refunded.')],
+    },
+    async run() {
+      const billing = new Agent({ name: 'billing', instructions: 'You are billing. Answer billing questions.' });
+      const refunds = new Agent({ name: 'refunds', instructions: 'You are refunds. Refund orders.', tools: [refund] });
+      const triage = new Agent({ name: 'triage', instructions: 'You are triage. Route the user.', handoffs: [billing, refunds], tools: [readFile] });
+      await run(triage, 'Please refund order A-17', { traceIncludeSensitiveData: true });
+    },
+  },
+  {
     // ping and pong hand off to each other until max turns (Chat Completions).
     name: 'handoff-loop-max-turns',
     api: 'chat_completions',
@@ -307,6 +336,7 @@ setTraceProcessors([fileProcessor]);
 
 for (const s of scenarios) for (const v of [{ suffix: '', opts: {} }, ...(s.variants ?? [])]) {
   script = structuredClone(s.script);
+  log = [];
   setOpenAIAPI(s.api);
   const file = path.join(outDir, `${s.name}${v.suffix}.jsonl`);
   out = fs.createWriteStream(file);
@@ -316,7 +346,9 @@ for (const s of scenarios) for (const v of [{ suffix: '', opts: {} }, ...(s.vari
   out = null;
   const left = Object.entries(script).filter(([, q]) => q.length > 0);
   if (left.length) throw new Error(`${s.name}${v.suffix}: unused replies for ${left.map(([a]) => a)}`);
-  console.log(`wrote ${path.relative(process.cwd(), file)}`);
+  fs.mkdirSync(path.join(outDir, 'logs'), { recursive: true });
+  fs.writeFileSync(path.join(outDir, 'logs', `${s.name}${v.suffix}.jsonl`), log.map((e) => JSON.stringify(e)).join('\n') + '\n');
+  console.log(`wrote ${path.relative(process.cwd(), file)} and its server log`);
 }
 
 // The same handoff trace as the ingest payload the OpenAI exporter sends.
