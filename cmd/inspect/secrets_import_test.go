@@ -13,6 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/inspect-dev/inspect/importers/importerstest"
 	"github.com/inspect-dev/inspect/internal/secret/secrettest"
@@ -276,4 +279,56 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestMCP_SecretsRedacted: what inspect mcp hands a coding agent of an
+// imported session that held every kind of secret — the runs, the graph,
+// the audit, every node, as text and structured content — holds none.
+func TestMCP_SecretsRedacted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts the inspect binary")
+	}
+	kinds := secrettest.Kinds(13)
+	big, err := importerstest.BigClaudeCode(t.TempDir(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	session := filepath.Join(dir, "session.jsonl")
+	if err := os.WriteFile(session, injectSecrets(t, mustRead(t, big), secrettest.Text(kinds)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, _, _ := testFactory(t)
+	f.DBPath = filepath.Join(dir, "runs.db")
+	out, errOut, code := inspectRun(t, f, "import", "--format", "claude-code", session)
+	m := regexp.MustCompile(`· (\d+) nodes · \d+ secrets redacted`).FindStringSubmatch(out)
+	if code != ExitOK || m == nil {
+		t.Fatalf("import: exit %d\n%s%s", code, out, errOut)
+	}
+	s := mcpSession(t, dir, nil, "--db", f.DBPath)
+	var answers bytes.Buffer
+	call := func(name string, args map[string]any) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("call %s %v: %v", name, args, err)
+		}
+		b, _ := json.Marshal(res)
+		answers.Write(b)
+	}
+	call("list_runs", map[string]any{})
+	call("graph", map[string]any{})
+	call("audit", map[string]any{})
+	nodes, _ := strconv.Atoi(m[1])
+	for i := 1; i <= nodes; i++ {
+		call("show_node", map[string]any{"node": fmt.Sprintf("n%d", i)})
+	}
+	if !strings.Contains(answers.String(), "[redacted]") {
+		t.Fatal("no answer shows [redacted]: the test proves nothing")
+	}
+	for _, l := range secretsLeft(kinds, map[string][]byte{"the MCP answers": answers.Bytes()}) {
+		t.Error(l)
+	}
 }
