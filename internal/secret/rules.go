@@ -280,16 +280,20 @@ const (
 // maxMatches bounds the findings of one rule in one text.
 const maxMatches = 10000
 
-// ownRules are the shapes gitleaks has no rule for: header values
-// (gitleaks' generic rule wants an assignment, and skips "Bearer"), a
+// ownRules are the shapes gitleaks has no rule for: header values of 8
+// characters or more (gitleaks' generic rule wants 10 and skips
+// "Bearer"), a
 // URL's user:password (its only URL rule is for curl -u), and an sk- key
 // of a provider gitleaks does not list (its OpenAI and Anthropic rules
 // want the full, current shape).
 func ownRules() []*rule {
 	return []*rule{
-		{id: RuleHeader, keywords: []string{"proxy-authorization", "authorization", "x-api-key", "api-key", "api_key", "apikey"},
-			src:   `(?i)(?:proxy-authorization|authorization|x-api-key|api[-_]?key)\\?["']?[ \t]{0,8}[:=][ \t]{0,8}\\?["']?[ \t]{0,8}(?:(?:bearer|basic|token)[ \t]{1,8})?([^\s"'\\,;<>&]{1,1000})`,
-			group: 1},
+		// header names as HTTP writes them: api_key, apiKey and APIKey
+		// are code's names, left to gitleaks' generic rule and its checks
+		{id: RuleHeader, keywords: []string{"proxy-authorization", "authorization", "x-api-key", "api-key"},
+			src:     `(?i)(?:proxy-authorization|authorization|x-api-key|api-key)\\?["']?[ \t]{0,8}[:=][ \t]{0,8}\\?["']?[ \t]{0,8}(?:(?:bearer|basic|token)[ \t]{1,8})?([^\s"'\\,;<>&]{8,1000})`,
+			group:   1,
+			entropy: 2},
 		{id: RuleURL, keywords: []string{"://"},
 			src:   `[a-zA-Z][a-zA-Z0-9+.-]{0,31}://([^/\s@"'<>]{1,256}:[^/\s@"'<>]{0,256})@`,
 			group: 1},

@@ -364,3 +364,28 @@ func TestTally_Distinct(t *testing.T) {
 		t.Error("a nil tally counts")
 	}
 }
+
+// TestRedactor_LeavesCode: code that names keys and tokens (as sessions
+// read and write it all day) keeps its names: the header rule takes the
+// header spellings only (Authorization, api-key, x-api-key) and a value
+// of 8 characters or more; apiKey, api_key and APIKey are left to
+// gitleaks' generic rule, which wants a value that looks random. A real
+// session had thirteen such names taken (issue 23).
+func TestRedactor_LeavesCode(t *testing.T) {
+	for _, s := range []string{
+		"return &Config{\n    APIKey:      apiKey,\n}",
+		`"api_key":      config.APIKey,  // secret`,
+		`apiKey := os.Getenv("POSTHOG_API_KEY")`,
+		`apiKey = "disabled"`,
+		"POSTHOG_API_KEY=phc_xxx entire help",
+		`go build -ldflags "-X main.posthogAPIKey=phc_YOUR_KEY"`,
+		"POSTHOG_API_KEY: ${{ secrets.POSTHOG_API_KEY }}",
+		`req.Header.Set("Authorization", "Bearer "+token)`,
+		`headers = {"Authorization": f"Bearer {token}"}`,
+		"Authorization: Bearer ${API_TOKEN}",
+	} {
+		if got, n := (*Redactor)(nil).Count(s); got != s || n != 0 {
+			t.Errorf("Count(%q) = %q, %d; want it unchanged", s, got, n)
+		}
+	}
+}
