@@ -218,10 +218,11 @@ Exit codes: 0 done; 2 bad flags.`,
   inspect prune --keep 1 --db ci.db`,
 		Args: rangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if (opts.Keep > 0) == (opts.OlderThan != "") {
+			keep := cmd.Flags().Changed("keep")
+			if keep == (opts.OlderThan != "") {
 				return Usagef("give --keep N or --older-than DUR (one of the two)")
 			}
-			if cmd.Flags().Changed("keep") && opts.Keep < 1 {
+			if keep && opts.Keep < 1 {
 				return Usagef("--keep %d: keep at least 1 run (inspect rm removes runs by name)", opts.Keep)
 			}
 			if runF != nil {

@@ -335,3 +335,24 @@ func writeForeignSQLite(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// TestPrune_KeepZero: prune --keep 0 names the flag's value and what to do
+// (before: "give --keep N or --older-than DUR", as if --keep were not
+// given); --keep with --older-than, or neither, asks for one of the two.
+func TestPrune_KeepZero(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"prune", "--keep", "0"}, "--keep 0: keep at least 1 run (inspect rm removes runs by name)"},
+		{[]string{"prune", "--keep", "-2"}, "--keep -2: keep at least 1 run"},
+		{[]string{"prune"}, "give --keep N or --older-than DUR (one of the two)"},
+		{[]string{"prune", "--keep", "0", "--older-than", "3d"}, "give --keep N or --older-than DUR (one of the two)"},
+	} {
+		f, _, _ := testFactory(t)
+		_, errOut, code := inspectRun(t, f, tt.args...)
+		if code != ExitUsage || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%v: exit %d: %s, want %q", tt.args, code, errOut, tt.want)
+		}
+	}
+}
