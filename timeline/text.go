@@ -11,6 +11,7 @@ import (
 
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/internal/termsafe"
+	"github.com/inspect-dev/inspect/record"
 )
 
 // Options are how Fprint draws a timeline.
@@ -123,6 +124,7 @@ func Fprint(w io.Writer, t *Timeline, o Options) error {
 
 	p.line(strings.Repeat(" ", labelW+2) + axisRow(ax, barW))
 	used := map[rune]bool{}
+	failedAs := map[string]bool{} // what the × cells mean, by their lanes' status
 	for i, l := range t.Lanes {
 		row := make([]cell, barW)
 		put := func(c0, c1 int, r rune, pr int, style string) {
@@ -147,6 +149,7 @@ func Fprint(w io.Writer, t *Timeline, o Options) error {
 				put(c0, c1, cellWait, prWait, sgrDim)
 			case b.Failed && b.Kind != BarCollapsed: // a collapsed bar holding a failure stays collapsed
 				put(c0, c1, cellFailed, prFailed, sgrRed)
+				failedAs[failedWord(l.Status)] = true
 			case b.Kind == BarCollapsed:
 				put(c0, c1, cellCollapsed, prCollapsed, barStyle)
 			case b.Kind == BarTool:
@@ -205,7 +208,7 @@ func Fprint(w io.Writer, t *Timeline, o Options) error {
 		r    rune
 		text string
 	}{{cellModel, "model call"}, {cellTool, "tool"}, {cellCollapsed, "collapsed"}, {cellWait, "waiting for branches"},
-		{cellFork, "fork"}, {cellJoin, "join"}, {cellHandoff, "hand-off"}, {cellFailed, "failed"}} {
+		{cellFork, "fork"}, {cellJoin, "join"}, {cellHandoff, "hand-off"}, {cellFailed, failedLegend(failedAs)}} {
 		if used[e.r] {
 			legend = append(legend, string(e.r)+" "+e.text)
 		}
@@ -355,4 +358,30 @@ func clamp(c, n int) int {
 		return n - 1
 	}
 	return c
+}
+
+// failedWord is what a × cell in a lane of status st means: the lane was
+// cancelled or interrupted, or (error, exhausted, or a failed call in a
+// lane that went on) it failed.
+func failedWord(st record.Status) string {
+	switch st {
+	case record.StatusCancelled, record.StatusInterrupted:
+		return string(st)
+	}
+	return "failed"
+}
+
+// failedLegend is the legend's text for ×: the words of failedWord the
+// drawing used, in a fixed order.
+func failedLegend(as map[string]bool) string {
+	var words []string
+	for _, w := range []string{"failed", "cancelled", "interrupted"} {
+		if as[w] {
+			words = append(words, w)
+		}
+	}
+	if len(words) == 0 {
+		return "failed"
+	}
+	return strings.Join(words, " or ")
 }
