@@ -218,7 +218,10 @@ type item struct {
 func (it item) agentLike() bool { return it.cls == classAgent || it.agents }
 
 // items lists what s holds, in start order, reading through spans of no
-// meaning of their own.
+// meaning of their own. The calls a model call's span holds are the
+// conversation's, after it: AI SDK 7's LegacyOpenTelemetry nests each
+// ai.toolCall (and the agent runs a tool starts) under the
+// ai.generateText.doGenerate span of the response that made the call.
 func (b *builder) items(s *otel.Span) []item {
 	var out []item
 	var walk func(p *otel.Span)
@@ -229,6 +232,9 @@ func (b *builder) items(s *otel.Span) []item {
 				walk(c)
 			case classTool:
 				out = append(out, item{s: c, cls: cls, agents: b.hasAgentBelow(c)})
+			case classLLM:
+				out = append(out, item{s: c, cls: cls})
+				walk(c)
 			default:
 				out = append(out, item{s: c, cls: cls})
 			}
@@ -376,6 +382,13 @@ func (b *builder) llm(st *state, s *otel.Span) {
 	u := usageOf(s)
 	l := &importers.LLM{Started: s.Start, Ended: s.End, Model: model, Usage: u,
 		Request: request(model, m), Response: response(model, m, u)}
+	// A model call's span that holds its calls (AI SDK 7) lasts until they
+	// return: the response ended when the first of them started.
+	for _, c := range b.kids[s.SpanID] {
+		if c.Start.After(l.Started) && c.Start.Before(l.Ended) {
+			l.Ended = c.Start
+		}
+	}
 	l.Status, l.Error = spanStatus(s)
 	if a := s.Attrs.Str(otel.AttrAgentName); a != "" && a != st.cur {
 		if st.cur == "" {

@@ -1,0 +1,122 @@
+package otlp_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/importers"
+	"github.com/inspect-dev/inspect/importers/importerstest"
+	"github.com/inspect-dev/inspect/importers/otlp"
+	"github.com/inspect-dev/inspect/record"
+)
+
+// TestTraces_AgainstServerLog imports each trace the scripts of
+// testdata/gen7 made against their scripted model and compares the run
+// with the model's log of what it answered (testdata/logs/<name>.jsonl):
+// one llm node per request, each agent's in the order the model answered
+// it, with the calls it was made to ask for; each call a tool node or a
+// branch of that name; the tokens the model reported.
+func TestTraces_AgainstServerLog(t *testing.T) {
+	logs, _ := filepath.Glob(filepath.Join("testdata", "logs", "*.jsonl"))
+	if len(logs) == 0 {
+		t.Fatal("no server log")
+	}
+	for _, lp := range logs {
+		name := strings.TrimSuffix(filepath.Base(lp), ".jsonl")
+		t.Run(name, func(t *testing.T) {
+			type entry struct {
+				Agent string   `json:"agent"`
+				Calls []string `json:"calls"`
+				Text  string   `json:"text"`
+				Usage struct{ Input, Output, Cached int64 }
+			}
+			f, err := os.Open(lp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			var log []entry
+			for sc := bufio.NewScanner(f); sc.Scan(); {
+				var e entry
+				if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+					t.Fatal(err)
+				}
+				log = append(log, e)
+			}
+			ctx := context.Background()
+			db := importerstest.Store(t)
+			res, err := importers.Import(ctx, db, otlp.Format{}, filepath.Join("testdata", name+".otlp.jsonl"), importers.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res) != 1 {
+				t.Fatalf("%d runs, want 1", len(res))
+			}
+			g, err := graph.Load(ctx, db, res[0].RunID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			byAgent := map[string][]*graph.Node{}
+			var in, out, cached int64
+			calls := map[string]int{}
+			for _, n := range g.Nodes {
+				switch n.Kind {
+				case record.KindLLM:
+					byAgent[n.Agent] = append(byAgent[n.Agent], n)
+					in, out, cached = in+n.LLM.Usage.In, out+n.LLM.Usage.Out, cached+n.LLM.Usage.Cached
+				case record.KindTool:
+					calls[n.Tool.Name]++
+				case record.KindFork:
+					calls[n.Fork.Tool] += len(n.Fork.Branches)
+				}
+			}
+			want := map[string][]entry{}
+			wantCalls := map[string]int{}
+			var win, wout, wcached int64
+			for _, e := range log {
+				want[e.Agent] = append(want[e.Agent], e)
+				for _, c := range e.Calls {
+					wantCalls[c]++
+				}
+				win, wout, wcached = win+e.Usage.Input, wout+e.Usage.Output, wcached+e.Usage.Cached
+			}
+			for agent, es := range want {
+				ns := byAgent[agent]
+				if len(ns) != len(es) {
+					t.Errorf("agent %s: %d model calls, the model answered %d", agent, len(ns), len(es))
+					continue
+				}
+				// Concurrent sub-agents answer in any order: compare each
+				// agent's calls as a multiset of responses.
+				var got, exp []string
+				for i := range es {
+					got = append(got, strings.Join(ns[i].LLM.Calls, ",")+"|"+ns[i].LLM.Content)
+					exp = append(exp, strings.Join(es[i].Calls, ",")+"|"+es[i].Text)
+				}
+				slices.Sort(got)
+				slices.Sort(exp)
+				if !slices.Equal(got, exp) {
+					t.Errorf("agent %s: responses %q, the model answered %q", agent, got, exp)
+				}
+			}
+			if len(byAgent) != len(want) {
+				t.Errorf("model calls by %d agents, the model answered %d", len(byAgent), len(want))
+			}
+			for name, n := range wantCalls {
+				if calls[name] != n {
+					t.Errorf("%d %s calls (tool nodes and branches), the model asked for %d", calls[name], name, n)
+				}
+			}
+			if in != win || out != wout || cached != wcached {
+				t.Errorf("tokens in %d out %d cached %d; the model answered in %d out %d cached %d", in, out, cached, win, wout, wcached)
+			}
+		})
+	}
+}
