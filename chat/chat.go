@@ -257,8 +257,8 @@ func ReadRequest(body []byte, f Format) (*Request, error) {
 }
 
 // ReadResponse reads a response body in format f, or in the format Detect
-// finds when f is "". A Chat Completions body may be a recorded event
-// stream of chunks (as ReadStream reads it). An error body gives an
+// finds when f is "". A body may be a recorded event stream (as
+// ReadEventStream reads it). An error body gives an
 // *ErrorBody.
 func ReadResponse(body []byte, f Format) (*Response, error) {
 	t := bytes.TrimSpace(body)
@@ -272,10 +272,7 @@ func ReadResponse(body []byte, f Format) (*Response, error) {
 				return nil, fmt.Errorf("read response: %w", err)
 			}
 		}
-		if f != OpenAIChat {
-			return nil, fmt.Errorf("read %s response: not a JSON object (only Chat Completions event streams are read)", f)
-		}
-		return ReadStream(bytes.NewReader(t), nil)
+		return ReadEventStream(bytes.NewReader(t), f, nil)
 	}
 	o, err := top(t)
 	if err != nil {

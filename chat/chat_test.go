@@ -384,7 +384,8 @@ func TestRead_Errors(t *testing.T) {
 		{"openai error", `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`, "", true, "the response is an error: Rate limit reached"},
 		{"anthropic error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, "", true, "the response is an error: Overloaded"},
 		{"responses failed", `{"object":"response","status":"failed","error":{"code":"server_error","message":"boom"},"output":[]}`, "", true, "the response is an error: boom"},
-		{"anthropic stream", "event: message_start\ndata: {\"type\":\"message_start\"}\n", "", true, "only Chat Completions event streams are read"},
+		{"anthropic stream error", "event: message_start\ndata: {\"type\":\"message_start\"}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n", "", true, "the provider sent an error in the stream: Overloaded"},
+		{"responses stream failed", "data: {\"type\":\"response.created\",\"response\":{\"id\":\"r\"}}\n\ndata: {\"type\":\"response.failed\",\"response\":{\"error\":{\"message\":\"boom\"}}}\n", "", true, "the provider sent an error in the stream: boom"},
 		{"anthropic without content", `{"type":"message","role":"assistant"}`, "", true, "the response has no content"},
 	}
 	for _, tt := range tests {
