@@ -86,6 +86,35 @@ type Format struct {
 var OpenAIChat = &Format{Name: "chat completions", Path: "/chat/completions",
 	Auth: func(h http.Header, key string) { h.Set("Authorization", "Bearer "+key) }}
 
+// OpenAIResponses is the OpenAI Responses API: POST /responses with the
+// key as a bearer token.
+var OpenAIResponses = &Format{Name: "responses", Path: "/responses",
+	Auth: func(h http.Header, key string) { h.Set("Authorization", "Bearer "+key) }}
+
+// AnthropicBaseURL is the Anthropic API's root, as ANTHROPIC_BASE_URL
+// names it in Anthropic's SDKs and Claude Code (the version is part of
+// the path).
+const AnthropicBaseURL = "https://api.anthropic.com"
+
+// AnthropicVersion is the anthropic-version header sent with every call.
+const AnthropicVersion = "2023-06-01"
+
+// Anthropic is the Anthropic Messages API: POST /v1/messages with the key
+// in x-api-key and the anthropic-version header.
+var Anthropic = &Format{Name: "messages", Path: "/v1/messages",
+	Auth: func(h http.Header, key string) {
+		h.Set("x-api-key", key)
+		h.Set("anthropic-version", AnthropicVersion)
+	}}
+
+// AnthropicBearer is the Anthropic Messages API reached with a bearer
+// token instead of an API key (ANTHROPIC_AUTH_TOKEN, as a gateway takes).
+var AnthropicBearer = &Format{Name: "messages", Path: "/v1/messages",
+	Auth: func(h http.Header, key string) {
+		h.Set("Authorization", "Bearer "+key)
+		h.Set("anthropic-version", AnthropicVersion)
+	}}
+
 // Doer sends one HTTP request (*http.Client is one).
 type Doer interface {
 	Do(*http.Request) (*http.Response, error)

@@ -448,3 +448,35 @@ func TestRedactURL(t *testing.T) {
 		t.Errorf("RedactURL = %q", got)
 	}
 }
+
+// The formats inspect ask sends: each its path and the headers its API
+// documents for the key (and Anthropic's version header).
+func TestFormats(t *testing.T) {
+	tests := []struct {
+		f      *llmhttp.Format
+		path   string
+		header map[string]string
+	}{
+		{llmhttp.OpenAIChat, "/chat/completions", map[string]string{"Authorization": "Bearer " + testKey, "x-api-key": ""}},
+		{llmhttp.OpenAIResponses, "/responses", map[string]string{"Authorization": "Bearer " + testKey, "x-api-key": ""}},
+		{llmhttp.Anthropic, "/v1/messages", map[string]string{"x-api-key": testKey, "anthropic-version": "2023-06-01", "Authorization": ""}},
+		{llmhttp.AnthropicBearer, "/v1/messages", map[string]string{"Authorization": "Bearer " + testKey, "anthropic-version": "2023-06-01", "x-api-key": ""}},
+	}
+	for _, tt := range tests {
+		s := newServer(t, ok)
+		c := client(s, llmhttptest.NewClock(start))
+		c.Format = tt.f
+		var got string
+		if _, err := c.Do(context.Background(), &llmhttp.Call{Body: []byte(`{}`)}, lines(&got)); err != nil {
+			t.Fatalf("%s: %v", tt.path, err)
+		}
+		if s.paths[0] != tt.path {
+			t.Errorf("%s: posted to %s", tt.path, s.paths[0])
+		}
+		for k, v := range tt.header {
+			if g := s.headers[0].Get(k); g != v {
+				t.Errorf("%s: header %s = %q, want %q", tt.path, k, g, v)
+			}
+		}
+	}
+}
