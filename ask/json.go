@@ -133,3 +133,36 @@ func marshal(v any) ([]byte, error) {
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
+
+// removeField returns body without its top-level member key (and the
+// comma that joined it); every other byte is kept. A body without key is
+// returned as it is.
+func removeField(body []byte, key string) ([]byte, error) {
+	o, err := parseObject(body)
+	if err != nil {
+		return nil, err
+	}
+	for i, f := range o.fields {
+		if f.key != key {
+			continue
+		}
+		// The member starts at its key: the first '"' after the previous
+		// value (or the opening brace).
+		from := 0
+		if i > 0 {
+			from = o.fields[i-1].val.end
+		} else {
+			from = bytes.IndexByte(body, '{') + 1
+		}
+		to := f.val.end
+		if i == 0 && len(o.fields) > 1 {
+			// drop the comma after it instead of the one before
+			next := o.fields[1]
+			keyStart := bytes.LastIndexByte(body[:next.val.start], '"')
+			keyStart = bytes.LastIndexByte(body[:keyStart], '"')
+			to = keyStart
+		}
+		return append(append([]byte{}, body[:from]...), body[to:]...), nil
+	}
+	return body, nil
+}

@@ -22,6 +22,13 @@ type PromptChange struct {
 	// Old and New are the replaced text and its replacement as they appear
 	// in the prompt.
 	Old, New string
+	// Where names the changed text when it is not a message of a Chat
+	// Completions body ("system", "messages[0].content[1]",
+	// "instructions"); "" for messages[Message].
+	Where string
+	// Rebuilt is set when the request was written anew around the change
+	// (a reconstructed request): its other bytes are not the recorded ones.
+	Rebuilt bool
 }
 
 // String summarises the change in one line.
@@ -31,8 +38,16 @@ func (c *PromptChange) String() string {
 	if c.Occurrences > 1 {
 		times = fmt.Sprintf(" (%d occurrences)", c.Occurrences)
 	}
-	return fmt.Sprintf("messages[%d] (%s): role-file text replaced%s, %d → %d characters, -%d/+%d lines; every other byte of the request is unchanged",
-		c.Message, c.Role, times, len([]rune(c.Old)), len([]rune(c.New)), len(rm), len(add))
+	where := fmt.Sprintf("messages[%d]", c.Message)
+	if c.Where != "" {
+		where = c.Where
+	}
+	rest := "every other byte of the request is unchanged"
+	if c.Rebuilt {
+		rest = "the rest of the request is as rebuilt from the recording"
+	}
+	return fmt.Sprintf("%s (%s): role-file text replaced%s, %d → %d characters, -%d/+%d lines; %s",
+		where, c.Role, times, len([]rune(c.Old)), len([]rune(c.New)), len(rm), len(add), rest)
 }
 
 // Diff lists the lines of the role-file text that were removed ("- …")

@@ -38,9 +38,10 @@ type wireFunction struct {
 // byte for byte, then the recorded assistant turn (its text and tool
 // calls), one tool message per tool call with NotRun, and question as a
 // user message; after the messages array the recorded fields stay as they
-// were (tools included) except that "tool_choice" is "none", "stream" is
-// true and "stream_options" asks for usage, so the model answers in words
-// and the answer streams.
+// were (tools included) except that "tool_choice" is "none" (when the
+// request has tools: the APIs refuse it without), "stream" is true and
+// "stream_options" asks for usage, so the model answers in words and the
+// answer streams.
 //
 // A recorded tool call without an id gets "call_<i>" (its index), so every
 // tool message can name the call it answers.
@@ -91,11 +92,15 @@ func Question(req *Request, recorded *chat.Response, question string) ([]byte, e
 	}
 	body := splice(req.Body, span{at, at}, tail)
 	var err error
-	for _, kv := range []struct{ key, val string }{
+	fields := []struct{ key, val string }{
 		{"tool_choice", `"none"`},
 		{"stream", `true`},
 		{"stream_options", `{"include_usage":true}`},
-	} {
+	}
+	if len(req.Read.Tools) == 0 {
+		fields = fields[1:] // tool_choice is refused without tools
+	}
+	for _, kv := range fields {
 		if body, err = setField(body, kv.key, []byte(kv.val)); err != nil {
 			return nil, err
 		}
@@ -107,10 +112,15 @@ func Question(req *Request, recorded *chat.Response, question string) ([]byte, e
 // chose the calls it made (naming them, and a fork's branches), or why it
 // answered directly although it had tools.
 func DefaultQuestion(req *Request, recorded *chat.Response) string {
+	return defaultQuestion(req.Tools(), recorded)
+}
+
+// defaultQuestion is DefaultQuestion for a request offering the tools names.
+func defaultQuestion(names []string, recorded *chat.Response) string {
 	const preface = "I am reviewing your previous response, not asking you to continue the task. "
 	if recorded == nil || len(recorded.Message.Calls) == 0 {
 		tools := "a tool"
-		if names := req.Tools(); len(names) > 0 {
+		if len(names) > 0 {
 			tools = "one of your tools (" + strings.Join(names, ", ") + ")"
 		}
 		return preface + "Why did you answer directly at that point instead of calling " + tools + "? " +

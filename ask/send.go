@@ -5,13 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // SendOptions are how a plan is sent and where what it says goes.
 type SendOptions struct {
 	// Key authenticates with the provider (any non-empty value for a
-	// local server). It is only sent in the Authorization header.
+	// local server). It is only sent in the header the provider reads
+	// the key from. "" = the provider's variable read through Getenv
+	// (Provider.KeyEnv, else Provider.BearerEnv as a bearer token).
 	Key string
+	// Getenv reads the environment for the key; nil reads nothing.
+	Getenv func(string) string
 	// Out receives the answer (question mode, unless Answer is set), the
 	// distribution of choices (replay and prompt modes) or the body (a dry run).
 	Out io.Writer
@@ -54,10 +59,24 @@ func (p *Plan) Send(ctx context.Context, o SendOptions) (*Asked, error) {
 	if p.DryRun {
 		return nil, p.dryRun(o)
 	}
-	if o.Key == "" {
-		return nil, inputf("OPENAI_API_KEY is not set: export your provider's key to send n%d's request (any non-empty value for a local server), or use --dry-run to see the request without sending it", p.Node.Seq)
+	key, bearer := o.Key, false
+	if key == "" && o.Getenv != nil {
+		key = o.Getenv(p.Provider.KeyEnv)
+		if key == "" && p.Provider.BearerEnv != "" {
+			key, bearer = o.Getenv(p.Provider.BearerEnv), true
+		}
 	}
-	client := NewClient(o.Key, p.BaseURL)
+	if key == "" {
+		env := p.Provider.KeyEnv
+		if p.Provider.BearerEnv != "" {
+			env += " (or " + p.Provider.BearerEnv + ")"
+		}
+		return nil, inputf("%s is not set: export your provider's key to send n%d's request to %s (any non-empty value for a local server), or use --dry-run to see the request without sending it", env, p.Node.Seq, p.Provider.Title)
+	}
+	if p.Model == "" {
+		return nil, inputf("n%d's request names no model, and %s needs one: pass --model", p.Node.Seq, p.Provider.Title)
+	}
+	client := NewProviderClient(p.Provider, key, bearer, p.BaseURL)
 	if p.Timeout > 0 {
 		client.HeaderTimeout = p.Timeout
 	}
@@ -80,11 +99,28 @@ func (p *Plan) Send(ctx context.Context, o SendOptions) (*Asked, error) {
 	return a, err
 }
 
-func (p *Plan) dryRun(o SendOptions) error {
-	fmt.Fprintf(o.Log, "dry run: %s would POST this body (model %s) to %s\n", p.Describe(), p.Model, Redact(p.BaseURL+"/chat/completions"))
-	for _, note := range p.Notes {
-		fmt.Fprintf(o.Log, "note: %s\n", note)
+// Endpoint is where the plan's body is posted, without credentials.
+func (p *Plan) Endpoint() string { return p.Provider.Endpoint(p.BaseURL) }
+
+// printAbout writes what the plan sends and to whom: the provider and why
+// it, whether the request is exact or what it lacks, the cheap causes,
+// and what was changed for the provider to accept it.
+func (p *Plan) printAbout(w io.Writer) {
+	fmt.Fprintf(w, "provider: %s (%s, key %s): %s; --provider %s to change\n", p.Provider.Name, p.Provider.Title, p.Provider.KeyEnv, p.ProviderWhy, strings.Join(ProviderNames(), "|"))
+	if p.Fidelity != "" {
+		fmt.Fprintf(w, "note: %s\n", p.Fidelity)
 	}
+	for _, note := range p.Notes {
+		fmt.Fprintf(w, "note: %s\n", note)
+	}
+	for _, fix := range p.Fixes {
+		fmt.Fprintf(w, "changed: %s\n", fix)
+	}
+}
+
+func (p *Plan) dryRun(o SendOptions) error {
+	fmt.Fprintf(o.Log, "dry run: %s would POST this body (model %s) to %s\n", p.Describe(), p.Model, p.Endpoint())
+	p.printAbout(o.Log)
 	if p.Change != nil {
 		p.printChange(o.Log)
 	}
@@ -109,9 +145,7 @@ func (p *Plan) printChange(w io.Writer) {
 func (p *Plan) sendQuestion(ctx context.Context, o SendOptions, client *Client) (*Asked, error) {
 	model := p.Model
 	fmt.Fprintf(o.Log, "%s with %s at %s…\n", p.Describe(), model, client.Endpoint())
-	for _, note := range p.Notes {
-		fmt.Fprintf(o.Log, "note: %s\n", note)
-	}
+	p.printAbout(o.Log)
 	if p.DefaultAsked {
 		fmt.Fprintf(o.Log, "question: %s\n\n", p.Question)
 	}
@@ -155,6 +189,7 @@ func (p *Plan) sendQuestion(ctx context.Context, o SendOptions, client *Client) 
 func (p *Plan) sendReplay(ctx context.Context, o SendOptions, client *Client) (*Asked, error) {
 	model := p.Model
 	fmt.Fprintf(o.Log, "%s with %s at %s, %d at a time…\n", p.Describe(), model, client.Endpoint(), min(p.Samples, DefaultParallel))
+	p.printAbout(o.Log)
 	if p.Change != nil {
 		p.printChange(o.Out)
 	}

@@ -44,10 +44,12 @@ type Options struct {
 	// AllowAsk adds the ask tool, which sends a recorded request with a
 	// question to the provider.
 	AllowAsk bool
-	// AskKey and AskBaseURL are the provider key and base URL ask sends
-	// with (OPENAI_API_KEY and OPENAI_BASE_URL when the server started; an
-	// empty base URL: the run's recorded one, else OpenAI's).
-	AskKey, AskBaseURL string
+	// AskEnv reads the environment the server started with, for the
+	// provider keys and base URLs ask sends with (ANTHROPIC_API_KEY,
+	// ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_URL: the provider
+	// is the run's own, see package ask; an unset base URL: the run's
+	// recorded one, else the provider's public API); nil reads nothing.
+	AskEnv func(string) string
 	// AllowDB are the database files, besides the default one, whose runs
 	// a client may name as FILE.db:RUN (inspect mcp --allow-db FILE), as
 	// the user spelled them. They are only read: ask refuses their runs.
@@ -318,7 +320,7 @@ func (t *tools) ask(ctx context.Context, _ *mcp.CallToolRequest, a AskArgs) (*mc
 		return failed(err), nil, nil
 	}
 	id := target.Run.ID
-	plan, err := ask.NewPlan(ctx, target.Recording, target.Run, seq, ask.Options{Question: a.Question, EnvBaseURL: t.o.AskBaseURL,
+	plan, err := ask.NewPlan(ctx, target.Recording, target.Run, seq, ask.Options{Question: a.Question, Getenv: t.o.AskEnv,
 		Hint: func(args ...string) string { return "inspect ask " + strings.Join(append([]string{id}, args...), " ") }})
 	if err != nil {
 		var unknown *ask.UnknownNodeError
@@ -328,7 +330,7 @@ func (t *tools) ask(ctx context.Context, _ *mcp.CallToolRequest, a AskArgs) (*mc
 		return failed(err), nil, nil
 	}
 	var answer, log bytes.Buffer
-	asked, err := plan.Send(ctx, ask.SendOptions{Key: t.o.AskKey, Out: &answer, Log: &log})
+	asked, err := plan.Send(ctx, ask.SendOptions{Getenv: t.o.AskEnv, Out: &answer, Log: &log})
 	if asked != nil { // an answer, or the part of one that arrived (Incomplete says so)
 		if serr := target.Store(ctx, asked); serr != nil {
 			return failed(fmt.Errorf("store the ask with run %s: %w", id, serr)), nil, nil
@@ -350,7 +352,7 @@ func askError(err error) error {
 	case errors.As(err, &cut):
 		return fmt.Errorf("%v; what arrived is stored with the run, marked incomplete: ask again", cut)
 	case errors.As(err, &apiErr) && apiErr.Unauthorized():
-		return fmt.Errorf("%v: the provider refused the key inspect mcp was started with (OPENAI_API_KEY); the user must fix it", apiErr)
+		return fmt.Errorf("%v: the provider refused the key inspect mcp was started with (ANTHROPIC_API_KEY or OPENAI_API_KEY, as the run's provider reads); the user must fix it", apiErr)
 	case errors.As(err, &apiErr) && apiErr.ModelNotFound():
 		return fmt.Errorf("%v: the provider does not serve model %q", apiErr, apiErr.Model)
 	}

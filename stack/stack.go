@@ -67,7 +67,21 @@ type Profile struct {
 	// in the program that builds it (the Agents SDK, the AI SDK, Mastra,
 	// a LangGraph node's prompt): a fix names the agent, not a file.
 	InstructionsInCode bool
+	// API is the wire format the stack's model calls are made in, by the
+	// name package chat gives it ("anthropic-messages", "openai-responses",
+	// "openai-chat"): the format inspect ask sends a call of this stack
+	// in. "" when the stack may speak any (a trace's framework): Chat
+	// Completions, which OpenAI-compatible servers speak, is assumed.
+	API string
 }
+
+// The APIs a stack speaks (package chat's format names: stack imports
+// nothing but record).
+const (
+	APIAnthropic       = "anthropic-messages"
+	APIOpenAIResponses = "openai-responses"
+	APIOpenAIChat      = "openai-chat"
+)
 
 // Has reports whether the stack fans out in way f.
 func (p *Profile) Has(f Fanout) bool {
@@ -93,6 +107,7 @@ var Inspect = &Profile{
 	Handoff:         "a transfer_to_<agent> tool (handoffs: in agents.yaml)",
 	NestedSubAgents: true,
 	Instructions:    []string{"agents.yaml", "the agent's prompt file"},
+	API:             APIOpenAIChat,
 }
 
 // ClaudeCode is Claude Code (importers/claudecode).
@@ -102,6 +117,7 @@ var ClaudeCode = &Profile{
 	Fanout:       []Fanout{ParallelCalls, SubAgents},
 	Delegate:     "the Task (Agent) tool with a subagent_type",
 	Instructions: []string{"CLAUDE.md", ".claude/agents/<type>.md"},
+	API:          APIAnthropic,
 }
 
 // Codex is OpenAI's Codex CLI (importers/codex).
@@ -111,6 +127,7 @@ var Codex = &Profile{
 	Fanout:       []Fanout{ParallelCalls, SubAgents},
 	Delegate:     "spawn_agent",
 	Instructions: []string{"AGENTS.md"},
+	API:          APIOpenAIResponses,
 }
 
 // GeminiCLI is Google's Gemini CLI (importers/geminicli): function calls
@@ -130,6 +147,7 @@ var KimiCLI = &Profile{
 	Fanout:       []Fanout{ParallelCalls, SubAgents},
 	Delegate:     "the Task tool with a sub-agent",
 	Instructions: []string{"AGENTS.md", "the agent file (agent.yaml and its system prompt)"},
+	API:          APIOpenAIChat, // Moonshot's API
 }
 
 // KimiCode is Kimi Code (importers/kimicode).
@@ -139,6 +157,7 @@ var KimiCode = &Profile{
 	Fanout:       []Fanout{ParallelCalls, SubAgents},
 	Delegate:     "the Task tool with a sub-agent",
 	Instructions: []string{"AGENTS.md", "the agent file (agent.yaml and its system prompt)"},
+	API:          APIOpenAIChat, // Moonshot's API
 }
 
 // OpenAIAgents is the OpenAI Agents SDK (importers/openaiagents, and its

@@ -71,3 +71,19 @@ func TestFor_OTLPDialects(t *testing.T) {
 		t.Errorf("an unknown format claims %+v", p)
 	}
 }
+
+// The API each stack's calls are made in: what inspect ask sends a call of
+// its runs in (DESIGN §18 "ask").
+func TestProfile_API(t *testing.T) {
+	for p, want := range map[*stack.Profile]string{
+		stack.Inspect:    stack.APIOpenAIChat,
+		stack.ClaudeCode: stack.APIAnthropic,
+		stack.Codex:      stack.APIOpenAIResponses,
+		stack.KimiCLI:    stack.APIOpenAIChat,
+		stack.OTLP:       "", // any: the trace's framework says, not the format
+	} {
+		if p.API != want {
+			t.Errorf("%s's API = %q, want %q", p.Name, p.API, want)
+		}
+	}
+}

@@ -1,9 +1,15 @@
-// Package asktest is a local OpenAI chat completions server for tests: it
-// answers POST /chat/completions from registered stubs (JSON or
-// server-sent events), checks the bearer key and that every request is a
-// valid chat (each assistant tool call answered by a tool message), keeps
-// every body it received, and fails the test when a registered stub was
-// never used (Verify), in the manner of gh's httpmock registry.
+// Package asktest is a local server of the model APIs inspect ask sends
+// to, for tests: OpenAI Chat Completions (POST /chat/completions), OpenAI
+// Responses (POST /responses) and Anthropic Messages (POST /v1/messages),
+// on 127.0.0.1. It answers from registered stubs (JSON or server-sent
+// events, in the API's own format), checks the key the way each API takes
+// it (a bearer token; Anthropic's x-api-key and anthropic-version) and
+// that every request is one the API accepts (ValidateChat,
+// ValidateResponses, ValidateAnthropic: role order, each tool call
+// answered, tool_choice only with tools, the required fields), answering
+// an invalid one with the API's 400, keeps every body it received, and
+// fails the test when a registered stub was never used (Verify), in the
+// manner of gh's httpmock registry.
 package asktest
 
 import (
@@ -39,7 +45,18 @@ type Stub struct {
 type Request struct {
 	Body   []byte
 	Header http.Header
+	// Path is the path posted to: which API it was.
+	Path string
+	// Invalid is why the API would refuse Body ("" when it would not).
+	Invalid string
 }
+
+// The APIs' paths.
+const (
+	ChatPath      = "/chat/completions"
+	ResponsesPath = "/responses"
+	MessagesPath  = "/v1/messages"
+)
 
 // Server is a running fake provider. Its URL (httptest) is the base URL.
 type Server struct {
@@ -97,21 +114,56 @@ func (st *Stub) Used() int {
 	return st.used
 }
 
+// Invalid returns the requests the API posted to would refuse, each with
+// why: a test that sends only valid bodies expects none.
+func (s *Server) Invalid() []Request {
+	var out []Request
+	for _, r := range s.Requests() {
+		if r.Invalid != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
+	validate := map[string]func([]byte) error{ChatPath: ValidateChat, ResponsesPath: ValidateResponses, MessagesPath: ValidateAnthropic}[r.URL.Path]
+	req := Request{Body: body, Header: r.Header.Clone(), Path: r.URL.Path}
+	var invalid error
+	if validate != nil {
+		invalid = validate(body)
+	}
+	if invalid != nil {
+		req.Invalid = invalid.Error()
+	}
 	s.mu.Lock()
-	s.requests = append(s.requests, Request{Body: body, Header: r.Header.Clone()})
+	s.requests = append(s.requests, req)
 	s.mu.Unlock()
-	if r.Method != http.MethodPost || r.URL.Path != "/chat/completions" {
-		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
+	if r.Method != http.MethodPost || validate == nil {
+		writeError(w, r, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 		return
 	}
-	if s.Key != "" && r.Header.Get("Authorization") != "Bearer "+s.Key {
-		writeError(w, http.StatusUnauthorized, "invalid_api_key", "Incorrect API key provided.")
-		return
+	if s.Key != "" {
+		switch r.URL.Path {
+		case MessagesPath:
+			if r.Header.Get("x-api-key") != s.Key && r.Header.Get("Authorization") != "Bearer "+s.Key {
+				writeError(w, r, http.StatusUnauthorized, "authentication_error", "invalid x-api-key")
+				return
+			}
+			if r.Header.Get("anthropic-version") == "" {
+				writeError(w, r, http.StatusBadRequest, "invalid_request_error", "anthropic-version: header is required")
+				return
+			}
+		default:
+			if r.Header.Get("Authorization") != "Bearer "+s.Key {
+				writeError(w, r, http.StatusUnauthorized, "invalid_api_key", "Incorrect API key provided.")
+				return
+			}
+		}
 	}
-	if err := ValidateChat(body); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
+	if invalid != nil {
+		writeError(w, r, http.StatusBadRequest, "invalid_request", invalid.Error())
 		return
 	}
 	s.mu.Lock()
@@ -127,7 +179,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if st == nil {
-		writeError(w, http.StatusNotImplemented, "no_stub", "asktest: no stub matches this request")
+		writeError(w, r, http.StatusNotImplemented, "no_stub", "asktest: no stub matches this request")
 		return
 	}
 	st.respond(w, r, body)
@@ -136,7 +188,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 // ValidateChat checks what the chat completions API checks about message
 // order: the body is a JSON object with a model and messages, every
 // assistant message with tool_calls is followed by one tool message per
-// call id, and no tool message answers a call that was not made.
+// call id, and no tool message answers a call that was not made; the
+// first message after the system and developer ones is a user message;
+// tool_choice comes only with tools, stream_options only with stream, a
+// tool is a function with a valid name; the other APIs' fields (system,
+// input, instructions, max_output_tokens) are refused.
 func ValidateChat(body []byte) error {
 	var req struct {
 		Model    string `json:"model"`
@@ -197,20 +253,67 @@ func ValidateChat(body []byte) error {
 			i = j - 1
 		}
 	}
+	for i, m := range req.Messages {
+		if m.Role == "system" || m.Role == "developer" {
+			continue
+		}
+		if m.Role != "user" {
+			return fmt.Errorf("messages[%d]: the conversation starts with a %q message, before any user message", i, m.Role)
+		}
+		break
+	}
+	var extra map[string]json.RawMessage
+	_ = json.Unmarshal(body, &extra)
+	for _, k := range []string{"system", "input", "instructions", "max_output_tokens"} {
+		if _, ok := extra[k]; ok {
+			return fmt.Errorf("Unrecognized request argument supplied: %s", k)
+		}
+	}
+	if _, ok := extra["stream_options"]; ok {
+		var stream bool
+		if json.Unmarshal(extra["stream"], &stream) != nil || !stream {
+			return fmt.Errorf("The 'stream_options' parameter is only allowed when 'stream' is enabled.")
+		}
+	}
+	var tools []struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	_ = json.Unmarshal(extra["tools"], &tools)
+	for i, t := range tools {
+		if t.Type != "function" {
+			return fmt.Errorf("tools[%d].type: expected 'function'", i)
+		}
+		if !nameRE.MatchString(t.Function.Name) {
+			return fmt.Errorf("Invalid 'tools[%d].function.name': string does not match pattern '^[a-zA-Z0-9_-]{1,64}$'", i)
+		}
+	}
 	return nil
 }
 
-// writeError writes an OpenAI-style error body.
-func writeError(w http.ResponseWriter, status int, code, msg string) {
+// writeError writes an error body in the shape of the API posted to:
+// OpenAI's {"error": {…}}, Anthropic's {"type": "error", "error": {…}}.
+func writeError(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "code": code}})
+	var b []byte
+	if r.URL.Path == MessagesPath {
+		typ := code
+		if !strings.HasSuffix(typ, "_error") {
+			typ = "invalid_request_error"
+		}
+		b, _ = json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}})
+	} else {
+		b, _ = json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "code": code}})
+	}
 	w.Write(b)
 }
 
-// Error responds with status and an OpenAI-style error body.
+// Error responds with status and an error body of the API's shape.
 func Error(status int, code, msg string) Responder {
-	return func(w http.ResponseWriter, r *http.Request, body []byte) { writeError(w, status, code, msg) }
+	return func(w http.ResponseWriter, r *http.Request, body []byte) { writeError(w, r, status, code, msg) }
 }
 
 // Reply is what a stub answers: text, tool calls and usage.
@@ -226,9 +329,10 @@ func Call(id, name, args string) openai.ToolCall {
 	return openai.ToolCall{ID: id, Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: name, Arguments: args}}
 }
 
-// Answer responds with rep, streamed as server-sent events when the
-// request has "stream": true, else as one chat.completion object. The
-// model echoed is the request's.
+// Answer responds with rep in the format of the API posted to, streamed
+// as server-sent events when the request has "stream": true, else as one
+// response object (chat.completion, a Messages message, a Responses
+// response). The model echoed is the request's.
 func Answer(rep Reply) Responder {
 	return func(w http.ResponseWriter, r *http.Request, body []byte) {
 		var req struct {
@@ -236,6 +340,14 @@ func Answer(rep Reply) Responder {
 			Stream bool   `json:"stream"`
 		}
 		_ = json.Unmarshal(body, &req)
+		switch r.URL.Path {
+		case MessagesPath:
+			answerAnthropic(w, rep, req.Model, req.Stream)
+			return
+		case ResponsesPath:
+			answerResponses(w, rep, req.Model, req.Stream)
+			return
+		}
 		finish := openai.FinishReasonStop
 		if len(rep.ToolCalls) > 0 {
 			finish = openai.FinishReasonToolCalls
@@ -335,10 +447,21 @@ func Streaming(body []byte) bool {
 	return json.Unmarshal(body, &req) == nil && req.Stream
 }
 
-// ToolChoiceNone matches requests with "tool_choice": "none" (questions).
+// ToolChoiceNone matches requests with "tool_choice": "none" (questions),
+// or Anthropic's {"type": "none"}.
 func ToolChoiceNone(body []byte) bool {
 	var req struct {
-		ToolChoice string `json:"tool_choice"`
+		ToolChoice json.RawMessage `json:"tool_choice"`
 	}
-	return json.Unmarshal(body, &req) == nil && req.ToolChoice == "none"
+	if json.Unmarshal(body, &req) != nil {
+		return false
+	}
+	var s string
+	if json.Unmarshal(req.ToolChoice, &s) == nil {
+		return s == "none"
+	}
+	var o struct {
+		Type string `json:"type"`
+	}
+	return json.Unmarshal(req.ToolChoice, &o) == nil && o.Type == "none"
 }

@@ -27,13 +27,14 @@ type AskOptions struct {
 	NodeRef  string // n<seq>
 	Question string // "" = the default question
 
-	Replay  bool   // send the recorded request unchanged
-	Samples int    // how many times to replay (0 = ask.DefaultSamples)
-	Prompt  string // a role file to put in place of the recorded one
-	DryRun  bool   // print the request, send nothing
-	Model   string // replaces the request's model
-	BaseURL string // the provider's base URL
-	Timeout time.Duration
+	Replay   bool   // send the recorded request unchanged
+	Samples  int    // how many times to replay (0 = ask.DefaultSamples)
+	Prompt   string // a role file to put in place of the recorded one
+	DryRun   bool   // print the request, send nothing
+	Model    string // replaces the request's model
+	Provider string // the API to send to; "" = the run's own
+	BaseURL  string // the provider's base URL
+	Timeout  time.Duration
 
 	// Tune adjusts the provider client before use (tests shorten its
 	// backoff); nil leaves the defaults.
@@ -69,13 +70,27 @@ prompt: in agents.yaml, as stored with the run) inside the recorded system
 prompt with FILE, says what changed, and replays that request (--samples
 times): does the fix change the choice before you pay for a whole new run?
 
---dry-run prints the request body that would be sent (stdout) and where
-(stderr), and needs neither a key nor the network.
+--dry-run prints the request body that would be sent (stdout) and where:
+the provider, the URL and the model (stderr); it needs neither a key nor
+the network.
 
-The key is read from OPENAI_API_KEY and is never stored or printed. The
-provider is --base-url, else OPENAI_BASE_URL, else the run's recorded base
-URL, else https://api.openai.com/v1. Asks are stored with the run (question,
-answer, model, time).
+Each run's call goes back in its own API's format: a request recorded byte
+for byte in the one it was sent in; an imported run's call in its stack's
+API — Anthropic Messages for Claude Code, OpenAI Responses for Codex — and
+OpenAI Chat Completions otherwise (our runtime, Kimi, the Agents SDK,
+OpenTelemetry traces). --provider anthropic|openai-responses|openai-chat
+sends it to another. A request an importer reconstructed is written anew
+as one the provider accepts (a user message first, every tool call
+answered, tool_choice only with tools, max_tokens for Anthropic); ask says
+what it lacks and what was changed before sending it.
+
+The key is read from ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, sent as a
+bearer token) for Anthropic, from OPENAI_API_KEY for the OpenAI APIs, and
+is never stored or printed. The base URL is --base-url, else
+ANTHROPIC_BASE_URL / OPENAI_BASE_URL, else the run's recorded base URL
+(when the provider is the run's own), else https://api.anthropic.com or
+https://api.openai.com/v1. Asks are stored with the run (question, answer,
+model, time).
 
 NODE is the first argument of the form n<number>; an argument before it is
 the run (default latest), the words after it are the question.`,
@@ -85,7 +100,8 @@ the run (default latest), the words after it are the question.`,
   inspect ask n7 --replay --samples 10
   inspect ask n7 --prompt fixed/analyst.md --samples 5
   inspect ask n7 --dry-run | jq '.messages[-1]'
-  inspect ask n7 --model gpt-4.1 --base-url http://localhost:11434/v1`,
+  inspect ask n7 --model gpt-4.1 --base-url http://localhost:11434/v1
+  inspect ask n9 --provider anthropic --dry-run    # where and how it would go`,
 		ValidArgsFunction: runNodeCompletion(f, true),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -112,7 +128,8 @@ the run (default latest), the words after it are the question.`,
 	cmd.Flags().StringVar(&opts.Prompt, "prompt", "", "replay with the agent's role-file text replaced by the text of `FILE`")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the request that would be sent; no key, no network")
 	cmd.Flags().StringVar(&opts.Model, "model", "", "send to `MODEL` instead of the recorded one")
-	cmd.Flags().StringVar(&opts.BaseURL, "base-url", "", "provider base `URL` (default $OPENAI_BASE_URL, else the run's, else https://api.openai.com/v1)")
+	cmd.Flags().StringVar(&opts.Provider, "provider", "", "send to `API` anthropic, openai-responses or openai-chat (default: the run's own)")
+	cmd.Flags().StringVar(&opts.BaseURL, "base-url", "", "provider base `URL` (default $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL, else the run's, else the provider's public API)")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", ask.DefaultHeaderTimeout, "how long to wait for the provider to start answering, a `DURATION` such as 30s or 2m (each attempt)")
 	return cmd
 }
@@ -139,7 +156,7 @@ func parseAskArgs(args []string) (run, node, question string, err error) {
 
 func askRun(ctx context.Context, opts *AskOptions) error {
 	o := ask.Options{Question: opts.Question, Replay: opts.Replay, PromptFile: opts.Prompt, Samples: opts.Samples,
-		Model: opts.Model, BaseURL: opts.BaseURL, EnvBaseURL: opts.F.Getenv("OPENAI_BASE_URL"), DryRun: opts.DryRun, Timeout: opts.Timeout}
+		Model: opts.Model, Provider: opts.Provider, BaseURL: opts.BaseURL, Getenv: opts.F.Getenv, DryRun: opts.DryRun, Timeout: opts.Timeout}
 	if err := o.Validate(); err != nil {
 		return err
 	}
@@ -186,7 +203,7 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 		return err
 	}
 	s := opts.F.IO
-	send := ask.SendOptions{Key: opts.F.Getenv("OPENAI_API_KEY"), Out: s.Out, OutTTY: s.OutTTY, Log: s.ErrOut, Tune: opts.Tune}
+	send := ask.SendOptions{Getenv: opts.F.Getenv, Out: s.Out, OutTTY: s.OutTTY, Log: s.ErrOut, Tune: opts.Tune}
 	if opts.DryRun {
 		send.Out = s.Data() // piped: the body's bytes exactly, so they hash to the recorded one
 	}
@@ -221,14 +238,14 @@ func explainAskError(err error, p *ask.Plan) error {
 		// the provider failed mid-answer: inspect's side of it, exit 3
 		return fmt.Errorf("%v; what arrived is stored with the run, marked incomplete: ask again", cut)
 	case errors.As(err, &apiErr) && apiErr.Unauthorized():
-		return Usagef("%v: the provider refused the key in OPENAI_API_KEY; check it belongs to this provider (or set --base-url / OPENAI_BASE_URL to the provider it belongs to)", apiErr)
+		return Usagef("%v: the provider refused the key in %s; check it belongs to this provider (or set --base-url / %s to the provider it belongs to)", apiErr, p.Provider.KeyEnv, p.Provider.BaseURLEnv)
 	case errors.As(err, &apiErr) && apiErr.ModelNotFound():
 		// no example model name: it might be the very one refused
-		return Usagef("%v: the provider does not serve model %q; pass --model with a model it does serve (it lists them at %s/models)", apiErr, apiErr.Model, ask.Redact(p.BaseURL))
+		return Usagef("%v: the provider does not serve model %q; pass --model with a model it does serve (it lists them at %s), or --provider for the API that does", apiErr, apiErr.Model, p.Provider.ModelsURL(p.BaseURL))
 	case errors.As(err, &te):
 		return fmt.Errorf("%v: the provider did not answer n%d in time; try again later, raise --timeout, or check --base-url", te, p.Node.Seq)
 	case errors.As(err, &ue):
-		return fmt.Errorf("%v: check --base-url / OPENAI_BASE_URL and your network", ue)
+		return fmt.Errorf("%v: check --base-url / %s and your network", ue, p.Provider.BaseURLEnv)
 	}
 	return err
 }

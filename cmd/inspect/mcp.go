@@ -46,7 +46,8 @@ cannot choose another database, another policy, an output file or the
 provider. --allow-db FILE (repeatable) lets it name the runs of that file
 too, as FILE:RUN (a baseline database to diff against), read-only. With
 --allow-ask it adds ask, which sends a recorded request with a question to
-the provider (the key comes from OPENAI_API_KEY; it costs money) and stores
+the run's provider (the key comes from ANTHROPIC_API_KEY or OPENAI_API_KEY,
+as the run's API reads it; it costs money) and stores
 the answer with the run, so leave it off unless you want the agent to spend.
 
 The client starts it; it runs until the client closes stdin. How to add it to
@@ -113,7 +114,7 @@ func mcpRun(ctx context.Context, opts *MCPOptions) error {
 		},
 	}
 	s := mcpserver.New(b, mcpserver.Options{Version: version(), AllowAsk: opts.AllowAsk,
-		AskKey: f.Getenv("OPENAI_API_KEY"), AskBaseURL: f.Getenv("OPENAI_BASE_URL"), AllowDB: opts.AllowDB, Dir: wd})
+		AskEnv: f.Getenv, AllowDB: opts.AllowDB, Dir: wd})
 	tools := "list_runs, graph, audit, show_node, diff, explain_rule"
 	if opts.AllowAsk {
 		tools += ", ask"
