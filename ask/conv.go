@@ -162,10 +162,11 @@ func (c *conversation) valid() (fixes []string) {
 					call.ID = fmt.Sprintf("call_%d_%d", i, j)
 				}
 				ids[call.ID] = true
-				if a, ok := objectArgs(call.Arguments); !ok {
+				a, ok := objectArgs(call.Arguments)
+				if !ok {
 					args = append(args, call.Name)
-					call.Arguments = a
 				}
+				call.Arguments = a
 			}
 			out = append(out, m)
 			pending = m.Calls
