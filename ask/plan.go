@@ -277,13 +277,24 @@ func NewPlan(ctx context.Context, rec Recording, g *graph.Run, seq int64, opts O
 	if err != nil {
 		return nil, err
 	}
-	if opts.Model != "" {
-		if p.Body, err = SetModel(p.Body, opts.Model); err != nil {
+	model := opts.Model
+	if model == "" && modelOf(p.Body) == "" {
+		// The source recorded no model with this call: the node's, else
+		// the run's, said so; none at all is refused, dry run or not (the
+		// body printed is the one that would be sent).
+		if model = runModel(g, n); model == "" {
+			return nil, inputf("n%d's request names no model and run %s records none: pass --model with the model to ask, e.g. `%s`",
+				n.Seq, g.ID, opts.hint(fmt.Sprintf("n%d", n.Seq), "--model", "MODEL"))
+		}
+		p.Notes = append(p.Notes, fmt.Sprintf("n%d's request names no model: the run's %s is sent (--model to choose another)", n.Seq, model))
+	}
+	if model != "" {
+		if p.Body, err = SetModel(p.Body, model); err != nil {
 			return nil, err
 		}
 	}
 	p.Model = modelOf(p.Body)
-	p.Notes = append(p.Notes, modelNotes(p.Provider, p.Model, n.Seq)...)
+	p.Notes = append(p.Notes, modelNotes(p.Provider, p.Model)...)
 	p.BaseURL = baseURL(opts, g.Run, p.Provider, p.Provider == own)
 	if u, err := url.Parse(p.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, inputf("provider base URL %q (--base-url or %s) is not an http(s) URL; give the server's API root, e.g. %s", Redact(p.BaseURL), p.Provider.BaseURLEnv, exampleBase(p.Provider))
@@ -326,13 +337,24 @@ func maxTokens(body []byte) int {
 	return max(b.MaxTokens, b.MaxCompletionTokens, b.MaxOutputTokens)
 }
 
+// runModel is the model of llm node n as the run records it: the node's,
+// else the run's only model, else the first of its models; "" when it
+// records none.
+func runModel(g *graph.Run, n *graph.Node) string {
+	if n.LLM != nil && n.LLM.Model != "" {
+		return n.LLM.Model
+	}
+	if len(g.Run.Models) > 0 {
+		return g.Run.Models[0]
+	}
+	return ""
+}
+
 // modelNotes say what is odd about the model a body names for the
 // provider it goes to.
-func modelNotes(p *Provider, model string, seq int64) []string {
+func modelNotes(p *Provider, model string) []string {
 	m := strings.ToLower(model)
 	switch {
-	case model == "":
-		return []string{fmt.Sprintf("n%d's request names no model: pass --model", seq)}
 	case p == Anthropic && !strings.HasPrefix(m, "claude"):
 		return []string{fmt.Sprintf("model %s is not an Anthropic model name: pass --model with one, or --provider for the API that serves it", model)}
 	case p != Anthropic && strings.HasPrefix(m, "claude"):

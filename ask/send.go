@@ -73,9 +73,6 @@ func (p *Plan) Send(ctx context.Context, o SendOptions) (*Asked, error) {
 		}
 		return nil, inputf("%s is not set: export your provider's key to send n%d's request to %s (any non-empty value for a local server), or use --dry-run to see the request without sending it", env, p.Node.Seq, p.Provider.Title)
 	}
-	if p.Model == "" {
-		return nil, inputf("n%d's request names no model, and %s needs one: pass --model", p.Node.Seq, p.Provider.Title)
-	}
 	client := NewProviderClient(p.Provider, key, bearer, p.BaseURL)
 	if p.Timeout > 0 {
 		client.HeaderTimeout = p.Timeout

@@ -131,7 +131,10 @@ var Codex = &Profile{
 }
 
 // GeminiCLI is Google's Gemini CLI (importers/geminicli): function calls
-// of one response, and sub-agents started with invoke_agent.
+// of one response, and sub-agents started with invoke_agent. Its calls
+// are Gemini's generateContent, which is none of package chat's formats:
+// API is left "" (ask sends Chat Completions, which Google serves for its
+// models too).
 var GeminiCLI = &Profile{
 	Format:       "gemini-cli",
 	Name:         "Gemini CLI",
