@@ -47,8 +47,8 @@ provider. --allow-db FILE (repeatable) lets it name the runs of that file
 too, as FILE:RUN (a baseline database to diff against), read-only. With
 --allow-ask it adds ask, which sends a recorded request with a question to
 the run's provider (the key comes from ANTHROPIC_API_KEY or OPENAI_API_KEY,
-as the run's API reads it; it costs money) and stores
-the answer with the run, so leave it off unless you want the agent to spend.
+as the run's API reads it; it costs money) and stores the answer with the
+run, so leave it off unless you want the agent to spend.
 
 The client starts it; it runs until the client closes stdin. How to add it to
 the agents people use, and a guide for the agent: docs/agents.md.`,
