@@ -50,7 +50,12 @@ func fromRequest(r *chat.Request) *conversation {
 	c := &conversation{Model: r.Model, System: r.System, Tools: append([]chat.Tool(nil), r.Tools...)}
 	for _, m := range r.Messages {
 		if isSystem(m.Role) {
-			continue // its text is in System
+			// Its text is in System (Chat Completions, Responses); an
+			// Anthropic system message between the turns is added to it.
+			if t := strings.TrimSpace(m.Text); t != "" && !strings.Contains(c.System, t) {
+				c.System = strings.TrimLeft(c.System+"\n\n"+m.Text, "\n")
+			}
+			continue
 		}
 		m.Calls = append([]chat.Call(nil), m.Calls...)
 		c.Messages = append(c.Messages, m)

@@ -65,21 +65,24 @@ func (n *native) appendElems(elems ...[]byte) []byte {
 	return splice(n.body, span{at, at}, tail)
 }
 
-// lastRole is the role of the array's last element.
+// lastRole is the role of the array's last element that is not a system
+// message (Claude Code sends those between the turns).
 func (n *native) lastRole() string {
-	if len(n.elems) == 0 {
-		return ""
+	for i := len(n.elems) - 1; i >= 0; i-- {
+		var m struct {
+			Role string `json:"role"`
+			Type string `json:"type"`
+		}
+		s := n.elems[i]
+		_ = json.Unmarshal(n.body[s.start:s.end], &m)
+		if m.Role == "" && m.Type != "" && m.Type != "message" {
+			return m.Type
+		}
+		if m.Role != "system" {
+			return m.Role
+		}
 	}
-	var m struct {
-		Role string `json:"role"`
-		Type string `json:"type"`
-	}
-	s := n.elems[len(n.elems)-1]
-	_ = json.Unmarshal(n.body[s.start:s.end], &m)
-	if m.Role == "" && m.Type != "" && m.Type != "message" {
-		return m.Type
-	}
-	return m.Role
+	return ""
 }
 
 // questionAnthropic extends a recorded Messages body with the recorded
@@ -108,10 +111,10 @@ func questionAnthropic(n *native, respBody []byte, recorded *chat.Response, ques
 		// The API wants a tool-using assistant turn of a thinking request
 		// to start with its signed thinking block, which the recording
 		// does not hold as received.
-		if body, err = removeField(body, "thinking"); err != nil {
+		if body, err = thinkingOff(body); err != nil {
 			return nil, nil, err
 		}
-		notes = append(notes, "the recorded response's thinking blocks were not kept as received, so extended thinking is turned off for the question (the API refuses a tool-using turn without them)")
+		notes = append(notes, "the recorded response's thinking blocks were not kept as received, so extended thinking is turned off for the question (the API refuses a tool-using turn without them), and with it context_management's thinking edits")
 	}
 	if len(n.read.Tools) > 0 {
 		if body, err = setField(body, "tool_choice", []byte(`{"type":"none"}`)); err != nil {
@@ -167,6 +170,90 @@ func anthropicContent(respBody []byte, recorded *chat.Response) (content []byte,
 	}
 	c, _ := marshal(blocks)
 	return c, ids, false
+}
+
+// thinkingOff removes a Messages body's thinking, and the
+// context_management edits that need it.
+func thinkingOff(body []byte) ([]byte, error) {
+	body, err := removeField(body, "thinking")
+	if err != nil {
+		return nil, err
+	}
+	return dropThinkingEdits(body)
+}
+
+// unsignedToolTurn reports whether a Messages body turns thinking on and
+// its last assistant message uses a tool without starting with a thinking
+// block: the API refuses it (a recording of a server that answered
+// without thinking blocks is one).
+func unsignedToolTurn(body []byte) bool {
+	if !thinkingOn(body) {
+		return false
+	}
+	var b struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return false
+	}
+	for i := len(b.Messages) - 1; i >= 0; i-- {
+		if b.Messages[i].Role != "assistant" {
+			continue
+		}
+		var blocks []struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(b.Messages[i].Content, &blocks) != nil || len(blocks) == 0 {
+			return false
+		}
+		uses := false
+		for _, bl := range blocks {
+			uses = uses || bl.Type == "tool_use"
+		}
+		return uses && blocks[0].Type != "thinking" && blocks[0].Type != "redacted_thinking"
+	}
+	return false
+}
+
+// dropThinkingEdits removes from a Messages body's context_management the
+// edits that clear thinking blocks (clear_thinking_*), which the API takes
+// only with thinking on; context_management goes when no edit is left.
+func dropThinkingEdits(body []byte) ([]byte, error) {
+	var b struct {
+		CM map[string]json.RawMessage `json:"context_management"`
+	}
+	if json.Unmarshal(body, &b) != nil || b.CM == nil {
+		return body, nil
+	}
+	var edits []json.RawMessage
+	if json.Unmarshal(b.CM["edits"], &edits) != nil {
+		return body, nil
+	}
+	var keep []json.RawMessage
+	for _, e := range edits {
+		var t struct {
+			Type string `json:"type"`
+		}
+		_ = json.Unmarshal(e, &t)
+		if !strings.HasPrefix(t.Type, "clear_thinking") {
+			keep = append(keep, e)
+		}
+	}
+	if len(keep) == len(edits) {
+		return body, nil
+	}
+	if len(keep) == 0 && len(b.CM) == 1 {
+		return removeField(body, "context_management")
+	}
+	b.CM["edits"], _ = json.Marshal(keep)
+	cm, err := marshal(b.CM)
+	if err != nil {
+		return nil, err
+	}
+	return setField(body, "context_management", cm)
 }
 
 // thinkingOn reports whether a Messages body turns extended thinking on.

@@ -256,26 +256,38 @@ func NewPlan(ctx context.Context, rec Recording, g *graph.Run, seq int64, opts O
 			p.ProviderWhy += ", which is the run's own too (" + why + ")"
 		}
 	}
-	// Kept byte for byte when the request is the one sent and goes back
-	// to the API it was sent to; else written anew in the provider's
-	// format from what chat reads of it.
-	c.native = c.exact && c.format == p.Provider.Format
+	// Kept byte for byte when the request is the one sent, or one its
+	// source gave in its own API's format (not the Chat Completions an
+	// importer rebuilds), and goes back to that API; else written anew in
+	// the provider's format from what chat reads of it.
+	c.native = (c.exact || c.format != chat.OpenAIChat) && c.format == p.Provider.Format
 	if c.exact {
 		p.Fidelity = fmt.Sprintf("n%d's request is exact: the %s body the run sent", n.Seq, c.format)
 		if !c.native {
 			p.Fidelity += fmt.Sprintf(", written anew for %s (its system text, tools and messages; its other fields are not sent)", p.Provider.Title)
 		}
 	}
-	switch p.Mode {
-	case ModeQuestion:
-		err = p.question(ctx, rec, c, &opts)
-	case ModeReplay:
-		err = p.replay(c)
-	case ModePrompt:
-		err = p.prompt(g, c, &opts)
-	}
-	if err != nil {
+	if err = p.build(ctx, rec, g, c, &opts); err != nil {
 		return nil, err
+	}
+	if c.native && c.format == chat.Anthropic && unsignedToolTurn(p.Body) {
+		// Recorded against a server that answered without thinking
+		// blocks: the API refuses the tool-using turn without one.
+		if p.Body, err = thinkingOff(p.Body); err != nil {
+			return nil, err
+		}
+		p.Fixes = append(p.Fixes, fmt.Sprintf("n%d's request turns extended thinking on but its last tool-using assistant turn has no thinking block (the API refuses it): thinking is turned off, and with it context_management's thinking edits", n.Seq))
+	}
+	if c.native && !c.exact {
+		// A body the source gave, kept as it is: sent only if it is a
+		// conversation the API takes as it stands, else written anew.
+		if fixes := bodyFixes(p.Body, c.format); len(fixes) > 0 {
+			c.native = false
+			p.Fixes, p.Change = nil, nil
+			if err = p.build(ctx, rec, g, c, &opts); err != nil {
+				return nil, err
+			}
+		}
 	}
 	model := opts.Model
 	if model == "" && modelOf(p.Body) == "" {
@@ -300,6 +312,27 @@ func NewPlan(ctx context.Context, rec Recording, g *graph.Run, seq int64, opts O
 		return nil, inputf("provider base URL %q (--base-url or %s) is not an http(s) URL; give the server's API root, e.g. %s", Redact(p.BaseURL), p.Provider.BaseURLEnv, exampleBase(p.Provider))
 	}
 	return p, nil
+}
+
+// build makes the body of the plan's mode.
+func (p *Plan) build(ctx context.Context, rec Recording, g *graph.Run, c *call, opts *Options) error {
+	switch p.Mode {
+	case ModeQuestion:
+		return p.question(ctx, rec, c, opts)
+	case ModeReplay:
+		return p.replay(c)
+	}
+	return p.prompt(g, c, opts)
+}
+
+// bodyFixes are the changes valid would make to the conversation of body
+// (format f): none for a body the API takes as it stands.
+func bodyFixes(body []byte, f chat.Format) []string {
+	r, err := chat.ReadRequest(body, f)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	return fromRequest(r).valid()
 }
 
 // call is the recorded request of the node asked, read.

@@ -309,13 +309,30 @@ func TestQuestion_ExactAnthropic(t *testing.T) {
 	if err := asktest.ValidateAnthropic(p.Body); err != nil {
 		t.Fatalf("refused: %v\n%s", err, p.Body)
 	}
-	if thinkingOn(p.Body) || len(p.Fixes) != 1 || !strings.Contains(p.Fixes[0], "extended thinking is turned off") {
+	if thinkingOn(p.Body) || bytes.Contains(p.Body, []byte("clear_thinking")) || len(p.Fixes) != 1 || !strings.Contains(p.Fixes[0], "extended thinking is turned off") {
 		t.Errorf("thinking on %v, fixes %q", thinkingOn(p.Body), p.Fixes)
 	}
 	// Replay: the recorded bytes.
 	p, err = NewPlan(ctx, rec, g, 2, Options{Replay: true})
 	if err != nil || !bytes.Equal(p.Body, body) {
 		t.Errorf("replay body differs from the recording (%v)", err)
+	}
+	// A recording of a server that answered without thinking blocks
+	// (the harness's scripted model): its tool-using turn would be
+	// refused with thinking on, so thinking goes, said.
+	unsigned := bytes.Replace(body, []byte(`"messages":[`), []byte(`"messages":[{"role":"user","content":"first"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_0","name":"Read","input":{"file_path":"x"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_0","content":"x"}]},{"role":"assistant","content":"ok"},`), 1)
+	unsigned = bytes.Replace(unsigned, []byte(`{"role":"assistant","content":"ok"},`), nil, 1)
+	unsigned = bytes.Replace(unsigned, []byte(`"content":"x"}]},{"role":"user","content":[{"type":"text","text":"<system-reminder>`), []byte(`"content":"x"},{"type":"text","text":"<system-reminder>`), 1)
+	if err := asktest.ValidateAnthropic(unsigned); err == nil || !strings.Contains(err.Error(), "must start with a thinking block") {
+		t.Fatalf("the test's recording should be one the API refuses: %v\n%s", err, unsigned)
+	}
+	rec.requests[2] = unsigned
+	p, err = NewPlan(ctx, rec, g, 2, Options{Replay: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := asktest.ValidateAnthropic(p.Body); err != nil || len(p.Fixes) != 1 || !strings.Contains(p.Fixes[0], "has no thinking block (the API refuses it): thinking is turned off") {
+		t.Errorf("replay: %v, fixes %q", err, p.Fixes)
 	}
 }
 

@@ -182,6 +182,21 @@ func ValidateAnthropic(body []byte) error {
 			return fmt.Errorf("Thinking may not be enabled when tool_choice forces tool use.")
 		}
 	}
+	if raw, ok := o["context_management"]; ok && !isNull(raw) {
+		var cm struct {
+			Edits []struct {
+				Type string `json:"type"`
+			} `json:"edits"`
+		}
+		if json.Unmarshal(raw, &cm) != nil {
+			return fmt.Errorf("context_management: Input should be an object")
+		}
+		for i, e := range cm.Edits {
+			if strings.HasPrefix(e.Type, "clear_thinking") && !thinkingOn {
+				return fmt.Errorf("context_management.edits.%d: the clear_thinking strategy requires thinking to be enabled", i)
+			}
+		}
+	}
 
 	// Messages.
 	var msgs []struct {
@@ -208,13 +223,43 @@ func ValidateAnthropic(body []byte) error {
 	ids := map[string]bool{}
 	var pending []string // tool_use ids of the previous assistant message
 	lastAssistant := -1
+	lastUses, lastFirst := false, "" // the last assistant message's tool use and first block
 	var fields []map[string]json.RawMessage
 	_ = json.Unmarshal(o["messages"], &fields)
+	prev := "" // the role of the last user or assistant message
 	for i, m := range msgs {
 		switch m.Role {
 		case "user", "assistant":
+		case "system":
+			// Claude Code 2.1.3xx sends system messages between the turns
+			// (its environment, reminders): text only, never first, never
+			// between a tool_use and its results, and no part of the
+			// alternation.
+			var blocks []block
+			var s string
+			if i == 0 {
+				return fmt.Errorf("messages: the first message must use the user role")
+			}
+			if len(pending) > 0 {
+				return fmt.Errorf("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.", i-1, strings.Join(pending, ", "))
+			}
+			if json.Unmarshal(m.Content, &s) == nil {
+				if s == "" {
+					return fmt.Errorf("messages.%d: all messages must have non-empty content", i)
+				}
+				continue
+			}
+			if json.Unmarshal(m.Content, &blocks) != nil || len(blocks) == 0 {
+				return fmt.Errorf("messages.%d.content: a system message is a string or text blocks", i)
+			}
+			for j, b := range blocks {
+				if b.Type != "text" || b.Text == nil || *b.Text == "" {
+					return fmt.Errorf("messages.%d.content.%d: a system message holds non-empty text blocks only", i, j)
+				}
+			}
+			continue
 		default:
-			return fmt.Errorf("messages.%d.role: Input should be 'user' or 'assistant'", i)
+			return fmt.Errorf("messages.%d.role: Input should be 'user', 'assistant' or 'system'", i)
 		}
 		for k := range fields[i] {
 			if k != "role" && k != "content" {
@@ -227,9 +272,10 @@ func ValidateAnthropic(body []byte) error {
 		if i == 0 && m.Role != "user" {
 			return fmt.Errorf("messages: the first message must use the user role")
 		}
-		if i > 0 && msgs[i-1].Role == m.Role {
+		if prev == m.Role {
 			return fmt.Errorf("messages: roles must alternate between \"user\" and \"assistant\", but found multiple %q roles in a row", m.Role)
 		}
+		prev = m.Role
 		var blocks []block
 		var s string
 		switch {
@@ -241,7 +287,7 @@ func ValidateAnthropic(body []byte) error {
 				return fmt.Errorf("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.", i-1, strings.Join(pending, ", "))
 			}
 			if m.Role == "assistant" {
-				lastAssistant = i
+				lastAssistant, lastUses, lastFirst = i, false, "text"
 			}
 			continue
 		case json.Unmarshal(m.Content, &blocks) == nil:
@@ -326,12 +372,12 @@ func ValidateAnthropic(body []byte) error {
 		pending = uses
 		if m.Role == "assistant" {
 			lastAssistant = i
-			if thinkingOn && len(uses) > 0 && i == len(msgs)-2 {
-				if blocks[0].Type != "thinking" && blocks[0].Type != "redacted_thinking" {
-					return fmt.Errorf("messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found `%s`. When `thinking` is enabled, a final `assistant` message must start with a thinking block.", i, blocks[0].Type)
-				}
-			}
+			lastUses = len(uses) > 0
+			lastFirst = blocks[0].Type
 		}
+	}
+	if thinkingOn && lastAssistant >= 0 && lastUses && lastFirst != "thinking" && lastFirst != "redacted_thinking" {
+		return fmt.Errorf("messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found `%s`. When `thinking` is enabled, a final `assistant` message must start with a thinking block.", lastAssistant, lastFirst)
 	}
 	if len(pending) > 0 {
 		return fmt.Errorf("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.", len(msgs)-1, strings.Join(pending, ", "))
