@@ -17,13 +17,13 @@ import (
 
 // testFactory returns a Factory on buffers (no TTY), an empty environment
 // and a database in a temp folder.
-func testFactory(t *testing.T) (*Factory, *bytes.Buffer, *bytes.Buffer) {
+func testFactory(t testing.TB) (*Factory, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
 	return testFactoryEnv(t, nil)
 }
 
 // testFactoryEnv is testFactory with the given environment.
-func testFactoryEnv(t *testing.T, env map[string]string) (*Factory, *bytes.Buffer, *bytes.Buffer) {
+func testFactoryEnv(t testing.TB, env map[string]string) (*Factory, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
 	out, errOut := new(bytes.Buffer), new(bytes.Buffer)
 	f := NewFactory(&IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut, NoColor: true, Width: 80},
