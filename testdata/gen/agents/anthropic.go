@@ -203,7 +203,7 @@ func (s *server) anthropic(w http.ResponseWriter, r *http.Request, body []byte, 
 			name, input := s.claudeCall(c, v)
 			id := fmt.Sprintf("toolu_%s_%d_%d", safeID(conv), step, i)
 			blocks = append(blocks, map[string]any{"type": "tool_use", "id": id, "name": name, "input": input})
-			e.Calls = append(e.Calls, name)
+			e.call(name, id, c)
 		}
 	} else {
 		blocks = append(blocks, map[string]any{"type": "text", "text": st.Text})

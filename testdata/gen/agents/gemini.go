@@ -147,7 +147,7 @@ func (s *server) gemini(w http.ResponseWriter, r *http.Request, body []byte, e *
 		for _, c := range st.Calls {
 			name, args := s.geminiCall(c)
 			parts = append(parts, map[string]any{"functionCall": map[string]any{"name": name, "args": args}})
-			e.Calls = append(e.Calls, name)
+			e.call(name, "", c)
 			if c.Tool == "complete" {
 				e.Text = c.Command
 			}

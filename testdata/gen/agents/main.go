@@ -30,6 +30,12 @@ import (
 
 const inNetns = "INSPECT_HARNESS_NETNS"
 
+// otelOn and collectBin are -otel and -collect.
+var (
+	otelOn     bool
+	collectBin string
+)
+
 func main() {
 	out := flag.String("out", "", "folder that receives <cli>/<scenario>/ (required)")
 	cli := flag.String("cli", "claude", "CLIs to run, comma-separated: claude, codex, gemini")
@@ -38,10 +44,18 @@ func main() {
 	root := flag.String("root", "/tmp/inspect-harness", "where each scenario's workspace and HOME are made (fixed, so sessions name the same paths each time)")
 	bodies := flag.Bool("bodies", false, "also keep every request body in <cli>/<scenario>/bodies/ (to study a CLI; not for fixtures)")
 	timeout := flag.Duration("timeout", 3*time.Minute, "how long one scenario may run")
-	fixtures := flag.Bool("fixtures", false, "keep only what the tests read (session/, requests.jsonl, scenario.json): for testdata/agents")
+	fixtures := flag.Bool("fixtures", false, "keep only what the tests read (session/, otlp/, requests.jsonl, scenario.json): for testdata/agents")
+	flag.BoolVar(&otelOn, "otel", false, "turn on each CLI's own OpenTelemetry trace export, to the server, which keeps it in <cli>/<scenario>/otlp/")
+	flag.StringVar(&collectBin, "collect", "", "an inspect binary: run `inspect collect` inside the namespace for each scenario (its database in <cli>/<scenario>/collect.db) and hand it the CLI's traces live (implies -otel)")
 	newest := flag.Bool("newest", false, "install the newest versions of the CLIs from npm into a temporary folder and run those (drift)")
 	check := flag.Bool("check", false, "then import every scenario's session and compare it with its log (go test ./importers/all -run TestAgents), and report what no longer imports to its log")
 	flag.Parse()
+	if collectBin != "" {
+		otelOn = true
+		if abs, err := filepath.Abs(collectBin); err == nil {
+			collectBin = abs
+		}
+	}
 	if os.Getenv(inNetns) == "" {
 		// outside the namespace: what needs the network (npm), then the
 		// run inside it, then the comparison
@@ -95,8 +109,9 @@ func main() {
 			err := runScenario(c, sc, absBin, filepath.Join(*root, c+"-"+sc.Name), dest, *timeout, *bodies)
 			if err == nil && *fixtures {
 				// the CLI's output names where it is installed
-				_ = os.Remove(filepath.Join(dest, "stdout.txt"))
-				_ = os.Remove(filepath.Join(dest, "stderr.txt"))
+				for _, f := range []string{"stdout.txt", "stderr.txt", "collect.db", "collect.log"} {
+					_ = os.Remove(filepath.Join(dest, f))
+				}
 			}
 			status := "ok"
 			if err != nil {
@@ -170,6 +185,17 @@ func runScenario(cli string, sc *Scenario, bin, root, dest string, timeout time.
 			return err
 		}
 	}
+	if otelOn {
+		srv.otlpDir = filepath.Join(dest, "otlp")
+	}
+	if collectBin != "" {
+		stop, url, err := startCollect(collectBin, dest)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		srv.collector = url
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -195,6 +221,13 @@ func runScenario(cli string, sc *Scenario, bin, root, dest string, timeout time.
 			cmd := exec.CommandContext(ctx, filepath.Join(bin, "claude"), args...)
 			cmd.Env = append(baseEnv(home), "ANTHROPIC_BASE_URL="+base, "ANTHROPIC_API_KEY=harness-placeholder-key",
 				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+			if otelOn {
+				// Claude Code's traces, with the enhanced-telemetry beta's
+				// claude_code.* spans (agent ids, tool use ids)
+				cmd.Env = append(cmd.Env, "CLAUDE_CODE_ENABLE_TELEMETRY=1", "CLAUDE_CODE_ENHANCED_TELEMETRY_BETA=1",
+					"OTEL_TRACES_EXPORTER=otlp", "OTEL_METRICS_EXPORTER=none", "OTEL_LOGS_EXPORTER=none",
+					"OTEL_EXPORTER_OTLP_PROTOCOL=http/json", "OTEL_EXPORTER_OTLP_ENDPOINT="+base, "OTEL_TRACES_EXPORT_INTERVAL=500")
+			}
 			return cmd
 		}
 	case "codex":
@@ -242,6 +275,10 @@ max_concurrent_threads_per_session = 8
 			cmd := exec.CommandContext(ctx, filepath.Join(bin, "gemini"), args...)
 			cmd.Env = append(baseEnv(home), "GEMINI_API_KEY=harness-placeholder-key", "GOOGLE_GEMINI_BASE_URL="+base,
 				"GEMINI_CLI_TRUST_WORKSPACE=true")
+			if otelOn {
+				cmd.Env = append(cmd.Env, "GEMINI_TELEMETRY_ENABLED=true", "GEMINI_TELEMETRY_TARGET=local",
+					"GEMINI_TELEMETRY_TRACES_ENABLED=true", "GEMINI_TELEMETRY_OTLP_ENDPOINT="+base, "GEMINI_TELEMETRY_OTLP_PROTOCOL=http")
+			}
 			return cmd
 		}
 	default:
@@ -293,6 +330,38 @@ max_concurrent_threads_per_session = 8
 		return fmt.Errorf("%s exited: %v (see stderr.txt)", cli, runErr)
 	}
 	return nil
+}
+
+// startCollect runs `inspect collect` on a free loopback port with its
+// database in dest/collect.db; stop ends it with Ctrl-C (it writes what it
+// holds) once the CLI's last export had time to come.
+func startCollect(bin, dest string) (stop func(), url string, err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	log, _ := os.Create(filepath.Join(dest, "collect.log"))
+	cmd := exec.Command(bin, "collect", "--listen", addr, "--db", filepath.Join(dest, "collect.db"))
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.Env = append(os.Environ(), "HOME="+dest)
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	for i := 0; i < 100; i++ {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return func() {
+		time.Sleep(time.Second)
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		_ = cmd.Wait()
+		log.Close()
+	}, "http://" + addr, nil
 }
 
 // cliVersion is the version of cli's package installed beside bin

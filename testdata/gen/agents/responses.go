@@ -182,7 +182,7 @@ func (s *server) responses(w http.ResponseWriter, r *http.Request, body []byte, 
 				it["namespace"] = ns
 			}
 			items = append(items, it)
-			e.Calls = append(e.Calls, name)
+			e.call(name, it["call_id"].(string), c)
 		}
 	} else {
 		items = append(items, map[string]any{"type": "message", "id": fmt.Sprintf("msg_%s_%d", safeID(conv), step), "role": "assistant",

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -30,6 +31,12 @@ type server struct {
 	// makes its first request.
 	interrupt     func()
 	interruptOnce sync.Once
+
+	// otlpDir, when set, receives the OTLP exports the CLI sends the
+	// server; collector, when set, is the inspect collect they go on to.
+	otlpDir   string
+	collector string
+	otlpSeq   int
 }
 
 // Entry is one line of the request log.
@@ -48,6 +55,11 @@ type Entry struct {
 	Status int `json:"status"`
 	// Calls are the tool calls answered (CLI tool names), Text the text.
 	Calls []string `json:"calls,omitempty"`
+	// CallIDs are the calls' ids where the server makes them (Claude Code,
+	// Codex), Tasks the sub-agent conversation each call starts or gives
+	// more work ("" for other calls).
+	CallIDs []string `json:"call_ids,omitempty"`
+	Tasks   []string `json:"tasks,omitempty"`
 	Text  string   `json:"text,omitempty"`
 	// Usage is what the response reported.
 	Usage *Usage `json:"usage,omitempty"`
@@ -100,12 +112,67 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.responses(w, r, body, e)
 	case strings.HasPrefix(r.URL.Path, "/v1beta/models/"):
 		s.gemini(w, r, body, e)
+	case r.URL.Path == "/v1/traces" || r.URL.Path == "/v1/logs" || r.URL.Path == "/v1/metrics":
+		s.telemetry(w, r, body)
 	default:
 		e.Status = 404
 		e.Side = true
 		s.write(e)
 		http.Error(w, "the scripted model does not serve "+r.URL.Path, 404)
 	}
+}
+
+// telemetry keeps an OTLP/HTTP export the CLI sent (its own traces, when
+// the scenario runs with -otel) as otlp/<signal>-<n>.<json|pb>, and hands
+// traces on to the collector when one runs (-collect); it is not a model
+// request and is not logged.
+func (s *server) telemetry(w http.ResponseWriter, r *http.Request, body []byte) {
+	s.mu.Lock()
+	s.otlpSeq++
+	n := s.otlpSeq
+	s.mu.Unlock()
+	signal := strings.TrimPrefix(r.URL.Path, "/v1/")
+	ext := "pb"
+	if strings.Contains(r.Header.Get("Content-Type"), "json") {
+		ext = "json"
+	}
+	if s.otlpDir != "" && signal == "traces" {
+		_ = os.MkdirAll(s.otlpDir, 0o755)
+		_ = os.WriteFile(fmt.Sprintf("%s/%s-%03d.%s", s.otlpDir, signal, n, ext), body, 0o644)
+	}
+	if s.collector != "" && signal == "traces" {
+		req, _ := http.NewRequest("POST", s.collector+"/v1/traces", bytes.NewReader(body))
+		req.Header.Set("Content-Type", r.Header.Get("Content-Type"))
+		if ce := r.Header.Get("Content-Encoding"); ce != "" {
+			req.Header.Set("Content-Encoding", ce)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), 502)
+			return
+		}
+		defer resp.Body.Close()
+		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte("{}"))
+}
+
+// call logs one tool call answered.
+func (e *Entry) call(name, id string, c Call) {
+	e.Calls = append(e.Calls, name)
+	e.CallIDs = append(e.CallIDs, id)
+	task := ""
+	switch c.Tool {
+	case "agent":
+		task = c.Task
+	case "followup":
+		task = c.Next
+	}
+	e.Tasks = append(e.Tasks, task)
 }
 
 // setInterrupt sets what the server calls when the scenario's Interrupt
