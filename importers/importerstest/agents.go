@@ -58,8 +58,12 @@ type LogEntry struct {
 	Model  string    `json:"model"`
 	Status int       `json:"status"`
 	Calls  []string  `json:"calls"`
-	Text   string    `json:"text"`
-	Usage  *struct {
+	// CallIDs are the calls' ids where the server made them, Tasks the
+	// sub-agent conversation each call starts or gives more work.
+	CallIDs []string `json:"call_ids"`
+	Tasks   []string `json:"tasks"`
+	Text    string   `json:"text"`
+	Usage   *struct {
 		Input      int64 `json:"input"`
 		CacheRead  int64 `json:"cache_read"`
 		CacheWrite int64 `json:"cache_write"`

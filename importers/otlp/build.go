@@ -135,7 +135,12 @@ func Build(t *Trace, opt importers.Options) *importers.Session {
 		b.readRun(root, sess)
 	}
 	b.trunk = true
-	sess.Trunk = b.conv(root, b.classOf(root) == classAgent, "")
+	if allClaudeCode(roots) {
+		// Claude Code's own spans: sub-agents under their Agent calls
+		sess.Trunk = b.claudeCode(root, "main")
+	} else {
+		sess.Trunk = b.conv(root, b.classOf(root) == classAgent, "")
+	}
 	sess.Started, sess.Ended = root.Start, root.End
 	if len(sess.Tasks) == 0 {
 		sess.Tasks = b.tasks
@@ -156,6 +161,8 @@ type builder struct {
 	native   bool // the trace is inspect's own export
 	trunk    bool // building the trunk (user turns are read only there)
 	parent   map[*otel.Span]*otel.Span
+	// ccBranches are the Claude Code sub-agents met so far, by agent_id
+	ccBranches map[string]*importers.Branch
 }
 
 // mark computes which spans have a model call below them and counts the

@@ -88,14 +88,15 @@ func (l *Live) Consume(ctx context.Context, spans []*otel.Span) (int, string, er
 	now := l.now()
 	late := 0
 	for _, s := range spans {
-		if _, gone := l.closed[s.TraceID]; gone {
+		key := RunKey(s)
+		if _, gone := l.closed[key]; gone {
 			late++
 			continue
 		}
-		lt := l.traces[s.TraceID]
+		lt := l.traces[key]
 		if lt == nil {
-			lt = &liveTrace{t: NewTrace(s.TraceID)}
-			l.traces[s.TraceID] = lt
+			lt = &liveTrace{t: NewTrace(key)}
+			l.traces[key] = lt
 		}
 		before := lt.t.Len()
 		lt.t.Add(s)

@@ -12,6 +12,7 @@ import (
 	"io"
 	goruntime "runtime"
 	"sort"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -88,7 +89,20 @@ func (Format) Read(ctx context.Context, path string, opt importers.Options) ([]*
 	return out, nil
 }
 
-// ReadTraces reads r's spans into traces, in order of first appearance. A
+// RunKey is the run a span belongs to: its trace, except for Claude
+// Code, which starts a trace per user prompt (and per background
+// notification): its spans are one run per session (session.id).
+func RunKey(s *otel.Span) string {
+	if strings.HasPrefix(s.Scope, "com.anthropic.claude_code") || strings.HasPrefix(s.Name, "claude_code.") {
+		if id := s.Attrs.Str("session.id"); id != "" {
+			return "claude-code:" + id
+		}
+	}
+	return s.TraceID
+}
+
+// ReadTraces reads r's spans into traces (RunKey), in order of first
+// appearance. A
 // span without a trace or span id is counted as a problem and dropped.
 func ReadTraces(ctx context.Context, r io.Reader) ([]*Trace, otel.Stats, error) {
 	byID := map[string]*Trace{}
@@ -99,10 +113,11 @@ func ReadTraces(ctx context.Context, r io.Reader) ([]*Trace, otel.Stats, error) 
 			bad++
 			return nil
 		}
-		t := byID[s.TraceID]
+		key := RunKey(s)
+		t := byID[key]
 		if t == nil {
-			t = NewTrace(s.TraceID)
-			byID[s.TraceID] = t
+			t = NewTrace(key)
+			byID[key] = t
 			order = append(order, t)
 		}
 		t.Add(s)
