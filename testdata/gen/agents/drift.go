@@ -42,15 +42,23 @@ func installNewest() (string, error) {
 // its log (the tests of importers/all, pointed at out), then reports per
 // CLI and scenario whether it imports to its log, and which checks do
 // not. It returns 1 when one does not.
-func checkImports(out string) int {
-	cmd := exec.Command("go", "test", "./importers/all", "-run", "^TestAgents_", "-count=1", "-json")
+func checkImports(out, clis string) int {
+	tests := map[string][]string{"claude": {"TestAgents_ClaudeCode", "TestAgents_ClaudeCodeOTLP"},
+		"codex": {"TestAgents_Codex"}, "gemini": {"TestAgents_GeminiCLI"}}
+	var run []string
+	for _, c := range strings.Split(clis, ",") {
+		run = append(run, tests[c]...)
+	}
+	cmd := exec.Command("go", "test", "./importers/all", "-run", "^("+strings.Join(run, "|")+")$", "-count=1", "-json")
 	cmd.Env = append(os.Environ(), "INSPECT_AGENTS_OUT="+out, "INSPECT_REQUIRE_AGENTS=1")
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, os.Stderr
 	runErr := cmd.Run()
 	type result struct{ failed, skipped []string }
 	results := map[string]*result{} // "cli/scenario"
-	names := map[string]string{"TestAgents_ClaudeCode": "claude", "TestAgents_Codex": "codex", "TestAgents_GeminiCLI": "gemini"}
+	names := map[string]string{"TestAgents_ClaudeCode": "claude", "TestAgents_ClaudeCodeOTLP": "claude-otlp",
+		"TestAgents_Codex": "codex", "TestAgents_GeminiCLI": "gemini"}
+	var top []string // what a test said outside any scenario (it found none, say)
 	output := map[string]*strings.Builder{}
 	sc := bufio.NewScanner(&buf)
 	sc.Buffer(nil, 16<<20)
@@ -63,6 +71,11 @@ func checkImports(out string) int {
 		}
 		parts := strings.SplitN(ev.Test, "/", 3)
 		cli := names[parts[0]]
+		if cli != "" && len(parts) == 1 && ev.Action == "output" {
+			if t := strings.TrimSpace(ev.Output); t != "" && !strings.HasPrefix(t, "=== ") && !strings.HasPrefix(t, "--- ") {
+				top = append(top, parts[0]+": "+t)
+			}
+		}
 		if cli == "" || len(parts) < 2 {
 			continue
 		}
@@ -100,7 +113,7 @@ func checkImports(out string) int {
 	fmt.Println("imports to its log:")
 	for _, k := range keys {
 		r := results[k]
-		version := versionOf(filepath.Join(out, k))
+		version := versionOf(filepath.Join(out, strings.Replace(k, "-otlp/", "/", 1)))
 		switch {
 		case len(r.failed) > 0:
 			bad++
@@ -114,8 +127,11 @@ func checkImports(out string) int {
 			fmt.Printf("  %-36s %-10s yes\n", k, version)
 		}
 	}
+	for _, l := range top {
+		fmt.Println("  " + l)
+	}
 	if runErr != nil && bad == 0 {
-		fmt.Fprintln(os.Stderr, "agents: the comparison did not run:", runErr)
+		fmt.Fprintln(os.Stderr, "agents: the comparison failed outside the scenarios:", runErr)
 		return 1
 	}
 	if bad > 0 {

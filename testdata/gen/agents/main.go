@@ -50,6 +50,9 @@ func main() {
 	newest := flag.Bool("newest", false, "install the newest versions of the CLIs from npm into a temporary folder and run those (drift)")
 	check := flag.Bool("check", false, "then import every scenario's session and compare it with its log (go test ./importers/all -run TestAgents), and report what no longer imports to its log")
 	flag.Parse()
+	if *check {
+		otelOn = true // the traces are compared too
+	}
 	if collectBin != "" {
 		otelOn = true
 		if abs, err := filepath.Abs(collectBin); err == nil {
@@ -84,7 +87,7 @@ func main() {
 		}
 		code := reexec(args)
 		if *check {
-			if c := checkImports(*out); c > code {
+			if c := checkImports(*out, *cli); c > code {
 				code = c
 			}
 		}

@@ -60,7 +60,7 @@ type Entry struct {
 	// more work ("" for other calls).
 	CallIDs []string `json:"call_ids,omitempty"`
 	Tasks   []string `json:"tasks,omitempty"`
-	Text  string   `json:"text,omitempty"`
+	Text    string   `json:"text,omitempty"`
 	// Usage is what the response reported.
 	Usage *Usage `json:"usage,omitempty"`
 	// Held means the request was held until the client went away (an
