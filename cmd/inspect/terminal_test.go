@@ -193,7 +193,15 @@ func TestJSON_OnTerminal(t *testing.T) {
 		req(2, "tools/call", map[string]any{"name": "list_runs", "arguments": map[string]any{}}) +
 		req(3, "tools/call", map[string]any{"name": "show_node", "arguments": map[string]any{"node": "n1"}}) +
 		req(4, "tools/call", map[string]any{"name": "graph", "arguments": map[string]any{}})
-	out := onTerminalWithInput(t, in, func(b []byte) bool { return bytes.Contains(b, []byte(`"id":4`)) }, []string{"mcp", "--db", db})
+	answered := func(b []byte) bool { // the server may answer in any order
+		for _, id := range []string{`"id":1,`, `"id":2,`, `"id":3,`, `"id":4,`} {
+			if !bytes.Contains(b, []byte(id)) {
+				return false
+			}
+		}
+		return true
+	}
+	out := onTerminalWithInput(t, in, answered, []string{"mcp", "--db", db})
 	if bad := rawControl(out); bad != "" {
 		t.Errorf("inspect mcp on a terminal wrote %s", bad)
 	}
