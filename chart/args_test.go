@@ -1,6 +1,10 @@
 package chart
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
 
 // TestArgSummary: a tool call's label shows its arguments' values in the
 // order written; arrays of values are listed (cut after eight), nested
@@ -23,6 +27,32 @@ func TestArgSummary(t *testing.T) {
 	} {
 		if got := argSummary(tt.args); got != tt.want {
 			t.Errorf("argSummary(%s) = %q, want %q", tt.args, got, tt.want)
+		}
+	}
+}
+
+// TestArgSummary_PathEnds: a path too long for a label keeps its end,
+// which tells one file from another, from a separator on; the values
+// around it keep their order and what runs past the label is cut at the
+// end. A path that fits, and text with spaces, are as they were.
+func TestArgSummary_PathEnds(t *testing.T) {
+	for _, tt := range []struct{ args, want string }{
+		{`{"file_path":"/home/USER/projects/spotter/internal/auth/session.go"}`, "…/spotter/internal/auth/session.go"},
+		{`{"file_path":"/home/USER/projects/spotter/internal/auth/session.go","limit":40}`, "…/spotter/internal/auth/session.go 40"},
+		{`{"replace_all":false,"file_path":"/Users/someone/Work/entire/devenv/cli/cmd/install.go","old_string":"a","new_string":"b"}`,
+			"false …/devenv/cli/cmd/install.go a b"},
+		{`{"url":"https://hex.pm/packages/opentelemetry_exporter","prompt":"What is the latest version?"}`,
+			"…/opentelemetry_exporter What is the la…"},
+		{`{"path":"regions/index.md"}`, "regions/index.md"},
+		{`{"file_path":"/x/` + strings.Repeat("a", 60) + `.go"}`, "…" + strings.Repeat("a", 36) + ".go"},
+		{`{"command":"tail -5 /tmp/claude-1000/-home-marco-projects-spotter/tasks/b1.output"}`, "tail -5 /tmp/claude-1000/-home-marco-pr…"},
+	} {
+		got := argSummary(tt.args)
+		if got != tt.want {
+			t.Errorf("argSummary(%s) = %q, want %q", tt.args, got, tt.want)
+		}
+		if n := utf8.RuneCountInString(got); n > argRunes {
+			t.Errorf("argSummary(%s) is %d runes, more than %d", tt.args, n, argRunes)
 		}
 	}
 }

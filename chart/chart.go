@@ -52,15 +52,18 @@ type BoxKind int
 
 // The box kinds.
 const (
-	BoxNode    BoxKind = iota // one node
-	BoxFork                   // a fork node; Branches holds its branches
-	BoxFold                   // consecutive repeated calls of one tool ("read_file x12")
-	BoxSummary                // a whole branch (nested forks included) as one box
-	BoxGap                    // the elided middle of a long conversation
-	BoxGroup                  // the branches of a wide fork beyond the first few
+	BoxNode     BoxKind = iota // one node
+	BoxFork                    // a fork node; Branches holds its branches
+	BoxFold                    // consecutive repeated calls of one tool ("read_file x12")
+	BoxSummary                 // a whole branch (nested forks included) as one box
+	BoxGap                     // the elided middle of a long conversation
+	BoxGroup                   // the branches of a wide fork beyond the first few
+	BoxParallel                // the calls of one response that ran at once; Members holds them
+	BoxCalls                   // the calls of a parallel group past the first few
 )
 
-// String is the kind's name: node, fork, fold, summary, gap, group.
+// String is the kind's name: node, fork, fold, summary, gap, group,
+// parallel, calls.
 func (k BoxKind) String() string {
 	switch k {
 	case BoxNode:
@@ -75,6 +78,10 @@ func (k BoxKind) String() string {
 		return "gap"
 	case BoxGroup:
 		return "group"
+	case BoxParallel:
+		return "parallel"
+	case BoxCalls:
+		return "calls"
 	}
 	return "box" + strconv.Itoa(int(k))
 }
@@ -82,7 +89,7 @@ func (k BoxKind) String() string {
 // Box is one box of the chart.
 type Box struct {
 	// ID is the box's chart id: n<seq> of its node (the first it covers),
-	// or g<k> for a group.
+	// g<k> for a group, or p<seq> (of the llm node) for a parallel group.
 	ID   string
 	Kind BoxKind
 	// Label is the box's text, written with the chart's Labels.
@@ -96,12 +103,20 @@ type Box struct {
 	Failed bool
 	// Branches are a fork's branches in declared order (BoxFork).
 	Branches []*Branch
+	// Members are a parallel group's calls (BoxParallel), drawn side by
+	// side from the box before it to the box after it: one box each, the
+	// last a BoxCalls when the group is folded past its first few.
+	Members []*Box
+	// Group is the parallel call group a BoxParallel or a BoxCalls shows
+	// (a part of).
+	Group *graph.Group
 
 	it *item
 }
 
 // Nodes returns the nodes the box stands for, in sequence order (the node
-// itself for BoxNode and BoxFork, without its branches).
+// itself for BoxNode and BoxFork, without its branches; a BoxParallel's
+// members' nodes).
 func (b *Box) Nodes() []*graph.Node {
 	if b.Kind == BoxNode || b.Kind == BoxFork {
 		return []*graph.Node{b.Node}
@@ -109,8 +124,11 @@ func (b *Box) Nodes() []*graph.Node {
 	return b.it.covered()
 }
 
-// Collapsed reports whether the box stands for more than one node.
-func (b *Box) Collapsed() bool { return b.Kind != BoxNode && b.Kind != BoxFork }
+// Collapsed reports whether the box stands for more than one node (a
+// BoxParallel holds boxes instead: it is not collapsed, its BoxCalls is).
+func (b *Box) Collapsed() bool {
+	return b.Kind != BoxNode && b.Kind != BoxFork && b.Kind != BoxParallel
+}
 
 // Branch is one branch of a fork as the chart shows it.
 type Branch struct {
@@ -143,8 +161,11 @@ func (l *Layout) Chart(ls Labels) *Chart {
 func chartBoxes(items []*item, l *labeler) []*Box {
 	out := make([]*Box, 0, len(items))
 	for _, it := range items {
-		b := &Box{ID: it.id(), Kind: boxKinds[it.kind], Label: l.label(it), Node: it.node, Tool: it.tool, Failed: failed(it), it: it}
+		b := &Box{ID: it.id(), Kind: boxKinds[it.kind], Label: l.label(it), Node: it.node, Tool: it.tool, Failed: failed(it), Group: it.par, it: it}
 		it.covered() // a gap's nodes, flattened now: a Chart is only read after this
+		if it.kind == itemParallel {
+			b.Members = chartBoxes(it.members, l)
+		}
 
 		for _, bv := range it.branches {
 			cb := &Branch{ID: "b" + strconv.Itoa(bv.k), Branch: bv.b, Summarized: bv.summarized, Boxes: chartBoxes(bv.items, l)}
@@ -163,7 +184,8 @@ func chartBoxes(items []*item, l *labeler) []*Box {
 }
 
 // boxKinds maps the view's item kinds to the exported box kinds.
-var boxKinds = [...]BoxKind{itemNode: BoxNode, itemFork: BoxFork, itemFold: BoxFold, itemSummary: BoxSummary, itemGap: BoxGap, itemGroup: BoxGroup}
+var boxKinds = [...]BoxKind{itemNode: BoxNode, itemFork: BoxFork, itemFold: BoxFold, itemSummary: BoxSummary, itemGap: BoxGap, itemGroup: BoxGroup,
+	itemParallel: BoxParallel, itemCalls: BoxCalls}
 
 // Header returns the chart's header lines (DESIGN §7, without a comment
 // marker), written with the chart's Labels: the run, its agent, tokens, the
@@ -183,6 +205,10 @@ func (ch *Chart) BoxOf(seq int64) *Box {
 		var walk func(boxes []*Box)
 		walk = func(boxes []*Box) {
 			for _, b := range boxes {
+				if b.Kind == BoxParallel {
+					walk(b.Members)
+					continue
+				}
 				for _, n := range b.Nodes() {
 					ch.boxOf[n.Seq] = b
 				}
@@ -197,12 +223,17 @@ func (ch *Chart) BoxOf(seq int64) *Box {
 }
 
 // Walk calls fn for every box of the chart in conversation order: a fork's
-// box before its branches' boxes. branch is the branch the box is in (nil
-// in the trunk).
+// box before its branches' boxes, a parallel group's members in its place
+// (the BoxParallel itself is not passed: it is their frame). branch is the
+// branch the box is in (nil in the trunk).
 func (ch *Chart) Walk(fn func(b *Box, branch *Branch)) {
 	var walk func(boxes []*Box, in *Branch)
 	walk = func(boxes []*Box, in *Branch) {
 		for _, b := range boxes {
+			if b.Kind == BoxParallel {
+				walk(b.Members, in)
+				continue
+			}
 			fn(b, in)
 			for _, cb := range b.Branches {
 				walk(cb.Boxes, cb)

@@ -79,6 +79,10 @@ func (l *labeler) label(it *item) string {
 		return l.summary(it.covered(), "… not shown: ")
 	case itemGroup:
 		return l.group(it)
+	case itemParallel:
+		return fmt.Sprintf("%d calls at once · %s", it.par.Calls, graph.FormatDuration(it.par.Span()))
+	case itemCalls:
+		return l.moreCalls(it)
 	default:
 		panic("internal error: unhandled item kind " + strconv.Itoa(int(it.kind)))
 	}
@@ -325,6 +329,44 @@ func (l *labeler) group(it *item) string {
 	return b.String()
 }
 
+// moreCalls labels the calls of a parallel group past its first few: "… 3
+// more calls · Read x2, Grep x1 · n14..n16 · 1 failed".
+func (l *labeler) moreCalls(it *item) string {
+	counts := map[string]int{}
+	calls := 0
+	for _, n := range it.nodes {
+		switch {
+		case n.Group != it.par: // a folded fork's branch
+			continue
+		case n.Kind == record.KindTool && n.Tool != nil:
+			counts[n.Tool.Name]++
+		case n.Kind == record.KindFork && n.Fork != nil && n.Fork.Tool != "":
+			counts[n.Fork.Tool] += n.CallCount()
+		default:
+			counts[string(n.Kind)]++
+		}
+		calls += n.CallCount()
+	}
+	var b strings.Builder
+	first, last := it.nodes[0], it.nodes[len(it.nodes)-1]
+	fmt.Fprintf(&b, "… %d more calls · ", calls)
+	for i, tc := range sortedCounts(counts) {
+		if i == 3 {
+			b.WriteString(", …")
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s x%d", l.name(tc.Name), tc.Count)
+	}
+	fmt.Fprintf(&b, " · %s..%s", first.ID(), last.ID())
+	if e := failures(it.nodes); e > 0 {
+		fmt.Fprintf(&b, " · %d failed", e)
+	}
+	return b.String()
+}
+
 // statusCounts lists status counts in a fixed order: "ok 290, error 5".
 func (l *labeler) statusCounts(counts map[string]int) string {
 	var parts []string
@@ -414,9 +456,77 @@ func argSummary(args string) string {
 		return ""
 	}
 	if vals, ok := scalarValues(args); ok {
-		return oneLine(strings.Join(vals, " "), argRunes)
+		return fitValues(vals, argRunes)
 	}
 	return oneLine(args, argRunes)
+}
+
+// fitValues joins vals with spaces in at most n runes. When they do not
+// fit, the first path among them that runs past n (a value with a slash
+// and no space: a file, a URL) keeps its end, the part that tells one
+// file from another ("…/internal/auth/session.go", not
+// "/home/USER/projects/s…"), in the room left before it; what follows is
+// cut at the end as any text is.
+func fitValues(vals []string, n int) string {
+	for i := range vals {
+		vals[i] = strings.Join(strings.Fields(vals[i]), " ")
+	}
+	whole := strings.Join(vals, " ")
+	if utf8.RuneCountInString(whole) <= n {
+		return whole
+	}
+	used := 0 // runes before vals[i], with its separating space
+	for i, v := range vals {
+		if i > 0 {
+			used++
+		}
+		room := n - used
+		size := utf8.RuneCountInString(v)
+		if size > room && isPath(v) {
+			if i+1 < len(vals) { // a few runes for what follows, so the path's end is not what gets cut
+				room -= min(utf8.RuneCountInString(strings.Join(vals[i+1:], " "))+1, maxAfterPath)
+			}
+			if room >= minPathRunes {
+				vals[i] = pathTail(v, room)
+			}
+			break
+		}
+		used += size
+		if used >= n {
+			break
+		}
+	}
+	return oneLine(strings.Join(vals, " "), n)
+}
+
+// minPathRunes is the least room a path is shortened into from its start
+// (less would keep too little of its end to tell it apart); maxAfterPath
+// the most runes kept for the values after it.
+const (
+	minPathRunes = 12
+	maxAfterPath = 8
+)
+
+// isPath reports whether v looks like a path or a URL: a slash (or a
+// backslash) inside, no space.
+func isPath(v string) bool {
+	return strings.ContainsAny(v, `/\`) && !strings.ContainsAny(v, " \t\n")
+}
+
+// pathTail shortens path v to at most n runes from its start: "…" and the
+// longest end of it that begins at a separator and fits, or — when even
+// its last part does not — the last n-1 runes.
+func pathTail(v string, n int) string {
+	r := []rune(v)
+	if len(r) <= n {
+		return v
+	}
+	for i := len(r) - (n - 1); i < len(r); i++ {
+		if i > 0 && (r[i] == '/' || r[i] == '\\') {
+			return "…" + string(r[i:])
+		}
+	}
+	return "…" + string(r[len(r)-(n-1):])
 }
 
 // oneLine collapses runs of white space (newlines included) to one space and

@@ -12,6 +12,11 @@ import (
 type Options struct {
 	// Full turns collapsing off: every node is drawn, whatever the size.
 	Full bool
+	// MaxCalls is the most calls of a parallel call group (graph.Group)
+	// drawn side by side: a larger group shows its first MaxCalls-1 calls
+	// and one box for the rest, with their count. 0 draws every call; so
+	// does Full.
+	MaxCalls int
 	// MaxEdges is the most arrows a collapsed layout may have; 0 sets no
 	// limit.
 	MaxEdges int
@@ -60,11 +65,11 @@ type Layout struct {
 // whose arrows and size fit o's limits (the most collapsed level when none
 // does).
 func Lay(g *graph.Run, o Options) *Layout {
-	full := newView(g)
 	lay := func(v *view) *Layout { return &Layout{v: v, o: o} }
 	if o.Full {
-		return lay(full)
+		return lay(newView(g, 0))
 	}
+	full := newView(g, max(o.MaxCalls, 0))
 	maxEdges, maxText := o.MaxEdges, o.MaxTextSize
 	if maxEdges <= 0 {
 		maxEdges = int(^uint(0) >> 1)
@@ -166,6 +171,20 @@ func (l *Layout) collapsed() string {
 	}
 	if s.groups > 0 {
 		what = append(what, fmt.Sprintf("%d branches of %d wide forks drawn as one node each", s.grouped, s.groups))
+	}
+	calls := ""
+	if s.parallels > 0 {
+		groups := "1 parallel group"
+		if s.parallels > 1 {
+			groups = fmt.Sprintf("%d parallel groups", s.parallels)
+		}
+		calls = fmt.Sprintf("%d calls of %s past the first %d drawn as one node each", s.calls, groups, l.o.MaxCalls-1)
+	}
+	if len(what) == 0 { // only the parallel groups, which fold whatever the size
+		return calls + "; --full draws every node"
+	}
+	if calls != "" {
+		what = append(what, calls)
 	}
 	return fmt.Sprintf("collapsed to stay under %s: %s; --full draws every node",
 		strings.Join(limits, " and "), strings.Join(what, ", "))

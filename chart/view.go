@@ -16,12 +16,14 @@ import (
 type itemKind int
 
 const (
-	itemNode    itemKind = iota // one node
-	itemFork                    // a fork node with its branches
-	itemFold                    // consecutive repeated calls of one tool (llm and tool nodes)
-	itemSummary                 // a whole branch (nested forks included) as one node
-	itemGap                     // the elided middle of a long conversation
-	itemGroup                   // the branches of a wide fork beyond the first few, as one node
+	itemNode     itemKind = iota // one node
+	itemFork                     // a fork node with its branches
+	itemFold                     // consecutive repeated calls of one tool (llm and tool nodes)
+	itemSummary                  // a whole branch (nested forks included) as one node
+	itemGap                      // the elided middle of a long conversation
+	itemGroup                    // the branches of a wide fork beyond the first few, as one node
+	itemParallel                 // the calls of one response that ran at once, side by side (members)
+	itemCalls                    // the calls of a parallel group past the first few, as one node
 )
 
 // item is one box of the chart.
@@ -45,12 +47,21 @@ type item struct {
 	// gid is its id (g<k>, k of its first branch): it may cover no node.
 	group []*branchView
 	gid   string
+	// par is the parallel call group an itemParallel draws (its members,
+	// in order, the last an itemCalls when the group is folded past the
+	// first few) and an itemCalls folds a part of.
+	par     *graph.Group
+	members []*item
 }
 
-// id is the item's chart id: n<seq> of its node, or a group's g<k>.
+// id is the item's chart id: n<seq> of its node, a group's g<k>, or a
+// parallel call group's p<seq> (of its llm node).
 func (it *item) id() string {
-	if it.kind == itemGroup {
+	switch it.kind {
+	case itemGroup:
 		return it.gid
+	case itemParallel:
+		return it.par.ID()
 	}
 	return it.node.ID()
 }
@@ -78,6 +89,9 @@ type view struct {
 	// branchNo numbers every branch (b<k>) in the order of g.Conversations.
 	branchNo map[*graph.Branch]int
 	stats    collapseStats
+	// maxCalls is Options.MaxCalls: the most members of a parallel group
+	// drawn (0: all).
+	maxCalls int
 }
 
 // collapseStats say what collapsing did, for the %% line.
@@ -90,9 +104,13 @@ type collapseStats struct {
 	elided     int // nodes inside gaps
 	groups     int // wide forks whose later branches became one group
 	grouped    int // branches inside groups
+	parallels  int // parallel call groups folded past their first few calls
+	calls      int // calls inside those folds
 }
 
-func (s collapseStats) collapsed() bool { return s.folds+s.summarized+s.gaps+s.groups > 0 }
+func (s collapseStats) collapsed() bool {
+	return s.folds+s.summarized+s.gaps+s.groups+s.parallels > 0
+}
 
 // plan is one level of collapsing.
 type plan struct {
@@ -126,9 +144,10 @@ var plans = []plan{
 	{fold: true, summarizeDepth: 1, gapHead: 4, gapTail: 2, wideFork: 3},
 }
 
-// newView builds the full (uncollapsed) view of g.
-func newView(g *graph.Run) *view {
-	v := &view{g: g, marked: map[*graph.Node]bool{}, branchNo: map[*graph.Branch]int{}}
+// newView builds the uncollapsed view of g, its parallel call groups
+// drawn up to maxCalls members each (0: all).
+func newView(g *graph.Run, maxCalls int) *view {
+	v := &view{g: g, marked: map[*graph.Node]bool{}, branchNo: map[*graph.Branch]int{}, maxCalls: maxCalls}
 	seen := map[string]bool{}
 	for _, n := range g.Nodes {
 		if n.Agent == "" || n.Kind == record.KindUser || seen[n.Agent] {
@@ -146,24 +165,57 @@ func newView(g *graph.Run) *view {
 	return v
 }
 
-// items turns a conversation into items, forks holding their branches.
+// items turns a conversation into items, forks holding their branches,
+// the consecutive members of a parallel call group side by side in one
+// itemParallel.
 func (v *view) items(c *graph.Conversation) []*item {
 	out := make([]*item, 0, len(c.Nodes))
-	for _, n := range c.Nodes {
-		it := &item{kind: itemNode, node: n}
-		if n.Kind == record.KindFork && n.ForkOf != nil {
-			it.kind = itemFork
-			for _, b := range n.ForkOf.Branches {
-				bv := &branchView{b: b, k: v.branchNo[b]}
-				if b.Conv != nil {
-					bv.items = v.items(b.Conv)
-				}
-				it.branches = append(it.branches, bv)
-			}
+	for i := 0; i < len(c.Nodes); {
+		n := c.Nodes[i]
+		j := i + 1
+		for n.Group != nil && j < len(c.Nodes) && c.Nodes[j].Group == n.Group {
+			j++
 		}
-		out = append(out, it)
+		if j-i < 2 {
+			out = append(out, v.item(n))
+			i++
+			continue
+		}
+		par := &item{kind: itemParallel, node: n, par: n.Group}
+		for _, m := range c.Nodes[i:j] {
+			par.members = append(par.members, v.item(m))
+		}
+		if k := v.maxCalls; k > 0 && len(par.members) > k {
+			// the first k-1 calls, then one box for the rest with their count
+			rest := par.members[k-1:]
+			fold := &item{kind: itemCalls, node: rest[0].node, par: n.Group}
+			fold.nodes = flatten(rest, nil)
+			v.stats.parallels++
+			for _, m := range rest {
+				v.stats.calls += m.node.CallCount()
+			}
+			par.members = append(par.members[:k-1:k-1], fold)
+		}
+		out = append(out, par)
+		i = j
 	}
 	return out
+}
+
+// item is node n's item, a fork's holding its branches.
+func (v *view) item(n *graph.Node) *item {
+	it := &item{kind: itemNode, node: n}
+	if n.Kind == record.KindFork && n.ForkOf != nil {
+		it.kind = itemFork
+		for _, b := range n.ForkOf.Branches {
+			bv := &branchView{b: b, k: v.branchNo[b]}
+			if b.Conv != nil {
+				bv.items = v.items(b.Conv)
+			}
+			it.branches = append(it.branches, bv)
+		}
+	}
+	return it
 }
 
 // apply returns a copy of v collapsed further by p. Applying the plans in
@@ -176,10 +228,22 @@ func (v *view) apply(level int, p plan) *view {
 	return &c
 }
 
-// covered returns the nodes a fold, summary or gap stands for.
+// covered returns the nodes a fold, summary or gap stands for, or those
+// a parallel group's members are (a fork member without its branches).
 func (it *item) covered() []*graph.Node {
-	if it.nodes == nil && it.kind == itemGap {
-		it.nodes = flatten(it.inner, nil)
+	if it.nodes == nil {
+		switch it.kind {
+		case itemGap:
+			it.nodes = flatten(it.inner, nil)
+		case itemParallel:
+			for _, m := range it.members {
+				if m.kind == itemCalls {
+					it.nodes = append(it.nodes, m.nodes...)
+				} else {
+					it.nodes = append(it.nodes, m.node)
+				}
+			}
+		}
 	}
 	return it.nodes
 }
@@ -187,32 +251,22 @@ func (it *item) covered() []*graph.Node {
 func (v *view) collapse(items []*item, p plan, depth int) []*item {
 	out := make([]*item, 0, len(items))
 	for _, it := range items {
-		if it.kind != itemFork {
-			out = append(out, it)
-			continue
-		}
-		f := *it
-		f.branches = make([]*branchView, len(it.branches))
-		for i, bv := range it.branches {
-			nb := *bv
-			d := depth + 1
-			switch {
-			case bv.summarized, bv.grouped:
-			case len(bv.items) > 0 && ((p.summarizeDepth > 0 && d >= p.summarizeDepth) ||
-				(p.summarizeOver > 0 && countNodes(bv.items) > p.summarizeOver)):
-				nodes := flatten(bv.items, nil)
-				nb.items = []*item{{kind: itemSummary, node: nodes[0], nodes: nodes}}
-				nb.summarized = true
-				v.stats.summarized++
-			default:
-				nb.items = v.collapse(bv.items, p, d)
+		switch it.kind {
+		case itemFork:
+			out = append(out, v.collapseFork(it, p, depth))
+		case itemParallel:
+			par := *it
+			par.members = make([]*item, len(it.members))
+			for i, m := range it.members {
+				if m.kind == itemFork {
+					m = v.collapseFork(m, p, depth)
+				}
+				par.members[i] = m
 			}
-			f.branches[i] = &nb
+			out = append(out, &par)
+		default:
+			out = append(out, it)
 		}
-		if p.wideFork > 0 {
-			f.branches = v.group(f.branches, p.wideFork)
-		}
-		out = append(out, &f)
 	}
 	if p.fold {
 		out = v.fold(out)
@@ -225,6 +279,33 @@ func (v *view) collapse(items []*item, p plan, depth int) []*item {
 		out = append(append(append([]*item{}, out[:p.gapHead]...), gap), out[len(out)-p.gapTail:]...)
 	}
 	return out
+}
+
+// collapseFork returns a copy of fork item it with its branches collapsed
+// by p (summarized, grouped, or collapsed inside), at fork depth depth.
+func (v *view) collapseFork(it *item, p plan, depth int) *item {
+	f := *it
+	f.branches = make([]*branchView, len(it.branches))
+	for i, bv := range it.branches {
+		nb := *bv
+		d := depth + 1
+		switch {
+		case bv.summarized, bv.grouped:
+		case len(bv.items) > 0 && ((p.summarizeDepth > 0 && d >= p.summarizeDepth) ||
+			(p.summarizeOver > 0 && countNodes(bv.items) > p.summarizeOver)):
+			nodes := flatten(bv.items, nil)
+			nb.items = []*item{{kind: itemSummary, node: nodes[0], nodes: nodes}}
+			nb.summarized = true
+			v.stats.summarized++
+		default:
+			nb.items = v.collapse(bv.items, p, d)
+		}
+		f.branches[i] = &nb
+	}
+	if p.wideFork > 0 {
+		f.branches = v.group(f.branches, p.wideFork)
+	}
+	return &f
 }
 
 // group keeps the first keep branches of a wide fork and its slowest, in
@@ -297,7 +378,10 @@ func (v *view) fold(items []*item) []*item {
 			if !ok || nm != name {
 				break
 			}
-			if items[j].node.Kind == record.KindTool {
+			switch it := items[j]; {
+			case it.kind == itemParallel:
+				tools += len(it.covered())
+			case it.node.Kind == record.KindTool:
 				tools++
 			}
 			j++
@@ -309,7 +393,11 @@ func (v *view) fold(items []*item) []*item {
 		}
 		nodes := make([]*graph.Node, 0, j-i)
 		for _, it := range items[i:j] {
-			nodes = append(nodes, it.node)
+			if it.kind == itemParallel {
+				nodes = append(nodes, it.covered()...)
+			} else {
+				nodes = append(nodes, it.node)
+			}
 		}
 		out = append(out, &item{kind: itemFold, node: nodes[0], nodes: nodes, tool: name})
 		v.stats.folds++
@@ -319,9 +407,20 @@ func (v *view) fold(items []*item) []*item {
 	return out
 }
 
-// repeatable reports the tool an item repeats: a tool node's name, or the
-// one name every call of an llm node makes.
+// repeatable reports the tool an item repeats: a tool node's name, the
+// one name every call of an llm node makes, or the one tool every member
+// of a parallel group calls.
 func repeatable(it *item) (string, bool) {
+	if it.kind == itemParallel {
+		name := ""
+		for _, n := range it.covered() {
+			if n.Kind != record.KindTool || n.Tool == nil || (name != "" && n.Tool.Name != name) {
+				return "", false
+			}
+			name = n.Tool.Name
+		}
+		return name, name != ""
+	}
 	if it.kind != itemNode {
 		return "", false
 	}
@@ -364,10 +463,12 @@ func flattenRec(items []*item, out []*graph.Node) []*graph.Node {
 			for _, bv := range it.branches {
 				out = flattenRec(bv.items, out)
 			}
-		case itemFold, itemSummary, itemGroup:
+		case itemFold, itemSummary, itemGroup, itemCalls:
 			out = append(out, it.nodes...)
 		case itemGap:
 			out = flattenRec(it.inner, out)
+		case itemParallel:
+			out = flattenRec(it.members, out)
 		default:
 			panic("internal error: unhandled item kind " + strconv.Itoa(int(it.kind)))
 		}
@@ -388,6 +489,8 @@ func countNodes(items []*item) int {
 			}
 		case itemGap:
 			n += it.size
+		case itemParallel:
+			n += countNodes(it.members)
 		default:
 			n += len(it.nodes)
 		}
@@ -413,7 +516,8 @@ type edge struct{ from, to *item }
 // to the first item of each branch, the last item of each branch to what
 // follows the fork — or, for a detached fork (the parent went on while
 // its branches ran), to the item showing its join, the fork itself leading
-// to what follows it.
+// to what follows it; a parallel group's members each from what precedes
+// the group and to what follows it.
 func (v *view) edges() []edge {
 	var out []edge
 	v.walkEdges(v.trunk, &out)
@@ -422,34 +526,67 @@ func (v *view) edges() []edge {
 
 func (v *view) walkEdges(items []*item, out *[]edge) {
 	for i, it := range items {
-		if it.kind == itemFork {
-			for _, bv := range it.branches {
-				if len(bv.items) > 0 {
-					*out = append(*out, edge{it, bv.items[0]})
-					v.walkEdges(bv.items, out)
-				}
-			}
-			if detached(it) {
-				if j := joinItem(items[i+1:], it.node.ForkOf); j != nil {
-					for _, from := range branchExits(it) {
-						*out = append(*out, edge{from, j})
-					}
-				}
-			}
-		}
+		v.branchEdges(it, items[i+1:], out)
 		if i+1 < len(items) {
 			for _, from := range exits(it) {
-				*out = append(*out, edge{from, items[i+1]})
+				for _, to := range entries(items[i+1]) {
+					*out = append(*out, edge{from, to})
+				}
 			}
 		}
 	}
 }
 
+// branchEdges appends the arrows of the forks item it is or holds: into
+// each branch, within it, and for a detached fork from its branches' ends
+// to its join among rest (the items after it).
+func (v *view) branchEdges(it *item, rest []*item, out *[]edge) {
+	switch it.kind {
+	case itemFork:
+		for _, bv := range it.branches {
+			if len(bv.items) > 0 {
+				for _, to := range entries(bv.items[0]) {
+					*out = append(*out, edge{it, to})
+				}
+				v.walkEdges(bv.items, out)
+			}
+		}
+		if detached(it) {
+			if j := joinItem(rest, it.node.ForkOf); j != nil {
+				for _, from := range branchExits(it) {
+					*out = append(*out, edge{from, j})
+				}
+			}
+		}
+	case itemParallel:
+		for _, m := range it.members {
+			v.branchEdges(m, rest, out)
+		}
+	}
+}
+
+// entries are the items an arrow into it ends at: the item itself, or a
+// parallel group's members.
+func entries(it *item) []*item {
+	if it.kind == itemParallel {
+		return it.members
+	}
+	return []*item{it}
+}
+
 // exits are the items an arrow to whatever follows it starts from: an
-// item itself, or for a fork the last item of each branch (the fork itself
-// for a branch that recorded nothing); a detached fork itself.
+// item itself, for a fork the last item of each branch (the fork itself
+// for a branch that recorded nothing), a detached fork itself, for a
+// parallel group the exits of each member.
 func exits(it *item) []*item {
-	if it.kind != itemFork || len(it.branches) == 0 || detached(it) {
+	switch {
+	case it.kind == itemParallel:
+		var out []*item
+		for _, m := range it.members {
+			out = append(out, exits(m)...)
+		}
+		return out
+	case it.kind != itemFork || len(it.branches) == 0 || detached(it):
 		return []*item{it}
 	}
 	return branchExits(it)
@@ -501,18 +638,30 @@ func joinItem(items []*item, f *graph.Fork) *item {
 func countEdges(items []*item) int {
 	n := 0
 	for i, it := range items {
-		if it.kind == itemFork {
-			for _, bv := range it.branches {
-				if len(bv.items) > 0 {
-					n += 1 + countEdges(bv.items)
-				}
-			}
-			if detached(it) && joinItem(items[i+1:], it.node.ForkOf) != nil {
-				n += len(branchExits(it))
+		n += countBranchEdges(it, items[i+1:])
+		if i+1 < len(items) {
+			n += len(exits(it)) * len(entries(items[i+1]))
+		}
+	}
+	return n
+}
+
+// countBranchEdges counts the arrows branchEdges appends.
+func countBranchEdges(it *item, rest []*item) int {
+	n := 0
+	switch it.kind {
+	case itemFork:
+		for _, bv := range it.branches {
+			if len(bv.items) > 0 {
+				n += len(entries(bv.items[0])) + countEdges(bv.items)
 			}
 		}
-		if i+1 < len(items) {
-			n += len(exits(it))
+		if detached(it) && joinItem(rest, it.node.ForkOf) != nil {
+			n += len(branchExits(it))
+		}
+	case itemParallel:
+		for _, m := range it.members {
+			n += countBranchEdges(m, rest)
 		}
 	}
 	return n

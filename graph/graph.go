@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/stack"
 )
 
 // Source is what a run graph loads from; *store.DB satisfies it.
@@ -39,6 +40,8 @@ type Run struct {
 	Handoffs []*Node
 	// Agents lists the agents that owned a node, in order of first appearance.
 	Agents []string
+	// Groups holds every parallel call group in the order of its llm node.
+	Groups []*Group
 	// ReadAt is when the run was read (set by the caller; zero = unknown).
 	// A run still running has been going on until then.
 	ReadAt time.Time
@@ -46,6 +49,7 @@ type Run struct {
 	bySeq     map[int64]*Node
 	first     map[string]*Node
 	forksFrom map[*Conversation][]*Fork
+	groupOf   map[*Node]*Group // by llm node
 }
 
 // ForksFrom returns the forks conversation c made, in sequence order.
@@ -69,6 +73,58 @@ type Node struct {
 	Conv *Conversation
 	// ForkOf is set on fork and join nodes: the fork they open or close.
 	ForkOf *Fork
+	// Group is set on the members of a parallel call group: the calls of
+	// one response that ran at once.
+	Group *Group
+}
+
+// Group is a parallel call group (DESIGN §18): the tool calls one model
+// response made, on a stack that runs them at once (its profile fans out
+// by parallel calls: Claude Code, Codex, Kimi, the Agents SDK, OTLP apps;
+// not our runtime, whose calls run one at a time), when there are two or
+// more. The nodes come from record.Node.CalledBy.
+type Group struct {
+	// LLM is the llm node whose response made the calls.
+	LLM *Node
+	// Members are the nodes the calls became (tool, fork and hand-off
+	// nodes of LLM's conversation), in sequence order.
+	Members []*Node
+	// Calls is how many tool calls the members are: one each, but a fork
+	// an importer made of delegation calls (record.Fork.Tool set) is one
+	// call per branch.
+	Calls int
+}
+
+// ID is the group's display id: p<seq> of its llm node.
+func (gr *Group) ID() string { return fmt.Sprintf("p%d", gr.LLM.Seq) }
+
+// Span is the group's wall time: from its first member's start to the
+// last end among them (open members count to their start).
+func (gr *Group) Span() time.Duration {
+	var start, end time.Time
+	for i, m := range gr.Members {
+		e := m.Ended
+		if e.IsZero() {
+			e = m.Started
+		}
+		if i == 0 || m.Started.Before(start) {
+			start = m.Started
+		}
+		if e.After(end) {
+			end = e
+		}
+	}
+	return end.Sub(start)
+}
+
+// CallCount is how many tool calls node n stands for as a member of a
+// parallel call group: one, or for a fork an importer made of delegation
+// calls (record.Fork.Tool set) one per branch.
+func (n *Node) CallCount() int {
+	if n.Kind == record.KindFork && n.Fork != nil && n.Fork.Tool != "" && len(n.Fork.Branches) > 0 {
+		return len(n.Fork.Branches)
+	}
+	return 1
 }
 
 // ID is the node's display id, n<seq>.
@@ -334,6 +390,7 @@ func Build(r *record.Run, nodes []*record.Node) (*Run, error) {
 			panic(fmt.Sprintf("internal error: unhandled node kind %v", sn.Kind))
 		}
 	}
+	g.groups()
 	// The last moment the run recorded: an open branch ran at least until then.
 	var last time.Time
 	for _, n := range nodes {
@@ -382,6 +439,57 @@ func Build(r *record.Run, nodes []*record.Node) (*Run, error) {
 	}
 	return g, nil
 }
+
+// groups finds the run's parallel call groups: on a stack that runs a
+// response's calls at once, the tool, fork and hand-off nodes that name
+// the same llm node of their own conversation (CalledBy), when they are
+// two or more calls. A CalledBy that names no earlier llm node of the
+// conversation is ignored.
+func (g *Run) groups() {
+	if !stack.For(g.Source).Has(stack.ParallelCalls) {
+		return
+	}
+	for _, n := range g.Nodes {
+		switch n.Kind {
+		case record.KindTool, record.KindFork, record.KindHandoff:
+		default:
+			continue
+		}
+		llm := g.bySeq[n.CalledBy]
+		if n.CalledBy == 0 || llm == nil || llm.Kind != record.KindLLM || llm.Conv != n.Conv || llm.Seq >= n.Seq {
+			continue
+		}
+		gr := g.groupOf[llm]
+		if gr == nil {
+			if g.groupOf == nil {
+				g.groupOf = map[*Node]*Group{}
+			}
+			gr = &Group{LLM: llm}
+			g.groupOf[llm] = gr
+			g.Groups = append(g.Groups, gr)
+		}
+		gr.Members = append(gr.Members, n)
+		gr.Calls += n.CallCount()
+	}
+	sort.Slice(g.Groups, func(i, j int) bool { return g.Groups[i].LLM.Seq < g.Groups[j].LLM.Seq })
+	kept := g.Groups[:0]
+	for _, gr := range g.Groups {
+		if gr.Calls < 2 {
+			delete(g.groupOf, gr.LLM)
+			continue
+		}
+		for _, m := range gr.Members {
+			m.Group = gr
+		}
+		kept = append(kept, gr)
+	}
+	clear(g.Groups[len(kept):])
+	g.Groups = kept
+}
+
+// GroupOf returns the parallel call group llm node n's response made, or
+// nil (one call or none, or a stack that runs calls one at a time).
+func (g *Run) GroupOf(n *Node) *Group { return g.groupOf[n] }
 
 // branchPath is the path of branch b of fork f: the parent's path, a slash,
 // the branch's name (record.BranchPath).

@@ -185,6 +185,11 @@ type LLM struct {
 	// recorded them); nil when nothing can be rebuilt. Response is the
 	// response as the source recorded it, or nil.
 	Request, Response []byte
+
+	// ID is the source's id of the response (Claude Code's message.id),
+	// when it has one: the steps its calls became name it as their
+	// Response. "" = none.
+	ID string
 }
 
 // Tool is one tool call joined to its result by call id.
@@ -197,6 +202,11 @@ type Tool struct {
 	Research       bool // DESIGN §13's read-only tools of the format, else the configured name patterns
 	Status         record.Status
 	Error          string
+
+	// Response is the ID of the LLM step whose response made this call,
+	// when the source gives one; "" = the response it follows (Write links
+	// a response to the tool, fork and hand-off steps right after it).
+	Response string
 }
 
 // Handoff is an owner change (an Agents SDK hand-off span; a transfer_to_*
@@ -231,6 +241,10 @@ type Fork struct {
 	// conversation's later steps by time. Unset: the join follows the
 	// branches at once, the parent having waited for them.
 	Detached bool
+
+	// Response is the ID of the LLM step whose delegation calls made the
+	// fork, as Tool.Response.
+	Response string
 }
 
 // Branch is one sub-agent of a fork.

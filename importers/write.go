@@ -32,9 +32,11 @@ type Writer interface {
 // conversation's steps in order; a fork node, then each branch's nodes
 // (branch path "name", or "parent/name" inside a branch; depth one more
 // than the forking conversation; ForkSeq the fork's seq), then the join;
-// every conversation ends with a final node. Statuses follow DESIGN §13: a
-// conversation that never finished is interrupted, and the run's status is
-// its trunk's. Requests are reconstructed (record.FidelityReconstructed)
+// every conversation ends with a final node; each tool, fork and hand-off
+// node names the llm node whose response made it (record.Node.CalledBy:
+// the response its step names, else the one it follows). Statuses follow
+// DESIGN §13: a conversation that never finished is interrupted, and the
+// run's status is its trunk's. Requests are reconstructed (record.FidelityReconstructed)
 // from the messages visible to the model, unless the session gives one.
 //
 // A Live session is recorded as it is read: each step when its reader
@@ -268,6 +270,17 @@ func (m *mapper) conversation(c *Conversation, cur *cursor, path string, forkSeq
 		}
 		return nil
 	}
+	// The llm node whose calls the steps that follow it are (0: none) and
+	// its source id: a call is its response's when it names that response,
+	// or names none and follows it.
+	var caller int64
+	callerID := ""
+	calledBy := func(response string) int64 {
+		if response != "" && response != callerID {
+			return 0
+		}
+		return caller
+	}
 	for i := 0; ; i++ {
 		st, ok, err := cur.next()
 		if err != nil {
@@ -300,6 +313,7 @@ func (m *mapper) conversation(c *Conversation, cur *cursor, path string, forkSeq
 				return "", err
 			}
 			req.user(st.User.Text)
+			caller, callerID = 0, ""
 		case st.LLM != nil:
 			l := st.LLM
 			n := node(record.KindLLM, l.Started)
@@ -335,6 +349,10 @@ func (m *mapper) conversation(c *Conversation, cur *cursor, path string, forkSeq
 			if err := m.emit(n); err != nil {
 				return "", err
 			}
+			caller, callerID = n.Seq, l.ID
+			if len(names) == 0 {
+				caller = 0 // it called nothing: what follows is not its
+			}
 			if n.Ended.After(at) {
 				at = n.Ended
 			}
@@ -347,6 +365,7 @@ func (m *mapper) conversation(c *Conversation, cur *cursor, path string, forkSeq
 				n.Status, n.Error = record.StatusInterrupted, "no result was recorded for this call"
 			}
 			n.Tool = &record.Tool{CallID: t.CallID, Name: t.Name, Args: t.Args, Result: t.Result, Research: t.Research}
+			n.CalledBy = calledBy(t.Response)
 			if err := m.emit(n); err != nil {
 				return "", err
 			}
@@ -362,6 +381,7 @@ func (m *mapper) conversation(c *Conversation, cur *cursor, path string, forkSeq
 			}
 			n.Handoff = &record.Handoff{From: n.Agent, To: h.To, Reason: h.Reason}
 			n.Status, n.Error = h.Status, h.Error
+			n.CalledBy = calledBy("")
 			if err := m.emit(n); err != nil {
 				return "", err
 			}
@@ -372,7 +392,9 @@ func (m *mapper) conversation(c *Conversation, cur *cursor, path string, forkSeq
 				req.setTools(h.Tools)
 			}
 		case st.Fork != nil:
-			j, err := m.fork(st.Fork, node(record.KindFork, st.Fork.At), req)
+			fn := node(record.KindFork, st.Fork.At)
+			fn.CalledBy = calledBy(st.Fork.Response)
+			j, err := m.fork(st.Fork, fn, req)
 			if err != nil {
 				return "", err
 			}
@@ -408,8 +430,10 @@ func (m *mapper) conversation(c *Conversation, cur *cursor, path string, forkSeq
 			}
 			endedWithFinal = true
 			lastFinal = st.Final.Text
+			caller, callerID = 0, ""
 		case st.Compact != nil:
 			req.reset(c.System, st.Compact.Summary)
+			caller, callerID = 0, ""
 		}
 	}
 	if err := flush(time.Time{}); err != nil {

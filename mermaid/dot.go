@@ -134,6 +134,15 @@ func nodeHooks(c *Config, b *chart.Box) string {
 	return fmt.Sprintf(", id=%s, class=%q", dotQuote("g-"+b.ID), class)
 }
 
+// parallelHooks is the id and class attributes of a parallel group's
+// cluster with Config.Hooks: id="g-p<seq>" class="parallel".
+func parallelHooks(c *Config, b *chart.Box) string {
+	if !c.Hooks {
+		return ""
+	}
+	return fmt.Sprintf(", id=%s, class=\"parallel\"", dotQuote("g-"+b.ID))
+}
+
 // clusterHooks is the id and class attributes of a branch's cluster with
 // Config.Hooks.
 func clusterHooks(c *Config, cb *chart.Branch, critical map[*graph.Conversation]bool) string {
@@ -184,35 +193,60 @@ func printDOT(out io.Writer, ch *chart.Chart, c *Config) error {
 			critical[cv] = true
 		}
 	}
+	node := func(b *chart.Box, indent int) {
+		w.line(indent, fmt.Sprintf("%s [label=%s, %s%s];", b.ID, dotQuote(b.Label), nodeStyle(b), nodeHooks(c, b)))
+	}
 	var body func(boxes []*chart.Box, indent int)
+	var branches func(b *chart.Box, indent int)
 	body = func(boxes []*chart.Box, indent int) {
 		for _, b := range boxes {
-			w.line(indent, fmt.Sprintf("%s [label=%s, %s%s];", b.ID, dotQuote(b.Label), nodeStyle(b), nodeHooks(c, b)))
-			for _, cb := range b.Branches {
-				if cb.Group != nil { // the group node stands alone, no cluster
-					body(cb.Boxes, indent)
-					continue
+			if b.Kind == chart.BoxParallel {
+				// the calls side by side: one cluster, one rank; a fork
+				// among them has its branches' clusters after it
+				w.line(indent, fmt.Sprintf("subgraph cluster_%s {", b.ID))
+				w.line(indent+1, fmt.Sprintf("graph [label=%s, labeljust=l, fontsize=10, style=\"rounded,dashed\", color=%q, fontcolor=%q%s];",
+					dotQuote(b.Label), colorBorder, colorBorder, parallelHooks(c, b)))
+				ids := make([]string, len(b.Members))
+				for i, m := range b.Members {
+					node(m, indent+1)
+					ids[i] = m.ID
 				}
-				w.line(indent, fmt.Sprintf("subgraph cluster_%s {", cb.ID))
-				color, fill, pen, style, text := colorBorder, "#f7f9fb", "1", "rounded,filled", "#000000"
-				switch br := cb.Branch; {
-				case br.Status != record.StatusOK && br.Status != record.StatusRunning:
-					color, fill, pen, text = colorError, "#fff5f5", "2", textError
-				case br.Slowest():
-					color, pen = colorSlowest, "3"
-				}
-				if cb.Branch.Slowest() && color == colorError {
-					style = "rounded,filled,bold"
-				}
-				w.line(indent+1, fmt.Sprintf("graph [label=%s, labeljust=l, fontsize=12, style=%q, color=%q, fillcolor=%q, penwidth=%s, fontcolor=%q%s];",
-					dotQuote(cb.Title), style, color, fill, pen, text, clusterHooks(c, cb, critical)))
-				if len(cb.Boxes) == 0 {
-					// Graphviz drops an empty cluster; keep the branch visible.
-					w.line(indent+1, fmt.Sprintf("%s_empty [label=\"no nodes recorded\", shape=plaintext];", cb.ID))
-				}
-				body(cb.Boxes, indent+1)
+				w.line(indent+1, "{ rank=same; "+strings.Join(ids, "; ")+"; }")
 				w.line(indent, "}")
+				for _, m := range b.Members {
+					branches(m, indent)
+				}
+				continue
 			}
+			node(b, indent)
+			branches(b, indent)
+		}
+	}
+	branches = func(b *chart.Box, indent int) {
+		for _, cb := range b.Branches {
+			if cb.Group != nil { // the group node stands alone, no cluster
+				body(cb.Boxes, indent)
+				continue
+			}
+			w.line(indent, fmt.Sprintf("subgraph cluster_%s {", cb.ID))
+			color, fill, pen, style, text := colorBorder, "#f7f9fb", "1", "rounded,filled", "#000000"
+			switch br := cb.Branch; {
+			case br.Status != record.StatusOK && br.Status != record.StatusRunning:
+				color, fill, pen, text = colorError, "#fff5f5", "2", textError
+			case br.Slowest():
+				color, pen = colorSlowest, "3"
+			}
+			if cb.Branch.Slowest() && color == colorError {
+				style = "rounded,filled,bold"
+			}
+			w.line(indent+1, fmt.Sprintf("graph [label=%s, labeljust=l, fontsize=12, style=%q, color=%q, fillcolor=%q, penwidth=%s, fontcolor=%q%s];",
+				dotQuote(cb.Title), style, color, fill, pen, text, clusterHooks(c, cb, critical)))
+			if len(cb.Boxes) == 0 {
+				// Graphviz drops an empty cluster; keep the branch visible.
+				w.line(indent+1, fmt.Sprintf("%s_empty [label=\"no nodes recorded\", shape=plaintext];", cb.ID))
+			}
+			body(cb.Boxes, indent+1)
+			w.line(indent, "}")
 		}
 	}
 	body(ch.Trunk, 1)

@@ -4,7 +4,10 @@
 //
 // Both outputs draw the same layout: the trunk's boxes, each fork followed
 // by one subgraph (DOT: cluster) per branch in declared order, nested for
-// nested forks, and the arrows in conversation order. Every piece of
+// nested forks, the calls of a parallel call group side by side in a
+// subgraph (DOT: a cluster of one rank) of their own, each an arrow from
+// the response that made them and one to what follows, and the arrows in
+// conversation order. Every piece of
 // untrusted text goes through Escape (DOT: dotQuote), so no task, argument
 // or name can break or reconfigure the chart. Output is byte-stable.
 //
@@ -35,6 +38,11 @@ const (
 	DefaultMaxTextSize = 50000
 )
 
+// MaxCalls is the most calls of a parallel call group drawn side by side
+// (chart.Options.MaxCalls): a larger group draws its first four and one box
+// for the rest, with their count, unless Config.Full.
+const MaxCalls = 5
+
 // Config controls how a run is drawn. The zero Config is the default:
 // collapse large runs to fit GitHub's limits.
 type Config struct {
@@ -55,9 +63,11 @@ type Config struct {
 	// Hooks gives every DOT node and cluster an id and classes, which
 	// Graphviz copies onto the SVG group it draws, for a page that styles
 	// or scripts the SVG: a node's box id="g-n7" class="kind-llm" (a
-	// collapsed box "box-fold", "box-summary", "box-gap" or "box-group"),
-	// plus "failed"; a branch's cluster id="g-b2" class="branch", plus
-	// "failed", "slowest" and "critical" (on the run's critical path).
+	// collapsed box "box-fold", "box-summary", "box-gap", "box-group" or
+	// "box-calls"), plus "failed"; a branch's cluster id="g-b2"
+	// class="branch", plus "failed", "slowest" and "critical" (on the run's
+	// critical path); a parallel call group's cluster id="g-p7"
+	// class="parallel".
 	Hooks bool
 }
 
@@ -91,7 +101,7 @@ func (c *Config) layout(g *graph.Run) (*chart.Layout, []byte) {
 	maxEdges, maxText := c.limits()
 	var measured *chart.Layout
 	var text []byte
-	l := chart.Lay(g, chart.Options{Full: c.Full, MaxEdges: maxEdges, MaxTextSize: maxText,
+	l := chart.Lay(g, chart.Options{Full: c.Full, MaxEdges: maxEdges, MaxTextSize: maxText, MaxCalls: MaxCalls,
 		Size: func(l *chart.Layout) int {
 			measured, text = l, c.mermaid(l)
 			return textSize(text)
@@ -160,30 +170,50 @@ func printMermaid(out io.Writer, ch *chart.Chart) error {
 	}
 	w.line(0, "flowchart TD")
 	var errs, slow, collapsed []string
+	node := func(b *chart.Box, indent int) {
+		w.line(indent, b.ID+`["`+b.Label+`"]`)
+		if b.Failed {
+			errs = append(errs, b.ID)
+		}
+		if b.Collapsed() {
+			collapsed = append(collapsed, b.ID)
+		}
+	}
 	var body func(boxes []*chart.Box, indent int)
+	var branches func(b *chart.Box, indent int)
 	body = func(boxes []*chart.Box, indent int) {
 		for _, b := range boxes {
-			w.line(indent, b.ID+`["`+b.Label+`"]`)
-			if b.Failed {
-				errs = append(errs, b.ID)
-			}
-			if b.Collapsed() {
-				collapsed = append(collapsed, b.ID)
-			}
-			for _, cb := range b.Branches {
-				if cb.Group != nil { // the group node stands alone, no subgraph
-					body(cb.Boxes, indent)
-					continue
+			if b.Kind == chart.BoxParallel {
+				// the calls side by side in a subgraph of their own; a
+				// fork among them has its branches after it
+				w.line(indent, "subgraph "+b.ID+`["`+b.Label+`"]`)
+				for _, m := range b.Members {
+					node(m, indent+1)
 				}
-				w.line(indent, "subgraph "+cb.ID+`["`+cb.Title+`"]`)
-				body(cb.Boxes, indent+1)
 				w.line(indent, "end")
-				if cb.Branch.Status != record.StatusOK && cb.Branch.Status != record.StatusRunning {
-					errs = append(errs, cb.ID)
+				for _, m := range b.Members {
+					branches(m, indent)
 				}
-				if cb.Branch.Slowest() {
-					slow = append(slow, cb.ID)
-				}
+				continue
+			}
+			node(b, indent)
+			branches(b, indent)
+		}
+	}
+	branches = func(b *chart.Box, indent int) {
+		for _, cb := range b.Branches {
+			if cb.Group != nil { // the group node stands alone, no subgraph
+				body(cb.Boxes, indent)
+				continue
+			}
+			w.line(indent, "subgraph "+cb.ID+`["`+cb.Title+`"]`)
+			body(cb.Boxes, indent+1)
+			w.line(indent, "end")
+			if cb.Branch.Status != record.StatusOK && cb.Branch.Status != record.StatusRunning {
+				errs = append(errs, cb.ID)
+			}
+			if cb.Branch.Slowest() {
+				slow = append(slow, cb.ID)
 			}
 		}
 	}

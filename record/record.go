@@ -176,6 +176,12 @@ type Node struct {
 	Ended   time.Time // zero while open
 	Status  Status
 	Error   string
+	// CalledBy is the seq of the llm node whose response made this call,
+	// on the nodes a response's tool calls become (tool, fork, handoff);
+	// 0 when the source does not say, and on every other kind. The calls
+	// of one response share it: where the stack runs them at once they
+	// are one parallel call group (DESIGN §18).
+	CalledBy int64 `json:",omitempty"`
 
 	Text    string // user: the message; final: the final answer
 	LLM     *LLM

@@ -65,6 +65,9 @@ type conversation struct {
 	calls int // model calls in the conversation, for turn ids
 
 	toolLatency time.Duration // tool_latency of the current reply (scripted)
+	// caller is the seq of the llm node whose tool calls are being run
+	// (runCalls), the CalledBy of the nodes they become; 0 otherwise.
+	caller int64
 }
 
 // clock is a conversation's time: virtual (scripted, exact) or the wall clock.
@@ -176,6 +179,10 @@ func (r *runner) finish(n *record.Node) {
 
 func (r *runner) fill(c *conversation, n *record.Node) {
 	n.Branch, n.ForkSeq, n.Depth = c.path, c.forkSeq, c.depth
+	switch n.Kind {
+	case record.KindTool, record.KindFork, record.KindHandoff:
+		n.CalledBy = c.caller
+	}
 	if n.Agent == "" {
 		n.Agent = c.agent.Name
 	}
@@ -242,21 +249,25 @@ func (r *runner) loop(ctx context.Context, c *conversation) outcome {
 		}
 		c.steps++
 		c.calls++
-		msg, out, ok := r.step(ctx, c)
+		msg, seq, out, ok := r.step(ctx, c)
 		if !ok {
 			return out
 		}
 		if len(msg.ToolCalls) == 0 {
 			return outcome{answer: msg.Content, status: record.StatusOK}
 		}
-		if !r.runCalls(ctx, c, msg) {
+		c.caller = seq
+		ran := r.runCalls(ctx, c, msg)
+		c.caller = 0
+		if !ran {
 			return outcome{status: record.StatusCancelled, err: "cancelled while running tools"}
 		}
 	}
 }
 
-// step makes one model call and records its llm node.
-func (r *runner) step(ctx context.Context, c *conversation) (openai.ChatCompletionMessage, outcome, bool) {
+// step makes one model call and records its llm node, whose seq it
+// returns with the response.
+func (r *runner) step(ctx context.Context, c *conversation) (openai.ChatCompletionMessage, int64, outcome, bool) {
 	body := openai.ChatCompletionRequest{Model: c.agent.Model, Messages: c.request(), Tools: c.tools}
 	n := &record.Node{Kind: record.KindLLM, LLM: &record.LLM{Model: c.agent.Model}}
 	var once sync.Once
@@ -311,12 +322,12 @@ func (r *runner) step(ctx context.Context, c *conversation) (openai.ChatCompleti
 		}
 		r.finish(n)
 		r.report(c, "fails: "+n.Error)
-		return openai.ChatCompletionMessage{}, outcome{status: n.Status, err: n.Error, script: script, httpStatus: status}, false
+		return openai.ChatCompletionMessage{}, n.Seq, outcome{status: n.Status, err: n.Error, script: script, httpStatus: status}, false
 	}
 	if err := c.clock.Advance(ctx, resp.Latency); err != nil {
 		n.Ended, n.Status, n.Error = c.clock.Now(), record.StatusCancelled, "cancelled while waiting for the model"
 		r.finish(n)
-		return openai.ChatCompletionMessage{}, outcome{status: record.StatusCancelled, err: n.Error}, false
+		return openai.ChatCompletionMessage{}, n.Seq, outcome{status: record.StatusCancelled, err: n.Error}, false
 	}
 	msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: resp.Message.Content}
 	for _, tc := range resp.Message.ToolCalls {
@@ -349,7 +360,7 @@ func (r *runner) step(ctx context.Context, c *conversation) (openai.ChatCompleti
 	} else {
 		r.report(c, "calls "+strings.Join(n.LLM.Calls, ", "))
 	}
-	return msg, outcome{}, true
+	return msg, n.Seq, outcome{}, true
 }
 
 func (r *runner) report(c *conversation, what string) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inspect-dev/inspect/graph"
 	goldenfile "github.com/inspect-dev/inspect/internal/golden"
 	"github.com/inspect-dev/inspect/record"
 
@@ -494,5 +495,53 @@ func TestFork_BranchNames(t *testing.T) {
 		if !strings.Contains(results[i], tt.says) {
 			t.Errorf("branch %q: result %q, want it to say %q", tt.name, results[i], tt.says)
 		}
+	}
+}
+
+// Each call a response made knows that response (CalledBy = its llm node),
+// and the calls of one response run one at a time, so the run's graph has
+// no parallel call group: nearmiss-fanout-parallel-response's three
+// read_file calls of one response follow each other in time, and are
+// drawn as the series they are.
+func TestCalledBy_OneAtATime(t *testing.T) {
+	_, db, ns := runFixture(t, fixture("nearmiss-fanout-parallel-response"), nil)
+	var llm int64
+	tools := 0
+	var lastEnd time.Time
+	for _, n := range ns {
+		switch n.Kind {
+		case record.KindLLM:
+			llm = n.Seq
+			if n.CalledBy != 0 {
+				t.Errorf("n%d (llm) CalledBy %d, want 0", n.Seq, n.CalledBy)
+			}
+		case record.KindTool:
+			tools++
+			if n.CalledBy != llm || llm == 0 {
+				t.Errorf("n%d (tool) CalledBy %d, want the llm node n%d before it\n%s", n.Seq, n.CalledBy, llm, outline(ns))
+			}
+			if n.Started.Before(lastEnd) {
+				t.Errorf("n%d started %s before the call before it ended (%s): calls overlap", n.Seq, n.Started, lastEnd)
+			}
+			lastEnd = n.Ended
+		default:
+			if n.CalledBy != 0 {
+				t.Errorf("n%d (%s) CalledBy %d, want 0", n.Seq, n.Kind, n.CalledBy)
+			}
+		}
+	}
+	if tools != 3 {
+		t.Fatalf("%d tool nodes, want 3:\n%s", tools, outline(ns))
+	}
+	run, err := db.LoadRun(context.Background(), "testrun")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := graph.Build(run, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Groups) != 0 {
+		t.Errorf("our runtime's run has %d parallel call groups, want none (its calls run one at a time)", len(g.Groups))
 	}
 }

@@ -304,7 +304,7 @@ func (db *DB) ScanNodesRange(ctx context.Context, run *record.Run, from, last in
 }
 
 const nodeSelect = `SELECT seq, kind, branch, fork_seq, agent, depth, started_ns, ended_ns, status, error,
-	name, calls, call_id, tokens_in, tokens_out, tokens_cached, tokens_cache_write, tokens_reasoning, fidelity, attempts, research, args, text, data FROM nodes`
+	name, calls, call_id, tokens_in, tokens_out, tokens_cached, tokens_cache_write, tokens_reasoning, fidelity, attempts, research, args, text, data, called_by FROM nodes`
 
 // readNode reads one row of nodeSelect.
 func readNode(r *rowReader, run *record.Run) (*record.Node, error) {
@@ -321,6 +321,7 @@ func readNode(r *rowReader, run *record.Run) (*record.Node, error) {
 	research, args := r.int(), r.string()
 	n.Text = r.string()
 	data := r.string()
+	n.CalledBy = r.int64()
 	if r.err != nil {
 		return nil, r.err
 	}

@@ -35,7 +35,7 @@ func (s *writeStmts) close() {
 }
 
 const nodeColumns = `run_id, seq, kind, branch, fork_seq, agent, depth, started_ns, ended_ns, status, error,
-	name, calls, call_id, tokens_in, tokens_out, tokens_cached, tokens_cache_write, tokens_reasoning, fidelity, attempts, research, args, text, data`
+	name, calls, call_id, tokens_in, tokens_out, tokens_cached, tokens_cache_write, tokens_reasoning, fidelity, attempts, research, args, text, data, called_by`
 
 func (db *DB) prepare(ctx context.Context) error {
 	db.stmts.once.Do(func() {
@@ -221,7 +221,7 @@ func (rec *Recorder) insert(ctx context.Context, n *record.Node) (err error) {
 		return err
 	}
 	args := []any{rec.run, n.Seq, string(n.Kind), n.Branch, n.ForkSeq, n.Agent, n.Depth, n.Started.UnixNano(), endedNS(n),
-		string(n.Status), n.Error, row.name, row.calls, row.callID, row.in, row.out, row.cached, row.cacheWrite, row.reasoning, row.fidelity, row.attempts, row.research, row.args, row.text, row.data}
+		string(n.Status), n.Error, row.name, row.calls, row.callID, row.in, row.out, row.cached, row.cacheWrite, row.reasoning, row.fidelity, row.attempts, row.research, row.args, row.text, row.data, n.CalledBy}
 	if n.Kind == record.KindFinal && n.ForkSeq != 0 {
 		// A branch ends with its final; the trunk's next turn goes on
 		// from its last request, so what the trunk sent stays known.
@@ -301,7 +301,7 @@ func (rec *Recorder) FinishNode(ctx context.Context, n *record.Node) (err error)
 
 func execFinish(e execer, run string, n *record.Node, row nodeRow) error {
 	_, k, err := e.exec(stFinishNode, n.Ended.UnixNano(), string(n.Status), n.Error,
-		row.name, row.calls, row.callID, row.in, row.out, row.cached, row.cacheWrite, row.reasoning, row.fidelity, row.attempts, row.research, row.args, row.text, row.data, run, n.Seq)
+		row.name, row.calls, row.callID, row.in, row.out, row.cached, row.cacheWrite, row.reasoning, row.fidelity, row.attempts, row.research, row.args, row.text, row.data, n.CalledBy, run, n.Seq)
 	if err != nil {
 		return fmt.Errorf("finish n%d: %w", n.Seq, err)
 	}

@@ -56,8 +56,8 @@ func everyKind() []*record.Node {
 			Usage: record.Usage{In: 1210, Out: 31, Cached: 1000, CachedReported: true}, Content: "let me look",
 			Request:  []byte(`{"model":"m1","messages":[{"role":"system","content":"s"},{"role":"user","content":"q"}],"tools":[]}`),
 			Response: []byte(`{"id":"x","choices":[]}`)}},
-		{Kind: record.KindTool, Agent: "analyst", Started: at(1), Ended: at(2), Tool: &record.Tool{CallID: "c1", Name: "read_file", Args: `{"path":"a.md"}`, Result: "hello", Research: true}},
-		{Kind: record.KindFork, Agent: "analyst", Started: at(2), Ended: at(2), Fork: &record.Fork{Context: "compact", Branches: []record.ForkBranch{{Name: "eu", Agent: "researcher", Instructions: "EU total"}}}},
+		{Kind: record.KindTool, Agent: "analyst", Started: at(1), Ended: at(2), CalledBy: 2, Tool: &record.Tool{CallID: "c1", Name: "read_file", Args: `{"path":"a.md"}`, Result: "hello", Research: true}},
+		{Kind: record.KindFork, Agent: "analyst", Started: at(2), Ended: at(2), CalledBy: 2, Fork: &record.Fork{Context: "compact", Branches: []record.ForkBranch{{Name: "eu", Agent: "researcher", Instructions: "EU total"}}}},
 		{Kind: record.KindLLM, Branch: "eu", ForkSeq: 4, Depth: 1, Agent: "researcher", Started: at(2), Ended: at(5), Status: record.StatusError, Error: "provider returned 500",
 			LLM: &record.LLM{Model: "m2", Usage: record.Usage{In: 10, Out: 0}}},
 		{Kind: record.KindLLM, Branch: "eu", ForkSeq: 4, Depth: 1, Agent: "researcher", Started: at(5), Ended: at(5), Status: record.StatusExhausted,
@@ -683,6 +683,66 @@ func TestAttemptsAndIncompleteAsks(t *testing.T) {
 	if resp, err := db.Response(ctx, rec2.RunID(), n.Seq); err != nil || !strings.Contains(string(resp), "slow down") {
 		t.Errorf("the failed call's response body = %q, %v; want it kept", resp, err)
 	}
+}
+
+// The llm node whose response made a call is kept (schema v7, CalledBy:
+// TestRoundTrip_EveryKind), and the nodes of a v6 file read as not saying
+// (0), whether the file is migrated by a writer or read through a
+// reader's upgraded copy, which leaves it at v6.
+func TestCalledBy_V6File(t *testing.T) {
+	ctx := context.Background()
+	rows := []string{
+		`INSERT INTO runs (id, started_ns, ended_ns, status, tasks) VALUES ('v6run', 1, 4, 'ok', '["go"]')`,
+		`INSERT INTO nodes (run_id, seq, kind, started_ns, ended_ns, status, name, calls) VALUES ('v6run', 1, 'llm', 1, 2, 'ok', 'm', 'Read Read')`,
+		`INSERT INTO nodes (run_id, seq, kind, started_ns, ended_ns, status, name, call_id) VALUES ('v6run', 2, 'tool', 2, 3, 'ok', 'Read', 'c1')`,
+		`INSERT INTO nodes (run_id, seq, kind, started_ns, ended_ns, status, name, call_id) VALUES ('v6run', 3, 'tool', 2, 4, 'ok', 'Read', 'c2')`,
+	}
+	path := filepath.Join(t.TempDir(), "v6.db")
+	old, err := open(ctx, path, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range rows {
+		if _, err := old.w.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old.Close()
+	check := func(db *DB, how string) {
+		t.Helper()
+		run, err := db.LoadRun(ctx, "v6run")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		if err := db.ScanNodes(ctx, run, func(nd *record.Node) error {
+			n++
+			if nd.CalledBy != 0 {
+				t.Errorf("%s: n%d CalledBy %d, want 0", how, nd.Seq, nd.CalledBy)
+			}
+			return nil
+		}); err != nil || n != 3 {
+			t.Fatalf("%s: %d nodes, %v", how, n, err)
+		}
+	}
+	ro, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ro.FileVersion != 6 {
+		t.Errorf("read-only open: FileVersion %d, want 6", ro.FileVersion)
+	}
+	check(ro, "read-only")
+	ro.Close()
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if v, _ := db.Version(ctx); v != SchemaVersion() || v < 7 {
+		t.Errorf("after Open: v%d, want v%d (at least 7)", v, SchemaVersion())
+	}
+	check(db, "migrated")
 }
 
 func fileSize(t testing.TB, path string) int64 {

@@ -37,9 +37,9 @@ const (
 
 // stmtSQL is each statement's text.
 var stmtSQL = [numStmts]string{
-	stInsertNode: `INSERT INTO nodes (` + nodeColumns + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	stInsertNode: `INSERT INTO nodes (` + nodeColumns + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 	stFinishNode: `UPDATE nodes SET ended_ns=?, status=?, error=?,
-		name=?, calls=?, call_id=?, tokens_in=?, tokens_out=?, tokens_cached=?, tokens_cache_write=?, tokens_reasoning=?, fidelity=?, attempts=?, research=?, args=?, text=?, data=?
+		name=?, calls=?, call_id=?, tokens_in=?, tokens_out=?, tokens_cached=?, tokens_cache_write=?, tokens_reasoning=?, fidelity=?, attempts=?, research=?, args=?, text=?, data=?, called_by=?
 		WHERE run_id=? AND seq=?`,
 	stSelectBlob: `SELECT id FROM blobs WHERE hash=?`,
 	stInsertBlob: `INSERT INTO blobs (hash, data) VALUES (?,?)`,

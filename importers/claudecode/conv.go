@@ -203,7 +203,7 @@ func (cv *conv) assistant(e *entry) {
 		if start.IsZero() {
 			start = t
 		}
-		cv.llm = &importers.LLM{Started: start, Model: m.Model}
+		cv.llm = &importers.LLM{Started: start, Model: m.Model, ID: id}
 		cv.llmID = id
 		cv.respAt = t
 		cv.add(importers.Step{LLM: cv.llm})
@@ -264,7 +264,7 @@ func (cv *conv) toolUse(b block, t time.Time) {
 		_ = json.Unmarshal(b.Input, &in)
 		in.Description, in.Prompt, in.SubagentType = strings.Clone(in.Description), strings.Clone(in.Prompt), strings.Clone(in.SubagentType)
 		if cv.fork == nil {
-			cv.fork = &importers.Fork{At: t, Tool: b.Name, Context: "none"}
+			cv.fork = &importers.Fork{At: t, Tool: b.Name, Context: "none", Response: cv.llmID}
 			cv.add(importers.Step{Fork: cv.fork})
 		}
 		agent := in.SubagentType
@@ -292,7 +292,7 @@ func (cv *conv) toolUse(b block, t time.Time) {
 		return
 	}
 	tool := &importers.Tool{Started: t, CallID: b.ID, Name: b.Name, Args: cv.opt.Clip(args),
-		Research: ownResearch(b.Name) || cv.opt.IsResearch(b.Name)}
+		Research: ownResearch(b.Name) || cv.opt.IsResearch(b.Name), Response: cv.llmID}
 	cv.tools[b.ID] = tool
 	cv.add(importers.Step{Tool: tool})
 }
