@@ -172,17 +172,14 @@ func (v *view) items(c *graph.Conversation) []*item {
 	out := make([]*item, 0, len(c.Nodes))
 	for i := 0; i < len(c.Nodes); {
 		n := c.Nodes[i]
-		j := i + 1
-		for n.Group != nil && j < len(c.Nodes) && c.Nodes[j].Group == n.Group {
-			j++
-		}
-		if j-i < 2 {
+		members, joins, next := v.run(c.Nodes, i)
+		if len(members) < 2 {
 			out = append(out, v.item(n))
 			i++
 			continue
 		}
 		par := &item{kind: itemParallel, node: n, par: n.Group}
-		for _, m := range c.Nodes[i:j] {
+		for _, m := range members {
 			par.members = append(par.members, v.item(m))
 		}
 		if k := v.maxCalls; k > 0 && len(par.members) > k {
@@ -197,9 +194,39 @@ func (v *view) items(c *graph.Conversation) []*item {
 			par.members = append(par.members[:k-1:k-1], fold)
 		}
 		out = append(out, par)
-		i = j
+		for _, jn := range joins {
+			out = append(out, v.item(jn))
+		}
+		i = next
 	}
 	return out
+}
+
+// run returns the members of node nodes[i]'s parallel group that follow
+// one another from i — past the join of a fork among them, when another
+// member follows it (Claude Code's Task with another call: the call is
+// recorded after the sub-agent's join) — those joins, to draw after the
+// group, and the index after the last member.
+func (v *view) run(nodes []*graph.Node, i int) (members, joins []*graph.Node, next int) {
+	gr := nodes[i].Group
+	members, next = nodes[i:i+1], i+1
+	if gr == nil {
+		return members, nil, next
+	}
+	var held []*graph.Node
+	for j := i + 1; j < len(nodes); j++ {
+		switch m := nodes[j]; {
+		case m.Group == gr:
+			members = append(members, m)
+			joins, held = append(joins, held...), nil
+			next = j + 1
+		case m.Kind == record.KindJoin && m.ForkOf != nil && m.ForkOf.Node.Group == gr:
+			held = append(held, m)
+		default:
+			return members, joins, next
+		}
+	}
+	return members, joins, next
 }
 
 // item is node n's item, a fork's holding its branches.

@@ -36,9 +36,15 @@ type Graph struct {
 	Nodes []Node `json:"nodes"`
 	// Forks are every fork in sequence order with its branches.
 	Forks []Fork `json:"forks"`
+	// Groups are the parallel call groups in the order of their llm node:
+	// the calls one response made that ran at once (graph.Group); omitted
+	// when the run has none (our runtime's runs never have: their calls
+	// run one at a time).
+	Groups []Group `json:"groups,omitempty"`
 	// Edges are the arrows of the chart in conversation order: each node to
 	// the next of its conversation, a fork to each branch's first node, each
-	// branch's last node to the join.
+	// branch's last node to the join; the consecutive calls of a parallel
+	// group each from the node before them and to the node after them.
 	Edges []Edge `json:"edges"`
 }
 
@@ -114,6 +120,25 @@ type Node struct {
 	Handoff    *Handoff     `json:"handoff,omitempty"`
 	Fork       *ForkPayload `json:"fork,omitempty"`
 	Join       *JoinPayload `json:"join,omitempty"`
+	// Group is the id of the parallel call group the node is a call of
+	// (p<seq>); omitted when it is in none.
+	Group string `json:"group,omitempty"`
+}
+
+// Group is one parallel call group: the calls one model response made
+// that the stack ran at once.
+type Group struct {
+	ID  string `json:"id"`  // p<seq>, seq of its llm node; the Mermaid subgraph and DOT cluster_p<seq>
+	LLM string `json:"llm"` // the llm node whose response made the calls, n<seq>
+	// Branch is the branch path of their conversation ("" for the trunk).
+	Branch string `json:"branch"`
+	// Calls is how many tool calls the group is: one per member, but a
+	// fork made of delegation calls counts one per branch.
+	Calls int `json:"calls"`
+	// Members are the nodes the calls became, n<seq>, in sequence order.
+	Members []string `json:"members"`
+	// SpanMS is the group's wall time, first member's start to the last end.
+	SpanMS int64 `json:"span_ms"`
 }
 
 // Tool is the payload of a tool node.
@@ -250,6 +275,13 @@ func New(g *graph.Run) *Graph {
 		}
 		out.Forks = append(out.Forks, fj)
 	}
+	for _, gr := range g.Groups {
+		gj := Group{ID: gr.ID(), LLM: gr.LLM.ID(), Branch: gr.LLM.Branch, Calls: gr.Calls, SpanMS: gr.Span().Milliseconds()}
+		for _, m := range gr.Members {
+			gj.Members = append(gj.Members, m.ID())
+		}
+		out.Groups = append(out.Groups, gj)
+	}
 	es := lay.Edges()
 	out.Edges = make([]Edge, 0, len(es))
 	for _, e := range es {
@@ -278,6 +310,9 @@ func nodeJSON(lay *chart.Layout, n *graph.Node) Node {
 	j := Node{ID: n.ID(), Seq: n.Seq, Kind: string(n.Kind), Branch: n.Branch, ForkSeq: n.ForkSeq, Agent: n.Agent,
 		Marked: lay.Marked(n), Depth: n.Depth, Started: jsonTime(n.Started), Ended: jsonTimePtr(n.Ended),
 		DurationMS: n.Duration().Milliseconds(), Status: string(n.Status), Error: n.Error, Text: n.Text}
+	if n.Group != nil {
+		j.Group = n.Group.ID()
+	}
 	switch n.Kind {
 	case record.KindLLM:
 		if l := n.LLM; l != nil {

@@ -204,7 +204,7 @@ func printDOT(out io.Writer, ch *chart.Chart, c *Config) error {
 				// the calls side by side: one cluster, one rank; a fork
 				// among them has its branches' clusters after it
 				w.line(indent, fmt.Sprintf("subgraph cluster_%s {", b.ID))
-				w.line(indent+1, fmt.Sprintf("graph [label=%s, labeljust=l, fontsize=10, style=\"rounded,dashed\", color=%q, fontcolor=%q%s];",
+				w.line(indent+1, fmt.Sprintf("graph [label=%s, labeljust=l, fontsize=10, style=\"rounded,dashed\", color=%q, penwidth=1, fontcolor=%q%s];",
 					dotQuote(b.Label), colorBorder, colorBorder, parallelHooks(c, b)))
 				ids := make([]string, len(b.Members))
 				for i, m := range b.Members {

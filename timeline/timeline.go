@@ -113,6 +113,11 @@ type Bar struct {
 	// Gap is set on a BarCollapsed that is the elided middle of a long
 	// conversation (the chart's gap box); Axis draws a long one narrow.
 	Gap bool
+	// Group is the id (p<seq>) of the parallel call group the bar is a
+	// call of, "" for none; Slot is its place among the group's Slots
+	// calls drawn, from 0, so a drawing stacks calls that overlap in time.
+	Group       string
+	Slot, Slots int
 }
 
 // MarkKind is what a marker stands for.
@@ -186,44 +191,14 @@ func (b *builder) lane(l *Lane, boxes []*chart.Box) {
 	b.t.Lanes = append(b.t.Lanes, l)
 	var forks []*chart.Box
 	for _, box := range boxes {
-		nodes := box.Nodes()
-		if len(nodes) == 0 {
+		if box.Kind == chart.BoxParallel {
+			// each call at its own time, in a slot of its own
+			for i, m := range box.Members {
+				b.box(l, m, &forks, Bar{Group: box.ID, Slot: i, Slots: len(box.Members)})
+			}
 			continue
 		}
-		first := nodes[0]
-		start, end := first.Started, b.end(first)
-		for _, n := range nodes[1:] {
-			if n.Started.Before(start) {
-				start = n.Started
-			}
-			if e := b.end(n); e.After(end) {
-				end = e
-			}
-		}
-		b.span(l, start, end)
-		bar := Bar{Box: box.ID, Start: start, End: end, Label: box.Label, Failed: box.Failed, Nodes: len(nodes)}
-		switch {
-		case box.Collapsed():
-			bar.Kind, bar.Gap = BarCollapsed, box.Kind == chart.BoxGap
-			l.Bars = append(l.Bars, bar)
-		case first.Kind == record.KindLLM:
-			bar.Kind = BarModel
-			l.Bars = append(l.Bars, bar)
-		case first.Kind == record.KindTool:
-			bar.Kind = BarTool
-			l.Bars = append(l.Bars, bar)
-		case first.Kind == record.KindFork:
-			l.Marks = append(l.Marks, Mark{Kind: MarkFork, At: start, Box: box.ID, Label: box.Label})
-			if f := first.ForkOf; f != nil && f.Join != nil && f.Join.Started.After(end) {
-				l.Bars = append(l.Bars, Bar{Kind: BarWait, Box: box.ID, Start: end, End: f.Join.Started,
-					Label: "waiting for the branches of " + box.ID, Nodes: 1})
-			}
-			forks = append(forks, box)
-		case first.Kind == record.KindJoin:
-			l.Marks = append(l.Marks, Mark{Kind: MarkJoin, At: start, Box: box.ID, Label: box.Label})
-		case first.Kind == record.KindHandoff:
-			l.Marks = append(l.Marks, Mark{Kind: MarkHandoff, At: start, Box: box.ID, Label: box.Label})
-		}
+		b.box(l, box, &forks, Bar{})
 	}
 	for _, fb := range forks {
 		for _, cb := range fb.Branches {
@@ -231,6 +206,49 @@ func (b *builder) lane(l *Lane, boxes []*chart.Box) {
 			bl.Parent = l
 			b.lane(bl, cb.Boxes)
 		}
+	}
+}
+
+// box adds box's bar or mark to l (a bar starting as bar, which carries
+// its group), and a fork's box to forks.
+func (b *builder) box(l *Lane, box *chart.Box, forks *[]*chart.Box, bar Bar) {
+	nodes := box.Nodes()
+	if len(nodes) == 0 {
+		return
+	}
+	first := nodes[0]
+	start, end := first.Started, b.end(first)
+	for _, n := range nodes[1:] {
+		if n.Started.Before(start) {
+			start = n.Started
+		}
+		if e := b.end(n); e.After(end) {
+			end = e
+		}
+	}
+	b.span(l, start, end)
+	bar.Box, bar.Start, bar.End, bar.Label, bar.Failed, bar.Nodes = box.ID, start, end, box.Label, box.Failed, len(nodes)
+	switch {
+	case box.Collapsed():
+		bar.Kind, bar.Gap = BarCollapsed, box.Kind == chart.BoxGap
+		l.Bars = append(l.Bars, bar)
+	case first.Kind == record.KindLLM:
+		bar.Kind = BarModel
+		l.Bars = append(l.Bars, bar)
+	case first.Kind == record.KindTool:
+		bar.Kind = BarTool
+		l.Bars = append(l.Bars, bar)
+	case first.Kind == record.KindFork:
+		l.Marks = append(l.Marks, Mark{Kind: MarkFork, At: start, Box: box.ID, Label: box.Label})
+		if f := first.ForkOf; f != nil && f.Join != nil && f.Join.Started.After(end) {
+			l.Bars = append(l.Bars, Bar{Kind: BarWait, Box: box.ID, Start: end, End: f.Join.Started,
+				Label: "waiting for the branches of " + box.ID, Nodes: 1})
+		}
+		*forks = append(*forks, box)
+	case first.Kind == record.KindJoin:
+		l.Marks = append(l.Marks, Mark{Kind: MarkJoin, At: start, Box: box.ID, Label: box.Label})
+	case first.Kind == record.KindHandoff:
+		l.Marks = append(l.Marks, Mark{Kind: MarkHandoff, At: start, Box: box.ID, Label: box.Label})
 	}
 }
 

@@ -315,3 +315,44 @@ func sortTimes(ts []time.Time) {
 		}
 	}
 }
+
+// TestParallelGroup: the calls of a parallel call group are bars of the
+// conversation's lane, each at its own time, carrying the group's id and
+// a slot of their own among the calls drawn (the chart's first four and
+// the box of the rest, past mermaid.MaxCalls).
+func TestParallelGroup(t *testing.T) {
+	t0 := graphtest.Start
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	nodes := []*record.Node{
+		{Seq: 1, Kind: record.KindUser, Agent: "main", Started: at(0), Ended: at(0), Status: record.StatusOK, Text: "go"},
+		{Seq: 2, Kind: record.KindLLM, Agent: "main", Started: at(0), Ended: at(1000), Status: record.StatusOK, LLM: &record.LLM{Calls: []string{"Read", "Read", "Read", "Read", "Read", "Read"}}},
+	}
+	for i := 0; i < 6; i++ {
+		nodes = append(nodes, &record.Node{Seq: int64(3 + i), Kind: record.KindTool, Agent: "main", CalledBy: 2,
+			Started: at(1000 + 100*i), Ended: at(2000 + 500*i), Status: record.StatusOK, Tool: &record.Tool{Name: "Read", Args: "{}"}})
+	}
+	nodes = append(nodes, &record.Node{Seq: 9, Kind: record.KindFinal, Agent: "main", Started: at(5000), Ended: at(5000), Status: record.StatusOK, Text: "done"})
+	g, err := graph.Build(&record.Run{ID: "r", Started: t0, Ended: at(5000), Status: record.StatusOK, Source: record.Source{Format: "kimi-cli"}}, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := timeline.Build((&mermaid.Config{}).Chart(g))
+	var got []string
+	for _, b := range tl.Lanes[0].Bars {
+		if b.Group == "" {
+			continue
+		}
+		got = append(got, b.Box+" "+b.Kind.String()+" "+strconv.Itoa(b.Slot)+"/"+strconv.Itoa(b.Slots)+" "+
+			b.Start.Sub(t0).String()+".."+b.End.Sub(t0).String())
+		if b.Group != "p2" {
+			t.Errorf("%s: group %q, want p2", b.Box, b.Group)
+		}
+	}
+	want := []string{
+		"n3 tool 0/5 1s..2s", "n4 tool 1/5 1.1s..2.5s", "n5 tool 2/5 1.2s..3s", "n6 tool 3/5 1.3s..3.5s",
+		"n7 collapsed 4/5 1.4s..4.5s", // n7 and n8, the rest
+	}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("bars\n got %s\nwant %s", strings.Join(got, "; "), strings.Join(want, "; "))
+	}
+}

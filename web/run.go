@@ -694,11 +694,19 @@ func timelineOf(t *timeline.Timeline) timelineView {
 			if b.Kind == timeline.BarWait {
 				bv.H, bv.Y = 2, y+tlLaneH/2-1
 			}
+			if b.Slots > 1 {
+				// the calls of one response, each at its own time, stacked
+				bv.H = (tlLaneH - 4) / float64(b.Slots)
+				bv.Y = y + 2 + float64(b.Slot)*bv.H
+			}
 			switch {
 			case b.Failed && b.Kind == timeline.BarCollapsed:
 				c += " has-failed" // it holds a failure: outlined, not filled
 			case b.Failed:
 				c += " failed"
+			}
+			if b.Group != "" {
+				c += " parallel"
 			}
 			bv.Class = c
 			lv.Bars = append(lv.Bars, bv)

@@ -43,7 +43,11 @@ func NewCmdGraph(f *Factory, runF func(*GraphOptions) error) *cobra.Command {
 comments with the run, its agents, tokens, which join waited for which
 branches and the tool counts, then one box per node — n<seq> as every inspect
 command names it — with each fork's branches as subgraphs, the slowest branch
-of each fork marked and failed nodes and branches in the error style.
+of each fork marked and failed nodes and branches in the error style. The
+calls one response made at once, in an imported run of a stack that runs
+them so (Claude Code, Codex, Kimi, the Agents SDK, OpenTelemetry apps), are
+drawn side by side in a subgraph p<seq> from their response; past five, the
+first four and one box for the rest with their count.
 
 A large run is collapsed to stay under GitHub's Mermaid limits (500 edges,
 50,000 characters): repeated calls fold into one box ("read_file x12"), deep

@@ -409,8 +409,8 @@ func (cv *conv) userText(e *entry, text string, t time.Time) {
 			cv.notification(text, t)
 		}
 		return
-	case strings.HasPrefix(text, "<command-name>"):
-		text = commandLine(text) // a slash command: the command as typed
+	case strings.HasPrefix(text, "<command-name>"), strings.HasPrefix(text, "<command-message>"):
+		text = commandLine(text) // a slash command: the command as typed (the run's title when it is the first task)
 	}
 	switch {
 	case cv.sub && !cv.sawPrompt:
