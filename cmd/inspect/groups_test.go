@@ -21,6 +21,15 @@ type realGroups struct {
 	session   string
 	responses int
 	most      int
+	// branches are truth.json's branches in call order (its forks' order,
+	// the order of the graph JSON's forks and branches): the same counts
+	// for those whose steps the parent recorded (inner), nil for the others.
+	branches []*branchGroups
+}
+
+type branchGroups struct {
+	Responses int `json:"responses_with_parallel_tool_calls"`
+	Most      int `json:"max_tool_calls_in_one_response"`
 }
 
 // realGroupSessions are the real Claude Code sessions with parallel
@@ -37,10 +46,10 @@ func realGroupSessions(t *testing.T) []realGroups {
 	}
 	for _, tp := range cases {
 		var truth struct {
-			Main struct {
-				Responses int `json:"responses_with_parallel_tool_calls"`
-				Most      int `json:"max_tool_calls_in_one_response"`
-			} `json:"main"`
+			Main     branchGroups `json:"main"`
+			Branches []struct {
+				Inner *branchGroups `json:"inner"`
+			} `json:"branches"`
 		}
 		b, err := os.ReadFile(tp)
 		if err == nil {
@@ -53,7 +62,11 @@ func realGroupSessions(t *testing.T) []realGroups {
 		if len(sessions) != 1 {
 			t.Fatalf("%s: %d full.jsonl beside it, want 1", tp, len(sessions))
 		}
-		out = append(out, realGroups{name: filepath.Base(filepath.Dir(tp)), session: sessions[0], responses: truth.Main.Responses, most: truth.Main.Most})
+		rg := realGroups{name: filepath.Base(filepath.Dir(tp)), session: sessions[0], responses: truth.Main.Responses, most: truth.Main.Most}
+		for _, b := range truth.Branches {
+			rg.branches = append(rg.branches, b.Inner)
+		}
+		out = append(out, rg)
 	}
 	return out
 }
@@ -61,7 +74,8 @@ func realGroupSessions(t *testing.T) []realGroups {
 // TestGraph_ParallelGroups_RealSessions: the parallel calls of real Claude
 // Code sessions are drawn side by side in every format of inspect graph.
 // The graph JSON counts the trunk's groups and their largest as truth.json
-// does; each group of two or more drawn members is, in the Mermaid chart,
+// does, and each sub-agent's whose steps the parent recorded (the five of
+// fanout5-progress); each group of two or more drawn members is, in the Mermaid chart,
 // a subgraph p<seq> holding exactly its first members (a larger group's
 // rest in one box with its count) with an arrow from the response to each,
 // and the chart passes the real Mermaid parser; in DOT, a cluster_p<seq>
@@ -96,6 +110,9 @@ func TestGraph_ParallelGroups_RealSessions(t *testing.T) {
 					Members         []string
 				} `json:"groups"`
 				Edges []struct{ From, To string } `json:"edges"`
+				Forks []struct {
+					Branches []struct{ Path string } `json:"branches"`
+				} `json:"forks"`
 			}
 			if err := json.Unmarshal([]byte(jsonOut), &g); err != nil {
 				t.Fatal(err)
@@ -114,6 +131,31 @@ func TestGraph_ParallelGroups_RealSessions(t *testing.T) {
 			}
 			if responses != rs.responses || most != rs.most {
 				t.Errorf("graph JSON: %d trunk responses with parallel calls, at most %d calls; truth says %d and %d", responses, most, rs.responses, rs.most)
+			}
+			var paths []string
+			for _, fk := range g.Forks {
+				for _, b := range fk.Branches {
+					paths = append(paths, b.Path)
+				}
+			}
+			if rs.branches != nil && len(paths) != len(rs.branches) {
+				t.Errorf("%d branches, truth.json has %d", len(paths), len(rs.branches))
+			} else {
+				for i, want := range rs.branches {
+					if want == nil {
+						continue
+					}
+					n, most := 0, 0
+					for _, gr := range g.Groups {
+						if gr.Branch == paths[i] {
+							n++
+							most = max(most, gr.Calls)
+						}
+					}
+					if n != want.Responses || most != want.Most {
+						t.Errorf("branch %s: %d responses with parallel calls, at most %d calls; truth says %d and %d", paths[i], n, most, want.Responses, want.Most)
+					}
+				}
 			}
 			for _, n := range g.Nodes {
 				if n.Group != groupOf[n.ID] {
