@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -250,6 +251,65 @@ func TestRunCommand_KillsGrandchildren(t *testing.T) {
 		syscall.Kill(pid, syscall.SIGKILL)
 		t.Errorf("grandchild %d outlived the cancellation", pid)
 	}
+}
+
+// TestRunCommand_DetachedGrandchild: a grandchild that leaves the tool's
+// process group (`setsid sleep 300 &`) kept stdout open, and RunCommand
+// read it for ever: past the tool's exit, past its timeout, past a
+// cancellation (Ctrl-C) — inspect run hung (issue 23, item 5). Reading
+// now stops a moment after the group is gone; what the tool wrote is its
+// result.
+func TestRunCommand_DetachedGrandchild(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid")
+	}
+	dir := t.TempDir()
+	// The grandchild writes its pid, then holds stdout and stderr; the
+	// tool goes on once it has left the group.
+	detach := func(n int) string {
+		return fmt.Sprintf(`setsid sh -c 'echo $$ > pid%d.tmp; mv pid%d.tmp pid%d; exec sleep 300' & while [ ! -s pid%d ]; do sleep 0.01; done; `, n, n, n, n)
+	}
+	reap := func(n int) {
+		if pid := readPID(t, filepath.Join(dir, fmt.Sprint("pid", n))); pid > 0 {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	within := func(what string, d time.Duration, fn func()) {
+		t.Helper()
+		done := make(chan struct{})
+		go func() { fn(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(d):
+			t.Fatalf("%s: RunCommand still running after %s", what, d)
+		}
+	}
+
+	within("a tool that exits", 10*time.Second, func() {
+		out, err := RunCommand(context.Background(), dir, commandTool("bg", detach(1)+"echo started"), "{}")
+		if err != nil || out != "started\n" {
+			t.Errorf("RunCommand = %q, %v; want the tool's output", out, err)
+		}
+	})
+	reap(1)
+
+	slow := commandTool("slow", detach(2)+"sleep 300")
+	slow.Timeout = 300 * time.Millisecond
+	within("a tool that times out", 10*time.Second, func() {
+		if _, err := RunCommand(context.Background(), dir, slow, "{}"); err == nil || !strings.Contains(err.Error(), "timed out after 300ms") {
+			t.Errorf("RunCommand(slow) = %v, want a timeout", err)
+		}
+	})
+	reap(2)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	within("a cancelled tool", 10*time.Second, func() {
+		if _, err := RunCommand(ctx, dir, commandTool("cancelled", detach(3)+"sleep 300"), "{}"); !errors.Is(err, context.Canceled) {
+			t.Errorf("RunCommand(cancelled) = %v, want context.Canceled", err)
+		}
+	})
+	reap(3)
 }
 
 // TestRunCommand_SecretEnvironment: command tools inherit the environment

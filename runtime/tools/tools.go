@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	"github.com/inspect-dev/inspect/runtime/project"
@@ -474,13 +475,18 @@ func RunCommand(ctx context.Context, dir string, t *project.CommandTool, args st
 	stdout.started()
 	stderr.started()
 	if err != nil {
-		stdout.wait()
-		stderr.wait()
+		stop := time.Now().Add(afterExit)
+		stdout.wait(stop)
+		stderr.wait(stop)
 		return "", errorf("%s could not run: %v", t.Name, err)
 	}
 	err = cmd.Wait()
 	killGroup(cmd) // grandchildren go with it
-	out, errText := stdout.wait(), stderr.wait()
+	// A grandchild that left the group (setsid, a daemon) may hold the
+	// pipes open for ever: what the program wrote before it ended is read
+	// within afterExit, and reading stops there.
+	stop := time.Now().Add(afterExit)
+	out, errText := stdout.wait(stop), stderr.wait(stop)
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
 		return "", errorf("%s timed out after %s", t.Name, t.Timeout)
@@ -623,10 +629,25 @@ func (o *output) started() {
 	}()
 }
 
+// afterExit is how long a command's output is still read once its
+// process group is dead, for a writer outside the group to close it.
+const afterExit = time.Second
+
 // wait returns what was read, truncated with a note, once every writer
-// has closed the pipe (the process group is dead by then).
-func (o *output) wait() string {
-	<-o.done
+// has closed the pipe — or, at the latest, at stop (the
+// process group is dead by then: a writer still holding the pipe left
+// the group, and what it writes is no part of the result). Closing the
+// read end ends the reading goroutine's Read (the pipe is non-blocking,
+// in Go's poller).
+func (o *output) wait(stop time.Time) string {
+	t := time.NewTimer(time.Until(stop))
+	defer t.Stop()
+	select {
+	case <-o.done:
+	case <-t.C:
+		o.r.Close()
+		<-o.done
+	}
 	o.r.Close()
 	return Truncate(o.buf.String(), o.total, o.limit)
 }
