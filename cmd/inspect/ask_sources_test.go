@@ -82,6 +82,8 @@ func askSources(t *testing.T) []askSource {
 			askSource{name: "kimi-cli real sub-agent", path: filepath.Join(dir, "kimi-cli", "with-subagent-collapsed", "wire.jsonl"), api: asktest.ChatPath},
 			askSource{name: "kimi-code real", path: filepath.Join(dir, "kimi-code", "sample-main"), api: asktest.ChatPath},
 		)
+	} else if os.Getenv("INSPECT_REQUIRE_TRANSCRIPTS") != "" {
+		t.Fatal("shared/transcripts not found above the repository (INSPECT_REQUIRE_TRANSCRIPTS is set)")
 	} else {
 		t.Log("shared/transcripts not found above the repository: the real Claude Code and Kimi sessions are not asked")
 	}
