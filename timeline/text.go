@@ -79,6 +79,7 @@ func Fprint(w io.Writer, t *Timeline, o Options) error {
 	if width <= 0 {
 		width = 80
 	}
+	width = max(width, MinWidth)
 	bw := bufio.NewWriter(w)
 	p := &printer{w: bw, color: o.Color}
 
@@ -223,6 +224,10 @@ func Fprint(w io.Writer, t *Timeline, o Options) error {
 	}
 	return p.err
 }
+
+// MinWidth is the narrowest width Fprint draws at (a narrower Options.Width
+// is drawn at MinWidth): the lane names, an axis and the durations.
+const MinWidth = 40
 
 type printer struct {
 	w     *bufio.Writer

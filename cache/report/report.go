@@ -421,8 +421,12 @@ func Notes(rep *cache.Report) chart.Notes {
 // Header is the %% cache line of a Mermaid chart (without the %%).
 func Header(rep *cache.Report) string {
 	t := rep.Total
-	s := fmt.Sprintf("reads %s (%s) · predicted reusable %s of input · hit ratio %s · weighted %s tokens",
-		group(t.Reads), t.Basis(), percent(ratio(t.Predicted, t.In)), percent(t.HitRatio()), group(int64(t.Weighted+0.5)))
+	reusable := percent(ratio(t.Predicted, t.In)) + " of input"
+	if t.Analyzed == 0 {
+		reusable = "not analysed" // as inspect cache says: no call's request could be analysed
+	}
+	s := fmt.Sprintf("reads %s (%s) · predicted reusable %s · hit ratio %s · weighted %s tokens",
+		group(t.Reads), t.Basis(), reusable, percent(t.HitRatio()), group(int64(t.Weighted+0.5)))
 	if t.Mismatches > 0 {
 		s += fmt.Sprintf(" · %d reported unlike predicted", t.Mismatches)
 	}

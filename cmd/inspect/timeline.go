@@ -52,8 +52,8 @@ of a very long conversation as one bar each.`,
 }
 
 func timelineRun(ctx context.Context, opts *TimelineOptions) error {
-	if opts.Width < 0 || opts.Width > 1000 {
-		return Usagef("--width must be between 1 and 1000 columns, got %d", opts.Width)
+	if opts.Width != 0 && (opts.Width < timeline.MinWidth || opts.Width > 1000) {
+		return Usagef("--width %d: the timeline needs %d to 1000 columns (the lane names, the time axis and the durations)", opts.Width, timeline.MinWidth)
 	}
 	run, err := analyzer(opts.F, nil).Open(ctx, opts.RunRef, analysis.LoadGraph)
 	if err != nil {
