@@ -338,9 +338,18 @@ func printImported(opts *ImportOptions, res []importers.Result) {
 				fmt.Fprintf(io.ErrOut, "  … and %d more malformed lines\n", len(r.Report.Problems)-maxProblems)
 				break
 			}
-			fmt.Fprintf(io.ErrOut, "  %s:%d: %s\n", p.File, p.Line, p.Err)
+			fmt.Fprintf(io.ErrOut, "  %s\n", problemLine(p))
 		}
 	}
+}
+
+// problemLine is one problem of an import's report: FILE:LINE: WHY, or
+// FILE: WHY for a problem of a whole file (Line 0), which has no line 0.
+func problemLine(p importers.Problem) string {
+	if p.Line <= 0 {
+		return fmt.Sprintf("%s: %s", p.File, p.Err)
+	}
+	return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Err)
 }
 
 func plural(n int, one, many string) string {
