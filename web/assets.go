@@ -66,6 +66,10 @@ func page(name string) (*template.Template, error) {
 var parsePages = sync.OnceValues(func() (map[string]*template.Template, error) {
 	funcs := template.FuncMap{
 		"dur": graph.FormatDuration,
+		// count is "N word" with word's plural unless N is 1: "1 fork", "2 forks"
+		"count": func(n int, one, many string) template.HTML {
+			return template.HTML("<b>" + thousands(int64(n)) + "</b> " + template.HTMLEscapeString(plural1(n, one, many)))
+		},
 		"num": func(v any) string {
 			switch n := v.(type) {
 			case int:
@@ -191,4 +195,12 @@ func statusClass(s any) string {
 	default:
 		return "st-stopped"
 	}
+}
+
+// plural1 is one for n == 1, else many.
+func plural1(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

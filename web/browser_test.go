@@ -569,3 +569,22 @@ func TestBrowser_FirstRun(t *testing.T) {
 	}
 	tb.noErrors(t, "first-run page")
 }
+
+// TestBrowser_RunStatsPlural: the run page's figures agree in number with
+// their counts: the demo's one fork is "1 fork" (before: "1 forks").
+func TestBrowser_RunStatsPlural(t *testing.T) {
+	srv, ids := served(t, web.Options{})
+	tb := newTab(t)
+	tb.do(t, chromedp.Navigate(srv.URL+"/runs/"+ids["demo"]))
+	items := eval[[]string](t, tb, `Array.from(document.querySelectorAll('ul.stats li')).map(function (li) { return li.textContent; })`)
+	joined := strings.Join(items, " | ")
+	if !strings.Contains(joined, "| 1 fork |") {
+		t.Errorf("the demo's stats do not say 1 fork: %s", joined)
+	}
+	for _, it := range items {
+		if strings.HasPrefix(it, "1 ") && strings.HasSuffix(it, "s") {
+			t.Errorf("%q: a count of 1 in the plural", it)
+		}
+	}
+	tb.noErrors(t, "run page")
+}
