@@ -588,3 +588,41 @@ func TestBrowser_RunStatsPlural(t *testing.T) {
 	}
 	tb.noErrors(t, "run page")
 }
+
+// TestBrowser_InterruptedBanner: an interrupted run's page says so once,
+// with the run's error in it (before: a red banner with the error and a
+// second one saying the run was interrupted).
+func TestBrowser_InterruptedBanner(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "stopped.db")
+	w, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	rec, err := w.CreateRun(ctx, &record.Run{Started: time.Now(), Tasks: []string{"a run whose process died"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.AddNode(ctx, &record.Node{Kind: record.KindUser, Agent: "solo", Started: time.Now(), Ended: time.Now(), Status: record.StatusOK, Text: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	const why = "the process recording this run stopped before the run ended"
+	if err := rec.Finish(ctx, record.StatusInterrupted, why, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := store.OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	srv := httptest.NewServer(web.New(storesrc.New(ro), web.Options{}))
+	defer srv.Close()
+	tb := newTab(t)
+	tb.do(t, chromedp.Navigate(srv.URL+"/runs/"+rec.RunID()))
+	banners := eval[[]string](t, tb, `Array.from(document.querySelectorAll('header .notice')).map(function (p) { return p.textContent; })`)
+	if len(banners) != 1 || !strings.Contains(banners[0], "This run was interrupted ("+why+")") {
+		t.Errorf("banners %q, want one saying the run was interrupted and why", banners)
+	}
+	tb.noErrors(t, "interrupted run page")
+}

@@ -368,7 +368,13 @@ func (s *Server) runView(a *analysed, report bool) *runPage {
 		p.Title = oneLine(g.Tasks[0], 60) + " · run " + g.ID
 	}
 	if g.Status.Stopped() {
-		p.Notice = fmt.Sprintf("This run was %s: branches still running then are drawn as they were; the audit says which forks it could not judge.", g.Status)
+		// one banner: the run's own error (the process stopped…) says the same
+		why := ""
+		if g.Error != "" {
+			why = " (" + g.Error + ")"
+			p.Error = ""
+		}
+		p.Notice = fmt.Sprintf("This run was %s%s: branches still running then are drawn as they were; the audit says which forks it could not judge.", g.Status, why)
 	}
 	if !g.Source.IsInspect() {
 		p.Imported = true
