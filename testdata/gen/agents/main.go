@@ -63,6 +63,7 @@ func main() {
 		// outside the namespace: what needs the network (npm), then the
 		// run inside it, then the comparison
 		args := os.Args[1:]
+		installed := "" // the folder -newest installed into, removed at the end
 		if *out == "" && (*newest || *check) {
 			d, err := os.MkdirTemp("", "agents-out-")
 			if err != nil {
@@ -82,7 +83,7 @@ func main() {
 				fmt.Fprintln(os.Stderr, "agents: install the newest CLIs:", err)
 				os.Exit(1)
 			}
-			defer os.RemoveAll(filepath.Dir(filepath.Dir(b)))
+			installed = filepath.Dir(filepath.Dir(b))
 			args = append(args, "-bin", b)
 		}
 		code := reexec(args)
@@ -90,6 +91,10 @@ func main() {
 			if c := checkImports(*out, *cli); c > code {
 				code = c
 			}
+			fmt.Println("the sessions and logs are in", *out)
+		}
+		if installed != "" {
+			_ = os.RemoveAll(installed)
 		}
 		os.Exit(code)
 	}
