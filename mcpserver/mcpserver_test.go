@@ -231,7 +231,7 @@ func TestArgs_Refused(t *testing.T) {
 // the user allowed, spelled however the client likes, handed on as the
 // user spelled it.
 func TestArgs_Runs(t *testing.T) {
-	r := newRefs("/work/repo", []string{"ci/base.db", "/data/other.db"})
+	r := newRefs("/srv/repo", []string{"ci/base.db", "/data/other.db"})
 	for _, c := range []struct {
 		in   string
 		want RunRef
@@ -241,7 +241,7 @@ func TestArgs_Runs(t *testing.T) {
 		{"7F3A", RunRef{Run: "7f3a"}},
 		{"ci/base.db:latest", RunRef{DB: "ci/base.db", Run: "latest"}},
 		{"./ci/base.db:7f3a", RunRef{DB: "ci/base.db", Run: "7f3a"}},
-		{"/work/repo/ci/base.db", RunRef{DB: "ci/base.db", Run: "latest"}},
+		{"/srv/repo/ci/base.db", RunRef{DB: "ci/base.db", Run: "latest"}},
 		{"../../data/other.db:", RunRef{DB: "/data/other.db", Run: "latest"}},
 	} {
 		got, err := r.run("run", c.in)
