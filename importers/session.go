@@ -207,6 +207,10 @@ type Tool struct {
 	// when the source gives one; "" = the response it follows (Write links
 	// a response to the tool, fork and hand-off steps right after it).
 	Response string
+	// Agent is set when the call's agent is not the conversation's current
+	// owner (a LangGraph node that ran after another, no hand-off between
+	// them), as LLM.Agent.
+	Agent string
 }
 
 // Handoff is an owner change (an Agents SDK hand-off span; a transfer_to_*
@@ -283,6 +287,9 @@ type Final struct {
 	// that is not ok.
 	Status record.Status
 	Error  string
+	// Agent is set when the agent that answered is not the conversation's
+	// current owner (a LangGraph node after another), as LLM.Agent.
+	Agent string
 }
 
 // Report says what an import skipped or could not read.

@@ -360,6 +360,9 @@ func (m *mapper) conversation(c *Conversation, cur *cursor, path string, forkSeq
 		case st.Tool != nil:
 			t := st.Tool
 			n := node(record.KindTool, t.Started)
+			if t.Agent != "" {
+				n.Agent = t.Agent
+			}
 			n.Ended, n.Status, n.Error = t.Ended, t.Status, t.Error
 			if t.Ended.IsZero() && t.Status == "" {
 				n.Status, n.Error = record.StatusInterrupted, "no result was recorded for this call"
@@ -409,6 +412,9 @@ func (m *mapper) conversation(c *Conversation, cur *cursor, path string, forkSeq
 			}
 		case st.Final != nil:
 			n := node(record.KindFinal, st.Final.At)
+			if st.Final.Agent != "" {
+				n.Agent = st.Final.Agent
+			}
 			n.Text = st.Final.Text
 			n.Status, n.Error = st.Final.Status, st.Final.Error
 			_, more, err := cur.peek(0)

@@ -264,8 +264,10 @@ func (b *builder) hasAgentBelow(s *otel.Span) bool {
 // state is a conversation being built.
 type state struct {
 	c         *importers.Conversation
-	cur       string // its current agent
-	first     string // the agent it started with
+	cur       string            // its current agent (the graph node running)
+	owner     string            // the agent that holds it: changed by hand-offs only
+	handedBy  map[string]string // agent -> the agent that handed it the conversation
+	first     string            // the agent it started with
 	usersSeen int
 	lastLLM   *importers.LLM
 	outKnown  map[*importers.LLM]bool // the span recorded its output (calls known)
@@ -279,7 +281,7 @@ func (b *builder) conv(s *otel.Span, isAgent bool, agent string) *importers.Conv
 	if agent == "" && isAgent {
 		agent = b.agentName(s)
 	}
-	st := &state{c: c, cur: agent, outKnown: map[*importers.LLM]bool{}}
+	st := &state{c: c, cur: agent, owner: agent, outKnown: map[*importers.LLM]bool{}}
 	st.first = agent
 	b.fill(st, s, isAgent)
 	if c.Agent == "" {
@@ -348,28 +350,46 @@ func (b *builder) transferTo(st *state, agent string) bool {
 	return false
 }
 
-// takeOver makes the agent of s the conversation's: a hand-off when it
-// changes owner, at the transfer_to_* call that asked for it if there is one
-// (that call becomes the hand-off, as our runtime records it).
+// takeOver makes the agent of s the one running the conversation: a
+// hand-off when a transfer_to_* call asked for it (that call becomes the
+// hand-off, as our runtime records it) or when it goes back to the agent
+// that handed it over (a supervisor's agent handing back, as
+// langgraph-supervisor's transfer_back_to_* does with no span of its own);
+// else the graph's next node taking its turn, which is no hand-off — its
+// steps say which node made them.
 func (b *builder) takeOver(st *state, s *otel.Span) {
 	to := b.agentName(s)
 	if to == "" || to == st.cur {
 		return
 	}
 	if st.cur == "" {
-		st.cur, st.first = to, to
+		st.cur, st.first, st.owner = to, to, to
 		return
 	}
-	h := &importers.Handoff{At: s.Start, From: st.cur, To: to}
-	if n := len(st.c.Steps); n > 0 {
-		if t := st.c.Steps[n-1].Tool; t != nil && strings.HasPrefix(t.Name, "transfer_to_") {
-			h.At = t.Started
-			h.Reason = reasonOf(t.Args)
-			st.c.Steps = st.c.Steps[:n-1]
-		}
+	n := len(st.c.Steps)
+	var t *importers.Tool
+	if n > 0 {
+		t = st.c.Steps[n-1].Tool
+	}
+	var h *importers.Handoff
+	switch {
+	case t != nil && strings.HasPrefix(t.Name, "transfer_to_"):
+		h = &importers.Handoff{At: t.Started, From: st.owner, To: to, Reason: reasonOf(t.Args)}
+		st.c.Steps = st.c.Steps[:n-1]
+	case st.handedBy[st.owner] == to:
+		h = &importers.Handoff{At: s.Start, From: st.owner, To: to}
+	default:
+		st.cur = to
+		return
 	}
 	st.c.Steps = append(st.c.Steps, importers.Step{Handoff: h})
-	st.cur = to
+	if st.handedBy == nil {
+		st.handedBy = map[string]string{}
+	}
+	if st.handedBy[h.From] != to {
+		st.handedBy[to] = h.From
+	}
+	st.cur, st.owner = to, to
 }
 
 func reasonOf(args string) string {
@@ -399,10 +419,13 @@ func (b *builder) llm(st *state, s *otel.Span) {
 	l.Status, l.Error = spanStatus(s)
 	if a := s.Attrs.Str(otel.AttrAgentName); a != "" && a != st.cur {
 		if st.cur == "" {
-			st.cur, st.first = a, a
+			st.cur, st.first, st.owner = a, a, a
 		} else {
 			l.Agent = a
 		}
+	}
+	if l.Agent == "" && st.cur != st.owner {
+		l.Agent = st.cur // a graph node that is not the conversation's owner
 	}
 	if len(m.Out) > 0 {
 		out := m.Out[len(m.Out)-1]
@@ -434,6 +457,9 @@ func (b *builder) llm(st *state, s *otel.Span) {
 func (b *builder) tool(st *state, s *otel.Span) {
 	name, id, args, result := toolOf(s)
 	t := &importers.Tool{Started: s.Start, Ended: s.End, CallID: id, Name: name, Args: args, Result: result}
+	if st.cur != st.owner {
+		t.Agent = st.cur
+	}
 	t.Status, t.Error = spanStatus(s)
 	if t.Status == record.StatusError && t.Result == "" {
 		t.Result = t.Error
@@ -562,7 +588,7 @@ func (b *builder) finish(st *state) {
 	}
 	l := st.c.Steps[n-1].LLM
 	if len(l.Calls) == 0 && l.Content != "" && !l.Ended.IsZero() && l.Status != record.StatusError {
-		st.c.Steps = append(st.c.Steps, importers.Step{Final: &importers.Final{At: l.Ended, Text: l.Content}})
+		st.c.Steps = append(st.c.Steps, importers.Step{Final: &importers.Final{At: l.Ended, Text: l.Content, Agent: l.Agent}})
 	}
 }
 
@@ -650,7 +676,7 @@ func (b *builder) inspectStep(st *state, s *otel.Span) {
 		if st.first == "" {
 			st.first = h.From
 		}
-		st.cur = h.To
+		st.cur, st.owner = h.To, h.To
 	case "join":
 		for i := len(st.c.Steps) - 1; i >= 0; i-- {
 			if f := st.c.Steps[i].Fork; f != nil {

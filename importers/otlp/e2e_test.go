@@ -41,7 +41,7 @@ func TestImport_RealFrameworks(t *testing.T) {
 			// research_expert's n6 follows its n4, math_expert's n12 its n10
 			[]string{"No topology mistakes found.", "handoff.loop: clear (4 hand-offs examined)", "cache.unstable-prefix: clear (2 requests compared"}},
 		{"langgraph-mapreduce.otlp.jsonl",
-			[]string{`n3["fork (none context) fact-1, fact-2, fact-3"]`, `subgraph b3["branch fact-3`, `n10["join fact-1=ok, fact-2=ok, fact-3=ok"]`, `n11["handoff plan to pick"]`},
+			[]string{`n3["fork (none context) fact-1, fact-2, fact-3"]`, `subgraph b3["branch fact-3`, `n10["join fact-1=ok, fact-2=ok, fact-3=ok"]`, `n11["llm @pick`},
 			// each agent makes one call without a system prompt or tools
 			[]string{"branch.failed: clear (3 branches examined)", "cache.unstable-prefix: not applicable"}},
 		{"aisdk.otlp.jsonl",

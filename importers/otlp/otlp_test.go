@@ -50,8 +50,7 @@ conv plan status=""
       conv fact status=""
         llm scripted-4o in=20 out=8 cached=0/true calls=[] req=true resp=true "A fact about sharks."
         final "A fact about sharks."
-  handoff plan -> pick ""
-  llm scripted-4o in=60 out=6 cached=0/true calls=[] req=true resp=true "A fact about owls."
+  llm scripted-4o agent=pick in=60 out=6 cached=0/true calls=[] req=true resp=true "A fact about owls."
   final "A fact about owls."
 `},
 		{"aisdk.otlp.jsonl", `tasks ["Paris or London this weekend?"] models [scripted-4o]
