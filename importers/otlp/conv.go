@@ -687,6 +687,27 @@ func toolOf(s *otel.Span) (name, id, args, result string) {
 	id = pick(otel.AttrToolCallID, "tool_call.id", "tool.call_id", "ai.toolCall.id")
 	args = pick(otel.AttrToolCallArguments, "tool.parameters", "input.value", "ai.toolCall.args", "ai.toolCall.input")
 	result = pick(otel.AttrToolCallResult, "output.value", "ai.toolCall.result", "ai.toolCall.output")
+	if args == "" && result == "" && a.Has("traceloop.entity.input") {
+		// OpenLLMetry's LangChain instrumentation: the tool's input and
+		// output as LangChain serialises them; the span names the tool's
+		// class, the message it returned names the tool.
+		var in struct {
+			Args []json.RawMessage `json:"args"`
+		}
+		if fastJSON.Unmarshal([]byte(a.Str("traceloop.entity.input")), &in) == nil && len(in.Args) > 0 {
+			args = argsText(in.Args[0])
+		}
+		if text, callID, tool, ok := traceloopToolMessage(a.Str("traceloop.entity.output")); ok {
+			result = text
+			if id == "" {
+				id = callID
+			}
+			if tool != "" && (name == "" || name == a.Str("traceloop.entity.name")) {
+				name = tool
+			}
+		}
+		return
+	}
 	if text, callID, ok := langChainToolMessage(result); ok {
 		result = text
 		if id == "" {
@@ -720,6 +741,47 @@ func langChainToolMessage(v string) (content, callID string, ok bool) {
 		return "", "", false
 	}
 	return argsText(m.Output.Kwargs.Content), m.Output.Kwargs.ToolCallID, true
+}
+
+// traceloopToolMessage reads the ToolMessage a LangChain tool returned as
+// OpenLLMetry records it (traceloop.entity.output): the message itself, or
+// a LangGraph Command whose update holds it (a hand-off tool's); its
+// content, call id and tool name.
+func traceloopToolMessage(v string) (content, callID, name string, ok bool) {
+	if !strings.Contains(v, "ToolMessage") {
+		return "", "", "", false
+	}
+	type msg struct {
+		ID     []string `json:"id"`
+		Kwargs struct {
+			Content    json.RawMessage `json:"content"`
+			ToolCallID string          `json:"tool_call_id"`
+			Name       string          `json:"name"`
+		} `json:"kwargs"`
+	}
+	var m struct {
+		msg
+		Update struct {
+			Messages []msg `json:"messages"`
+		} `json:"update"`
+	}
+	if fastJSON.Unmarshal([]byte(v), &m) != nil {
+		return "", "", "", false
+	}
+	isTool := func(x msg) bool { return len(x.ID) > 0 && x.ID[len(x.ID)-1] == "ToolMessage" }
+	found := m.msg
+	if !isTool(found) {
+		ok := false
+		for _, x := range m.Update.Messages {
+			if isTool(x) {
+				found, ok = x, true
+			}
+		}
+		if !ok {
+			return "", "", "", false
+		}
+	}
+	return argsText(found.Kwargs.Content), found.Kwargs.ToolCallID, found.Kwargs.Name, true
 }
 
 // sortedKeys returns m's keys sorted.

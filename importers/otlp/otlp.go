@@ -64,6 +64,7 @@ func (Format) Read(ctx context.Context, path string, opt importers.Options) ([]*
 		p := st.Problems[0]
 		return nil, fmt.Errorf("%s:%d: %s", path, p.Line, p.Err)
 	}
+	traces, nested, doubled := regroup(traces)
 	// traces are independent: build them on every core, keep file order
 	out := make([]*importers.Session, len(traces))
 	var g errgroup.Group
@@ -77,6 +78,13 @@ func (Format) Read(ctx context.Context, path string, opt importers.Options) ([]*
 			}
 			if st.Truncated > 0 {
 				s.Report.Skipped[fmt.Sprintf("attribute values over %d MiB (cut)", otel.DefaultMaxValue>>20)] += st.Truncated
+			}
+			if n := nested[t.ID]; n > 0 {
+				// said plainly: the run's structure is inferred (regroup)
+				s.Report.Skipped["spans that were traces of their own, with no parent (OpenLLMetry), joined into this run by service and time: their nesting is inferred from their times"] += n
+			}
+			if n := doubled[t.ID]; n > 0 {
+				s.Report.Skipped["model calls two instrumentations recorded (one copy kept)"] += n
 			}
 			out[i] = s
 			return nil
