@@ -724,9 +724,9 @@ func (p *Pass) Request(seq int64) ([]byte, error) {
 
 // Forks returns the forks a fork rule audits: every fork of the run but the
 // open ones (graph.Fork.Open: never joined, or a branch was cancelled or
-// interrupted). A branch cut off by Ctrl-C or a dead process says nothing
-// about the prompts, so its fork is "not applicable (run interrupted)"; the
-// rule's check counts what was left out.
+// interrupted). A branch cut off (cancelled, or its run interrupted) says
+// nothing about the prompts, so its fork is "not applicable (run
+// interrupted)"; the rule's check counts what was left out.
 func (p *Pass) Forks() []*graph.Fork {
 	if p.shared == nil {
 		p.shared = &audit{}
@@ -762,10 +762,9 @@ func OpenReason(g *graph.Run) string {
 func notice(g *graph.Run) string {
 	var why string
 	switch g.Status {
-	case record.StatusInterrupted:
-		why = "this run was interrupted: the process recording it died (killed, crashed, its terminal closed) before it finished"
-	case record.StatusCancelled:
-		why = "this run was cancelled (Ctrl-C) before it finished"
+	case record.StatusInterrupted, record.StatusCancelled:
+		// in the source's words: an imported session never lost a process
+		why = "this run was " + stack.Stopped(g.Source, g.Status)
 	case record.StatusRunning:
 		why = "this run is still running; the audit covers what it has recorded so far"
 	default:

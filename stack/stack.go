@@ -73,6 +73,9 @@ type Profile struct {
 	// in. "" when the stack may speak any (a trace's framework): Chat
 	// Completions, which OpenAI-compatible servers speak, is assumed.
 	API string
+	// Trace is set when the stack's runs are read from a trace (spans: the
+	// Agents SDK's export, OTLP) rather than a session file.
+	Trace bool
 }
 
 // The APIs a stack speaks (package chat's format names: stack imports
@@ -82,6 +85,32 @@ const (
 	APIOpenAIResponses = "openai-responses"
 	APIOpenAIChat      = "openai-chat"
 )
+
+// Stopped says how a run from src whose status is st (cancelled or
+// interrupted) stopped, as the words after "this run was ", in terms that
+// fit where the run came from: our runtime's interrupted run lost the
+// process recording it, its cancelled one was stopped by Ctrl-C; an
+// imported run says only what its source shows — the session file (or the
+// trace) ends before the conversation finished, or it records the
+// conversation as stopped — never that a process died or a key was
+// pressed. "" for any other status.
+func Stopped(src record.Source, st record.Status) string {
+	what := "the session file"
+	if For(src).Trace {
+		what = "the trace"
+	}
+	switch ours := src.IsInspect(); {
+	case st == record.StatusInterrupted && ours:
+		return "interrupted: the process recording it died (killed, crashed, its terminal closed) before it finished"
+	case st == record.StatusCancelled && ours:
+		return "cancelled (Ctrl-C) before it finished"
+	case st == record.StatusInterrupted:
+		return "interrupted: " + what + " ends before this conversation finished"
+	case st == record.StatusCancelled:
+		return "cancelled: " + what + " records that it was stopped before it finished"
+	}
+	return ""
+}
 
 // Has reports whether the stack fans out in way f.
 func (p *Profile) Has(f Fanout) bool {
@@ -174,6 +203,7 @@ var OpenAIAgents = &Profile{
 	NestedSubAgents:    true,
 	Instructions:       []string{"the agent's instructions"},
 	InstructionsInCode: true,
+	Trace:              true,
 }
 
 // OTLP is an OpenTelemetry trace whose framework inspect cannot tell
@@ -186,6 +216,7 @@ var OTLP = &Profile{
 	NestedSubAgents:    true,
 	Instructions:       []string{"the agent's instructions"},
 	InstructionsInCode: true,
+	Trace:              true,
 }
 
 // LangGraph is a LangGraph app traced over OTLP.
@@ -199,6 +230,7 @@ var LangGraph = &Profile{
 	NestedSubAgents:    true,
 	Instructions:       []string{"the node's prompt"},
 	InstructionsInCode: true,
+	Trace:              true,
 }
 
 // AISDK is a Vercel AI SDK app traced over OTLP.
@@ -211,6 +243,7 @@ var AISDK = &Profile{
 	NestedSubAgents:    true,
 	Instructions:       []string{"the agent's system / instructions"},
 	InstructionsInCode: true,
+	Trace:              true,
 }
 
 // Mastra is a Mastra app traced over OTLP.
@@ -223,6 +256,7 @@ var Mastra = &Profile{
 	NestedSubAgents:    true,
 	Instructions:       []string{"the agent's instructions"},
 	InstructionsInCode: true,
+	Trace:              true,
 }
 
 // Profiles are the profile of every source format, then the refinements

@@ -18,6 +18,7 @@ import (
 	"github.com/inspect-dev/inspect/mermaid/render"
 	"github.com/inspect-dev/inspect/money"
 	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/stack"
 	"github.com/inspect-dev/inspect/timeline"
 )
 
@@ -368,13 +369,17 @@ func (s *Server) runView(a *analysed, report bool) *runPage {
 		p.Title = oneLine(g.Tasks[0], 60) + " · run " + g.ID
 	}
 	if g.Status.Stopped() {
-		// one banner: the run's own error (the process stopped…) says the same
-		why := ""
+		// one banner, in the source's words: the run's own error (the
+		// process stopped…; an imported session's "the session ends before
+		// this conversation finished") when it has one, else how a run of
+		// its source stops (stack.Stopped: never a dead process or Ctrl-C
+		// for an imported session)
+		why := stack.Stopped(g.Source, g.Status)
 		if g.Error != "" {
-			why = " (" + g.Error + ")"
+			why = fmt.Sprintf("%s (%s)", g.Status, g.Error)
 			p.Error = ""
 		}
-		p.Notice = fmt.Sprintf("This run was %s%s: branches still running then are drawn as they were; the audit says which forks it could not judge.", g.Status, why)
+		p.Notice = fmt.Sprintf("This run was %s. Branches still running then are drawn as they were; the audit says which forks it could not judge.", why)
 	}
 	if !g.Source.IsInspect() {
 		p.Imported = true

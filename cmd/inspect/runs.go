@@ -41,7 +41,8 @@ func NewCmdRuns(f *Factory, runF func(*RunsOptions) error) *cobra.Command {
 		Short: "List recorded runs, newest first",
 		Long: `List the runs in the database, newest first: id, start time, status,
 agents, elapsed time and tokens. A run that is still marked running but whose
-process has died reads "interrupted".
+process has died reads "interrupted", and so does an imported session whose
+file ends before its conversation finished.
 
 The filters combine: --status (ok, error, exhausted, cancelled, interrupted,
 running; comma-separated or repeated), --source (inspect, or an import
