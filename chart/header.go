@@ -6,13 +6,16 @@ import (
 	"strings"
 
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/stack"
 )
 
 // maxHeaderLines is how many joins (and tool names) the header of a
 // collapsed chart lists.
 const maxHeaderLines = 20
 
-// header returns the header lines of DESIGN §7 (without the comment marker).
+// header returns the header lines of DESIGN §7 (without the comment marker),
+// and for an imported run that stopped, a line saying how in its source's
+// terms after the agent line.
 func header(lay *Layout, l *labeler) []string {
 	v := lay.v
 	g := v.g
@@ -35,6 +38,12 @@ func header(lay *Layout, l *labeler) []string {
 		lines = append(lines, fmt.Sprintf("agent %s · started as %s", l.name(last), l.name(first)))
 	case first != "":
 		lines = append(lines, "agent "+l.name(first))
+	}
+
+	if !g.Source.IsInspect() && g.Status.Stopped() {
+		// an imported run's status in its source's terms ("interrupted: the
+		// session file ends before this conversation finished")
+		lines = append(lines, stack.Stopped(g.Source, g.Status)) // our own words, no untrusted text
 	}
 
 	t := g.Tokens()
