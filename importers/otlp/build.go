@@ -138,6 +138,15 @@ func Build(t *Trace, opt importers.Options) *importers.Session {
 	if allClaudeCode(roots) {
 		// Claude Code's own spans: sub-agents under their Agent calls
 		sess.Trunk = b.claudeCode(root, "main")
+	} else if wf, input, ok := mastraWorkflow(root); ok {
+		// A Mastra workflow run: the workflow holds the conversation (its
+		// parallel steps are its forks, the agents after them its nodes
+		// taking their turn), and its input is the user's.
+		sess.Trunk = b.conv(root, false, wf)
+		if input != "" {
+			sess.Trunk.Steps = append([]importers.Step{{User: &importers.User{At: root.Start, Text: input}}}, sess.Trunk.Steps...)
+			b.tasks = append([]string{input}, b.tasks...)
+		}
 	} else {
 		sess.Trunk = b.conv(root, b.classOf(root) == classAgent, "")
 	}
@@ -433,7 +442,9 @@ func (b *builder) llm(st *state, s *otel.Span) {
 		for _, c := range out.Calls {
 			l.Calls = append(l.Calls, c.Name)
 		}
-		st.outKnown[l] = true
+		// an output that ends in tool calls but names none (Mastra's chat
+		// spans) does not say which calls the response made
+		st.outKnown[l] = len(l.Calls) > 0 || !strings.Contains(s.Attrs.Str("gen_ai.response.finish_reasons"), "tool")
 	}
 	if b.trunk && !b.native {
 		users := 0

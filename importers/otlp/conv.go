@@ -131,6 +131,38 @@ func (b *builder) agentName(s *otel.Span) string {
 	return ""
 }
 
+// mastraWorkflow reports whether s is a Mastra workflow run's span
+// (gen_ai.operation.name invoke_workflow, mastra.span.type workflow_run):
+// the workflow's name, and its input as the user gave it (a JSON object of
+// one string: that string; another: its JSON; none or {}: "").
+func mastraWorkflow(s *otel.Span) (name, input string, ok bool) {
+	a := s.Attrs
+	if a.Str(otel.AttrOperationName) != "invoke_workflow" && a.Str("mastra.span.type") != "workflow_run" {
+		return "", "", false
+	}
+	name, _ = strings.CutPrefix(s.Name, "invoke_workflow ")
+	if name == "" {
+		name = "workflow"
+	}
+	raw := strings.TrimSpace(a.Str("mastra.workflow_run.input"))
+	var obj map[string]json.RawMessage
+	switch {
+	case raw == "" || raw == "{}" || raw == "null":
+	case fastJSON.Unmarshal([]byte(raw), &obj) == nil && len(obj) == 1:
+		for _, v := range obj {
+			var str string
+			if fastJSON.Unmarshal(v, &str) == nil {
+				input = str
+			} else {
+				input = raw
+			}
+		}
+	default:
+		input = raw
+	}
+	return name, input, true
+}
+
 // isNamedLangGraph reports whether s is the span of a whole LangGraph graph
 // (OpenInference: a CHAIN of the langgraph integration that runs no node)
 // named by its author, not LangGraph's default name.

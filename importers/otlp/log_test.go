@@ -140,3 +140,49 @@ func TestTraces_AgainstServerLog(t *testing.T) {
 		})
 	}
 }
+
+// TestMastra_WorkflowHoldsItsSteps: a Mastra workflow run (testdata/gen-mastra:
+// workflow trip, input {question}, a parallel step of two helper agents,
+// then a step running the writer agent) is the workflow's conversation:
+// the question is its user turn, the parallel step its fork, and the
+// writer, running after the join, makes its own responses and call with no
+// hand-off (expectations written from the script).
+func TestMastra_WorkflowHoldsItsSteps(t *testing.T) {
+	ctx := context.Background()
+	db := importerstest.Store(t)
+	res, err := importers.Import(ctx, db, otlp.Format{}, filepath.Join("testdata", "mastra-workflow.otlp.jsonl"), importers.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := graph.Load(ctx, db, res[0].RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := g.Trunk.Nodes
+	if len(nodes) == 0 || nodes[0].Kind != record.KindUser || nodes[0].Text != "Paris or London this weekend?" || len(g.Tasks) != 1 || g.Tasks[0] != nodes[0].Text {
+		t.Fatalf("the workflow's input is no user turn: first node %+v, tasks %q", nodes[0].Node, g.Tasks)
+	}
+	if len(g.Forks) != 1 || g.Forks[0].Node.Agent != "trip" || len(g.Forks[0].Branches) != 2 {
+		t.Fatalf("forks %d; want the workflow trip's parallel step of two", len(g.Forks))
+	}
+	for _, b := range g.Forks[0].Branches {
+		if b.Agent != "helper" || b.Status != record.StatusOK {
+			t.Errorf("branch %s: %s %s", b.Name, b.Agent, b.Status)
+		}
+	}
+	var after []string
+	for _, n := range nodes {
+		switch {
+		case n.Kind == record.KindHandoff:
+			t.Errorf("%s: a hand-off %s -> %s; a workflow's next step is none", n.ID(), n.Handoff.From, n.Handoff.To)
+		case n.Seq > g.Forks[0].Join.Seq && n.Kind != record.KindFinal:
+			after = append(after, string(n.Kind)+"@"+n.Agent)
+		}
+	}
+	if strings.Join(after, " ") != "llm@writer tool@writer llm@writer" {
+		t.Errorf("after the join: %v", after)
+	}
+	if f := nodes[len(nodes)-1]; f.Kind != record.KindFinal || f.Text != "Paris it is: 18C and sunny." {
+		t.Errorf("the run ends with %s %q", f.Kind, f.Text)
+	}
+}
