@@ -9,11 +9,9 @@
 package otel
 
 import (
-	"bytes"
 	"encoding/hex"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -203,7 +201,7 @@ func (c *converter) value(v pcommon.Value) any {
 		s := v.Str()
 		if len(s) > c.max {
 			c.truncated++
-			s = strings.Clone(s[:c.max]) // the cut value alone is held, not the whole
+			s = s[:c.max]
 		}
 		return s
 	case pcommon.ValueTypeInt:
@@ -216,7 +214,7 @@ func (c *converter) value(v pcommon.Value) any {
 		b := v.Bytes().AsRaw()
 		if len(b) > c.max {
 			c.truncated++
-			b = bytes.Clone(b[:c.max])
+			b = b[:c.max]
 		}
 		return b
 	case pcommon.ValueTypeSlice:
