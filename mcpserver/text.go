@@ -3,10 +3,10 @@ package mcpserver
 import (
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/internal/termtable"
 )
 
 // runsText is list_runs' text: the table `inspect runs` prints.
@@ -18,8 +18,7 @@ func runsText(l *RunList) string {
 		return "No runs recorded yet.\n"
 	}
 	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTARTED\tSTATUS\tAGENTS\tELAPSED\tTOKENS IN/OUT\tTASK")
+	tab := termtable.New("ID", "STARTED", "STATUS", "AGENTS", "ELAPSED", "TOKENS IN/OUT", "TASK")
 	for _, r := range l.Runs {
 		started := r.Started
 		if t, err := time.Parse(time.RFC3339Nano, r.Started); err == nil {
@@ -27,21 +26,11 @@ func runsText(l *RunList) string {
 		}
 		task := ""
 		if len(r.Tasks) > 0 {
-			task = truncate(r.Tasks[0], 40)
+			task = termtable.Truncate(r.Tasks[0], 40)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\n", r.ID, started, r.Status, strings.Join(r.Agents, ","),
-			graph.FormatDuration(time.Duration(r.ElapsedMS)*time.Millisecond), r.TokensIn, r.TokensOut, task)
+		tab.Row(r.ID, started, r.Status, strings.Join(r.Agents, ","),
+			graph.FormatDuration(time.Duration(r.ElapsedMS)*time.Millisecond), fmt.Sprintf("%d/%d", r.TokensIn, r.TokensOut), task)
 	}
-	tw.Flush()
+	tab.Fprint(&b)
 	return b.String()
-}
-
-// truncate shortens s to n runes with an ellipsis, on one line.
-func truncate(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/inspect-dev/inspect/internal/termtable"
 	"github.com/inspect-dev/inspect/internal/when"
 	"github.com/inspect-dev/inspect/store"
 )
@@ -263,7 +264,7 @@ func pruneRun(ctx context.Context, opts *PruneOptions) error {
 	for _, r := range remove {
 		task := ""
 		if len(r.Tasks) > 0 {
-			task = " · " + truncate(r.Tasks[0], 50)
+			task = " · " + termtable.Truncate(r.Tasks[0], 50)
 		}
 		fmt.Fprintf(out, "%s run %s · %s · %s%s\n", verb, r.ID, r.Started.Local().Format("2006-01-02 15:04"), r.Status, task)
 	}

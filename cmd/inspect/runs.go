@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/internal/termtable"
 	"github.com/inspect-dev/inspect/internal/when"
 	"github.com/inspect-dev/inspect/mcpserver"
 	"github.com/inspect-dev/inspect/record"
@@ -179,18 +179,16 @@ func runsRun(cmd *cobra.Command, opts *RunsOptions) error {
 		fmt.Fprintf(out, "No runs in %s yet. Try `%s`, or `inspect run PROJECT --task ...`.\n", path, hint(path, "demo"))
 		return nil
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTARTED\tSTATUS\tAGENTS\tELAPSED\tTOKENS IN/OUT\tTASK")
+	tab := termtable.New("ID", "STARTED", "STATUS", "AGENTS", "ELAPSED", "TOKENS IN/OUT", "TASK")
 	for _, r := range runs {
-		elapsed := graph.FormatDuration(liveElapsed(&r, now))
 		task := ""
 		if len(r.Tasks) > 0 {
-			task = truncate(r.Tasks[0], 40)
+			task = termtable.Truncate(r.Tasks[0], 40)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\n", r.ID, r.Started.Local().Format("2006-01-02 15:04:05"),
-			r.Status, strings.Join(r.Agents, ","), elapsed, r.TokensIn, r.TokensOut, task)
+		tab.Row(r.ID, r.Started.Local().Format("2006-01-02 15:04:05"), string(r.Status), strings.Join(r.Agents, ","),
+			graph.FormatDuration(liveElapsed(&r, now)), fmt.Sprintf("%d/%d", r.TokensIn, r.TokensOut), task)
 	}
-	return tw.Flush()
+	return tab.Fprint(out)
 }
 
 // liveElapsed is a run's elapsed time; for a run still running, up to now
@@ -208,14 +206,4 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// truncate shortens s to n runes with an ellipsis, on one line.
-func truncate(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

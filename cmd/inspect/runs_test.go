@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mattn/go-runewidth"
+
 	"github.com/inspect-dev/inspect/graph/graphtest"
 	"github.com/inspect-dev/inspect/record"
 )
@@ -291,4 +293,80 @@ func TestRoot_Version(t *testing.T) {
 	if code := run(context.Background(), f, []string{"--version"}); code != ExitOK || !regexp.MustCompile(`^inspect \S+.* go1\.\d+`).MatchString(out.String()) {
 		t.Errorf("--version: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
+}
+
+// TestRunsRun_ScreenWidth: the runs table lines up by screen columns, not
+// characters — a CJK agent name or task and an emoji take two columns each
+// (before: tabwriter counted characters, so every cell after a CJK one
+// started a column early), and a task is cut at 40 columns, not 40
+// characters (80 columns of CJK).
+func TestRunsRun_ScreenWidth(t *testing.T) {
+	f, out, errOut := testFactory(t)
+	ctx := context.Background()
+	db, err := f.Store(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range []struct{ id, agent, task string }{
+		{"aaa000000001", "analyst", "Compare Q3 revenue"},
+		{"aaa000000002", "研究员", "比较欧洲、美国和亚太地区第三季度的收入并写一份简短的报告给管理层"},
+		{"aaa000000003", "🚀launcher", "ship it 🚀🚀"},
+	} {
+		at := graphtest.Start.Add(time.Duration(i) * time.Minute)
+		rec, err := db.CreateRun(ctx, &record.Run{ID: r.id, Started: at, Tasks: []string{r.task}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.AddNode(ctx, &record.Node{Kind: record.KindUser, Agent: r.agent, Started: at, Text: r.task}); err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.Finish(ctx, record.StatusOK, "", at.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code := run(ctx, f, []string{"runs"}); code != ExitOK {
+		t.Fatalf("runs: exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	// the screen column where each header word starts
+	header := lines[0]
+	for i, col := range []string{"ID", "STARTED", "STATUS", "AGENTS", "ELAPSED", "TOKENS IN/OUT", "TASK"} {
+		if i < 2 {
+			continue
+		}
+		want := runewidth.StringWidth(header[:strings.Index(header, col)])
+		for _, l := range lines[1:] {
+			if got := screenColumnOfCell(l, i); got != want {
+				t.Errorf("in %q the %s cell starts at screen column %d, the header's at %d\n%s", l, col, got, want, out)
+			}
+		}
+	}
+	for _, l := range lines[1:] {
+		task := l[strings.LastIndex(l, "  ")+2:]
+		if w := runewidth.StringWidth(task); w > 40 {
+			t.Errorf("task cell %q is %d columns wide, over 40", task, w)
+		}
+	}
+}
+
+// screenColumnOfCell is the screen column at which line's cell n (from 0)
+// starts, cells told apart by runs of two or more spaces (a STARTED cell
+// holds one space).
+func screenColumnOfCell(line string, n int) int {
+	col, spaces, cell := 0, 0, 0
+	for _, r := range line {
+		if r == ' ' {
+			spaces++
+		} else {
+			if spaces >= 2 {
+				cell++
+				if cell == n {
+					return col
+				}
+			}
+			spaces = 0
+		}
+		col += runewidth.RuneWidth(r)
+	}
+	return -1
 }
