@@ -124,7 +124,7 @@ var parsePages = sync.OnceValues(func() (map[string]*template.Template, error) {
 		return nil, fmt.Errorf("internal error: web templates: %w", err)
 	}
 	out := map[string]*template.Template{}
-	for _, name := range []string{"runs", "run", "node", "diff", "error", "findings"} {
+	for _, name := range []string{"runs", "run", "node", "diff", "error", "findings", "fleet"} {
 		t, err := base.Clone()
 		if err == nil {
 			t, err = t.ParseFS(templateFS, "templates/"+name+".tmpl")

@@ -9,8 +9,11 @@
 // marking its nodes in graph and timeline; grades; cache figures), a node
 // (the request folded by system prompt, tools and messages, the response,
 // usage, asks; whether the request is exact or reconstructed), and a diff
-// of two runs. Deep links: /runs/<id>, /runs/<id>/nodes/n7,
-// /diff?base=<id>&new=<id>.
+// of two runs, and the fleet: the audit of many runs at once, per rule ×
+// agent × source (inspect fleet, package fleet), under the run filters of
+// the command line. Deep links: /runs/<id>, /runs/<id>/nodes/n7,
+// /diff?base=<id>&new=<id>, /fleet?since=7d&source=otlp (&format=json:
+// the JSON of inspect fleet --format json).
 //
 // It renders what graph, mermaid (the chart and its collapsing),
 // timeline, findings and diff give it, opening and analysing runs through
@@ -105,6 +108,8 @@ type Server struct {
 
 	openMu sync.Mutex
 	isOpen bool // Options.Open has opened the database
+
+	fleetSem chan struct{} // one fleet audit at a time
 }
 
 // setSource makes the pages read src.
@@ -145,7 +150,7 @@ func New(src Source, o Options) *Server {
 	if o.Progressive <= 0 {
 		o.Progressive = progressiveNodes
 	}
-	s := &Server{opts: o, mux: http.NewServeMux()}
+	s := &Server{opts: o, mux: http.NewServeMux(), fleetSem: make(chan struct{}, 1)}
 	s.setSource(src)
 	page := func(h func(http.ResponseWriter, *http.Request) error) http.Handler {
 		return s.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -162,6 +167,7 @@ func New(src Source, o Options) *Server {
 	s.mux.Handle("GET /runs/{id}/part/{part}", page(s.runPart))
 	s.mux.Handle("GET /runs/{id}/findings", page(s.findingsPage))
 	s.mux.Handle("GET /diff", page(s.diffPage))
+	s.mux.Handle("GET /fleet", page(s.fleetPage))
 	s.mux.Handle("/", page(func(w http.ResponseWriter, r *http.Request) error {
 		return notFound("there is no page %s", r.URL.Path)
 	}))

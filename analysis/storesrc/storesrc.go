@@ -27,7 +27,10 @@ type Source struct {
 // New returns a Source over db.
 func New(db *store.DB) *Source { return &Source{DB: db} }
 
-var _ analysis.Source = (*Source)(nil)
+var (
+	_ analysis.Source = (*Source)(nil)
+	_ analysis.Lister = (*Source)(nil)
+)
 
 func (s *Source) now() time.Time {
 	if s.Now != nil {
@@ -66,6 +69,20 @@ func (s *Source) Runs(ctx context.Context) ([]analysis.RunSummary, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.summaries(runs), nil
+}
+
+// ListRuns lists the runs f keeps, newest first, as inspect runs does.
+func (s *Source) ListRuns(ctx context.Context, f analysis.RunFilter) ([]analysis.RunSummary, error) {
+	runs, err := s.DB.ListRuns(ctx, store.RunFilter{Statuses: f.Statuses, Source: f.Source, Agent: f.Agent,
+		Since: f.Since, Until: f.Until, Grep: f.Grep, Tags: f.Tags, Limit: f.Limit})
+	if err != nil {
+		return nil, err
+	}
+	return s.summaries(runs), nil
+}
+
+func (s *Source) summaries(runs []store.RunSummary) []analysis.RunSummary {
 	now := s.now()
 	out := make([]analysis.RunSummary, len(runs))
 	for i, r := range runs {
@@ -80,7 +97,7 @@ func (s *Source) Runs(ctx context.Context) ([]analysis.RunSummary, error) {
 			out[i].Source = record.SourceInspect
 		}
 	}
-	return out, nil
+	return out
 }
 
 // Resolve turns a run reference into an id.

@@ -126,16 +126,13 @@ func fleetRun(cmd *cobra.Command, opts *FleetOptions) error {
 	if err != nil {
 		return err
 	}
-	win := fleet.Window{From: filter.Since, Until: filter.Until}
-	if !win.From.IsZero() && win.Until.IsZero() {
-		win.Until = opts.Runs.Now()
+	until := filter.Until
+	if until.IsZero() {
+		until = opts.Runs.Now()
 	}
-	if !win.From.IsZero() && !win.From.Before(win.Until) {
+	if !filter.Since.IsZero() && !filter.Since.Before(until) {
 		return Usagef("--since must be before --until")
 	}
-	agg := fleet.New(win, opts.Examples)
-	rng := agg.Range()
-	filter.Since, filter.Until = rng.From, rng.Until
 	p, err := policy(opts.Runs.F, opts.Set)
 	if err != nil {
 		return err
@@ -143,37 +140,20 @@ func fleetRun(cmd *cobra.Command, opts *FleetOptions) error {
 	if err := dbExists(opts.Runs.F.DBPath); err != nil {
 		return err
 	}
-	db, err := opts.Runs.F.ReadStore(ctx, opts.Runs.F.DBPath)
-	if err != nil {
-		return err
-	}
-	list, err := db.ListRuns(ctx, filter)
-	if err != nil {
-		return err
+	q := analysis.FleetQuery{Examples: opts.Examples, Filter: analysis.RunFilter{Statuses: filter.Statuses, Source: filter.Source,
+		Agent: filter.Agent, Since: filter.Since, Until: filter.Until, Grep: filter.Grep, Tags: filter.Tags, Limit: filter.Limit}}
+	progress := io.ErrTTY
+	if progress {
+		q.Progress = func(done, total int) { fmt.Fprintf(io.ErrOut, "\r\x1b[Kauditing run %d of %d", done+1, total) }
 	}
 	a := analyzer(opts.Runs.F, p)
-	progress := io.ErrTTY
-	for i, r := range list {
-		if progress {
-			fmt.Fprintf(io.ErrOut, "\r\x1b[Kauditing run %d of %d", i+1, len(list))
-		}
-		run, err := a.Open(ctx, r.ID, analysis.LoadBrief)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			agg.Fail(r.ID, err)
-			continue
-		}
-		rep, err := run.Audit(ctx, nil)
-		if err != nil {
-			agg.Fail(r.ID, err)
-			continue
-		}
-		agg.Add(fleet.Run{ID: r.ID, Source: r.Source, Started: r.Started}, rep)
-	}
+	a.Now = opts.Runs.Now
+	agg, err := a.Fleet(ctx, q)
 	if progress {
 		fmt.Fprint(io.ErrOut, "\r\x1b[K")
+	}
+	if err != nil {
+		return err
 	}
 	rep := agg.Report()
 	switch opts.Format {

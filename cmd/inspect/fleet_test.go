@@ -3,11 +3,19 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/inspect-dev/inspect/analysis/storesrc"
 	"github.com/inspect-dev/inspect/runtime/runtimetest"
+	"github.com/inspect-dev/inspect/store"
+	"github.com/inspect-dev/inspect/web"
 )
 
 // fleetJSON is the part of inspect fleet --format json the tests read.
@@ -135,6 +143,47 @@ func TestFleet(t *testing.T) {
 			if !strings.Contains(text, r.Rule) {
 				t.Errorf("%s lacks %s:\n%s", format, r.Rule, text)
 			}
+		}
+	}
+}
+
+// The fleet page of inspect serve is inspect fleet: its JSON, for the
+// same filters, is the command's to the byte (both audit through
+// analysis.Analyzer.Fleet, and the page's filters are the flags).
+func TestFleet_PageIsTheCommand(t *testing.T) {
+	f, out, errOut := testFactory(t)
+	recordFixtures(t, f, "audit-handoff-loop", "audit-fork-uneven", "handoff-chain")
+	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	until := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	db, err := store.OpenReadOnly(t.Context(), f.DBPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	srv := httptest.NewServer(web.New(storesrc.New(db), web.Options{}))
+	defer srv.Close()
+	for _, c := range []struct {
+		flags []string
+		query url.Values
+	}{
+		{nil, url.Values{}},
+		{[]string{"--since", since, "--until", until, "--examples", "1"}, url.Values{"since": {since}, "until": {until}, "examples": {"1"}}},
+		{[]string{"--agent", "intake", "--status", "ok"}, url.Values{"agent": {"intake"}, "status": {"ok"}}},
+		{[]string{"--limit", "2", "--source", "inspect"}, url.Values{"limit": {"2"}, "source": {"inspect"}}},
+	} {
+		out.Reset()
+		if code := run(t.Context(), f, append(append([]string{"fleet", "--format", "json"}, c.flags...), "--db", f.DBPath)); code != ExitOK {
+			t.Fatalf("fleet %v: exit %d: %s", c.flags, code, errOut)
+		}
+		c.query.Set("format", "json")
+		resp, err := http.Get(srv.URL + "/fleet?" + c.query.Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(page) != out.String() {
+			t.Errorf("fleet %v: the page (%s) says:\n%s\nthe command:\n%s", c.flags, resp.Status, page, out)
 		}
 	}
 }
