@@ -57,6 +57,12 @@ type Source interface {
 	JoinOf(ctx context.Context, r *record.Run, forkSeq int64) (*record.Node, error)
 	// ScanNodesTo is ScanNodes of the nodes up to and including seq last.
 	ScanNodesTo(ctx context.Context, r *record.Run, last int64, fn func(*record.Node) error) error
+	// CallWindow is the first seq of what llm node n's neighbourhood in
+	// time reaches: the llm node before n in its conversation and every
+	// llm node before n that ended from since up to n's start, each with
+	// the fork node its conversation hangs from (n's too); n.Seq when none
+	// is there. It reads by index, not the nodes between.
+	CallWindow(ctx context.Context, r *record.Run, n *record.Node, since time.Time) (int64, error)
 	// NearestNodes are the (at most) k nodes of run nearest to seq, in
 	// seq order, and the run's last seq: for the message about a node
 	// that does not exist.

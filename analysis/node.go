@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/inspect-dev/inspect/cache"
+	"github.com/inspect-dev/inspect/cache/prefix"
 	"github.com/inspect-dev/inspect/chat"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
@@ -127,7 +129,7 @@ func (a *Analyzer) Node(ctx context.Context, ref string, seq int64, o NodeOption
 			return nil, err
 		}
 		if o.Cache {
-			v.Cache = nodeCache(ctx, src, run, seq, a.policy())
+			v.Cache = nodeCache(ctx, src, run, rn, a.policy())
 		}
 	}
 	if o.Branches && (rn.Kind == record.KindFork || rn.Kind == record.KindJoin) {
@@ -198,18 +200,34 @@ func (e *nodeError) Error() string {
 }
 func (e *nodeError) Unwrap() error { return e.err }
 
-// nodeCache analyses run up to node seq for its prompt-cache section.
-func nodeCache(ctx context.Context, src Source, run *record.Run, seq int64, p *Policy) *NodeCache {
+// nodeCache analyses llm node n of run for its prompt-cache section. It
+// reads the run only from where n's neighbourhood in time starts
+// (Source.CallWindow: the earlier calls that ended within the cache
+// lifetime before n started, the call before n in its conversation, the
+// forks their conversations hang from) up to n: the same analysis of n as
+// the whole run's, in time independent of how many nodes came before.
+func nodeCache(ctx context.Context, src Source, run *record.Run, n *record.Node, p *Policy) *NodeCache {
+	o := p.CacheOptions()
+	o.Seqs = []int64{n.Seq}
+	from := int64(math.MinInt64) // a start unknown, or no lifetime: every earlier call may serve
+	if life := o.Lifetime; !n.Started.IsZero() && life >= 0 {
+		if life == 0 {
+			life = prefix.DefaultLifetime
+		}
+		lo, err := src.CallWindow(ctx, run, n, n.Started.Add(-life))
+		if err != nil {
+			return &NodeCache{Err: err}
+		}
+		from = lo - 1
+	}
 	var nodes []*record.Node
-	if err := src.ScanNodesTo(ctx, run, seq, func(n *record.Node) error { nodes = append(nodes, n); return nil }); err != nil {
+	if err := src.ScanNodesRange(ctx, run, from, n.Seq, func(n *record.Node) error { nodes = append(nodes, n); return nil }); err != nil {
 		return &NodeCache{Err: err}
 	}
 	g, err := graph.Build(run, nodes)
 	if err != nil {
 		return &NodeCache{Err: err}
 	}
-	o := p.CacheOptions()
-	o.Seqs = []int64{seq}
 	rep, err := cache.Analyze(ctx, g, src, o)
 	if err != nil {
 		return &NodeCache{Err: err}
@@ -253,7 +271,7 @@ func (r *Run) Node(ctx context.Context, seq int64, o NodeOptions) (*NodeView, er
 			return nil, err
 		}
 		if o.Cache {
-			v.Cache = nodeCache(ctx, r.src, g.Run, seq, r.policy)
+			v.Cache = nodeCache(ctx, r.src, g.Run, n.Node, r.policy)
 		}
 	}
 	if o.Branches && (n.Kind == record.KindFork || n.Kind == record.KindJoin) && n.ForkOf != nil {

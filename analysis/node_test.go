@@ -8,7 +8,9 @@ import (
 
 	"github.com/inspect-dev/inspect/analysis"
 	"github.com/inspect-dev/inspect/analysis/storesrc"
+	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/graph/graphtest"
+	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
 )
 
@@ -77,4 +79,97 @@ func TestRun_Node(t *testing.T) {
 	if !errors.As(gotErr, &nn) || gotErr.Error() != wantErr.Error() {
 		t.Errorf("missing node: %v, want %v", gotErr, wantErr)
 	}
+}
+
+// counting is a Source that counts the nodes its scans read.
+type counting struct {
+	*storesrc.Source
+	read int
+}
+
+func (c *counting) ScanNodesRange(ctx context.Context, r *record.Run, from, last int64, fn func(*record.Node) error) error {
+	return c.Source.ScanNodesRange(ctx, r, from, last, func(n *record.Node) error { c.read++; return fn(n) })
+}
+
+func (c *counting) ScanNodesTo(ctx context.Context, r *record.Run, last int64, fn func(*record.Node) error) error {
+	return c.Source.ScanNodesTo(ctx, r, last, func(n *record.Node) error { c.read++; return fn(n) })
+}
+
+func (c *counting) ScanNodes(ctx context.Context, r *record.Run, fn func(*record.Node) error) error {
+	return c.Source.ScanNodes(ctx, r, func(n *record.Node) error { c.read++; return fn(n) })
+}
+
+// TestNode_CacheReadsItsWindow: the prompt-cache section of one model call
+// (inspect show) reads the run only from where the call's neighbourhood in
+// time starts — the calls that ended within the cache lifetime before it,
+// the call before it in its conversation, their forks — not every earlier
+// node (DESIGN §12: show of one node of a 1M-node run ≤ 50 ms; before, it
+// read the whole run up to the node), and says of every call what the whole
+// run's analysis says of it.
+func TestNode_CacheReadsItsWindow(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	const size = 4000
+	id, err := graphtest.RecordRealistic(ctx, db, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &counting{Source: storesrc.New(db)}
+	a := analysis.New(src, nil)
+	r, err := a.Open(ctx, id, analysis.LoadCache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := r.Cache(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seqOf := func(n *graph.Node) int64 {
+		if n == nil {
+			return 0
+		}
+		return n.Seq
+	}
+	compared, most := 0, 0
+	for i, want := range whole.Calls {
+		if i%4 != 0 && i < len(whole.Calls)-20 { // every fourth call, and the last ones
+			continue
+		}
+		src.read = 0
+		v, err := a.Node(ctx, id, want.Node.Seq, analysis.NodeOptions{Cache: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		most = max(most, src.read)
+		if v.Cache == nil || v.Cache.Err != nil {
+			t.Fatalf("n%d: no cache section: %+v", want.Node.Seq, v.Cache)
+		}
+		got := v.Cache.Call(want.Node.Seq)
+		if got == nil {
+			t.Fatalf("n%d: the section lacks the call", want.Node.Seq)
+		}
+		compared++
+		if got.Analyzed != want.Analyzed || got.Reusable != want.Reusable || got.Tokens != want.Tokens || got.Bytes != want.Bytes ||
+			seqOf(got.Match) != seqOf(want.Match) || got.Since != want.Since || seqOf(got.Previous) != seqOf(want.Previous) ||
+			got.Break.Where != want.Break.Where || got.Break.Cause != want.Break.Cause || got.Break.Why != want.Break.Why || got.Break.What != want.Break.What ||
+			(got.Mismatch == nil) != (want.Mismatch == nil) || (got.Unstable == nil) != (want.Unstable == nil) {
+			t.Errorf("n%d: alone %+v\nwhole run %+v", want.Node.Seq, got, want)
+		}
+		if got.Unstable != nil && (got.Unstable.Lost != want.Unstable.Lost || got.Unstable.Break.Why != want.Unstable.Break.Why) {
+			t.Errorf("n%d: unstable %+v, whole run %+v", want.Node.Seq, got.Unstable, want.Unstable)
+		}
+	}
+	if compared < size/40 {
+		t.Fatalf("compared %d calls of %d nodes", compared, size)
+	}
+	// the realistic shape's calls last about a second: a 5-minute lifetime
+	// reaches a few hundred nodes back, never the whole run
+	if most > size/4 {
+		t.Errorf("one call's section read %d of the run's %d nodes", most, size)
+	}
+	t.Logf("%d calls compared; one call's section read at most %d of %d nodes", compared, most, size)
 }

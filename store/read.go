@@ -270,6 +270,39 @@ func (db *DB) ScanNodesTo(ctx context.Context, run *record.Run, last int64, fn f
 	return db.ScanNodesRange(ctx, run, math.MinInt64, last, fn)
 }
 
+// CallWindow is the first seq of what llm node n's neighbourhood in time
+// reaches: the llm node before n in n's conversation, and every llm node
+// before n that ended from since up to n's start, each with the fork node
+// its conversation hangs from (n's too). It reads two index ranges (the
+// conversation's previous call walking back from n; the calls by their end,
+// nodes_llm_ended), never the nodes between. n.Seq when none is there.
+func (db *DB) CallWindow(ctx context.Context, run *record.Run, n *record.Node, since time.Time) (int64, error) {
+	lo := n.Seq
+	low := func(seq, fork sql.NullInt64) {
+		if seq.Valid && seq.Int64 < lo {
+			lo = seq.Int64
+		}
+		if fork.Valid && fork.Int64 > 0 && fork.Int64 < lo {
+			lo = fork.Int64
+		}
+	}
+	low(sql.NullInt64{}, sql.NullInt64{Int64: n.ForkSeq, Valid: true})
+	var seq, fork sql.NullInt64
+	err := db.r.QueryRowContext(ctx, `SELECT seq, fork_seq FROM nodes WHERE run_id=? AND seq<? AND kind='llm' AND fork_seq=? AND branch=?
+		ORDER BY seq DESC LIMIT 1`, run.ID, n.Seq, n.ForkSeq, n.Branch).Scan(&seq, &fork)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("load nodes of %s: %w", run.ID, err)
+	}
+	low(seq, fork)
+	if err := db.r.QueryRowContext(ctx, `SELECT min(seq), min(nullif(fork_seq, 0)) FROM nodes INDEXED BY nodes_llm_ended
+		WHERE run_id=? AND kind='llm' AND ended_ns>=? AND ended_ns<=? AND seq<?`,
+		run.ID, since.UnixNano(), n.Started.UnixNano(), n.Seq).Scan(&seq, &fork); err != nil {
+		return 0, fmt.Errorf("load nodes of %s: %w", run.ID, err)
+	}
+	low(seq, fork)
+	return lo, nil
+}
+
 // LastSeq is the seq of run's last node (0: none).
 func (db *DB) LastSeq(ctx context.Context, run *record.Run) (int64, error) {
 	var last sql.NullInt64

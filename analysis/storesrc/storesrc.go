@@ -122,6 +122,11 @@ func (s *Source) ScanNodesTo(ctx context.Context, run *record.Run, last int64, f
 	return s.DB.ScanNodesTo(ctx, run, last, fn)
 }
 
+// CallWindow is where llm node n's neighbourhood in time starts.
+func (s *Source) CallWindow(ctx context.Context, run *record.Run, n *record.Node, since time.Time) (int64, error) {
+	return s.DB.CallWindow(ctx, run, n, since)
+}
+
 // LastSeq is the seq of run's last node.
 func (s *Source) LastSeq(ctx context.Context, run *record.Run) (int64, error) {
 	return s.DB.LastSeq(ctx, run)
