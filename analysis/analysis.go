@@ -48,6 +48,11 @@ type Source interface {
 	cache.Source
 	// Runs lists every run, newest first.
 	Runs(ctx context.Context) ([]RunSummary, error)
+	// PageRuns reads one page of the runs q selects, in q's order,
+	// reading that page's rows, not every run; Facets what the filters of
+	// a list of runs offer.
+	PageRuns(ctx context.Context, q RunQuery) (*RunPage, error)
+	Facets(ctx context.Context) (*RunFacets, error)
 	// Resolve turns a run reference (an id, a unique prefix of one, or
 	// "latest") into a run id.
 	Resolve(ctx context.Context, ref string) (string, error)
@@ -102,6 +107,51 @@ type RunSummary struct {
 	Nodes     int64
 	// Source is the source format: "inspect" or an importer's name.
 	Source string
+}
+
+// RunOrder is what a page of runs is ordered by.
+type RunOrder string
+
+// The orders of a page of runs.
+const (
+	OrderStarted RunOrder = "started" // when it started (the default)
+	OrderElapsed RunOrder = "elapsed" // its wall time
+	OrderTokens  RunOrder = "tokens"  // tokens in and out
+	OrderNodes   RunOrder = "nodes"   // its nodes
+	OrderStatus  RunOrder = "status"  // its status as read
+)
+
+// RunQuery selects one page of a list of runs.
+type RunQuery struct {
+	// Status, Source and Agent keep runs of that status (as read), source
+	// format, or with a node of that agent; "" keeps all.
+	Status record.Status
+	Source string
+	Agent  string
+	// Text keeps runs whose id, project, tasks or agents contain it (ASCII
+	// letters case folded).
+	Text string
+	// Order is what the page is ordered by ("" is OrderStarted); Asc puts
+	// the smallest first (the default is the largest, the newest, first).
+	Order RunOrder
+	Asc   bool
+	// Offset skips that many runs; Limit keeps at most that many (0 = all).
+	Offset, Limit int
+}
+
+// RunPage is one page of runs: its runs, how many the filters keep, and
+// how many there are.
+type RunPage struct {
+	Runs         []RunSummary
+	Matched, All int
+}
+
+// RunFacets are what the filters of a list of runs offer: the source
+// formats and agents of all runs, sorted, and whether one is running.
+type RunFacets struct {
+	Sources []string
+	Agents  []string
+	Running bool
 }
 
 // Ask is one question put to a recorded model call (`inspect ask`).
@@ -240,6 +290,24 @@ func (a *Analyzer) Runs(ctx context.Context) ([]RunSummary, error) {
 		return nil, err
 	}
 	return src.Runs(ctx)
+}
+
+// PageRuns reads one page of the runs of the default database.
+func (a *Analyzer) PageRuns(ctx context.Context, q RunQuery) (*RunPage, error) {
+	src, _, err := a.Database(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	return src.PageRuns(ctx, q)
+}
+
+// Facets reads what the filters of the default database's runs offer.
+func (a *Analyzer) Facets(ctx context.Context) (*RunFacets, error) {
+	src, _, err := a.Database(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	return src.Facets(ctx)
 }
 
 // Record reads the record of run ref (its snapshot, status and times),

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,57 +20,145 @@ import (
 	"github.com/inspect-dev/inspect/record"
 )
 
-// runsPage is the list of runs.
+// runsPerPage is the length of one page of the runs list.
+const runsPerPage = 50
+
+// runsPage is the list of runs, one page of it.
 type runsPage struct {
 	pageData
 	Runs     []RunSummary
 	All      int
+	Matched  int
 	Statuses []string
 	Sources  []string
 	Agents   []string
 	// The filters in force.
 	Status, Source, Agent, Q string
-	Running                  bool
-	Now                      time.Time
+	// The order in force (a column's key, "asc" or "desc") and the page.
+	Sort, Dir string
+	PageN     int
+	Pages     int
+	From, To  int
+	Heads     []sortHead
+	Running   bool
+	Now       time.Time
 	// DBFlag names the database in the empty page's commands.
 	DBFlag string
 }
 
+// sortHead is a column header that orders the list.
+type sortHead struct {
+	Label string
+	Key   string
+	Right bool
+	// ARIA is the column's aria-sort; Href orders by it (the other way
+	// when it is the order in force).
+	ARIA string
+	Href string
+}
+
+// runColumns are the columns the runs list orders by, with the direction
+// each starts in.
+var runColumns = []struct {
+	label, key, dir string
+	right           bool
+}{
+	{"Started", "started", "desc", false}, {"Status", "status", "asc", false}, {"Elapsed", "elapsed", "desc", true},
+	{"Tokens in / out", "tokens", "desc", true}, {"Nodes", "nodes", "desc", true},
+}
+
+// query is the runs list's address with the filters in force and vals.
+func (p *runsPage) query(vals ...string) string {
+	q := url.Values{}
+	for k, v := range map[string]string{"status": p.Status, "source": p.Source, "agent": p.Agent, "q": p.Q, "sort": p.Sort, "dir": p.Dir} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	for i := 0; i+1 < len(vals); i += 2 {
+		q.Del(vals[i])
+		if vals[i+1] != "" {
+			q.Set(vals[i], vals[i+1])
+		}
+	}
+	if q.Get("sort") == "started" && q.Get("dir") == "desc" {
+		q.Del("sort")
+		q.Del("dir")
+	}
+	if len(q) == 0 {
+		return "/"
+	}
+	return "/?" + q.Encode()
+}
+
+// PageHref is the address of page n of the list in force.
+func (p *runsPage) PageHref(n int) string {
+	if n <= 1 {
+		return p.query()
+	}
+	return p.query("page", strconv.Itoa(n))
+}
+
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) error {
 	s.opened(r.Context())
-	all, err := s.analyzer().Runs(r.Context())
-	if err != nil {
-		return err
-	}
+	ctx := r.Context()
 	q := r.URL.Query()
-	p := &runsPage{pageData: s.base("runs", "runs"), All: len(all), Status: q.Get("status"), Source: q.Get("source"),
-		Agent: q.Get("agent"), Q: strings.TrimSpace(q.Get("q")), Now: s.opts.Now(), DBFlag: s.opts.DBFlag}
+	p := &runsPage{pageData: s.base("runs", "runs"), Status: q.Get("status"), Source: q.Get("source"),
+		Agent: q.Get("agent"), Q: strings.TrimSpace(q.Get("q")), Sort: q.Get("sort"), Dir: q.Get("dir"), PageN: 1,
+		Now: s.opts.Now(), DBFlag: s.opts.DBFlag}
+	if p.Sort == "" {
+		p.Sort = "started"
+	}
+	known := false
+	for _, c := range runColumns {
+		if c.key == p.Sort {
+			known = true
+			if p.Dir == "" {
+				p.Dir = c.dir
+			}
+		}
+	}
+	if !known {
+		return badRequest("the runs cannot be sorted by %q: sort by started, status, elapsed, tokens or nodes", p.Sort)
+	}
+	if p.Dir != "asc" && p.Dir != "desc" {
+		return badRequest("dir %q is neither asc nor desc", p.Dir)
+	}
+	if v := q.Get("page"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return badRequest("page %q is not a page number", v)
+		}
+		p.PageN = n
+	}
 	for _, st := range record.Statuses {
 		p.Statuses = append(p.Statuses, string(st))
 	}
-	seenSrc := map[string]bool{}
-	for _, run := range all {
-		if !seenSrc[run.Source] {
-			seenSrc[run.Source] = true
-			p.Sources = append(p.Sources, run.Source)
-		}
-		if run.Status == record.StatusRunning {
-			p.Running = true
-		}
+	facets, err := s.analyzer().Facets(ctx)
+	if err != nil {
+		return err
 	}
-	p.Agents = sortedAgents(all)
-	text := strings.ToLower(p.Q)
-	for _, run := range all {
-		if (p.Status != "" && string(run.Status) != p.Status) || (p.Source != "" && run.Source != p.Source) {
-			continue
+	p.Sources, p.Agents, p.Running = facets.Sources, facets.Agents, facets.Running
+	list, err := s.analyzer().PageRuns(ctx, analysis.RunQuery{Status: record.Status(p.Status), Source: p.Source, Agent: p.Agent, Text: p.Q,
+		Order: analysis.RunOrder(p.Sort), Asc: p.Dir == "asc", Offset: (p.PageN - 1) * runsPerPage, Limit: runsPerPage})
+	if err != nil {
+		return err
+	}
+	p.Runs, p.All, p.Matched = list.Runs, list.All, list.Matched
+	p.Pages = max(1, (p.Matched+runsPerPage-1)/runsPerPage)
+	if p.PageN > p.Pages && q.Get("fragment") == "" {
+		return notFound("there is no page %d: %d runs make %d pages", p.PageN, p.Matched, p.Pages)
+	}
+	if len(p.Runs) > 0 {
+		p.From, p.To = (p.PageN-1)*runsPerPage+1, (p.PageN-1)*runsPerPage+len(p.Runs)
+	}
+	for _, c := range runColumns {
+		h := sortHead{Label: c.label, Key: c.key, Right: c.right, ARIA: "none", Href: p.query("sort", c.key, "dir", c.dir)}
+		if c.key == p.Sort {
+			h.ARIA = map[string]string{"asc": "ascending", "desc": "descending"}[p.Dir]
+			h.Href = p.query("sort", c.key, "dir", map[string]string{"asc": "desc", "desc": "asc"}[p.Dir])
 		}
-		if p.Agent != "" && !contains(run.Agents, p.Agent) {
-			continue
-		}
-		if text != "" && !strings.Contains(strings.ToLower(run.ID+"\n"+run.Project+"\n"+strings.Join(run.Tasks, "\n")+"\n"+strings.Join(run.Agents, "\n")), text) {
-			continue
-		}
-		p.Runs = append(p.Runs, run)
+		p.Heads = append(p.Heads, h)
 	}
 	p.Live = p.Running
 	if q.Get("fragment") == "rows" {
@@ -77,7 +167,7 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		return t.ExecuteTemplate(w, "rows", p)
+		return t.ExecuteTemplate(w, "listing", p)
 	}
 	return s.writePage(w, "runs", p)
 }

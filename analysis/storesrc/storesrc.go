@@ -82,6 +82,7 @@ func (s *Source) ListRuns(ctx context.Context, f analysis.RunFilter) ([]analysis
 	return s.summaries(runs), nil
 }
 
+// summaries are the store's summaries as package analysis has them.
 func (s *Source) summaries(runs []store.RunSummary) []analysis.RunSummary {
 	now := s.now()
 	out := make([]analysis.RunSummary, len(runs))
@@ -98,6 +99,25 @@ func (s *Source) summaries(runs []store.RunSummary) []analysis.RunSummary {
 		}
 	}
 	return out
+}
+
+// PageRuns reads one page of runs (store.DB.PageRuns).
+func (s *Source) PageRuns(ctx context.Context, q analysis.RunQuery) (*analysis.RunPage, error) {
+	p, err := s.DB.PageRuns(ctx, store.RunQuery{Status: q.Status, Source: q.Source, Agent: q.Agent, Text: q.Text,
+		Order: store.RunOrder(q.Order), Asc: q.Asc, Offset: q.Offset, Limit: q.Limit})
+	if err != nil {
+		return nil, err
+	}
+	return &analysis.RunPage{Runs: s.summaries(p.Runs), Matched: p.Matched, All: p.All}, nil
+}
+
+// Facets reads what the filters of a list of runs offer (store.DB.Facets).
+func (s *Source) Facets(ctx context.Context) (*analysis.RunFacets, error) {
+	f, err := s.DB.Facets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &analysis.RunFacets{Sources: f.Sources, Agents: f.Agents, Running: f.Running}, nil
 }
 
 // Resolve turns a run reference into an id.

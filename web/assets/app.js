@@ -52,8 +52,8 @@
       return;
     }
     var form = $('#filters');
-    var rows = $('#rows');
-    if (!form || !rows) { return; }
+    var listing = $('#listing');
+    if (!form || !listing) { return; }
     function query() {
       var q = new URLSearchParams(new FormData(form));
       Array.from(q.keys()).forEach(function (k) { if (!q.get(k)) { q.delete(k); } });
@@ -70,25 +70,32 @@
       }).then(function (text) {
         if (text === last) { return; }
         last = text;
-        var ticked = $$('input[name=run]:checked', rows).map(function (i) { return i.value; });
-        var doc = parseHTML('<table><tbody>' + text + '</tbody></table>');
-        rows.replaceChildren.apply(rows, Array.from(doc.querySelector('tbody').childNodes));
+        var ticked = $$('input[name=run]:checked', listing).map(function (i) { return i.value; });
+        var doc = parseHTML('<div>' + text + '</div>');
+        listing.replaceChildren.apply(listing, Array.from(doc.body.firstChild.childNodes));
         ticked.forEach(function (id) {
-          var box = $$('input[name=run]', rows).filter(function (i) { return i.value === id; })[0];
+          var box = $$('input[name=run]', listing).filter(function (i) { return i.value === id; })[0];
           if (box) { box.checked = true; }
         });
         markRunning();
       }).catch(function () {});
     }
     function markRunning() {
-      var running = $$('.st-running', rows).length > 0;
+      var running = $$('.st-running', listing).length > 0;
       if (live) { live.hidden = !running; }
     }
     markRunning();
+    // a long task is cut to two lines; a click shows it whole (and hides it again)
+    listing.addEventListener('click', function (e) {
+      var cut = e.target.closest && e.target.closest('.cut');
+      if (cut && !typing(e)) { cut.classList.toggle('open'); }
+    });
     var timer = 0;
-    form.addEventListener('submit', function (e) { e.preventDefault(); refresh(true); });
-    form.addEventListener('change', function () { refresh(true); });
-    form.addEventListener('input', function () { clearTimeout(timer); timer = setTimeout(function () { refresh(true); }, 200); });
+    var pageInput = form.elements.page;
+    function filtered() { if (pageInput) { pageInput.value = ''; } refresh(true); }
+    form.addEventListener('submit', function (e) { e.preventDefault(); filtered(); });
+    form.addEventListener('change', filtered);
+    form.addEventListener('input', function () { clearTimeout(timer); timer = setTimeout(filtered, 200); });
     every(function () { refresh(false); });
 
     var compare = $('#compare');
@@ -101,7 +108,7 @@
     var cur = -1;
     document.addEventListener('keydown', function (e) {
       if (typing(e) || e.ctrlKey || e.metaKey || e.altKey) { return; }
-      var list = $$('tr[data-run]', rows);
+      var list = $$('tr[data-run]', listing);
       if (e.key === '/') { e.preventDefault(); $('#q').focus(); return; }
       if (!list.length) { return; }
       if (e.key === 'j' || e.key === 'k') {
@@ -125,23 +132,44 @@
     var vb = { x: full.x, y: full.y, w: full.w, h: full.h };
     function aspect() { return (wrap.clientHeight || 1) / (wrap.clientWidth || 1); }
     function apply() { svg.setAttribute('viewBox', vb.x + ' ' + vb.y + ' ' + vb.w + ' ' + vb.h); }
-    function fit() { vb = { x: full.x, y: full.y, w: full.w, h: full.h }; apply(); }
+    // The labels stay readable: the graph opens, and Fit draws it, at no
+    // less than readPx screen pixels for its smallest box label; a graph
+    // larger than the box at that scale shows its top, and is panned
+    // (drag, wheel, arrows) or zoomed out (-) from there.
+    var readPx = 12;
+    var fonts = $$('g.node text', svg).map(function (t) { return parseFloat(t.getAttribute('font-size')) || 0; }).filter(function (f) { return f > 0; });
+    var minFont = fonts.length ? Math.min.apply(null, fonts) : 11;
+    var floor = readPx / minFont;
+    // at scale s, from the top, centred across
+    function at(s) {
+      var cw = wrap.clientWidth || 1, ch = wrap.clientHeight || 1;
+      vb = { w: cw / s, h: ch / s, x: 0, y: full.y };
+      vb.x = full.x + (full.w - vb.w) / 2;
+      if (vb.h > full.h) { vb.y = full.y - (vb.h - full.h) / 2; }
+      apply();
+    }
+    function fit() {
+      var cw = wrap.clientWidth || 1, ch = wrap.clientHeight || 1;
+      var s = Math.min(cw / full.w, ch / full.h);
+      if (s >= floor) { vb = { x: full.x, y: full.y, w: full.w, h: full.h }; apply(); return; }
+      at(floor);
+    }
     function width() {
       // the width of the graph, from its top: readable when it is tall
       vb = { x: full.x, y: full.y, w: full.w, h: full.w * aspect() };
       if (vb.h > full.h) { vb.y = full.y - (vb.h - full.h) / 2; }
       apply();
     }
-    // open(): the whole graph when it fits at a readable size, else its
-    // top at that size (never larger than 1.25 screen pixels a point).
+    // open(): the graph across the box's width (at most 1.25 screen pixels
+    // a point, at least the floor), the box no taller than the graph then
+    // is: a small graph does not float in an empty box.
     function open() {
-      var cw = wrap.clientWidth || 1, ch = wrap.clientHeight || 1;
-      var fitScale = Math.min(cw / full.w, ch / full.h);
-      if (fitScale * 12 >= 8) { fit(); return; } // 12pt labels stay 8px or more
-      var s = Math.min(cw / full.w, 1.25);
-      vb = { w: cw / s, h: ch / s, x: 0, y: full.y };
-      vb.x = full.x + (full.w - vb.w) / 2;
-      apply();
+      var cw = wrap.clientWidth || 1;
+      var s = Math.max(Math.min(cw / full.w, 1.25), floor);
+      var h = Math.ceil(full.h * s) + 2;
+      if (h < wrap.clientHeight) { wrap.style.height = h + 'px'; }
+      if (Math.min(cw / full.w, (wrap.clientHeight || 1) / full.h) >= s) { vb = { x: full.x, y: full.y, w: full.w, h: full.h }; apply(); return; }
+      at(s);
     }
     function zoom(f, cx, cy) {
       var nw = Math.min(Math.max(vb.w * f, full.w / 80), full.w * 4);
