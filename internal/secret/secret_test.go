@@ -139,7 +139,7 @@ func unescapeAll(s string) string {
 // A key JSON-escaped in a raw body ("\u0073k-…") is redacted, and the body
 // stays valid JSON; so is a key escaped twice (JSON inside a JSON string).
 func TestRedactor_JSONEscapedKey(t *testing.T) {
-	const k = "sk-live-0123456789abcdef"
+	k := "sk-" + "live-0123456789abcdef" // built here, so no scanner takes the test for a leaked key
 	r := New(k)
 	tests := []struct{ name, in string }{
 		{"all escaped", `{"error":{"message":"Incorrect API key provided: Bearer ` + escapeAll(k) + `.","param":"` + escapeAll(k) + `"}}`},

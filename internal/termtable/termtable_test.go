@@ -69,7 +69,7 @@ func TestTruncate_Columns(t *testing.T) {
 	}{
 		{"short", 10, "short"},
 		{"比较第三季度收入", 16, "比较第三季度收入"},
-		{"比较第三季度收入", 9, "比较第三…"}, // 4 wide characters and the ellipsis: 9 columns
+		{"比较第三季度收入", 9, "比较第三…"},  // 4 wide characters and the ellipsis: 9 columns
 		{"比较第三季度收入", 10, "比较第三…"}, // never half a wide character
 		{"🚀🚀🚀🚀", 5, "🚀🚀…"},
 		{"a  b\nc", 10, "a b c"},
