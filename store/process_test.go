@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -204,13 +205,18 @@ func TestSecondProcessReadsWhileRunWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := make(chan struct{})
-	// The writers write until the reader has made its reads; should it hang,
-	// they stop after a minute (the reader is killed) rather than fill the
-	// disk: a stuck reader once let them write 30 GB.
-	deadline := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
+	// The writers write until the reader has made its reads, at most 40
+	// nodes ahead of each read it made: the run grows between reads however
+	// slow the machine, and each read scans a bounded run (unpaced writers on
+	// a loaded machine made each scan longer than the last, and the 200 reads
+	// took longer than the deadline). Should the reader hang, it is killed
+	// after three minutes and the writers stop, rather than fill the disk: a
+	// stuck reader once let them write 30 GB.
+	deadline := time.AfterFunc(3*time.Minute, func() { cmd.Process.Kill() })
 	defer deadline.Stop()
 	var wg sync.WaitGroup
 	var written sync.Map
+	var reads, nodes atomic.Int64
 	for w := 0; w < 8; w++ { // several goroutines write while the other process reads
 		wg.Add(1)
 		go func(w int) {
@@ -221,6 +227,11 @@ func TestSecondProcessReadsWhileRunWrites(t *testing.T) {
 					return
 				default:
 				}
+				if nodes.Load() >= (reads.Load()+1)*40 {
+					time.Sleep(time.Millisecond)
+					continue
+				}
+				nodes.Add(1)
 				n := &record.Node{Kind: record.KindTool, Agent: "a", Tool: &record.Tool{Name: "read_file", Args: fmt.Sprintf(`{"w":%d,"i":%d}`, w, i)}}
 				if err := rec.StartNode(ctx, n); err != nil {
 					t.Error(err)
@@ -240,13 +251,14 @@ func TestSecondProcessReadsWhileRunWrites(t *testing.T) {
 	for sc.Scan() {
 		c, _ := strconv.Atoi(strings.TrimPrefix(sc.Text(), "saw "))
 		counts = append(counts, c)
+		reads.Add(1)
 	}
 	close(stop)
 	wg.Wait()
 	killed := !deadline.Stop()
 	waitErr := cmd.Wait()
 	if killed {
-		t.Fatalf("the reader process made %d reads in a minute and was killed\n%s", len(counts), stderr.String())
+		t.Fatalf("the reader process made %d reads in three minutes and was killed\n%s", len(counts), stderr.String())
 	}
 	if waitErr != nil {
 		t.Fatalf("reader process failed: %v\n%s", waitErr, stderr.String())
