@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
@@ -36,14 +38,34 @@ const DefaultMaxBody = 64 << 20
 // 400 with a google.rpc.Status saying why for a body that is not OTLP;
 // 405, 413 and 415 for the wrong method, size and media type; 503 with
 // Retry-After when Consume is busy. A bad request never stops the handler.
+//
+// Hosts, when set, are the only Host header names (without port) it
+// answers; others get 403: a receiver on loopback sets its loopback names,
+// so a web page that rebinds a DNS name to 127.0.0.1 cannot post to it.
+// At most MaxInFlight bodies are read and decoded at once (the others
+// wait their turn), so concurrent exports of MaxBody each cannot take
+// memory without bound.
 type Handler struct {
-	Consume Consumer
-	MaxBody int64  // 0 = DefaultMaxBody
-	Limits  Limits // caps on attribute values
+	Consume     Consumer
+	MaxBody     int64  // 0 = DefaultMaxBody
+	Limits      Limits // caps on attribute values
+	Hosts       []string
+	MaxInFlight int // 0 = DefaultMaxInFlight
+
+	once  sync.Once
+	slots chan struct{}
 }
+
+// DefaultMaxInFlight is how many export bodies a Handler reads at once.
+const DefaultMaxInFlight = 4
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if len(h.Hosts) > 0 && !HostAllowed(r.Host, h.Hosts) {
+		writeStatus(w, strings.Contains(r.Header.Get("Content-Type"), "json"), http.StatusForbidden,
+			"this receiver answers only requests addressed to "+strings.Join(h.Hosts, ", ")+"; send to the address it printed")
+		return
+	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		writeStatus(w, false, http.StatusMethodNotAllowed, "only POST is served here: send OTLP/HTTP trace exports to /v1/traces")
@@ -62,6 +84,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	max := h.MaxBody
 	if max <= 0 {
 		max = DefaultMaxBody
+	}
+	h.once.Do(func() {
+		n := h.MaxInFlight
+		if n <= 0 {
+			n = DefaultMaxInFlight
+		}
+		h.slots = make(chan struct{}, n)
+	})
+	select {
+	case h.slots <- struct{}{}:
+		defer func() { <-h.slots }()
+	case <-r.Context().Done():
+		return // the exporter gave up waiting
 	}
 	var body io.Reader = http.MaxBytesReader(w, r.Body, max)
 	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
@@ -151,6 +186,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write(out)
 }
 
+// HostAllowed reports whether a request's Host header (with or without a
+// port) names one of allowed, case-insensitively.
+func HostAllowed(host string, allowed []string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(strings.ToLower(host), "[]")
+	for _, a := range allowed {
+		if strings.Trim(strings.ToLower(a), "[]") == host {
+			return true
+		}
+	}
+	return false
+}
+
 // writeStatus answers code with a google.rpc.Status holding msg, in the
 // request's encoding, as the OTLP specification asks of failures.
 func writeStatus(w http.ResponseWriter, isJSON bool, code int, msg string) {
@@ -162,6 +212,8 @@ func writeStatus(w http.ResponseWriter, isJSON bool, code int, msg string) {
 		rpc = 13 // INTERNAL
 	case http.StatusRequestEntityTooLarge:
 		rpc = 8 // RESOURCE_EXHAUSTED
+	case http.StatusForbidden:
+		rpc = 7 // PERMISSION_DENIED
 	}
 	if isJSON {
 		b, _ := json.Marshal(map[string]any{"code": rpc, "message": msg})

@@ -9,9 +9,11 @@
 package otel
 
 import (
+	"bytes"
 	"encoding/hex"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -201,7 +203,7 @@ func (c *converter) value(v pcommon.Value) any {
 		s := v.Str()
 		if len(s) > c.max {
 			c.truncated++
-			s = s[:c.max]
+			s = strings.Clone(s[:c.max]) // the cut value alone is held, not the whole
 		}
 		return s
 	case pcommon.ValueTypeInt:
@@ -214,7 +216,7 @@ func (c *converter) value(v pcommon.Value) any {
 		b := v.Bytes().AsRaw()
 		if len(b) > c.max {
 			c.truncated++
-			b = b[:c.max]
+			b = bytes.Clone(b[:c.max])
 		}
 		return b
 	case pcommon.ValueTypeSlice:

@@ -24,6 +24,8 @@ type CollectOptions struct {
 	Listen string // host:port
 	// Ready, when set, is told the address served once listening (tests).
 	Ready func(addr string)
+	// Tune, when set, changes the receiver's bounds before it starts (tests).
+	Tune func(*otlp.Live)
 }
 
 // NewCmdCollect builds `inspect collect`. runF replaces the action in tests.
@@ -70,7 +72,14 @@ func collectRun(ctx context.Context, opts *CollectOptions) error {
 		return Usagef("cannot listen on %s: %v; give a free --listen HOST:PORT", opts.Listen, err)
 	}
 	url := "http://" + ln.Addr().String() + "/v1/traces"
-	rec := startOTLP(ctx, ios, db, url)
+	rec := startOTLP(ctx, ios, db, url, opts.Tune)
+	host, _, _ := net.SplitHostPort(opts.Listen)
+	if host == "localhost" || net.ParseIP(host).IsLoopback() {
+		// as serve does: a page that rebinds a DNS name to 127.0.0.1 cannot post
+		rec.Handler.Hosts = loopbackHosts
+	} else {
+		fmt.Fprintf(ios.ErrOut, "warning: %s is not loopback: anyone who can reach this machine can record traces into %s (no login); --listen 127.0.0.1:4318 keeps it local\n", host, opts.F.DBPath)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/traces", rec.Handler)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -99,18 +108,20 @@ func collectRun(ctx context.Context, opts *CollectOptions) error {
 // inspect serve --otlp).
 type otlpReceiver struct {
 	// Handler serves POST /v1/traces.
-	Handler http.Handler
+	Handler *otel.Handler
 	live    *otlp.Live
 	stop    context.CancelFunc
 	done    chan struct{}
 }
 
 // startOTLP starts recording into db what Handler receives; url names the
-// endpoint in the runs' source. A line goes to stderr when a run is first
-// recorded and when its trace ends.
-func startOTLP(ctx context.Context, ios *IOStreams, db *store.DB, url string) *otlpReceiver {
+// endpoint in the runs' source; tune, when set, changes the receiver's
+// bounds. A line goes to stderr when a run is first recorded and when its
+// trace ends.
+func startOTLP(ctx context.Context, ios *IOStreams, db *store.DB, url string, tune func(*otlp.Live)) *otlpReceiver {
 	live := &otlp.Live{
 		Source: url,
+		Spans:  db,
 		Write:  func(ctx context.Context, s *importers.Session) (string, error) { return importers.Write(ctx, db, s) },
 		OnRun: func(id string, s *importers.Session, spans int, ended bool) {
 			state := "recording"
@@ -122,6 +133,9 @@ func startOTLP(ctx context.Context, ios *IOStreams, db *store.DB, url string) *o
 		OnError: func(trace string, err error) {
 			fmt.Fprintf(ios.ErrOut, "warning: trace %s not recorded yet: %v (trying again)\n", trace, err)
 		},
+	}
+	if tune != nil {
+		tune(live)
 	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	r := &otlpReceiver{Handler: &otel.Handler{Consume: live.Consume}, live: live, stop: stop, done: make(chan struct{})}

@@ -135,7 +135,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	var rec *otlpReceiver
 	mode := "read-only"
 	if writer != nil {
-		rec = startOTLP(ctx, opts.F.IO, writer, url+"v1/traces")
+		rec = startOTLP(ctx, opts.F.IO, writer, url+"v1/traces", nil)
 		wo.Mounts = append(wo.Mounts, web.Mount{Pattern: "/v1/traces", Handler: rec.Handler})
 		mode = "recording the OTLP traces posted to " + url + "v1/traces"
 	}

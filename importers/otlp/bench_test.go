@@ -157,7 +157,7 @@ func BenchmarkReceiver(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		live := &otlp.Live{Write: func(ctx context.Context, s *importers.Session) (string, error) { return importers.Write(ctx, db, s) }}
+		live := &otlp.Live{Spans: db, Write: func(ctx context.Context, s *importers.Session) (string, error) { return importers.Write(ctx, db, s) }}
 		srv := httptest.NewServer(&otel.Handler{Consume: live.Consume})
 		runCtx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})

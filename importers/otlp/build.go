@@ -19,6 +19,7 @@ type Trace struct {
 	spans []*otel.Span
 	index map[string]int // span id -> position in spans
 	dups  int
+	bytes int64 // the spans' otel.Span.Size
 }
 
 // NewTrace returns an empty trace of id.
@@ -31,16 +32,21 @@ func (t *Trace) Add(s *otel.Span) {
 	if i, ok := t.index[s.SpanID]; ok {
 		t.dups++
 		if t.spans[i].End.IsZero() && !s.End.IsZero() {
+			t.bytes += s.Size() - t.spans[i].Size()
 			t.spans[i] = s
 		}
 		return
 	}
 	t.index[s.SpanID] = len(t.spans)
 	t.spans = append(t.spans, s)
+	t.bytes += s.Size()
 }
 
 // Len is the number of distinct spans.
 func (t *Trace) Len() int { return len(t.spans) }
+
+// Bytes is about how many bytes its spans hold (otel.Span.Size).
+func (t *Trace) Bytes() int64 { return t.bytes }
 
 // Ended reports whether the trace's root span (one without a parent) has
 // arrived and every such root has ended; spans whose parent has not
