@@ -280,8 +280,8 @@ func (db *DB) DeleteRuns(ctx context.Context, ids []string) (_ Removed, err erro
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM nodes WHERE run_id = ?`, id).Scan(&nodes); err != nil {
 			return rm, fmt.Errorf("remove run %s: %w", id, err)
 		}
-		// the spans a receiver kept of its trace go with it
-		if _, err := tx.ExecContext(ctx, `DELETE FROM trace_spans WHERE trace_id IN
+		// the spans a receiver kept of it go with it
+		if _, err := tx.ExecContext(ctx, `DELETE FROM trace_spans WHERE source_id IN
 				(SELECT source_id FROM runs WHERE id = ? AND source_format = 'otlp' AND source_id <> '')`, id); err != nil {
 			return rm, fmt.Errorf("remove run %s: %w", id, err)
 		}

@@ -18,7 +18,10 @@ import (
 // collect, serve --otlp): Consume takes each export request's spans, Run
 // writes every trace that changed as a run (again and again as it grows:
 // a re-import of the same trace id updates its run) until its context
-// ends, then flushes.
+// ends, then flushes. Spans are grouped by the run they belong to
+// (RunKey), as a file's are: a trace, except that every trace of one
+// Claude Code session (a trace per prompt and per background
+// notification) is one run; "trace" below means that group.
 //
 // Every span taken is kept in Spans (redacted) before it is held, while
 // its trace is in flight: a trace held in memory can be let go at any time
@@ -27,7 +30,10 @@ import (
 // run instead of replacing it. A trace is done once ended and idle past
 // Idle, or idle past OpenIdle: its kept spans are dropped, and a span of
 // it that still comes is rejected (counted in the OTLP answer), its run
-// left as it is — never replaced by the late span alone.
+// left as it is — never replaced by the late span alone. A Claude Code
+// session is never done that way: it may be idle for hours between two
+// prompts, so once idle it only leaves memory, its spans kept, and the
+// next prompt's trace merges into its run.
 //
 // Memory is bounded in bytes (otel.Span.Size), not spans: past MaxBytes,
 // written traces are let go, least recently active first; a trace alone
@@ -69,15 +75,16 @@ type Live struct {
 	kick     chan struct{}
 }
 
-// SpanStore keeps the spans a receiver took, per trace in flight, and
-// knows the runs recorded (*store.DB satisfies it).
+// SpanStore keeps the spans a receiver took, per run in flight (by its
+// RunKey, the run's source id), and knows the runs recorded (*store.DB
+// satisfies it).
 type SpanStore interface {
-	// KeepSpans adds a batch of spans of trace traceID (otel.EncodeSpans).
-	KeepSpans(ctx context.Context, traceID string, data []byte) error
-	// TraceSpans calls fn with each batch kept for traceID, in order.
-	TraceSpans(ctx context.Context, traceID string, fn func(data []byte) error) error
-	// DropSpans forgets the spans kept for traceID (its trace is done).
-	DropSpans(ctx context.Context, traceID string) error
+	// KeepSpans adds a batch of spans of the run of key (otel.EncodeSpans).
+	KeepSpans(ctx context.Context, key string, data []byte) error
+	// TraceSpans calls fn with each batch kept for key, in order.
+	TraceSpans(ctx context.Context, key string, fn func(data []byte) error) error
+	// DropSpans forgets the spans kept for key (its trace is done).
+	DropSpans(ctx context.Context, key string) error
 	// RunBySource is the id of the run recorded from source id of
 	// format ("" when none).
 	RunBySource(ctx context.Context, format, id string) (string, error)
@@ -135,15 +142,16 @@ func (l *Live) Consume(ctx context.Context, spans []*otel.Span) (int, string, er
 	defer l.mu.Unlock()
 	l.init()
 	max, traceMax := l.maxBytes(), l.traceMax()
-	// The batch by trace, in the order its traces first come.
+	// The batch by run (RunKey), in the order its runs first come.
 	var ids []string
 	byTrace := map[string][]*otel.Span{}
 	var size int64
 	for _, s := range spans {
-		if _, ok := byTrace[s.TraceID]; !ok {
-			ids = append(ids, s.TraceID)
+		key := RunKey(s)
+		if _, ok := byTrace[key]; !ok {
+			ids = append(ids, key)
 		}
-		byTrace[s.TraceID] = append(byTrace[s.TraceID], s)
+		byTrace[key] = append(byTrace[key], s)
 		size += s.Size()
 	}
 	if l.held+size > max {
@@ -312,7 +320,8 @@ func (l *Live) drop(id string) {
 
 // evict lets go for good of the written, clean traces that are idle (an
 // ended one past Idle, one that has not ended past OpenIdle) and returns
-// their ids, whose kept spans are to be dropped.
+// their ids, whose kept spans are to be dropped. An idle Claude Code
+// session only leaves memory: its spans stay kept for its next prompt.
 func (l *Live) evict(now time.Time) []string {
 	idle, open := l.idle()
 	var done []string
@@ -324,7 +333,9 @@ func (l *Live) evict(now time.Time) []string {
 			l.held -= lt.t.Bytes()
 			l.let++
 			delete(l.traces, id)
-			done = append(done, id)
+			if !isSession(id) {
+				done = append(done, id)
+			}
 		}
 	}
 	sort.Strings(done)

@@ -103,11 +103,18 @@ func (Format) Read(ctx context.Context, path string, opt importers.Options) ([]*
 func RunKey(s *otel.Span) string {
 	if strings.HasPrefix(s.Scope, "com.anthropic.claude_code") || strings.HasPrefix(s.Name, "claude_code.") {
 		if id := s.Attrs.Str("session.id"); id != "" {
-			return "claude-code:" + id
+			return sessionPrefix + id
 		}
 	}
 	return s.TraceID
 }
+
+// sessionPrefix starts the RunKey of a Claude Code session.
+const sessionPrefix = "claude-code:"
+
+// isSession reports whether key (RunKey) is a Claude Code session's: a
+// run of many traces, one per prompt, with no end of its own.
+func isSession(key string) bool { return strings.HasPrefix(key, sessionPrefix) }
 
 // ReadTraces reads r's spans into traces (RunKey), in order of first
 // appearance. A

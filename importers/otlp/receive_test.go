@@ -3,12 +3,14 @@ package otlp_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/importers"
+	"github.com/inspect-dev/inspect/importers/importerstest"
 	"github.com/inspect-dev/inspect/importers/otlp"
 	"github.com/inspect-dev/inspect/otel"
 	"github.com/inspect-dev/inspect/record"
@@ -309,3 +312,97 @@ func TestReceiver_OpenTraceLetGo(t *testing.T) {
 }
 
 func ptraceTS(ns int64) pcommon.Timestamp { return pcommon.Timestamp(ns) }
+
+// TestLive_ClaudeCodeSession: Claude Code starts a trace per prompt and
+// per background notification, and a file's traces of one session
+// (session.id) are one run (RunKey); Live grouped spans by trace id, so
+// inspect collect recorded a run per trace, and a session idle between
+// two prompts was done: the next prompt's spans were rejected, or made a
+// run of their own. Real exports of two harness sessions (five and three
+// traces), each export taken after the session was idle past Idle and
+// OpenIdle, the last after a restart: one run, node for node the run the
+// same exports give as a file.
+func TestLive_ClaudeCodeSession(t *testing.T) {
+	ctx := context.Background()
+	for _, scenario := range []string{"subagents-background", "subagent-resumed"} {
+		t.Run(scenario, func(t *testing.T) {
+			files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "agents", "claude", scenario, "otlp", "traces-*.json"))
+			sort.Strings(files)
+			var joined bytes.Buffer
+			var exports [][]*otel.Span
+			traces := map[string]bool{}
+			for _, f := range files {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := json.Compact(&joined, b); err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
+				joined.WriteByte('\n')
+				var spans []*otel.Span
+				if _, err := otel.Read(ctx, bytes.NewReader(b), otel.Limits{}, func(s *otel.Span) error {
+					spans = append(spans, s)
+					traces[s.TraceID] = true
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+				exports = append(exports, spans)
+			}
+			if len(exports) < 3 || len(traces) < 3 {
+				t.Fatalf("%d exports of %d traces; want a session of several of each", len(exports), len(traces))
+			}
+
+			db := openDB(t)
+			now := time.Unix(1767225600, 0)
+			start := func() *otlp.Live {
+				return &otlp.Live{Spans: db, Idle: time.Minute, OpenIdle: 2 * time.Minute, Debounce: time.Nanosecond,
+					Now:   func() time.Time { return now },
+					Write: func(ctx context.Context, s *importers.Session) (string, error) { return importers.Write(ctx, db, s) }}
+			}
+			live := start()
+			for i, spans := range exports {
+				if i == len(exports)-1 {
+					live.Flush(ctx, true)
+					live = start() // a restart before the last export
+				}
+				if n, why, err := live.Consume(ctx, spans); n != 0 || err != nil {
+					t.Fatalf("export %d: Consume = %d rejected (%s), %v; want every span taken", i+1, n, why, err)
+				}
+				live.Flush(ctx, false)
+				now = now.Add(5 * time.Minute) // idle past Idle and OpenIdle
+				live.Flush(ctx, false)
+				if open, _, held := live.Stats(); open != 0 || held != 0 {
+					t.Fatalf("after export %d: %d held (%d bytes); want the idle session out of memory", i+1, open, held)
+				}
+			}
+			runs, err := db.Runs(ctx, 0)
+			if err != nil || len(runs) != 1 {
+				t.Fatalf("%d runs recorded (%v), want the session's one", len(runs), err)
+			}
+
+			path := filepath.Join(t.TempDir(), "traces.otlp.jsonl")
+			if err := os.WriteFile(path, joined.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			fdb := openDB(t)
+			res, err := importers.Import(ctx, fdb, otlp.Format{}, path, importers.Options{})
+			if err != nil || len(res) != 1 {
+				t.Fatalf("import of the exports as a file: %v, %d runs; want one", err, len(res))
+			}
+			got := afterFirstLine(importerstest.StoredRun(t, db, runs[0].ID, nil))
+			want := afterFirstLine(importerstest.StoredRun(t, fdb, res[0].RunID, nil))
+			if got != want {
+				t.Errorf("the run recorded live differs from the exports' import as a file:\n got %s\nwant %s", got, want)
+			}
+		})
+	}
+}
+
+// afterFirstLine drops a stored run's first line (the run: its source
+// path and times of writing differ between a receiver and a file).
+func afterFirstLine(text string) string {
+	_, rest, _ := strings.Cut(text, "\n")
+	return rest
+}
