@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -133,7 +134,7 @@ func UnmarshalJSON(data []byte) (ptrace.Traces, error) {
 	var u ptrace.JSONUnmarshaler
 	td, err := u.UnmarshalTraces(data)
 	if err != nil {
-		return ptrace.Traces{}, fmt.Errorf("%w: %v", ErrNotOTLP, err)
+		return ptrace.Traces{}, &notOTLP{"OTLP/JSON", jsonProblem(data, err)}
 	}
 	if td.ResourceSpans().Len() > 0 {
 		return td, nil
@@ -148,10 +149,10 @@ func UnmarshalJSON(data []byte) (ptrace.Traces, error) {
 	}
 	if !bytes.Contains(data, []byte(`"resourceSpans"`)) && !bytes.Contains(data, []byte(`"resource_spans"`)) {
 		if !json.Valid(data) {
-			return ptrace.Traces{}, fmt.Errorf("%w: invalid JSON", ErrNotOTLP)
+			return ptrace.Traces{}, &notOTLP{"OTLP/JSON", jsonProblem(data, nil)}
 		}
 		if t := bytes.TrimSpace(data); !bytes.Equal(t, []byte("{}")) {
-			return ptrace.Traces{}, fmt.Errorf("%w: a JSON object without resourceSpans", ErrNotOTLP)
+			return ptrace.Traces{}, &notOTLP{"OTLP/JSON", "the JSON object has no resourceSpans member (an export request is {\"resourceSpans\": [...]})"}
 		}
 	}
 	return td, nil
@@ -162,10 +163,14 @@ func UnmarshalProto(data []byte) (ptrace.Traces, error) {
 	var u ptrace.ProtoUnmarshaler
 	td, err := u.UnmarshalTraces(data)
 	if err != nil {
-		return ptrace.Traces{}, fmt.Errorf("%w: %v", ErrNotOTLP, err)
+		return ptrace.Traces{}, &notOTLP{"OTLP/protobuf", protoProblem(data)}
 	}
 	if td.ResourceSpans().Len() == 0 && len(data) > 0 {
-		return ptrace.Traces{}, fmt.Errorf("%w: no resource spans in %d bytes", ErrNotOTLP, len(data))
+		why := fmt.Sprintf("no resource spans in %d bytes", len(data))
+		if p := protoProblem(data); strings.HasPrefix(p, "it is JSON") {
+			why = p
+		}
+		return ptrace.Traces{}, &notOTLP{"OTLP/protobuf", why}
 	}
 	return td, nil
 }

@@ -133,7 +133,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		writeStatus(w, isJSON, http.StatusBadRequest, err.Error())
+		msg, ok := BodyProblem(err)
+		if !ok {
+			msg = err.Error()
+		}
+		writeStatus(w, isJSON, http.StatusBadRequest, msg)
 		return
 	}
 	var spans []*Span

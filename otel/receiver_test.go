@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 func exportBody(t *testing.T, withIDs, withoutIDs int, proto bool) []byte {
@@ -167,6 +169,76 @@ func TestLooksLikeOTLP(t *testing.T) {
 	} {
 		if got := LooksLikeOTLP(tt.head); got != tt.want {
 			t.Errorf("%s: LooksLikeOTLP = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestReceiver_BadBodySaysWhatWasWrong: a body that is not OTLP is
+// answered 400 with what was wrong in the terms of the format (a field
+// path, the value, what it should be; a byte offset), never the parser's
+// internals (before: "ReadObject: expect { or , or } or n, but found
+// \u0000, error found in #10 byte of ...|ceSpans\":[|..., bigger context
+// ...", "ID.UnmarshalJSONIter: length mismatch", "proto: unexpected end of
+// group").
+func TestReceiver_BadBodySaysWhatWasWrong(t *testing.T) {
+	srv := httptest.NewServer(&Handler{})
+	defer srv.Close()
+	const j, p = "application/json", "application/x-protobuf"
+	for _, tt := range []struct{ ctype, body, want string }{
+		{j, `{"resourceSpans":[`, "the body is not OTLP/JSON trace data: it is not valid JSON: it ends before its JSON value does"},
+		{j, `not json`, "the body is not OTLP/JSON trace data: it is not valid JSON (invalid character 'o' in literal null (expecting 'u'), at byte 2)"},
+		{j, `[1,2]`, `the body is not OTLP/JSON trace data: it is a JSON array, not an object {"resourceSpans": [...]}`},
+		{j, `{"a":1}`, `the body is not OTLP/JSON trace data: the JSON object has no resourceSpans member (an export request is {"resourceSpans": [...]})`},
+		{j, `{"resourceSpans":{}}`, "the body is not OTLP/JSON trace data: resourceSpans is a JSON object, not an array"},
+		{j, `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"zz","spanId":"0102030405060708"}]}]}]}`,
+			`the body is not OTLP/JSON trace data: resourceSpans[0].scopeSpans[0].spans[0].traceId is "zz", not 32 hex digits`},
+		{j, `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"0102030405060708"},{"spanId":7}]}]}]}`,
+			"the body is not OTLP/JSON trace data: resourceSpans[0].scopeSpans[0].spans[1].spanId is a JSON number, not a string of 16 hex digits"},
+		{j, `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"0102030405060708","startTimeUnixNano":"yesterday"}]}]}]}`,
+			`the body is not OTLP/JSON trace data: resourceSpans[0].scopeSpans[0].spans[0].startTimeUnixNano is "yesterday", not a whole number (nanoseconds since 1970)`},
+		{j, `{"resourceSpans":[{"resource":{"attributes":[{"key":"a","value":"b"}]},"scopeSpans":[]}]}`,
+			`the body is not OTLP/JSON trace data: resourceSpans[0].resource.attributes[0].value is a JSON string, not an object such as {"stringValue": "…"}`},
+		{p, "\xff\xff\xff\xff", "the body is not OTLP/protobuf trace data: its protobuf encoding breaks at byte 0 of 4 (the body ends inside a field)"},
+		{p, "hello world", "the body is not OTLP/protobuf trace data: its protobuf encoding breaks at byte 2 of 11 (bytes that are not a protobuf field)"},
+		{p, `{"resourceSpans":[]}`, "the body is not OTLP/protobuf trace data: it is JSON; send it with Content-Type: application/json"},
+	} {
+		resp, err := http.Post(srv.URL+"/v1/traces", tt.ctype, strings.NewReader(tt.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		buf.ReadFrom(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 {
+			t.Errorf("%s: status %d, want 400", tt.body, resp.StatusCode)
+			continue
+		}
+		var got string
+		if tt.ctype == j {
+			var st struct{ Message string }
+			if err := json.Unmarshal(buf.Bytes(), &st); err != nil {
+				t.Fatalf("%s: answer %q: %v", tt.body, buf.String(), err)
+			}
+			got = st.Message
+		} else {
+			b := buf.Bytes() // google.rpc.Status: code (1), message (2)
+			for len(b) > 0 {
+				num, typ, n := protowire.ConsumeTag(b)
+				b = b[n:]
+				if typ == protowire.BytesType {
+					v, n := protowire.ConsumeBytes(b)
+					if num == 2 {
+						got = string(v)
+					}
+					b = b[n:]
+				} else {
+					_, n := protowire.ConsumeVarint(b)
+					b = b[n:]
+				}
+			}
+		}
+		if got != tt.want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.body, got, tt.want)
 		}
 	}
 }
