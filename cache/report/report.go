@@ -109,6 +109,17 @@ func Source(rep *cache.Report) string {
 	return "reported cached tokens come from the provider; predictions are from the request bytes"
 }
 
+// minimum states the minimum cacheable prefix in force: the provider's
+// (--min-prefix), or, on a scripted run, that the simulated cache has
+// none (DESIGN §5: it reports the longest shared prefix, however short),
+// so a 5-token read there does not contradict a stated 1,024 minimum.
+func minimum(rep *cache.Report) string {
+	if rep.Simulated {
+		return fmt.Sprintf("the simulated cache has no minimum prefix: it reports shared prefixes of any length, where a provider caches none under its minimum (%s tokens by --min-prefix)", group(rep.MinPrefix))
+	}
+	return "minimum cacheable prefix " + group(rep.MinPrefix) + " tokens"
+}
+
 func write(out io.Writer, rep *cache.Report, node int64, st style) error {
 	w := &writer{w: out, st: st}
 	if node > 0 {
@@ -122,7 +133,7 @@ func write(out io.Writer, rep *cache.Report, node int64, st style) error {
 		return w.err
 	}
 	w.heading(1, "Prompt cache · run "+w.text(rep.Run))
-	w.printf("%s. Lifetime %s; minimum cacheable prefix %s tokens.\n\n", capitalize(Source(rep)), graph.FormatDuration(rep.Lifetime), group(rep.MinPrefix))
+	w.printf("%s. Lifetime %s; %s.\n\n", capitalize(Source(rep)), graph.FormatDuration(rep.Lifetime), minimum(rep))
 	w.item(w.bold("run") + ": " + totals(rep.Total, rep.Currency))
 	w.end()
 	if rep.Currency != "" {
