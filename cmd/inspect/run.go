@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/internal/secret"
+	"github.com/inspect-dev/inspect/internal/termsafe"
 	"github.com/inspect-dev/inspect/otel"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/runtime"
@@ -129,6 +132,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 	fmt.Fprintf(ios.ErrOut, "running %s (%s)\n", p.Name, mode)
+	if line := workspaceLine(p, opts.Script != ""); line != "" {
+		fmt.Fprintln(ios.ErrOut, line)
+	}
 	cfg := runtime.Config{
 		Project:  opts.Project,
 		Script:   opts.Script,
@@ -156,6 +162,36 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		}
 	}
 	return reportRun(ios, res, opts.F.DBPath, true, res.FirstLLM, opts.Script != "")
+}
+
+// workspaceLine says, when an agent of p may write files (write_file),
+// which folder they land in — for real, the scripted model included — so
+// a run does not change the project's files unannounced; "" when no agent
+// writes.
+func workspaceLine(p *project.Project, scripted bool) string {
+	var writers []string
+	for _, a := range p.Agents {
+		for _, t := range a.Tools {
+			if t == project.ToolWriteFile {
+				writers = append(writers, a.Name)
+				break
+			}
+		}
+	}
+	if len(writers) == 0 {
+		return ""
+	}
+	ws := p.Workspace
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, ws); err == nil && !strings.HasPrefix(rel, "..") {
+			ws = rel
+		}
+	}
+	also := ""
+	if scripted {
+		also = ", with the scripted model too"
+	}
+	return fmt.Sprintf("workspace: %s (write_file of %s writes real files there%s)", termsafe.String(ws), termsafe.String(strings.Join(writers, ", ")), also)
 }
 
 // otlpStream is the span stream --otlp-endpoint (or the environment) asks

@@ -13,6 +13,7 @@ import (
 
 	"github.com/inspect-dev/inspect/ask/asktest"
 	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/runtime/examples"
 	"github.com/inspect-dev/inspect/store"
 )
 
@@ -268,5 +269,46 @@ func TestRunRun_Timeout(t *testing.T) {
 	f, _, errOut = testFactoryEnv(t, nil)
 	if code := run(context.Background(), f, []string{"run", fixture, "--task", "hi", "--timeout", "0s"}); code != ExitUsage || !strings.Contains(errOut.String(), "--timeout must be positive") {
 		t.Errorf("--timeout 0s: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestRunRun_SaysWhereItWrites: a scripted run of a project whose agent has
+// write_file really writes into the project's workspace; stderr says so,
+// naming the folder and the agent, before the run (before: no line, and
+// brief.md appeared in the workspace unannounced). A project without a
+// writing agent gets no such line.
+func TestRunRun_SaysWhereItWrites(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	if _, err := examples.Write(examples.Demo(), dir); err != nil {
+		t.Fatal(err)
+	}
+	f, _, errOut := testFactory(t)
+	if code := run(context.Background(), f, []string{"run", dir, "--script", filepath.Join(dir, "script.yaml")}); code != ExitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+	ws, err := filepath.EvalSymlinks(filepath.Join(dir, "workspace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "brief.md")); err != nil {
+		t.Fatalf("the demo's writer wrote no brief.md in the workspace: %v", err)
+	}
+	want := "workspace: " + ws + " (write_file of writer writes real files there, with the scripted model too)\n"
+	e := errOut.String()
+	i := strings.Index(e, want)
+	if i < 0 {
+		t.Fatalf("stderr lacks %q:\n%s", want, e)
+	}
+	if j := strings.Index(e, "step 1"); j >= 0 && j < i {
+		t.Errorf("the workspace line comes after the run started:\n%s", e)
+	}
+
+	ro := filepath.Join("..", "..", "fixtures", "fanout-compact")
+	f, _, errOut = testFactory(t)
+	if code := run(context.Background(), f, []string{"run", ro, "--script", filepath.Join(ro, "script.yaml")}); code != ExitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+	if strings.Contains(errOut.String(), "workspace:") {
+		t.Errorf("a project no agent writes in announces a workspace:\n%s", errOut)
 	}
 }
