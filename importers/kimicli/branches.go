@@ -159,11 +159,8 @@ func (r *reader) branch(d *events.Delegation, a kimi.Args, res kimi.Result, agen
 	if agentID != "" {
 		conv.System = r.systemPrompt(filepath.Join(sub, "context.jsonl"))
 	}
-	name := agentID
-	if name == "" {
-		name = strings.ReplaceAll(kimi.FirstOf(strings.TrimSpace(a.Description), "call-"+d.CallID), "/", "-")
-	}
-	br := &importers.Branch{Name: name, Agent: agent, Instructions: r.opt.Clip(instructions), CallID: d.CallID, Args: d.Args, Conv: conv}
+	name := kimi.BranchName(kimi.FirstOf(strings.TrimSpace(a.Description), m.Description), agentID, d.CallID)
+	br := &importers.Branch{Name: name, ID: agentID, Agent: agent, Instructions: r.opt.Clip(instructions), CallID: d.CallID, Args: d.Args, Conv: conv}
 	o := outcome{r: r, d: d, a: a, res: res, agentID: agentID, sub: sub, m: m, hasMeta: hasMeta, missing: missing}
 	if cw == nil {
 		o.set(br, conv, conv.Ended)
@@ -412,7 +409,7 @@ func (r *reader) orphans() error {
 		}
 		prompt := kimi.FirstOf(events.AsBranch(conv), r.readPrompt(filepath.Join(sub, "prompt.txt")))
 		conv.System = r.systemPrompt(filepath.Join(sub, "context.jsonl"))
-		br := &importers.Branch{Name: id, Agent: agent, Instructions: r.opt.Clip(prompt), Conv: conv}
+		br := &importers.Branch{Name: kimi.BranchName(m.Description, id, ""), ID: id, Agent: agent, Instructions: r.opt.Clip(prompt), Conv: conv}
 		r.orphan = append(r.orphan, &importers.Fork{At: conv.Started, Tool: kimi.ToolAgent, Context: "none",
 			Branches: []*importers.Branch{br}, JoinAt: conv.Ended})
 		r.log.Note(filepath.Join(sub, "wire.jsonl"), 0, "no Agent call of the session names this sub-agent; it is imported as a fork of its own where it started")

@@ -25,8 +25,8 @@ func TestImport_Store(t *testing.T) {
 		if g.Run.Status != record.StatusInterrupted || g.Run.Source.Format != Name {
 			t.Errorf("run %+v", g.Run)
 		}
-		importerstest.Contains(t, "graph", mm, "agents main, coder", `n3["fork (none context) ac1f74988, Sub agent 2#58; Shell 命令"]`,
-			`subgraph b1["branch ac1f74988 @coder · interrupted`, "forked, no join")
+		importerstest.Contains(t, "graph", mm, "agents main, coder", `n3["fork (none context) Sub agent 1#58; 创建文件, Sub agent 2#58; Shell 命令"]`,
+			`subgraph b1["branch Sub agent 1#58; 创建文件 @coder · interrupted`, "forked, no join")
 		// A session cut short: its open fork is not a prompt mistake.
 		importerstest.Contains(t, "audit", audit, "this run was interrupted", "branch.failed: not applicable (run interrupted: 1 open fork)")
 		body, err := db.Request(ctx, g.Run.ID, 2)
@@ -45,15 +45,15 @@ func TestImport_Store(t *testing.T) {
 		g, mm, audit := importerstest.Shown(t, db, readOne(t, fanoutSession(t), importers.Options{}))
 		importerstest.Contains(t, "graph", mm,
 			`n2["llm @main · calls Agent x3 · in 11902 out 240`,
-			`n3["fork (none context) aaaa1111, bbbb2222, cccc3333"]`,
+			`n3["fork (none context) auth, billing, search"]`,
 			`n5["tool ReadFile auth.py"]`,
-			`n15["join aaaa1111=ok, bbbb2222=exhausted, cccc3333=ok"]`,
-			`subgraph b7["branch ffff6666 · interrupted`,
+			`n15["join auth=ok, billing=exhausted, search=ok"]`,
+			`subgraph b7["branch hang · interrupted`,
 			"tokens in 73702 · out 810 · cached 59740 (reported)")
 		importerstest.Contains(t, "audit", audit,
-			`branch "bbbb2222" (explore) of the fork at n3 ended exhausted: Max steps 3 reached`,
+			`branch "billing" (explore) of the fork at n3 ended exhausted: Max steps 3 reached`,
 			"1 error, 3 warnings", // the open fork of the cut-short last turn is not audited
-			`fork at n26 sent one branch, "eeee5555"`,
+			`fork at n26 sent one branch, "watch"`,
 			"fork.overlap: clear")
 		for _, n := range g.Nodes {
 			if n.LLM == nil {

@@ -198,11 +198,11 @@ func TestRead_Fanout(t *testing.T) {
 		got = append(got, branchFacts(f))
 	}
 	want := [][]string{
-		{"aaaa1111 ok", "bbbb2222 exhausted", "cccc3333 ok"}, // one step, one fork
-		{"aaaa1111 ok"},          // the resumed sub-agent: a serial one-branch fork
-		{"zzzz9999 ok"},          // no call names it: a fork of its own where it started
-		{"eeee5555 ok"},          // background, completed by the notification
-		{"ffff6666 interrupted"}, // never finished
+		{"auth ok", "billing exhausted", "search ok"}, // one step, one fork: the calls' titles
+		{"follow up ok"},     // the resumed sub-agent (aaaa1111), by its call's title: a serial one-branch fork
+		{"d ok"},             // no call names it: a fork of its own where it started, by its meta.json title
+		{"watch ok"},         // background, completed by the notification
+		{"hang interrupted"}, // never finished
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("forks %q, want %q\n%s", got, want, importerstest.Dump(s))
@@ -314,7 +314,7 @@ func TestRead_MissingSubagent(t *testing.T) {
 		t.Fatalf("%s", importerstest.Dump(s))
 	}
 	b := fs[0].Branches[0]
-	if b.Name != "a0000001" || b.Conv.Status != record.StatusOK || len(b.Conv.Steps) != 0 || b.Answer != "done" {
+	if b.Name != "a" || b.ID != "a0000001" || b.Conv.Status != record.StatusOK || len(b.Conv.Steps) != 0 || b.Answer != "done" {
 		t.Errorf("branch %+v %+v", b, b.Conv)
 	}
 	if len(s.Report.Problems) != 1 || !strings.HasSuffix(s.Report.Problems[0].File, filepath.Join("subagents", "a0000001", "wire.jsonl")) {

@@ -299,7 +299,7 @@ func TestRead_SubagentCollapsed(t *testing.T) {
 		t.Fatalf("fork:\n%s", importerstest.Dump(s))
 	}
 	b1, b2 := fork.Branches[0], fork.Branches[1]
-	if b1.Name != "ac1f74988" || b1.Agent != "coder" || b1.CallID != "tool_Ct3NdbCjJ2Xbl7YzithE2Dy8" ||
+	if b1.Name != "Sub agent 1: 创建文件" || b1.ID != "ac1f74988" || b1.Agent != "coder" || b1.CallID != "tool_Ct3NdbCjJ2Xbl7YzithE2Dy8" ||
 		!strings.HasPrefix(b1.Instructions, "你是一个测试用的 sub agent。") {
 		t.Errorf("branch 1: %+v", b1)
 	}

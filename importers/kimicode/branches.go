@@ -167,16 +167,16 @@ func (r *reader) branch(parent *agentFile, s *slot, w kimi.Window, depth int) (*
 	if conv.Started.IsZero() || d.At.Before(conv.Started) {
 		conv.Started = d.At
 	}
-	name := s.agentID
-	if name == "" {
-		desc := strings.ReplaceAll(strings.TrimSpace(kimi.ParseArgs(d.Args).Description), "/", "-")
-		name = kimi.FirstOf(desc, "call-"+d.CallID)
-		if d.Name == kimi.ToolAgentSwarm {
-			name += " #" + strconv.Itoa(s.i+1)
-		}
+	title := strings.TrimSpace(kimi.ParseArgs(d.Args).Description)
+	if title == "" && s.task != nil {
+		title = s.task.Description
+	}
+	name := kimi.BranchName(title, s.agentID, d.CallID)
+	if d.Name == kimi.ToolAgentSwarm && strings.TrimSpace(title) != "" {
+		name += " #" + strconv.Itoa(s.i+1) // the swarm's items share its title
 	}
 	s.prompt = kimi.FirstOf(s.prompt, events.AsBranch(conv))
-	br := &importers.Branch{Name: name, Agent: s.agent, Instructions: r.opt.Clip(s.prompt), CallID: d.CallID, Args: d.Args, Conv: conv}
+	br := &importers.Branch{Name: name, ID: s.agentID, Agent: s.agent, Instructions: r.opt.Clip(s.prompt), CallID: d.CallID, Args: d.Args, Conv: conv}
 
 	// The outcome: the task's end, else the call's result, else the
 	// sub-agent's own last turn, else it never finished.
@@ -289,7 +289,7 @@ func (r *reader) orphans(a *agentFile, ids []string, depth int) error {
 		} else if conv.Status == "" {
 			conv.Status = record.StatusOK
 		}
-		br := &importers.Branch{Name: id, Agent: conv.Agent, Instructions: events.AsBranch(conv), Conv: conv}
+		br := &importers.Branch{Name: id, ID: id, Agent: conv.Agent, Instructions: events.AsBranch(conv), Conv: conv}
 		events.InsertFork(a.b.Conv, &importers.Fork{At: conv.Started, Tool: kimi.ToolAgent, Context: "none",
 			Branches: []*importers.Branch{br}, JoinAt: conv.Ended})
 		r.log.Note(wire, 0, "no Agent call of "+a.id+" names this sub-agent; it is imported as a fork of its own where it started")

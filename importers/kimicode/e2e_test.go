@@ -26,17 +26,17 @@ func TestImport_Store(t *testing.T) {
 	t.Run("swarm", func(t *testing.T) {
 		g, mm, audit := importerstest.Shown(t, db, readOne(t, swarmSession(t), importers.Options{}))
 		importerstest.Contains(t, "graph", mm,
-			`n3["fork (none context) agent-0, agent-1, agent-2"]`,
-			`n13["join agent-0=ok, agent-1=exhausted, agent-2=cancelled"]`,
-			`n17["fork (none context) agent-4"]`, // inside agent-3's branch
-			`subgraph b5["branch agent-4`,
+			`n3["fork (none context) review #35;1, review #35;2, review #35;3"]`,
+			`n13["join review #35;1=ok, review #35;2=exhausted, review #35;3=cancelled"]`,
+			`n17["fork (none context) nested"]`, // inside deep dive's branch
+			`subgraph b5["branch nested`,
 			`n31["tool Glob ** · interrupted"]`)
 		// The session is cut short in its last turn, so the forks with a
 		// stopped branch (the swarm's cancelled one, the never-finished
 		// last one) are not audited; the nested one-branch fork is.
 		importerstest.Contains(t, "audit", audit,
 			"this run was interrupted", "its 2 open forks are not audited",
-			`the fork at n17 sent one branch, "agent-4" on explore`)
+			`the fork at n17 sent one branch, "nested" on explore`)
 		// The trunk's first request carries the recorded system prompt and tools.
 		body, err := db.Request(ctx, g.Run.ID, 2)
 		var req struct {

@@ -394,9 +394,9 @@ func TestRead_Swarm(t *testing.T) {
 		got = append(got, facts(f))
 	}
 	want := [][]string{
-		{"agent-0 @explore ok", "agent-1 @explore exhausted", "agent-2 @explore cancelled"}, // one AgentSwarm call
-		{"agent-3 @explore ok"},          // serial: a one-branch fork
-		{"agent-5 @explore interrupted"}, // never finished
+		{"review #1 @explore ok", "review #2 @explore exhausted", "review #3 @explore cancelled"}, // one AgentSwarm call: its title and the item
+		{"deep dive @explore ok"},     // serial: a one-branch fork
+		{"hang @explore interrupted"}, // never finished
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("forks %q\nwant %q\n%s", got, want, importerstest.Dump(s))
@@ -419,7 +419,7 @@ func TestRead_Swarm(t *testing.T) {
 	}
 	// The serial call's sub-agent delegated once more: a nested fork.
 	nested := importerstest.Forks(fs[1].Branches[0].Conv)
-	if len(nested) != 1 || !reflect.DeepEqual(facts(nested[0]), []string{"agent-4 @explore ok"}) || nested[0].Branches[0].Instructions != "check one line" {
+	if len(nested) != 1 || !reflect.DeepEqual(facts(nested[0]), []string{"nested @explore ok"}) || nested[0].Branches[0].Instructions != "check one line" {
 		t.Errorf("nested fork:\n%s", importerstest.Dump(s))
 	}
 	if last := fs[2]; !last.JoinAt.IsZero() || len(last.Branches[0].Conv.Steps) != 2 {
@@ -493,7 +493,7 @@ func TestRead_Unlinked(t *testing.T) {
 	write(t, filepath.Join(dir, "state.json"), `{"agents":{"main":{"type":"main","parentAgentId":null},"agent-0":{"type":"sub","parentAgentId":"main"}}}`)
 	s := readOne(t, dir, importers.Options{})
 	fs := importerstest.Forks(s.Trunk)
-	if len(fs) != 2 || !reflect.DeepEqual(facts(fs[0]), []string{"agent-0 @coder interrupted"}) ||
+	if len(fs) != 2 || !reflect.DeepEqual(facts(fs[0]), []string{"a @coder interrupted"}) ||
 		!reflect.DeepEqual(facts(fs[1]), []string{"agent-1 @coder ok"}) || fs[1].Branches[0].Instructions != "stray" {
 		t.Fatalf("%s", importerstest.Dump(s))
 	}

@@ -337,3 +337,19 @@ func (j *Journal) Close() error { return j.f.Close() }
 func (l *Log) CutShort(path string, n int) {
 	l.Note(path, n, "the last line is cut short (a session still being written?); it was left out")
 }
+
+// BranchName is the one way a Kimi sub-agent's branch is named, in both
+// formats: the title the delegating call gave it (its description, or
+// the task's or meta.json's), else the sub-agent's id, else
+// "call-<call id>" — never an id for one branch and a title for its
+// sibling when both have titles. A slash, which would read as a branch
+// path, becomes a dash.
+func BranchName(title, agentID, callID string) string {
+	if t := strings.TrimSpace(title); t != "" {
+		return strings.ReplaceAll(t, "/", "-")
+	}
+	if agentID != "" {
+		return agentID
+	}
+	return "call-" + callID
+}
