@@ -266,7 +266,7 @@ type markdownStream struct {
 
 func newMarkdownStream(w io.Writer, width int, style string) *markdownStream {
 	m := &markdownStream{w: w, width: width}
-	m.r, m.err = glamour.NewTermRenderer(glamour.WithStylePath(style), glamour.WithWordWrap(width))
+	m.r, m.err = newGlamour(style, width)
 	return m
 }
 
@@ -311,7 +311,7 @@ func (m *markdownStream) emit() {
 		m.err = err
 		return
 	}
-	out = strings.Trim(out, "\n")
+	out = strings.Trim(glamourOutput(out), "\n")
 	if m.output {
 		out = "\n" + out
 	}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/charmbracelet/glamour"
 	"github.com/spf13/cobra"
 
 	"github.com/inspect-dev/inspect/analysis"
@@ -266,7 +265,7 @@ func writeGlamour(io *IOStreams, rep *findings.Report, style string) error {
 	if err := report.WriteMarkdown(&md, rep); err != nil {
 		return err
 	}
-	r, err := glamour.NewTermRenderer(glamour.WithStylePath(style), glamour.WithWordWrap(io.Width))
+	r, err := newGlamour(style, io.Width)
 	if err != nil {
 		return report.WriteText(io.Out, rep)
 	}
@@ -274,7 +273,7 @@ func writeGlamour(io *IOStreams, rep *findings.Report, style string) error {
 	if err != nil {
 		return report.WriteText(io.Out, rep)
 	}
-	_, err = fmt.Fprint(io.Raw, out) // glamour's styles; its input is sanitized
+	_, err = fmt.Fprint(io.Raw, glamourOutput(out)) // glamour's styles; its input is sanitized
 	return err
 }
 

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/charmbracelet/glamour"
 	"github.com/spf13/cobra"
 
 	"github.com/inspect-dev/inspect/analysis"
@@ -165,8 +164,9 @@ func cacheRun(cmd *cobra.Command, opts *CacheOptions) error {
 		if err := report.WriteMarkdown(&md, rep, seq); err != nil {
 			return err
 		}
-		if r, err := glamour.NewTermRenderer(glamour.WithStylePath(style), glamour.WithWordWrap(io.Width)); err == nil {
+		if r, err := newGlamour(style, io.Width); err == nil {
 			if s, err := r.Render(glamourInput(md.String(), io.Width)); err == nil {
+				s = glamourOutput(s)
 				_, err = fmt.Fprint(io.Raw, s) // glamour's styles; its input is sanitized
 				return err
 			}

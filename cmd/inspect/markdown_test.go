@@ -90,7 +90,7 @@ func TestShow_LongWordOnTerminal(t *testing.T) {
 func TestBreakLongWords(t *testing.T) {
 	long := strings.Repeat("ab", 130)
 	md := "# title " + long + "\n\n- item " + long + " end\n\n```\n" + long + "\n```\n\nplain é " + strings.Repeat("é", 45) + "\n"
-	got := breakLongWords(md, 100)
+	got := breakLongWords(md, 100, 100)
 	lines := strings.Split(got, "\n")
 	if lines[5] != long {
 		t.Errorf("a fenced line was changed: %q", lines[5])
@@ -108,7 +108,7 @@ func TestBreakLongWords(t *testing.T) {
 	if lines[8] != "plain é "+strings.Repeat("é", 45) {
 		t.Errorf("a short word was broken: %q", lines[8])
 	}
-	if short := "# a b\n\nno long words here\n"; breakLongWords(short, 100) != short {
+	if short := "# a b\n\nno long words here\n"; breakLongWords(short, 100, 100) != short {
 		t.Error("Markdown without a long word changed")
 	}
 }
@@ -137,4 +137,56 @@ func BenchmarkGlamourInput_LongWord(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestAudit_TerminalKeepsTokensWhole: inspect audit on a terminal (glamour)
+// of the missed fan-out fixture, at every width from 60 to 120 columns:
+// every path, file name or identifier of the audit's Markdown that fits a
+// line (agents/fork-instructions.md, read_file, n2, a --flag) is on one
+// line of the output, whole, with plain hyphens (table cells aside, which
+// glamour's tables cut to their column) (before: glamour broke
+// after hyphens, "agents/fork-\ninstructions.md", and the long-word
+// breaks cut inside any word over half a line, "fork-instructions.\nmd").
+func TestAudit_TerminalKeepsTokensWhole(t *testing.T) {
+	dir := filepath.Join("..", "..", "fixtures", "audit-fanout-missed")
+	f, _, errOut := testFactory(t)
+	if code := run(context.Background(), f, []string{"run", dir, "--script", filepath.Join(dir, "script.yaml")}); code != ExitOK {
+		t.Fatalf("run: exit %d\n%s", code, errOut)
+	}
+	md, _, code := inspectRun(t, f, "audit", "--format", "markdown")
+	if code != ExitOK && code != ExitFindings {
+		t.Fatalf("audit --format markdown: exit %d", code)
+	}
+	token := regexp.MustCompile(`[\p{L}\p{N}][\p{L}\p{N}_]*(?:[-./][\p{L}\p{N}_]+)+`)
+	tokens := map[string]bool{}
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "|") {
+			continue // a table cell is cut to its column by glamour's tables
+		}
+		for _, tok := range token.FindAllString(line, -1) {
+			if strings.ContainsAny(tok, "-/") {
+				tokens[tok] = true
+			}
+		}
+	}
+	if !tokens["agents/fork-instructions.md"] {
+		t.Fatalf("the audit does not name agents/fork-instructions.md; pick a fixture that does:\n%s", md)
+	}
+	for width := 60; width <= 120; width++ {
+		g, out, errOut := testFactoryEnv(t, map[string]string{"GLAMOUR_STYLE": "dark"})
+		g.DBPath = f.DBPath
+		g.IO.OutTTY, g.IO.NoColor, g.IO.Width = true, false, width
+		if code := run(context.Background(), g, []string{"audit"}); code != ExitOK && code != ExitFindings {
+			t.Fatalf("audit at %d columns: exit %d: %s", width, code, errOut)
+		}
+		text := sgr.ReplaceAllString(out.String(), "")
+		if strings.ContainsAny(text, heldPoints) {
+			t.Fatalf("at %d columns a held wrap point reached the terminal", width)
+		}
+		for tok := range tokens {
+			if utf8.RuneCountInString(tok) <= width-glamourIndent && !strings.Contains(text, tok) {
+				t.Errorf("at %d columns %q is broken across lines", width, tok)
+			}
+		}
+	}
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/glamour"
 	"github.com/spf13/cobra"
 
 	"github.com/inspect-dev/inspect/analysis"
@@ -78,9 +77,10 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	writeNode(&md, v)
 	out := md.String()
 	if style, ok := opts.F.IO.markdownStyle(opts.F.Getenv); ok {
-		r, err := glamour.NewTermRenderer(glamour.WithStylePath(style), glamour.WithWordWrap(opts.F.IO.Width))
+		r, err := newGlamour(style, opts.F.IO.Width)
 		if err == nil {
 			if s, err := r.Render(glamourInput(out, opts.F.IO.Width)); err == nil {
+				s = glamourOutput(s)
 				// glamour's styles go out as they are; its input is sanitized
 				_, err = fmt.Fprint(opts.F.IO.Raw, s)
 				return err
