@@ -18,6 +18,7 @@ import (
 	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/stack"
 	"github.com/inspect-dev/inspect/store"
 )
 
@@ -41,7 +42,8 @@ func (r *recorded) requests(seq int64) ([]byte, error) {
 // audit runs every rule with default options on the run.
 func (r *recorded) audit(t testing.TB) *findings.Report {
 	t.Helper()
-	cfg := &findings.Config{Rules: rules.All, Requests: r.requests, Cache: func() (*cache.Report, error) { return r.Cache, nil }}
+	cfg := &findings.Config{Rules: rules.All, Requests: r.requests, Cache: func() (*cache.Report, error) { return r.Cache, nil },
+		Profile: stack.For(r.Run.Source)} // as the analysis layer picks it
 	rep, err := cfg.Audit(r.Run)
 	if err != nil {
 		t.Fatalf("Audit: %v", err)

@@ -297,6 +297,23 @@ type Cause struct {
 	Detail string `json:"detail"`
 }
 
+// The causes of a failure (Finding.Cause, DESIGN §18).
+const (
+	// CausePrompt: the agent was not told what it needed; the only cause
+	// a prompt fixes.
+	CausePrompt = "prompt"
+	// CauseTool: a tool call failed and the conversation ended on it.
+	CauseTool = "tool"
+	// CauseProvider: the model provider failed (an HTTP error such as
+	// 500, 529 or 429, overloaded, a timeout): retry or fall back.
+	CauseProvider = "provider"
+	// CauseRejected: the call was refused before any work (an unknown or
+	// disallowed sub-agent type, a denied permission).
+	CauseRejected = "rejected"
+	// CauseLimit: a step, turn or token limit ended it.
+	CauseLimit = "limit"
+)
+
 // Finding is one mistake a rule found in a run.
 type Finding struct {
 	// Rule is the rule id; Name the rule's title; Area and Severity the rule's.
@@ -318,6 +335,10 @@ type Finding struct {
 	Price Price `json:"price"`
 	// Causes are the cheap causes checked, when the rule checks them.
 	Causes []Cause `json:"causes,omitempty"`
+	// Cause is what made a failure fail, for the rules that tell it
+	// (branch.failed, tool.failure-loop): one of the Cause* values. Only
+	// a prompt cause gets prompt advice. "" for the other rules.
+	Cause string `json:"cause,omitempty"`
 	// Shape describes the evidence without node numbers or times; with Rule
 	// and Agent it makes the Fingerprint.
 	Shape string `json:"shape"`

@@ -47,22 +47,6 @@ var JoinRepeat = &findings.Rule{
 	Expect: expectJoinRepeat,
 }
 
-// BranchFailed: a branch did not end ok.
-var BranchFailed = &findings.Rule{
-	ID:       "branch.failed",
-	Area:     findings.Forking,
-	Severity: findings.Error,
-	Doc: findings.Doc{
-		Title:  "failed branch",
-		Detect: "a fork branch whose status is error or exhausted (a step or token budget ended it). A branch cancelled or interrupted with its run is no prompt mistake, and its open fork is not applicable.",
-		Price:  "the branch's tokens and time, spent without an answer.",
-		Fix:    "the forking agent's prompt: put every fact the branch needs into its instructions; a branch cannot ask back.",
-		Next:   "that branch ok.",
-	},
-	Run:    run(runBranchFailed),
-	Expect: expectWith(expectBranchFailed),
-}
-
 // fork.uneven's thresholds.
 var (
 	unevenRatio  = &findings.Threshold[float64]{Key: "uneven-ratio", Text: "slowest branch ÷ median of its siblings", Def: 2, Min: 1}
@@ -365,74 +349,6 @@ func expectJoinRepeat(f findings.Finding, next *graph.Run) findings.Verdict {
 		}
 	}
 	return verdict(true, "no call after a join repeats a branch's call (%s from %s examined)", plural(len(forks), "fork", "forks"), f.Agent)
-}
-
-func runBranchFailed(p *pass) {
-	if noForks(p) {
-		return
-	}
-	branches := 0
-	for _, f := range p.Forks() {
-		for _, b := range f.Branches {
-			branches++
-			if b.Status != record.StatusError && b.Status != record.StatusExhausted {
-				continue // ok, or stopped by Ctrl-C or a dead process: no prompt mistake
-			}
-			var price findings.Price
-			for _, n := range b.Conv.Nodes {
-				if isCall(n) {
-					price.Calls++
-				}
-				addUsage(&price, n)
-			}
-			price.ElapsedMS = b.Duration.Milliseconds()
-			price.Basis = fmt.Sprintf("branch %s ran %s and spent %d tokens in, %d out, with no answer", b.Name, graph.FormatDuration(b.Duration), price.TokensIn, price.TokensOut)
-			why := strings.TrimSpace(b.Answer)
-			if last := lastNode(b.Conv); last != nil && last.Error != "" {
-				why = last.Error
-			}
-			if why == "" {
-				why = "no reason recorded"
-			}
-			agent := forkingAgent(f)
-			p.Report(findings.Finding{
-				Agent:   agent,
-				Message: fmt.Sprintf("branch %q (%s) of the fork at %s ended %s: %s", b.Name, b.Agent, f.Node.ID(), b.Status, truncate(why, 120)),
-				Nodes:   ids(f.Node, lastNode(b.Conv), f.Join),
-				Fix: findings.Fix{Location: p.Project.PromptLocation(agent, "fork", "branch", "instructions"),
-					Text: fmt.Sprintf("Tell %s in %s to put every fact and path branch %q needs into its instructions; a branch cannot ask back", agent, p.Project.PromptPath(agent), b.Name)},
-				Next:    fmt.Sprintf("branch %q ok", b.Name),
-				Price:   price,
-				Shape:   fmt.Sprintf("branch on %s %s", b.Agent, b.Status),
-				Promise: branchPromise{Branch: b.Name},
-			})
-		}
-	}
-	p.Clear("%s examined", plural(branches, "branch", "branches"))
-}
-
-// branchPromise: the failed branch, by name, ok next time.
-type branchPromise struct{ Branch string }
-
-// expectBranchFailed: a fork from the agent has a branch of that name, and
-// every branch of that name ended ok.
-func expectBranchFailed(p branchPromise, f findings.Finding, next *graph.Run) findings.Verdict {
-	found := false
-	for _, fk := range forksBy(next, f.Agent) {
-		for _, b := range fk.Branches {
-			if b.Name != p.Branch {
-				continue
-			}
-			found = true
-			if b.Status != record.StatusOK {
-				return verdict(false, "branch %q of the fork at %s ended %s", p.Branch, fk.Node.ID(), b.Status)
-			}
-		}
-	}
-	if !found {
-		return verdict(false, "no branch %q from %s in the new run", p.Branch, f.Agent)
-	}
-	return verdict(true, "branch %q ended ok", p.Branch)
 }
 
 func lastNode(c *graph.Conversation) *graph.Node {

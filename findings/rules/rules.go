@@ -31,5 +31,6 @@ var All = []*findings.Rule{
 	HandoffLoop,
 	HandoffForAnswer,
 	DelegationMissedSpecialist,
+	DelegationRejected,
 	CacheUnstablePrefix,
 }

@@ -1,0 +1,276 @@
+package rules
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/inspect-dev/inspect/findings"
+	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/record"
+)
+
+// BranchFailed: a branch did not end ok, with what made it fail.
+var BranchFailed = &findings.Rule{
+	ID:       "branch.failed",
+	Area:     findings.Forking,
+	Severity: findings.Error,
+	Doc: findings.Doc{
+		Title: "failed branch",
+		Detect: "a fork branch whose status is error or exhausted, with its cause: limit (a step, turn or token budget ended it), " +
+			"provider (an HTTP error such as 500, 529 or 429, overloaded, a timeout), tool (the branch ended on a failing tool call), " +
+			"rejected (the call was refused: a permission denied; a refused sub-agent type is delegation.rejected's) or prompt (none of these). " +
+			"A branch cancelled or interrupted with its run is no prompt mistake, and its open fork is not applicable.",
+		Price: "the branch's tokens and time, spent without an answer.",
+		Fix: "by cause: prompt — the forking agent's prompt: put every fact the branch needs into its instructions, a branch cannot ask back; " +
+			"provider — retry with backoff or fall back to another model, not a prompt change; tool — the tool named, or what the branch does when it fails; " +
+			"limit — a narrower job for the branch, or a higher limit; rejected — allow the call, or stop asking for it.",
+		Next: "that branch ok.",
+	},
+	Run:    run(runBranchFailed),
+	Expect: expectWith(expectBranchFailed),
+}
+
+// DelegationRejected: a sub-agent call the stack refused.
+var DelegationRejected = &findings.Rule{
+	ID:       "delegation.rejected",
+	Area:     findings.Delegation,
+	Severity: findings.Error,
+	Doc: findings.Doc{
+		Title: "refused sub-agent call",
+		Detect: "a delegation call (Claude Code's Task/Agent, Codex's spawn_agent, Gemini CLI's invoke_agent, a fork) that the stack " +
+			"refused before any sub-agent ran: its branch made no model call and ended error with a refusal naming the agent type (not found, " +
+			"unknown, not allowed), or our runtime's fork call named an agent its fork: agents do not list. One finding per agent and refused type, listing every such call.",
+		Price: "the model steps that made the refused calls (their time and tokens; a step shared by several refused types is charged once) " +
+			"and the wait for the refusals: work spent asking for an agent that could not run.",
+		Fix: "name a type that exists — the refusal's list of available agents, the agent definitions the session holds, or the types that ran — " +
+			"in the file that tells the agent which types to use (CLAUDE.md or .claude/agents/<type>.md, AGENTS.md, the agent's instructions), " +
+			"or define the missing type.",
+		Next: "no refused delegation call of that type.",
+	},
+	Run:    run(runDelegationRejected),
+	Expect: expectWith(expectDelegationRejected),
+}
+
+// failure is why a branch (or a conversation) failed: its cause, the text
+// that says so, and the node that carries it.
+type failure struct {
+	cause string      // a findings.Cause* value
+	why   string      // the recorded reason, one line
+	node  *graph.Node // the node with the error (nil: none has one)
+	tool  *graph.Node // the failing tool call, for findings.CauseTool
+}
+
+var (
+	// refusalRE is a refusal of the call itself (Claude Code: "Agent type
+	// 'x' not found. Available agents: …"; Codex: "unknown agent_type
+	// 'x'"; Gemini CLI: "Subagent 'x' not found.").
+	refusalRE = regexp.MustCompile(`(?i)\b(sub-?agent|agent[ _]?type|subagent_type|agent_name|agent)\b[^.\n]{0,80}?\b(not found|unknown|not allowed|not permitted|not available|does not exist)\b|\bunknown (sub-?agent|agent)|\bno such agent\b|\bcall was refused\b`)
+	// deniedRE is a call the user, a permission or a hook refused.
+	deniedRE = regexp.MustCompile(`(?i)permission denied|doesn't want to proceed|was denied|\bblocked by\b|\brejected\b`)
+	// limitRE is a limit that ended the work.
+	limitRE = regexp.MustCompile(`(?i)max[_ -]?turns|max[_ -]?steps|maximum (number of )?(turns|steps|iterations)|(step|turn|token|iteration|recursion) limit|max_tokens|budget[_ ]exhausted|context (length|window)|reached its limit|limit reached|exceeded (the )?max`)
+	// providerRE is the model provider failing: HTTP errors, overload,
+	// rate limits, timeouts, a dropped connection.
+	providerRE = regexp.MustCompile(`(?i)\bHTTP ?[45]\d\d\b|\bstatus(code)?[ :=]*[45]\d\d\b|API Error|\bapi_error\b|invalid_request_error|overloaded|rate[ _-]?limit|\b(429|500|502|503|504|529)\b|timed? ?out\b|timeout|ECONNRESET|ECONNREFUSED|connection (reset|refused|closed)|internal server error|service unavailable|bad gateway|model call failed`)
+)
+
+// branchFailure tells why branch b (status error or exhausted) failed.
+func branchFailure(b *graph.Branch) failure {
+	f := failure{why: strings.TrimSpace(b.Answer)}
+	for i := len(b.Conv.Nodes) - 1; i >= 0; i-- {
+		if n := b.Conv.Nodes[i]; n.Error != "" {
+			f.node, f.why = n, n.Error
+			break
+		}
+	}
+	if f.why == "" {
+		f.why = "no reason recorded"
+	}
+	f.cause = classify(b.Status, f.why, b.Conv)
+	if f.cause == findings.CauseTool {
+		f.tool = failingTool(b.Conv)
+	}
+	return f
+}
+
+// classify is the cause of a conversation c that ended with status st for
+// reason why.
+func classify(st record.Status, why string, c *graph.Conversation) string {
+	switch {
+	case refusedDelegation(st, why, c):
+		return findings.CauseRejected
+	case st == record.StatusExhausted || limitRE.MatchString(why):
+		return findings.CauseLimit
+	case providerRE.MatchString(why):
+		return findings.CauseProvider
+	case failingTool(c) != nil:
+		return findings.CauseTool
+	case deniedRE.MatchString(why):
+		return findings.CauseRejected
+	}
+	return findings.CausePrompt
+}
+
+// refusedDelegation reports whether a branch conversation c that ended
+// with status st for reason why was refused at its call: no model call
+// ran in it, and the reason is a refusal.
+func refusedDelegation(st record.Status, why string, c *graph.Conversation) bool {
+	if st != record.StatusError || c == nil || firstLLM(c, 0) != nil {
+		return false
+	}
+	return refusalRE.MatchString(why) && !providerRE.MatchString(why)
+}
+
+// failingTool is the failed tool call conversation c ended on: the last
+// tool call of c, when it failed and no model call came after it (nil
+// otherwise).
+func failingTool(c *graph.Conversation) *graph.Node {
+	if c == nil {
+		return nil
+	}
+	for i := len(c.Nodes) - 1; i >= 0; i-- {
+		switch n := c.Nodes[i]; {
+		case n.Kind == record.KindLLM:
+			return nil
+		case isCall(n):
+			if n.Status == record.StatusError {
+				return n
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+func runBranchFailed(p *pass) {
+	if noForks(p) {
+		return
+	}
+	_, rejectedOff := p.Options.Off(DelegationRejected.ID)
+	branches, left := 0, 0
+	for _, f := range p.Forks() {
+		for _, b := range f.Branches {
+			branches++
+			if b.Status != record.StatusError && b.Status != record.StatusExhausted {
+				continue // ok, or stopped by Ctrl-C or a dead process: no prompt mistake
+			}
+			fl := branchFailure(b)
+			if fl.cause == findings.CauseRejected && refusedDelegation(b.Status, fl.why, b.Conv) && !rejectedOff {
+				left++ // delegation.rejected's
+				continue
+			}
+			var price findings.Price
+			for _, n := range b.Conv.Nodes {
+				if isCall(n) {
+					price.Calls++
+				}
+				addUsage(&price, n)
+			}
+			price.ElapsedMS = b.Duration.Milliseconds()
+			price.Basis = fmt.Sprintf("branch %s ran %s and spent %d tokens in, %d out, with no answer", b.Name, graph.FormatDuration(b.Duration), price.TokensIn, price.TokensOut)
+			agent := forkingAgent(f)
+			fix := p.failureFix(agent, b, fl)
+			p.Report(findings.Finding{
+				Agent:   agent,
+				Message: fmt.Sprintf("branch %q (%s) of the fork at %s ended %s (cause: %s): %s", b.Name, b.Agent, f.Node.ID(), b.Status, fl.cause, truncate(fl.why, 120)),
+				Nodes:   ids(f.Node, lastNode(b.Conv), f.Join),
+				Fix:     fix,
+				Next:    fmt.Sprintf("branch %q ok", b.Name),
+				Price:   price,
+				Cause:   fl.cause,
+				Shape:   fmt.Sprintf("branch on %s %s", b.Agent, b.Status),
+				Promise: branchPromise{Branch: b.Name},
+			})
+		}
+	}
+	detail := plural(branches, "branch", "branches") + " examined"
+	if left > 0 {
+		detail += fmt.Sprintf("; %s left to delegation.rejected", plural(left, "refused call", "refused calls"))
+	}
+	p.Clear("%s", detail)
+}
+
+// failureFix is branch.failed's fix for branch b of agent's fork, failed
+// for fl: only a prompt cause is told to change the prompt.
+func (p *pass) failureFix(agent string, b *graph.Branch, fl failure) findings.Fix {
+	prompt := p.Project.PromptPath(agent)
+	switch fl.cause {
+	case findings.CauseProvider:
+		return findings.Fix{Location: p.Project.EntryLocation(agent),
+			Text: fmt.Sprintf("Not a prompt mistake: the model provider failed under branch %q (%s). %s", b.Name, truncate(fl.why, 80), retryAdvice(p))}
+	case findings.CauseLimit:
+		return findings.Fix{Location: p.Project.PromptLocation(agent, "fork", "branch", "instructions"),
+			Text: fmt.Sprintf("Branch %q ran out of its limit (%s): %s", b.Name, truncate(fl.why, 80), limitAdvice(p, agent, b.Agent))}
+	case findings.CauseTool:
+		tool := "its last tool"
+		if fl.tool != nil {
+			tool = fmt.Sprintf("tool %s (%s: %s)", fl.tool.Tool.Name, fl.tool.ID(), truncate(toolError(fl.tool), 80))
+		}
+		return findings.Fix{Location: p.Project.PromptLocation(agent, "fork", "branch", "instructions"),
+			Text: fmt.Sprintf("Branch %q ended on a failing call of %s: fix the tool or the input it was given; if it can fail, tell %s in %s what branch %q should do then (another tool, or answer with what it has)", b.Name, tool, agent, prompt, b.Name)}
+	case findings.CauseRejected:
+		return findings.Fix{Location: p.Project.EntryLocation(agent),
+			Text: fmt.Sprintf("A call of branch %q was refused (%s): allow it in %s's permissions, or tell %s in %s not to ask for it", b.Name, truncate(fl.why, 80), p.Profile.Name, agent, prompt)}
+	}
+	return findings.Fix{Location: p.Project.PromptLocation(agent, "fork", "branch", "instructions"),
+		Text: fmt.Sprintf("Tell %s in %s to put every fact and path branch %q needs into its instructions; a branch cannot ask back", agent, prompt, b.Name)}
+}
+
+// toolError is what failed tool call n returned.
+func toolError(n *graph.Node) string {
+	if n.Error != "" {
+		return n.Error
+	}
+	if n.Tool != nil {
+		return n.Tool.Result
+	}
+	return ""
+}
+
+// retryAdvice is what to do about a provider's failure, in the stack's
+// terms: nothing in a prompt causes an HTTP 500.
+func retryAdvice(p *pass) string {
+	switch {
+	case p.Profile.Format == record.SourceInspect:
+		return "The runtime retries 429, 408, 5xx and timeouts 3 times with backoff; raise the model client's Retries, or fall back to another model, when the provider stays down"
+	case p.Profile.Format == "claude-code":
+		return "Claude Code retried it itself; run the sub-agent again once the provider recovers (claude -p takes --fallback-model for an overloaded model)"
+	case p.Profile.InstructionsInCode:
+		return fmt.Sprintf("Retry the model call with backoff in the code that runs the agent (%s), or fall back to another model or provider", p.Profile.Name)
+	}
+	return fmt.Sprintf("Run it again once the provider recovers, or configure %s to fall back to another model", p.Profile.Name)
+}
+
+// limitAdvice is what to do about a branch on agent branchAgent that
+// reached its limit.
+func limitAdvice(p *pass, agent, branchAgent string) string {
+	if p.Profile.Format == record.SourceInspect {
+		return fmt.Sprintf("tell %s in %s to give the branch a narrower job (or split it into several branches), or raise maxSteps of %s in agents.yaml", agent, p.Project.PromptPath(agent), branchAgent)
+	}
+	return fmt.Sprintf("tell %s in %s to give the sub-agent a narrower job (or split it), or raise the turn or step limit %s sets for %s", agent, p.Project.PromptPath(agent), p.Profile.Name, branchAgent)
+}
+
+// branchPromise: the failed branch, by name, ok next time.
+type branchPromise struct{ Branch string }
+
+// expectBranchFailed: a fork from the agent has a branch of that name, and
+// every branch of that name ended ok.
+func expectBranchFailed(p branchPromise, f findings.Finding, next *graph.Run) findings.Verdict {
+	found := false
+	for _, fk := range forksBy(next, f.Agent) {
+		for _, b := range fk.Branches {
+			if b.Name != p.Branch {
+				continue
+			}
+			found = true
+			if b.Status != record.StatusOK {
+				return verdict(false, "branch %q of the fork at %s ended %s", p.Branch, fk.Node.ID(), b.Status)
+			}
+		}
+	}
+	if !found {
+		return verdict(false, "no branch %q from %s in the new run", p.Branch, f.Agent)
+	}
+	return verdict(true, "branch %q ended ok", p.Branch)
+}
