@@ -173,7 +173,7 @@ func runBranchFailed(p *pass) {
 			fix := p.failureFix(agent, b, fl)
 			p.Report(findings.Finding{
 				Agent:   agent,
-				Message: fmt.Sprintf("branch %q (%s) of the fork at %s ended %s (cause: %s): %s", b.Name, b.Agent, f.Node.ID(), b.Status, fl.cause, truncate(fl.why, 120)),
+				Message: fmt.Sprintf("branch %q (%s) of the fork at %s ended %s: %s (cause: %s)", b.Name, b.Agent, f.Node.ID(), b.Status, truncate(fl.why, 120), fl.cause),
 				Nodes:   ids(f.Node, lastNode(b.Conv), f.Join),
 				Fix:     fix,
 				Next:    fmt.Sprintf("branch %q ok", b.Name),
@@ -232,7 +232,7 @@ func toolError(n *graph.Node) string {
 // terms: nothing in a prompt causes an HTTP 500.
 func retryAdvice(p *pass) string {
 	switch {
-	case p.Profile.Format == record.SourceInspect:
+	case ours(p):
 		return "The runtime retries 429, 408, 5xx and timeouts 3 times with backoff; raise the model client's Retries, or fall back to another model, when the provider stays down"
 	case p.Profile.Format == "claude-code":
 		return "Claude Code retried it itself; run the sub-agent again once the provider recovers (claude -p takes --fallback-model for an overloaded model)"
@@ -245,10 +245,16 @@ func retryAdvice(p *pass) string {
 // limitAdvice is what to do about a branch on agent branchAgent that
 // reached its limit.
 func limitAdvice(p *pass, agent, branchAgent string) string {
-	if p.Profile.Format == record.SourceInspect {
+	if ours(p) {
 		return fmt.Sprintf("tell %s in %s to give the branch a narrower job (or split it into several branches), or raise maxSteps of %s in agents.yaml", agent, p.Project.PromptPath(agent), branchAgent)
 	}
 	return fmt.Sprintf("tell %s in %s to give the sub-agent a narrower job (or split it), or raise the turn or step limit %s sets for %s", agent, p.Project.PromptPath(agent), p.Profile.Name, branchAgent)
+}
+
+// ours reports whether the run is our runtime's, with its agents.yaml
+// (an imported run audited without its stack's profile is not).
+func ours(p *pass) bool {
+	return p.Profile.Format == record.SourceInspect && !p.Project.Imported
 }
 
 // branchPromise: the failed branch, by name, ok next time.

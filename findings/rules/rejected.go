@@ -219,8 +219,12 @@ func (p *pass) rejectedFix(r *refusal, avail []string, near string) findings.Fix
 		use = fmt.Sprintf("Ask for %q: %q exists under that name (%s)", near, r.typ, exists)
 	}
 	loc := p.Project.PromptLocation(r.agent, r.typ, "agent", "subagent")
+	format := p.Profile.Format
+	if p.Project.Imported {
+		format = p.Graph.Source.Format // whatever profile the audit was given
+	}
 	var define string
-	switch p.Profile.Format {
+	switch format {
 	case "claude-code":
 		define = fmt.Sprintf("or define it in .claude/agents/%s.md", r.typ)
 		if loc.Path == "" {
