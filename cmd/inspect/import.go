@@ -78,8 +78,8 @@ Records of unknown types are skipped and counted; a malformed line is
 reported as FILE:LINE and the import goes on (--strict makes it fail; the
 run keeps what was read before the line, marked interrupted).
 
-Claude Code and Kimi CLI sessions are recorded as they are read, so an
-import's memory stays the same whatever the session's size.
+Claude Code, Kimi CLI and Codex sessions are recorded as they are read,
+so an import's memory stays the same whatever the session's size.
 
 --from jaeger URL imports the traces a Jaeger query service holds, each
 as a run, through its API v3: --service (required), --operation,

@@ -18,7 +18,8 @@ import (
 // memory stays bounded on a file of any size), its wall time (fastest run)
 // and the throughput. The sessions are written under os.TempDir() and
 // deleted after each size; a size the disk cannot hold twice over (the
-// session and the database) is skipped. Run:
+// session and the database) is skipped. INSPECT_BENCH_BIN names another
+// build of inspect to measure instead (the one before a change). Run:
 //
 //	go test ./cmd/inspect -run '^$' -bench 'ImportMemory' -benchtime 1x -timeout 2h
 //	go test ./cmd/inspect -run '^$' -bench 'ImportMemory/kimi-cli/1GB' -benchtime 1x
@@ -26,7 +27,7 @@ func BenchmarkImportMemory(b *testing.B) {
 	formats := []struct {
 		name string
 		gen  func(dir string, size int64) (string, error)
-	}{{"claude-code", importerstest.BigClaudeCode}, {"kimi-cli", importerstest.BigKimiCLI}}
+	}{{"claude-code", importerstest.BigClaudeCode}, {"kimi-cli", importerstest.BigKimiCLI}, {"codex", importerstest.BigCodex}}
 	sizes := []struct {
 		name  string
 		bytes int64
@@ -35,7 +36,10 @@ func BenchmarkImportMemory(b *testing.B) {
 		b.Run(f.name, func(b *testing.B) {
 			for _, size := range sizes {
 				b.Run(size.name, func(b *testing.B) {
-					bin := builtInspect(b)
+					bin := os.Getenv("INSPECT_BENCH_BIN") // another build, to measure before a change
+					if bin == "" {
+						bin = builtInspect(b)
+					}
 					var st syscall.Statfs_t
 					if err := syscall.Statfs(os.TempDir(), &st); err == nil && int64(st.Bavail)*st.Bsize < 3*size.bytes {
 						b.Skipf("%s has %d MB free; a %s session and its database need about %d MB", os.TempDir(), int64(st.Bavail)*st.Bsize>>20, size.name, 3*size.bytes>>20)

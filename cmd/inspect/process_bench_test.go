@@ -115,7 +115,7 @@ type measured struct {
 // peak RSS; exit codes in ok are accepted. The peak RSS is what GNU time
 // reports: a child's own rusage would include the (large) test binary it
 // was forked from.
-func runProcess(b *testing.B, ok []int, name string, args ...string) measured {
+func runProcess(b testing.TB, ok []int, name string, args ...string) measured {
 	b.Helper()
 	timeBin, err := exec.LookPath("time")
 	if _, statErr := os.Stat("/usr/bin/time"); statErr == nil {

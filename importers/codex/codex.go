@@ -48,16 +48,24 @@ func (Format) Detect(path string) bool {
 }
 
 // Read parses the rollout at path, and the rollouts of the sub-agents it
-// spawned, into one Session.
-func (Format) Read(ctx context.Context, path string, opt importers.Options) ([]*importers.Session, error) {
+// spawned, into one Session (Stream collected).
+func (f Format) Read(ctx context.Context, path string, opt importers.Options) ([]*importers.Session, error) {
+	return importers.Collected(f.Stream(ctx, path, opt))
+}
+
+// Stream reads the rollout at path, and the rollouts of the sub-agents it
+// spawned, as one Session handed over as it is read (importers.Streamer,
+// stream.go).
+func (Format) Stream(ctx context.Context, path string, opt importers.Options) ([]*importers.Session, error) {
 	report := &importers.Report{}
 	root, err := readThread(ctx, path, opt, report)
 	if err != nil {
 		return nil, err
 	}
-	idx := &index{root: sessionsRoot(path), from: dateDir(path)}
 	models := append([]string(nil), root.models...)
-	if err := attach(ctx, root, idx, opt, report, map[string]bool{root.meta.ID: true}, 1, &models); err != nil {
+	t := &threads{idx: &index{root: sessionsRoot(path), from: dateDir(path)}, opt: opt, report: report,
+		seen: map[string]bool{root.meta.ID: true}, models: &models, open: map[*thread]bool{}}
+	if err := match(ctx, root, t); err != nil {
 		return nil, err
 	}
 	s := &importers.Session{
@@ -74,19 +82,32 @@ func (Format) Read(ctx context.Context, path string, opt importers.Options) ([]*
 	// The instruction files Codex reads from the session's folder.
 	opt.Instructions(s, root.meta.Cwd, []string{"AGENTS.md", "AGENTS.override.md"})
 	s.Report = *report
+	th := t.newThread(ctx, root, true)
+	th.end = func() {
+		// The sub-agents' rollouts were read as their branches were.
+		s.Models = *t.models
+		s.Report = *report
+	}
+	root.conv.Live = th
+	s.Close = func() {
+		for th := range t.open {
+			th.close()
+		}
+	}
 	return []*importers.Session{s}, nil
 }
 
-// attach finds each spawn_agent call's child rollout, reads it and hangs
-// it on the call's branch; depth counts sub-agent levels.
-func attach(ctx context.Context, r *reader, idx *index, opt importers.Options, report *importers.Report, seen map[string]bool, depth int, models *[]string) error {
+// match finds each spawn_agent call's child rollout (r.found): first the
+// children the calls name, then the rest in start order for calls whose
+// output named none (a file cut short).
+func match(ctx context.Context, r *reader, t *threads) error {
 	if len(r.spawns) == 0 {
 		return nil
 	}
-	if err := idx.build(ctx); err != nil {
+	if err := t.idx.build(ctx); err != nil {
 		return err
 	}
-	children := idx.children[r.meta.ID]
+	children := t.idx.children[r.meta.ID]
 	used := map[string]bool{}
 	byID := func(id string) *childFile {
 		for _, c := range children {
@@ -96,10 +117,7 @@ func attach(ctx context.Context, r *reader, idx *index, opt importers.Options, r
 		}
 		return nil
 	}
-	// First the children the calls name, then the rest in start order for
-	// calls whose output named none (a file cut short).
 	found := make([]*childFile, len(r.spawns))
-	names := map[*importers.Fork]importers.BranchNames{} // the branch names each fork gave so far
 	for i, s := range r.spawns {
 		var c *childFile
 		switch {
@@ -132,14 +150,42 @@ func attach(ctx context.Context, r *reader, idx *index, opt importers.Options, r
 	}
 	for _, c := range children {
 		if !used[c.meta.ID] {
-			report.Skip("sub-agent rollouts no spawn_agent call of the parent names")
+			t.report.Skip("sub-agent rollouts no spawn_agent call of the parent names")
 		}
 	}
 	for i, s := range r.spawns {
+		s.child = found[i]
+	}
+	return nil
+}
+
+// attach gives every fork of r its branches (attachFork); depth counts
+// sub-agent levels.
+func attach(ctx context.Context, r *reader, t *threads, depth int) error {
+	for _, f := range r.forks {
+		if err := attachFork(ctx, r, t, f, depth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// attachFork reads the child rollout of each of fork's spawn_agent calls
+// (a first pass, and so on down its own sub-agents) and hangs it on the
+// call's branch, a thread to read when Write comes to it.
+func attachFork(ctx context.Context, r *reader, t *threads, fork *importers.Fork, depth int) error {
+	names := importers.BranchNames{} // the branch names the fork gave so far
+	// The spawns of one fork are next to each other, the forks in order:
+	// those done are let go.
+	for ; r.attached < len(r.spawns) && r.spawns[r.attached].fork != fork; r.attached++ {
+	}
+	for ; r.attached < len(r.spawns) && r.spawns[r.attached].fork == fork; r.attached++ {
+		s := r.spawns[r.attached]
+		r.spawns[r.attached] = nil
 		b := s.branch
-		c := found[i]
+		c := s.child
 		switch {
-		case c == nil || seen[c.meta.ID] || depth > maxDepth:
+		case c == nil || t.seen[c.meta.ID] || depth > maxDepth:
 			b.Conv = &importers.Conversation{Agent: b.Agent, Started: s.at}
 			switch {
 			case s.failed != "":
@@ -155,19 +201,22 @@ func attach(ctx context.Context, r *reader, idx *index, opt importers.Options, r
 				b.Conv.Error = strings.TrimSpace("the sub-agent's rollout file was not found " + paren(id))
 			}
 		default:
-			child, err := readThread(ctx, c.path, opt, report)
+			child, err := readThread(ctx, c.path, t.opt, t.report)
 			if err != nil {
 				b.Conv = &importers.Conversation{Agent: b.Agent, Started: s.at, Status: record.StatusError,
 					Error: "the sub-agent's rollout could not be read: " + err.Error()}
 				break
 			}
-			seen[c.meta.ID] = true
+			t.seen[c.meta.ID] = true
 			for _, m := range child.models {
-				if !slices.Contains(*models, m) {
-					*models = append(*models, m)
+				if !slices.Contains(*t.models, m) {
+					*t.models = append(*t.models, m)
 				}
 			}
-			if err := attach(ctx, child, idx, opt, report, seen, depth+1, models); err != nil {
+			if err := match(ctx, child, t); err != nil {
+				return err
+			}
+			if err := attach(ctx, child, t, depth+1); err != nil {
 				return err
 			}
 			b.Conv = child.conv
@@ -178,6 +227,7 @@ func attach(ctx context.Context, r *reader, idx *index, opt importers.Options, r
 			if s.nickname == "" {
 				s.nickname = child.meta.nickname()
 			}
+			b.Conv.Live = t.newThread(ctx, child, false)
 		}
 		if s.status != "" {
 			// What the parent learnt (wait, a notification) is the branch's outcome.
@@ -191,15 +241,9 @@ func attach(ctx context.Context, r *reader, idx *index, opt importers.Options, r
 				b.Conv.Error = ""
 			}
 		}
-		b.Name = branchName(s)
-		if s.fork != nil {
-			if names[s.fork] == nil {
-				names[s.fork] = importers.BranchNames{}
-			}
-			b.Name = names[s.fork].Unique(b.Name)
-			if s.reported.After(s.fork.JoinAt) {
-				s.fork.JoinAt = s.reported
-			}
+		b.Name = names.Unique(branchName(s))
+		if s.reported.After(fork.JoinAt) {
+			fork.JoinAt = s.reported
 		}
 	}
 	return nil

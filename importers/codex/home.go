@@ -135,6 +135,9 @@ func firstMeta(path string) (*meta, error) {
 	}
 	m.readSource()
 	m.parsedAt, _ = time.Parse(time.RFC3339Nano, m.Timestamp)
+	// The index keeps a meta per rollout in the tree: only what finds a
+	// child (readThread reads the child's own).
+	m.BaseInstructions, m.Source, m.MultiAgentVersion = nil, nil, nil
 	return &m, nil
 }
 

@@ -183,6 +183,7 @@ type call struct {
 	spawn  *spawn // set for spawn_agent
 	wait   bool   // wait / wait_agent: its output is the join
 	callID string
+	seq    int // the call's number in the file, from 0: the same in both passes
 }
 
 // spawn is one spawn_agent call: a branch to be.
@@ -199,6 +200,7 @@ type spawn struct {
 	reported  time.Time
 	status    record.Status
 	statusErr string
+	child     *childFile // the sub-agent's rollout (match), or nil
 }
 
 // reader reads one rollout file (one thread) into a conversation.
@@ -230,6 +232,30 @@ type reader struct {
 	turnDone bool // the last turn completed
 	aborted  bool
 	inherit  *inheritance
+
+	// The file is read twice (stream.go). The first pass (keep false)
+	// keeps no step: it learns what later lines change of earlier steps —
+	// each fork whole (forks: the branches' outcomes, answers and joins
+	// come late), the calls never answered (unanswered: their numbers) —
+	// and the thread's outcome, tasks and models. The second (keep true)
+	// holds its steps in conv.Steps until a thread hands them over.
+	keep       bool
+	forks      []*importers.Fork
+	unanswered map[int]bool
+	calls      int // calls added so far
+	lines      int // the number of the last line the first pass took in
+	attached   int // spawns before this one have their branches (attachFork)
+}
+
+// add appends a step to the conversation (the second pass) or lets it go
+// (the first, which keeps its forks only).
+func (r *reader) add(st importers.Step) {
+	if st.Fork != nil && !r.keep {
+		r.forks = append(r.forks, st.Fork)
+	}
+	if r.keep {
+		r.conv.Steps = append(r.conv.Steps, st)
+	}
 }
 
 // inheritance tells the copied parent history at the start of a forked
@@ -249,7 +275,7 @@ func (h *inheritance) inherited(l *line, at time.Time) bool {
 	return !h.since.IsZero() && !at.IsZero() && at.Before(h.since)
 }
 
-// readThread reads one rollout file.
+// readThread reads one rollout file in a first pass (keeping no step).
 func readThread(ctx context.Context, path string, opt importers.Options, report *importers.Report) (*reader, error) {
 	f, err := importers.OpenRegular(path)
 	if err != nil {
@@ -257,44 +283,70 @@ func readThread(ctx context.Context, path string, opt importers.Options, report 
 	}
 	defer f.Close()
 	r := &reader{path: path, opt: opt, report: report, conv: &importers.Conversation{Agent: "main"}, open: map[string]*call{}}
-	lr := importers.NewLineReader(f)
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		raw, n, unterminated, err := lr.Next()
-		if err == io.EOF {
-			break
-		}
-		if errors.Is(err, importers.ErrLineTooLong) {
-			if perr := report.Problem(opt, path, n, err); perr != nil {
-				return nil, perr
-			}
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		var l line
-		if err := json.Unmarshal(raw, &l); err != nil {
-			if unterminated {
-				report.Skip("truncated last line")
-				break
-			}
-			if perr := report.Problem(opt, path, n, fmt.Errorf("not a JSON object: %v", err)); perr != nil {
-				return nil, perr
-			}
-			continue
-		}
-		if err := r.line(&l, n); err != nil {
-			return nil, err
-		}
+	if err := r.read(ctx, importers.NewLineReader(f), -1); err != nil {
+		return nil, err
 	}
 	if r.meta == nil {
 		return nil, fmt.Errorf("%s: no session_meta line: not a Codex rollout", path)
 	}
 	r.finish()
 	return r, nil
+}
+
+// read takes in lines from lr up to the end, or (limit >= 0) up to line
+// limit; r.lines is the last one taken in. With keep it stops once steps
+// are held, to let them be handed over, and says whether the lines are
+// all read.
+func (r *reader) read(ctx context.Context, lr *importers.LineReader, limit int) error {
+	_, err := r.readSome(ctx, lr, limit)
+	return err
+}
+
+// readSome is read, returning after a line that added a step when r.keep;
+// done says the lines ran out (or limit was passed).
+func (r *reader) readSome(ctx context.Context, lr *importers.LineReader, limit int) (done bool, err error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		raw, n, unterminated, err := lr.Next()
+		if err == io.EOF {
+			return true, nil
+		}
+		if limit >= 0 && n > limit {
+			return true, nil
+		}
+		if errors.Is(err, importers.ErrLineTooLong) {
+			if perr := r.report.Problem(r.opt, r.path, n, err); perr != nil {
+				return false, perr
+			}
+			r.lines = n
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		var l line
+		if err := json.Unmarshal(raw, &l); err != nil {
+			if unterminated {
+				r.report.Skip("truncated last line")
+				return true, nil
+			}
+			if perr := r.report.Problem(r.opt, r.path, n, fmt.Errorf("not a JSON object: %v", err)); perr != nil {
+				return false, perr
+			}
+			r.lines = n
+			continue
+		}
+		before := len(r.conv.Steps)
+		if err := r.line(&l, n); err != nil {
+			return false, err
+		}
+		r.lines = n
+		if r.keep && len(r.conv.Steps) > before {
+			return false, nil
+		}
+	}
 }
 
 // line takes in one rollout line read at line n.
@@ -372,7 +424,7 @@ func (r *reader) line(l *line, n int) error {
 				// runs through the model itself): priced, not the agent's
 				l.Agent = "compaction"
 			}
-			r.conv.Steps = append(r.conv.Steps, importers.Step{Compact: &importers.Compact{At: at, Summary: r.opt.Clip(c.Message)}})
+			r.add(importers.Step{Compact: &importers.Compact{At: at, Summary: r.opt.Clip(c.Message)}})
 		}
 	case "world_state", "inter_agent_communication_metadata", "retained_context",
 		"security_risk_score", "realtime_item":
@@ -489,8 +541,10 @@ func (r *reader) userMessage(text string, at time.Time) {
 		return // the same message as a response_item and as a user_message event
 	}
 	r.lastUser = t
-	r.tasks = append(r.tasks, r.opt.Clip(t))
-	r.conv.Steps = append(r.conv.Steps, importers.Step{User: &importers.User{At: at, Text: r.opt.Clip(t)}})
+	if !r.keep {
+		r.tasks = append(r.tasks, r.opt.Clip(t))
+	}
+	r.add(importers.Step{User: &importers.User{At: at, Text: r.opt.Clip(t)}})
 }
 
 func (r *reader) startPending(at time.Time) {
@@ -506,7 +560,7 @@ func (r *reader) startPending(at time.Time) {
 // addCall adds a tool call to the response being read.
 func (r *reader) addCall(name, args, callID string, at time.Time) *call {
 	r.startPending(at)
-	c := &call{callID: callID, tool: &importers.Tool{Started: at, CallID: callID, Name: name, Args: r.opt.Clip(args), Status: record.StatusOK}}
+	c := &call{seq: r.calls, callID: callID, tool: &importers.Tool{Started: at, CallID: callID, Name: name, Args: r.opt.Clip(args), Status: record.StatusOK}}
 	switch name {
 	case "spawn_agent":
 		c.spawn = r.newSpawn(args, at)
@@ -514,6 +568,7 @@ func (r *reader) addCall(name, args, callID string, at time.Time) *call {
 		c.wait = true
 	}
 	c.tool.Research = r.isResearch(name, args)
+	r.calls++
 	r.pendingCalls = append(r.pendingCalls, c)
 	if callID != "" {
 		r.open[callID] = c
@@ -806,7 +861,7 @@ func (r *reader) event(p json.RawMessage, at time.Time, n int) error {
 			text = r.lastLLM.Content
 		}
 		if text != "" || ended {
-			r.conv.Steps = append(r.conv.Steps, importers.Step{Final: &importers.Final{At: at, Text: r.opt.Clip(text)}})
+			r.add(importers.Step{Final: &importers.Final{At: at, Text: r.opt.Clip(text)}})
 		}
 	case "turn_aborted":
 		r.closePending(at)
@@ -859,7 +914,7 @@ func (r *reader) boundary(u *usage, at time.Time, kind string) {
 	for _, c := range r.pendingCalls {
 		l.Calls = append(l.Calls, c.tool.Name)
 	}
-	r.conv.Steps = append(r.conv.Steps, importers.Step{LLM: l})
+	r.add(importers.Step{LLM: l})
 	r.lastLLM = l
 	r.emitCalls()
 	r.pendingText.Reset()
@@ -880,7 +935,7 @@ func (r *reader) emitCalls() {
 		case c.spawn != nil:
 			if fork == nil {
 				fork = &importers.Fork{At: c.tool.Started, Tool: "spawn_agent", Context: "none"}
-				r.conv.Steps = append(r.conv.Steps, importers.Step{Fork: fork})
+				r.add(importers.Step{Fork: fork})
 			}
 			if c.spawn.inherit {
 				inherit++
@@ -893,7 +948,7 @@ func (r *reader) emitCalls() {
 			r.spawns = append(r.spawns, c.spawn)
 		case c.wait:
 		default:
-			r.conv.Steps = append(r.conv.Steps, importers.Step{Tool: c.tool})
+			r.add(importers.Step{Tool: c.tool})
 		}
 	}
 	if fork != nil && inherit >= fresh {
@@ -920,7 +975,13 @@ func (r *reader) finish() {
 	}
 	for _, c := range r.open {
 		if c.spawn == nil && !c.wait && c.tool.Ended.IsZero() {
-			c.tool.Status, c.tool.Error = record.StatusInterrupted, "no output was recorded for this call"
+			c.tool.Status, c.tool.Error = record.StatusInterrupted, noOutput
+			if !r.keep {
+				if r.unanswered == nil {
+					r.unanswered = map[int]bool{}
+				}
+				r.unanswered[c.seq] = true
+			}
 		}
 	}
 	r.conv.Agent = "main"
@@ -941,6 +1002,8 @@ func (r *reader) finish() {
 		r.conv.Error = "the last turn did not complete (a session still running, or one that stopped)"
 	}
 }
+
+const noOutput = "no output was recorded for this call"
 
 // baseInstructions reads session_meta.base_instructions: {"text": ...}
 // or a bare string.
