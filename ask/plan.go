@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/inspect-dev/inspect/chat"
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/internal/regfile"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/snapshot"
 	"github.com/inspect-dev/inspect/stack"
@@ -485,7 +485,7 @@ func (p *Plan) question(ctx context.Context, rec Recording, c *call, opts *Optio
 // text of the --prompt file, inside the recorded request.
 func (p *Plan) prompt(g *graph.Run, c *call, opts *Options) error {
 	n := p.Node
-	newText, err := os.ReadFile(opts.PromptFile)
+	newText, err := regfile.ReadFile(opts.PromptFile) // a FIFO is refused, not waited on
 	if err != nil {
 		return inputf("--prompt: %v", err)
 	}

@@ -30,6 +30,7 @@ import (
 
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/findings/rules"
+	"github.com/inspect-dev/inspect/internal/regfile"
 	"github.com/inspect-dev/inspect/money"
 )
 
@@ -193,14 +194,14 @@ func DisplayName(path, wd string) string {
 // Load reads and validates the config at path; name is how messages name
 // the file. A problem of any entry is an Errors listing every one found.
 func Load(path, name string) (*Config, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path) // a FIFO is refused, not waited on
+	if errors.Is(err, regfile.ErrNotRegular) {
+		return nil, &Error{File: name, Msg: "not a regular file"}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read config %s: %w", name, err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
-		return nil, &Error{File: name, Msg: "not a regular file"}
-	}
 	data, err := io.ReadAll(io.LimitReader(f, maxSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("read config %s: %w", name, err)

@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/inspect-dev/inspect/internal/regfile"
 )
 
 // ErrNotRegular is the error of opening a FIFO, a socket, a device or a
 // folder where a file was expected: an import reads regular files only.
-var ErrNotRegular = errors.New("not a regular file")
+var ErrNotRegular = regfile.ErrNotRegular
 
 // OpenRegular opens path for reading when it is a regular file. It opens
 // without blocking and checks what it opened (no gap for a file swapped in
@@ -111,16 +113,7 @@ func readSmall(f *os.File, path string, max int64) ([]byte, error) {
 
 // regular keeps f when it is a regular file, else closes it.
 func regular(f *os.File, path string) (*os.File, error) {
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, &fs.PathError{Op: "open", Path: path, Err: ErrNotRegular}
-	}
-	return f, nil
+	return regfile.Check(f, path)
 }
 
 // within returns path relative to dir when it lies inside it (lexically;

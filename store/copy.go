@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
+	"github.com/inspect-dev/inspect/internal/regfile"
 	"github.com/inspect-dev/inspect/record"
 )
 
@@ -170,9 +170,10 @@ func (db *DB) hasRun(ctx context.Context, id string) (bool, error) {
 
 // IsDatabase reports whether the file at path is a SQLite database (its
 // header says so), whatever program wrote it: `inspect import` merges one
-// instead of reading it as a session.
+// instead of reading it as a session. Only a regular file is one: a FIFO
+// is not opened for a writer that never comes.
 func IsDatabase(path string) bool {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return false
 	}

@@ -25,6 +25,8 @@ import (
 	"time"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
+
+	"github.com/inspect-dev/inspect/internal/regfile"
 )
 
 //go:embed migrations/*.sql
@@ -161,9 +163,13 @@ func checkHeader(path string) error {
 		return &SchemaError{Path: path, Reason: "a folder, not a database file",
 			Advice: fmt.Sprintf("point --db (or INSPECT_DB) at a file, e.g. %s", filepath.Join(path, "runs.db"))}
 	}
-	f, err := os.Open(path)
+	f, err := regfile.Open(path) // a FIFO is refused, not waited on
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
+	}
+	if errors.Is(err, regfile.ErrNotRegular) {
+		return &SchemaError{Path: path, Reason: strings.TrimPrefix(err.Error(), "open "+path+": ") + ", not a database file",
+			Advice: "point --db (or INSPECT_DB) at an inspect runs database, or at a new file name"}
 	}
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
+
+	"github.com/inspect-dev/inspect/internal/regfile"
 )
 
 // This file is the reading side's boundary (DESIGN §6: reading never
@@ -152,7 +154,7 @@ func emptyReader(ctx context.Context, path string) (*DB, error) {
 // read-write to read it: a rollback-journal file's hot journal would be
 // rolled back into it.
 func isWAL(path string) bool {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return false
 	}

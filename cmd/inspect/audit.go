@@ -14,6 +14,7 @@ import (
 	"github.com/inspect-dev/inspect/findings/report"
 	"github.com/inspect-dev/inspect/findings/rules"
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/internal/regfile"
 )
 
 // auditFormats are the values of `inspect audit --format`.
@@ -246,7 +247,7 @@ func readBaseline(path string) (*findings.Baseline, error) {
 	if path == "" {
 		return nil, nil
 	}
-	f, err := os.Open(path)
+	f, err := regfile.Open(path) // a FIFO is refused, not waited on
 	if err != nil {
 		return nil, Usagef("--baseline %s: %v; give the JSON or SARIF an earlier `inspect audit --format json|sarif` wrote", path, err)
 	}

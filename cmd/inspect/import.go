@@ -157,8 +157,12 @@ func importRun(ctx context.Context, opts *ImportOptions) error {
 	chosen := make([]importers.Format, len(paths))
 	var databases []string
 	for i, p := range paths {
-		if _, err := os.Stat(p); err != nil {
+		fi, err := os.Stat(p)
+		if err != nil {
 			return Usagef("no file %q to import; give the path of a session file", p)
+		}
+		if !fi.Mode().IsRegular() && !fi.IsDir() { // a FIFO is not opened: it would wait for a writer
+			return Usagef("%s is not a regular file (a FIFO, a socket or a device); give the path of a session file", p)
 		}
 		if opts.Format == "" && store.IsDatabase(p) {
 			databases = append(databases, p)

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/inspect-dev/inspect/internal/agentsyaml"
+	"github.com/inspect-dev/inspect/internal/regfile"
 	"github.com/inspect-dev/inspect/snapshot"
 )
 
@@ -66,7 +67,7 @@ func Load(dir string) (*Project, error) {
 		return nil, &LoadError{Dir: dir, Diagnostics: []Diagnostic{{Code: "project.missing", File: AgentsFile,
 			Message: fmt.Sprintf("there is no folder %s; check the path, or create a project there with `inspect init %s`", dir, dir)}}}
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, AgentsFile))
+	raw, err := regfile.ReadFile(filepath.Join(dir, AgentsFile)) // a FIFO is refused, not waited on
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, &LoadError{Dir: dir, Diagnostics: []Diagnostic{{Code: "project.missing", File: AgentsFile,
@@ -238,7 +239,7 @@ func isBuiltin(name string) bool {
 // readFile reads a project file (slash path) into the snapshot; ok is false
 // when it does not exist.
 func (l *loader) readFile(rel string) (string, bool, error) {
-	b, err := os.ReadFile(filepath.Join(l.dir, filepath.FromSlash(rel)))
+	b, err := regfile.ReadFile(filepath.Join(l.dir, filepath.FromSlash(rel)))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", false, nil

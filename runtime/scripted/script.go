@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/inspect-dev/inspect/internal/regfile"
 	"github.com/inspect-dev/inspect/record"
 )
 
@@ -80,7 +80,7 @@ type Call struct {
 // top level are errors; a reply that cannot be used is kept and reported when
 // the conversation reaches it.
 func Load(path string) (*Script, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := regfile.ReadFile(path) // a FIFO is refused, not waited on
 	if err != nil {
 		return nil, fmt.Errorf("read script: %w", err)
 	}
