@@ -91,6 +91,9 @@ func (a *Analysis) Node(ctx context.Context, ref RunRef, seq int64) (*Node, erro
 		return nil, err
 	}
 	out := &Node{Text: a.NodeText(v)}
+	if c := v.LLM; c != nil {
+		out.Request, out.Response, out.Exact, out.Lacks = c.Body, c.ResponseBody, c.Exact, c.Lacks
+	}
 	for _, j := range graphjson.New(r.Graph).Nodes {
 		if j.Seq == seq {
 			out.JSON = &j

@@ -88,6 +88,13 @@ type Node struct {
 	Text string
 	// JSON is the node as the graph JSON has it.
 	JSON *graphjson.Node
+	// Request and Response are an llm node's stored request and response
+	// bodies (secrets already redacted in the store); nil when none was
+	// recorded, or for another kind of node. Exact says the request was
+	// stored byte for byte; else an importer rebuilt it, lacking Lacks.
+	Request, Response []byte
+	Exact             bool
+	Lacks             []string
 }
 
 // AskTarget is what an ask needs of a run.

@@ -1,12 +1,14 @@
 package mcpserver
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/internal/termtable"
+	"github.com/inspect-dev/inspect/store"
 )
 
 // runsText is list_runs' text: the table `inspect runs` prints.
@@ -33,4 +35,17 @@ func runsText(l *RunList) string {
 	}
 	tab.Fprint(&b)
 	return b.String()
+}
+
+// mcpError is err's message in this server's terms: what an agent calls
+// next is a tool of this server, not a command line. A database without
+// runs says the user records one first and list_runs shows it then
+// (before: "record a run first (`inspect demo`, …), or point --db,
+// INSPECT_DB or FILE.db:RUN at an existing file", flags a client cannot
+// give).
+func mcpError(err error) string {
+	if errors.Is(err, store.ErrNoRuns) {
+		return "no runs recorded yet in the database inspect mcp reads: a run must be recorded first (the user runs inspect demo, inspect run PROJECT or inspect import FILE); then call list_runs to see it"
+	}
+	return err.Error()
 }

@@ -88,6 +88,9 @@ func WriteRulesJSON(w io.Writer, rules []*findings.Rule, o *findings.Options) er
 	return writeIndented(w, out)
 }
 
+// ExplainJSON is rule r as WriteExplainJSON writes it.
+func ExplainJSON(r *findings.Rule, o *findings.Options) RuleJSON { return ruleJSON(r, o) }
+
 func ruleJSON(r *findings.Rule, o *findings.Options) RuleJSON {
 	off, _ := o.Off(r.ID)
 	return RuleJSON{ID: r.ID, Name: r.Doc.Title, Area: string(r.Area), Severity: r.Severity.String(),
