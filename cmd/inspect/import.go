@@ -79,7 +79,9 @@ reported as FILE:LINE and the import goes on (--strict makes it fail; the
 run keeps what was read before the line, marked interrupted).
 
 Claude Code, Kimi CLI and Codex sessions are recorded as they are read,
-so an import's memory stays the same whatever the session's size.
+so an import's memory stays the same whatever the session's size; an
+OTLP/JSON lines or Agents SDK file holds each trace only until its last
+span was read (Kimi Code sessions and one OTLP document are read whole).
 
 --from jaeger URL imports the traces a Jaeger query service holds, each
 as a run, through its API v3: --service (required), --operation,

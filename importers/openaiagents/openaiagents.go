@@ -47,19 +47,30 @@ func (Format) Detect(path string) bool {
 // Read parses every trace in path into a Session, in the order the traces
 // first appear.
 func (Format) Read(ctx context.Context, path string, opt importers.Options) ([]*importers.Session, error) {
-	f, err := importers.OpenRegular(path)
-	if err != nil {
+	c := newCollector(path, opt)
+	if err := c.readFile(ctx); err != nil {
 		return nil, err
 	}
+	if len(c.traces) == 0 {
+		return nil, fmt.Errorf("%s: no Agents SDK trace or span in the file", path)
+	}
+	return c.sessions(), nil
+}
+
+// readFile reads the collector's file: JSON lines, or one document.
+func (c *collector) readFile(ctx context.Context) error {
+	f, err := importers.OpenRegular(c.path)
+	if err != nil {
+		return err
+	}
 	defer f.Close()
-	c := newCollector(path, opt)
 	br := bufio.NewReaderSize(f, 64<<10)
 	first, err := firstByte(br)
 	if err != nil {
 		if err == io.EOF {
-			return nil, fmt.Errorf("%s: empty file", path)
+			return fmt.Errorf("%s: empty file", c.path)
 		}
-		return nil, err
+		return err
 	}
 	if first == '[' || (first == '{' && isPayload(br)) {
 		err = c.readDocument(ctx, br)
@@ -67,15 +78,12 @@ func (Format) Read(ctx context.Context, path string, opt importers.Options) ([]*
 		err = c.readLines(ctx, br)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if c.truncated {
 		c.report.Skip("truncated document")
 	}
-	if len(c.traces) == 0 {
-		return nil, fmt.Errorf("%s: no Agents SDK trace or span in the file", path)
-	}
-	return c.sessions(), nil
+	return nil
 }
 
 // firstByte peeks the first non-space byte.

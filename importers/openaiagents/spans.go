@@ -92,6 +92,7 @@ type trace struct {
 	order    int
 	spans    map[string]*span
 	ordered  []*span
+	n        int // spans read, duplicates included
 }
 
 // collector gathers traces and spans as they are read.
@@ -105,6 +106,14 @@ type collector struct {
 	// truncated: the JSON document ended before it closed (a file still
 	// being written); what was read stands.
 	truncated bool
+
+	// A streamed file's passes (Stream): the first counts each trace's
+	// spans (count; trace.n) and keeps none; the second (emit set) hands
+	// each trace over once it has the spans the first counted (want),
+	// keeping no trace after.
+	count bool
+	want  map[string]int
+	emit  func(string, *trace) error
 }
 
 func newCollector(path string, opt importers.Options) *collector {
@@ -114,9 +123,14 @@ func newCollector(path string, opt importers.Options) *collector {
 func (c *collector) trace(id string) *trace {
 	t := c.traces[id]
 	if t == nil {
-		t = &trace{id: id, order: len(c.order), spans: map[string]*span{}}
+		t = &trace{id: id, order: len(c.order)}
+		if !c.count {
+			t.spans = map[string]*span{}
+		}
 		c.traces[id] = t
-		c.order = append(c.order, t)
+		if c.emit == nil {
+			c.order = append(c.order, t)
+		}
 	}
 	return t
 }
@@ -224,14 +238,22 @@ func (c *collector) add(it *item, n int) error {
 	default:
 		c.report.Skip("span of unknown type " + fmt.Sprintf("%q", d.Type))
 	}
+	t.n++
+	if c.count {
+		return nil
+	}
 	if old := t.spans[s.id]; old != nil {
 		// The same span twice (a processor that writes at start and at end):
 		// the later one is the finished one.
 		*old = *s
-		return nil
+	} else {
+		t.spans[s.id] = s
+		t.ordered = append(t.ordered, s)
 	}
-	t.spans[s.id] = s
-	t.ordered = append(t.ordered, s)
+	if c.emit != nil && t.n == c.want[t.id] {
+		delete(c.traces, t.id)
+		return c.emit(t.id, t)
+	}
 	return nil
 }
 
