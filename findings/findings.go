@@ -530,7 +530,8 @@ type Config struct {
 	// Profile is the terms of the stack the run came from (package
 	// stack: how it fans out, delegates and hands off, where its
 	// instructions live), which rules and fix texts consult through
-	// Pass.Profile; nil means our runtime's, stack.Inspect.
+	// Pass.Profile; nil means the profile of the run's source
+	// (stack.For: our runtime's, stack.Inspect, for a run of ours).
 	Profile *stack.Profile
 }
 
@@ -560,7 +561,7 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 	}
 	profile := c.Profile
 	if profile == nil {
-		profile = stack.Inspect
+		profile = stack.For(run.Source)
 	}
 	shared := &audit{}
 	tok := run.Tokens()
@@ -613,6 +614,7 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 		}
 		return order[a.Rule] < order[b.Rule]
 	})
+	uniqueIDs(rep.Findings)
 	rep.Grades, rep.Scores = Grade(rep)
 	if c.Prices != nil {
 		rep.Money = money.Run(c.Prices, run)
@@ -628,6 +630,22 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 	return rep, nil
 }
 
+// uniqueIDs makes the fingerprints of one report's findings unique: two
+// findings of one rule, agent and shape (two serial runs of reads by the
+// same agent) are two mistakes, so the second is id#2, the third id#3, in
+// report order. The first keeps the bare fingerprint a later run of the
+// same mistake has.
+func uniqueIDs(fs []Finding) {
+	seen := map[string]int{}
+	for i := range fs {
+		id := fs[i].Fingerprint
+		seen[id]++
+		if n := seen[id]; n > 1 {
+			fs[i].Fingerprint = fmt.Sprintf("%s#%d", id, n)
+		}
+	}
+}
+
 // Pass is what a rule sees while it runs on one run.
 type Pass struct {
 	// Rule is the rule being run.
@@ -639,7 +657,7 @@ type Pass struct {
 	// Project is the run's project snapshot, parsed.
 	Project *Project
 	// Profile is the terms of the stack the run came from; never nil
-	// (Config.Profile, else stack.Inspect).
+	// (Config.Profile, else stack.For of the run's source).
 	Profile *stack.Profile
 
 	requests      func(seq int64) ([]byte, error)

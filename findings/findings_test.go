@@ -370,3 +370,21 @@ func TestGrade(t *testing.T) {
 		})
 	}
 }
+
+// TestAudit_UniqueIDs: no two findings of one audit share an id, over
+// every fixture of the corpus; a second finding of the same rule, agent
+// and shape is id#2 (before: the three fork.one-branch findings of
+// audit-fanout-missed-serial-forks, one per lone fork of the analyst, had
+// one fingerprint between them).
+func TestAudit_UniqueIDs(t *testing.T) {
+	for _, name := range corpus(t) {
+		rep := recordFixture(t, name).audit(t)
+		seen := map[string]bool{}
+		for _, f := range rep.Findings {
+			if seen[f.Fingerprint] {
+				t.Errorf("%s: id %s is two findings' (%s)", name, f.Fingerprint, f.Rule)
+			}
+			seen[f.Fingerprint] = true
+		}
+	}
+}

@@ -259,9 +259,29 @@ var Mastra = &Profile{
 	Trace:              true,
 }
 
+// InspectTrace is a run of our runtime read back from the OTLP trace
+// inspect exported (inspect export --format otlp, --otlp-endpoint, a
+// Jaeger that received it): our runtime's terms, read from a trace.
+var InspectTrace = &Profile{
+	Format:          "otlp",
+	Dialect:         "inspect",
+	Name:            Inspect.Name,
+	Fanout:          Inspect.Fanout,
+	Delegate:        Inspect.Delegate,
+	Handoff:         Inspect.Handoff,
+	NestedSubAgents: true,
+	Instructions:    Inspect.Instructions,
+	API:             Inspect.API,
+	Trace:           true,
+}
+
+// inspectScope is the instrumentation scope of the spans inspect exports
+// (package otel's ScopeName; stack imports nothing of ours but record).
+const inspectScope = "github.com/inspect-dev/inspect"
+
 // Profiles are the profile of every source format, then the refinements
 // of a format (For picks one by the source's version).
-var Profiles = []*Profile{Inspect, ClaudeCode, Codex, GeminiCLI, KimiCLI, KimiCode, OpenAIAgents, OTLP, LangGraph, AISDK, Mastra}
+var Profiles = []*Profile{Inspect, ClaudeCode, Codex, GeminiCLI, KimiCLI, KimiCode, OpenAIAgents, OTLP, InspectTrace, LangGraph, AISDK, Mastra}
 
 // dialects tell an OTLP trace's framework by the instrumentation scope
 // (or user agent) the importer keeps in record.Source.Version
@@ -271,6 +291,7 @@ var dialects = []struct {
 	match func(v string) bool
 	p     *Profile
 }{
+	{func(v string) bool { return v == inspectScope || strings.HasPrefix(v, inspectScope+" ") }, InspectTrace},
 	{func(v string) bool { return strings.Contains(v, "langgraph") || strings.Contains(v, "langchain") }, LangGraph},
 	{func(v string) bool { return strings.Contains(v, "mastra") }, Mastra},
 	{func(v string) bool {

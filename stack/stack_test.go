@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/inspect-dev/inspect/importers/all"
+	"github.com/inspect-dev/inspect/otel"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/stack"
 )
@@ -85,5 +86,21 @@ func TestProfile_API(t *testing.T) {
 		if p.API != want {
 			t.Errorf("%s's API = %q, want %q", p.Name, p.API, want)
 		}
+	}
+}
+
+// A trace inspect itself exported (its instrumentation scope, as otel
+// writes it) is our runtime's run read back: our runtime's terms, from a
+// trace, so the audit of a run sent to Jaeger and imported back is the
+// audit of the run (before: the OTLP profile, whose stack runs a
+// response's calls at once, and the audit told our runtime's agents to
+// make calls in one response instead of forking).
+func TestFor_InspectsOwnTrace(t *testing.T) {
+	p := stack.For(record.Source{Format: "otlp", Version: otel.ScopeName + " 1.2.3"})
+	if p != stack.InspectTrace || !p.Has(stack.Fork) || p.Has(stack.ParallelCalls) || !p.Trace {
+		t.Errorf("For(inspect's own trace) = %+v", p)
+	}
+	if p := stack.For(record.Source{Format: "otlp", Version: "github.com/inspect-dev/inspector 1"}); p != stack.OTLP {
+		t.Errorf("For(another scope) = %s, want the OTLP profile", p.Name)
 	}
 }

@@ -60,19 +60,26 @@ func (s *step) resultSeq() int64 {
 	return s.Tools[0].Seq
 }
 
-// steps cuts a conversation into model responses.
+// steps cuts a conversation into model responses. A tool node belongs to
+// the response its CalledBy names when that is a response of this
+// conversation (the calls of one response are one step however the
+// source interleaved them), else to the latest response before it.
 func steps(c *graph.Conversation) []*step {
 	var out []*step
 	var cur *step
 	brk := false
+	bySeq := map[int64]*step{}
 	for _, n := range c.Nodes {
 		switch n.Kind {
 		case record.KindLLM:
 			cur = &step{LLM: n, Break: brk}
 			brk = false
 			out = append(out, cur)
+			bySeq[n.Seq] = cur
 		case record.KindTool:
-			if cur != nil {
+			if s := bySeq[n.CalledBy]; n.CalledBy != 0 && s != nil && s != cur {
+				s.Tools = append(s.Tools, n)
+			} else if cur != nil {
 				cur.Tools = append(cur.Tools, n)
 			}
 		case record.KindFork:
@@ -190,13 +197,22 @@ func summarize(text string) string {
 	return shorten(s)
 }
 
-// shorten cuts one value to 40 characters for messages, on one line.
+// shorten cuts one value to 40 characters for messages, on one line. A
+// long path keeps its end, where paths differ (…/strategy/hooks.go).
 func shorten(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 40 {
-		s = string(r[:39]) + "…"
+	r := []rune(s)
+	if len(r) <= 40 {
+		return s
 	}
-	return s
+	if strings.Contains(s, "/") && !strings.Contains(s, " ") {
+		tail := string(r[len(r)-38:])
+		if i := strings.IndexByte(tail, '/'); i >= 0 && i < len(tail)-1 {
+			tail = tail[i:]
+		}
+		return "…" + tail
+	}
+	return string(r[:39]) + "…"
 }
 
 // tokens splits text into lower-case tokens of at least min characters. It

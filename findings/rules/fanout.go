@@ -1,23 +1,35 @@
 package rules
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/inspect-dev/inspect/chat"
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/snapshot"
+	"github.com/inspect-dev/inspect/stack"
 )
 
 // The fan-out rules' thresholds.
 var (
 	fanoutMinCalls = &findings.Threshold[int]{Key: "fanout-min-calls", Text: "consecutive independent research calls that make a missed fan-out", Def: 3, Min: 2}
 	tokenMinLen    = &findings.Threshold[int]{Key: "token-min-len", Text: "shortest argument token that ties a call to an earlier result", Def: 3, Min: 1}
+	// parallelMinCalls is fanout-min-calls on a stack that runs the calls
+	// of one response at once (stack.ParallelCalls): there the fix costs
+	// nothing new — the calls go into one response — so two are enough.
+	parallelMinCalls = &findings.Threshold[int]{Key: "parallel-min-calls", Text: "consecutive independent calls, one per response, that make a missed parallel call on a stack that runs a response's calls at once", Def: 2, Min: 2}
+	// noisyResultTokens is how much the items' results must come to before
+	// a missed parallel call also proposes sub-agents.
+	noisyResultTokens = &findings.Threshold[int64]{Key: "subagent-min-result-tokens", Text: "tokens of the calls' results (bytes/4) above which a missed parallel call also proposes sub-agents, where the agent can start them", Def: 20000, Min: 0}
 )
 
 // FanoutMissed: independent research calls in series, fork available.
@@ -29,15 +41,25 @@ var FanoutMissed = &findings.Rule{
 		Title: "missed fan-out",
 		Detect: "at least {fanout-min-calls} research calls or one-branch forks in one conversation, each in its own model response, one after another, " +
 			"none using an earlier one's result, with at least {fanout-min-calls} different items among them, while fork was in the agent's " +
-			"recorded tools. A call uses an earlier call's result when a token of its arguments ({token-min-len}+ characters; a fork's " +
-			"instructions) first appears in that result (a fork's join). The items are the argument values that differ between the calls; " +
-			"a series of one identical call is reported here once, as the same call N times, whatever the agent's tools.",
+			"recorded tools. A call uses an earlier call's result when a token of its arguments ({token-min-len}+ characters, and each path " +
+			"whole and by its file name; a fork's instructions) first appears in that result (a fork's join), or when it reads inside a folder " +
+			"an earlier call of the series listed; a call whose arguments are empty or redacted is unknown, and ends the series. Calls of " +
+			"one response are one step, never a series. The items are the argument values that differ between the calls; " +
+			"a series of one identical call is reported here once, as the same call N times, whatever the agent's tools. " +
+			"On a stack that runs the calls of one response at once (Claude Code, Codex, Kimi, the Agents SDK, LangGraph's ToolNode, " +
+			"the AI SDK), {parallel-min-calls} such calls are enough, and the fix is to make them in one response; sub-agents are proposed " +
+			"besides only when the calls' results came to more than {subagent-min-result-tokens} tokens and the agent can start them.",
 		Price: "elapsed time: the sum of the items' times minus the longest item, where an item is its model step plus its tool call " +
-			"(or its one-branch fork's branch). A fan-out buys time, not tokens, so no tokens are charged.",
-		Fix:  "the agent's prompt: say in the domain's terms when to fork, one branch per item, and what each branch returns.",
-		Next: "one fork with a branch per item (at most the agent's maxBranches), and the reads inside the branches; for the same call N times, that call made once.",
+			"(or its one-branch fork's branch). A fan-out buys time, not tokens, so no tokens are charged. On a stack that runs a " +
+			"response's calls at once: the model round trips saved (every response of the series but the first), their input tokens, " +
+			"and their model time plus the calls' time side by side (the sum of the calls minus the longest).",
+		Fix: "the agent's prompt: say in the domain's terms when to fork, one branch per item, and what each branch returns; on a stack " +
+			"that runs a response's calls at once, the agent's instructions (CLAUDE.md, AGENTS.md, the agent's instructions in code): " +
+			"make independent calls in one response.",
+		Next: "one fork with a branch per item (at most the agent's maxBranches), and the reads inside the branches; for the same call N times, " +
+			"that call made once; on a stack that runs a response's calls at once, one response making the calls.",
 	},
-	Options: []findings.Option{fanoutMinCalls, tokenMinLen},
+	Options: []findings.Option{fanoutMinCalls, tokenMinLen, parallelMinCalls, noisyResultTokens},
 	Run:     run(func(p *pass) { runFanout(p, true) }),
 	Expect:  expectWith(expectFanout),
 }
@@ -50,12 +72,13 @@ var FanoutMissedNoFork = &findings.Rule{
 	Doc: findings.Doc{
 		Title: "missed fan-out, fork unavailable",
 		Detect: "the series of fanout.missed (at least {fanout-min-calls} independent research calls or one-branch forks in separate responses) by an agent " +
-			"whose recorded tools had no fork: agents.yaml gives it none, or the run's maxForkDepth withdrew it.",
+			"whose recorded tools had no fork: agents.yaml gives it none, or the run's maxForkDepth withdrew it. Never on a stack that runs the " +
+			"calls of one response at once: there a series of {parallel-min-calls} is fanout.missed, fixed in one response.",
 		Price: "elapsed time: the sum of the items' times minus the longest item.",
 		Fix:   "agents.yaml: add fork: to that agent (or raise maxForkDepth when the depth cap withdrew it), then the prompt trigger of fanout.missed.",
 		Next:  "one fork with a branch per item.",
 	},
-	Options: []findings.Option{fanoutMinCalls, tokenMinLen},
+	Options: []findings.Option{fanoutMinCalls, tokenMinLen, parallelMinCalls},
 	Run:     run(func(p *pass) { runFanout(p, false) }),
 	Expect:  expectWith(expectFanout),
 }
@@ -67,6 +90,9 @@ type fanoutPromise struct {
 	Items int      // the branches the fix asks for: distinct items, at most maxBranches
 	Tools []string // the items' tools, sorted, once each ("fork" for one-branch forks)
 	Same  string   // the repeated call's key, when the series is one call N times
+	// Parallel is set on a stack that runs a response's calls at once:
+	// the fix is one response making Items calls of Tools.
+	Parallel bool
 }
 
 // expectFanout looks for a fork from the finding's agent with at least one
@@ -81,6 +107,9 @@ func expectFanout(p fanoutPromise, f findings.Finding, next *graph.Run) findings
 			}
 		}
 		return verdict(n <= 1, "%s made the call %s %s in the new run", f.Agent, p.Same, plural(n, "time", "times"))
+	}
+	if p.Parallel {
+		return expectParallel(p, f, next)
 	}
 	tools := strings.Join(p.Tools, ", ")
 	callTools := slices.DeleteFunc(slices.Clone(p.Tools), func(t string) bool { return t == "fork" })
@@ -103,6 +132,32 @@ func expectFanout(p fanoutPromise, f findings.Finding, next *graph.Run) findings
 		return verdict(false, "no fork from %s in the new run (base: %d serial calls)", f.Agent, p.Items)
 	}
 	return verdict(false, "the widest fork from %s with the calls inside has fewer than %d branches, or its branches make no %s call", f.Agent, p.Items, tools)
+}
+
+// expectParallel looks for a response of the finding's agent making at
+// least p.Items calls of the items' tools at once (a parallel call group;
+// a fork of delegation calls counts a call per branch).
+func expectParallel(p fanoutPromise, f findings.Finding, next *graph.Run) findings.Verdict {
+	best := 0
+	for _, g := range next.Groups {
+		if g.LLM.Agent != f.Agent {
+			continue
+		}
+		n := 0
+		for _, m := range g.Members {
+			switch {
+			case m.Kind == record.KindFork && m.Fork != nil && contains(p.Tools, m.Fork.Tool):
+				n += m.CallCount()
+			case m.Tool != nil && contains(p.Tools, m.Tool.Name):
+				n++
+			}
+		}
+		if n >= p.Items {
+			return verdict(true, "%s made %d %s calls in one response at %s (base: %d, one per response)", f.Agent, n, strings.Join(p.Tools, ", "), g.LLM.ID(), p.Items)
+		}
+		best = max(best, n)
+	}
+	return verdict(false, "no response of %s made %d %s calls at once in the new run (at most %d)", f.Agent, p.Items, strings.Join(p.Tools, ", "), best)
 }
 
 // callsOf counts the calls among calls whose tool is one of tools.
@@ -164,6 +219,17 @@ func (p *pass) call(n *graph.Node) *callArgs {
 	}
 	canon, text, fields := parseArgs(n.Tool.Name, n.Tool.Args)
 	a := &callArgs{key: n.Tool.Name + " " + canon, text: text, summary: summarize(text), fields: fields}
+	for _, k := range []string{"command", "cmd"} {
+		if v, ok := fields[k]; ok {
+			fields[k] = commandText(v) // ["bash","-lc","cat a.md"] is cat a.md
+		}
+	}
+	for _, k := range []string{"pattern", "query", "file_path", "absolute_path", "url", "command", "cmd"} {
+		if v := strings.TrimSpace(fields[k]); v != "" && !snapshot.IsBuiltinTool(n.Tool.Name) {
+			a.summary = shorten(v) // what the call is about, not its first option
+			break
+		}
+	}
 	if snapshot.IsBuiltinTool(n.Tool.Name) {
 		a.path, a.pattern = fields["path"], fields["pattern"]
 		switch {
@@ -177,12 +243,27 @@ func (p *pass) call(n *graph.Node) *callArgs {
 	return a
 }
 
+// parallel reports whether the run's stack runs the calls of one response
+// at once (stack.ParallelCalls): a missed fan-out there is fixed by making
+// the calls in one response, not by sub-agents.
+func (p *pass) parallel() bool { return p.Profile.Has(stack.ParallelCalls) }
+
+// minSeries is the shortest series of independent calls that is a finding:
+// fanout-min-calls, or parallel-min-calls on a stack that runs a
+// response's calls at once.
+func (p *pass) minSeries() int {
+	if p.parallel() {
+		return parallelMinCalls.Get(p.Options)
+	}
+	return fanoutMinCalls.Get(p.Options)
+}
+
 func (p *pass) fanoutFacts() *fanoutFacts {
 	if p.shared.fanout != nil {
 		return p.shared.fanout
 	}
 	ff := &fanoutFacts{forkInRun: len(p.Graph.Forks) > 0}
-	min := fanoutMinCalls.Get(p.Options)
+	min := p.minSeries()
 	for _, c := range p.Graph.Conversations {
 		var cur []*step
 		var sc *tokenScan
@@ -206,7 +287,7 @@ func (p *pass) fanoutFacts() *fanoutFacts {
 			cur = nil
 		}
 		for _, s := range steps(c) {
-			ok := isItem(s)
+			ok := isItem(s) && p.Graph.GroupOf(s.LLM) == nil && p.known(s)
 			switch {
 			case ok && s.Fork != nil:
 				ff.oneForks++
@@ -246,6 +327,230 @@ func isItem(s *step) bool {
 	return len(s.Tools) == 1 && isResearch(s.Tools[0])
 }
 
+// known reports whether a series item's arguments are known: a call with
+// no argument value, or one whose value a redaction replaced
+// ([REDACTED], [redacted]…), says nothing of what it read, so nothing
+// proves it independent; it is no item and ends the series.
+func (p *pass) known(s *step) bool {
+	if s.Fork != nil && s.Fork.Branches[0].Status != record.StatusOK || s.Fork == nil && s.Tools[0].Failed() {
+		return false // a failed call: what follows may be its retry or its fallback
+	}
+	if s.Fork != nil {
+		in := s.Fork.Branches[0].Instructions
+		return strings.TrimSpace(in) != "" && !redacted(in)
+	}
+	a := p.call(s.Tools[0])
+	if redacted(a.text) {
+		return false
+	}
+	for _, v := range a.fields {
+		switch strings.TrimSpace(v) {
+		case "", "null", "{}", "[]", `""`:
+		default:
+			if !redacted(v) {
+				return true
+			}
+		}
+	}
+	return len(a.fields) == 0 && strings.TrimSpace(a.text) != ""
+}
+
+// redacted reports whether text holds a redaction mark: inspect's own
+// ([redacted]) or a source's ([REDACTED], REDACTED_SIGNATURE, @REDACTED).
+func redacted(text string) bool {
+	return strings.Contains(text, "REDACTED") || strings.Contains(strings.ToLower(text), "[redacted")
+}
+
+// pathTokens are the paths in text, whole and by file name, lower-case: a
+// word (split on white space, quotes, brackets and separators, never on
+// / or .) holding a / or a file extension, with ./ and trailing
+// punctuation cut. A read of a path that first appeared in a listing or a
+// search result uses that result even when each part of the path (the
+// folders, the name, the extension) was known before.
+func pathTokens(text string) []string {
+	var out []string
+	f := strings.FieldsFunc(text, func(r rune) bool {
+		switch r {
+		case '"', '\'', '`', '(', ')', '[', ']', '{', '}', '<', '>', ',', ';', '|', '=', '\\', '\n', '\t', ' ', '\r':
+			return true
+		}
+		return false
+	})
+	for _, w := range f {
+		w = strings.TrimRight(w, ".:")
+		if i := strings.IndexByte(w, ':'); i > 0 && !strings.Contains(w[:i], "/") && strings.Contains(w[i:], "/") {
+			continue // a URL scheme or a host:port, not a path
+		}
+		w, _, _ = strings.Cut(w, ":") // path:line of a search result
+		w = strings.TrimPrefix(w, "./")
+		if w == "" || w == "." || w == "/" {
+			continue
+		}
+		base := path.Base(w)
+		ext := path.Ext(base)
+		hasExt := len(ext) > 1 && len(base) > len(ext) && strings.IndexFunc(ext[1:], func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) < 0 &&
+			strings.IndexFunc(ext[1:], unicode.IsLetter) >= 0
+		if !strings.Contains(w, "/") && !hasExt {
+			continue
+		}
+		out = append(out, strings.ToLower(path.Clean(w)))
+		if base != w && base != "." && base != "/" {
+			out = append(out, strings.ToLower(base))
+		}
+	}
+	return out
+}
+
+// listingTools are the tools that list a folder (their folder is their
+// path argument, else the working folder).
+func isListing(tool string) bool {
+	switch tool {
+	case snapshot.ToolListDir, snapshot.ToolFindFiles, "Glob", "LS", "glob", "list_directory", "ListDir", "Find", "find":
+		return true
+	}
+	return false
+}
+
+// commandTools run a shell command; its first word says what it does.
+func isCommand(tool string) bool {
+	switch tool {
+	case "Bash", "bash", "shell", "exec_command", "run_shell_command", "Shell", "local_shell":
+		return true
+	}
+	return false
+}
+
+// listedFolder is the folder call a lists, when it is a listing: a
+// listing tool's path (else "."), or a shell command ls, find, tree or fd
+// and its first operand.
+func listedFolder(tool string, a *callArgs) (string, bool) {
+	if isListing(tool) {
+		for _, k := range []string{"path", "dir_path", "directory", "dir", "cwd"} {
+			if v := strings.TrimSpace(a.fields[k]); v != "" {
+				return path.Clean(v), true
+			}
+		}
+		return ".", true
+	}
+	if !isCommand(tool) {
+		return "", false
+	}
+	cmd := a.fields["command"]
+	if cmd == "" {
+		cmd = a.fields["cmd"]
+	}
+	words := strings.Fields(cmd)
+	if len(words) > 2 && (words[0] == "bash" || words[0] == "sh") && words[1] == "-lc" {
+		words = strings.Fields(strings.Trim(strings.Join(words[2:], " "), `"'`))
+	}
+	if len(words) == 0 {
+		return "", false
+	}
+	switch words[0] {
+	case "ls", "find", "tree", "fd":
+	default:
+		return "", false
+	}
+	for _, w := range words[1:] {
+		if !strings.HasPrefix(w, "-") {
+			return path.Clean(strings.Trim(w, `"'`)), true
+		}
+	}
+	return ".", true
+}
+
+// callPaths are the path-like argument values of call a: the paths
+// pathTokens finds in its values, whole (not their file names).
+func callPaths(a *callArgs) []string {
+	var out []string
+	for _, t := range pathTokens(a.text) {
+		if strings.Contains(t, "/") || strings.Contains(t, ".") {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// inFolder reports whether path p (lower-case, cleaned) lies inside folder
+// dir: every path lies in "." (the working folder), a relative folder
+// matches as a whole run of p's folders.
+func inFolder(p, dir string) bool {
+	dir = strings.ToLower(strings.TrimSuffix(dir, "/"))
+	if dir == "." || dir == "" {
+		return true
+	}
+	if p == dir {
+		return false
+	}
+	if strings.HasPrefix(dir, "/") {
+		return strings.HasPrefix(p, dir+"/")
+	}
+	return strings.HasPrefix(p, dir+"/") || strings.Contains(p, "/"+dir+"/")
+}
+
+// isSearch reports whether call a of tool searches file contents: a
+// search tool (Grep, grep_search, search_file_content) or a shell command
+// rg, grep, ag or ack.
+func isSearch(tool string, a *callArgs) bool {
+	switch tool {
+	case "Grep", "grep", "grep_search", "search_file_content", "Search":
+		return true
+	}
+	if !isCommand(tool) {
+		return false
+	}
+	w := strings.Fields(a.fields["command"] + " " + a.fields["cmd"])
+	if len(w) == 0 {
+		return false
+	}
+	switch w[0] {
+	case "rg", "grep", "ag", "ack", "egrep", "fgrep":
+		return true
+	}
+	return false
+}
+
+// commandText is a shell command as a person reads it: an argument
+// vector (["bash","-lc","cat a.md"], Codex's shell) joined, without the
+// shell that runs it.
+func commandText(v string) string {
+	var argv []string
+	if err := json.Unmarshal([]byte(v), &argv); err != nil || len(argv) == 0 {
+		return v
+	}
+	if len(argv) == 3 && (argv[0] == "bash" || argv[0] == "sh" || argv[0] == "zsh") && (argv[1] == "-lc" || argv[1] == "-c") {
+		return argv[2]
+	}
+	return strings.Join(argv, " ")
+}
+
+// pathField is the name of call a's path argument, "" when it has none.
+func pathField(a *callArgs) string {
+	for _, k := range []string{"path", "file_path", "filePath", "absolute_path", "file"} {
+		if strings.TrimSpace(a.fields[k]) != "" {
+			return k
+		}
+	}
+	return ""
+}
+
+// readsInside reports whether one of paths lies inside a folder that an
+// item from start to before j listed.
+func readsInside(paths []string, listed map[int]string, start, j int) bool {
+	for i := start; i < j; i++ {
+		dir, ok := listed[i]
+		if !ok {
+			continue
+		}
+		for _, q := range paths {
+			if inFolder(q, dir) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // tokenScan walks one conversation in order once, building the token
 // origin map independentSegments reads: each series of the conversation
 // continues the walk where the previous one stopped, so a conversation is
@@ -274,6 +579,11 @@ func (sc *tokenScan) see(text string, seq int64, min int) {
 			sc.origin[t] = seq
 		}
 	}
+	for _, t := range pathTokens(text) {
+		if _, ok := sc.origin[t]; !ok {
+			sc.origin[t] = seq
+		}
+	}
 }
 
 // independentSegments cuts a series where an item uses an earlier item's
@@ -292,16 +602,57 @@ func independentSegments(p *pass, sc *tokenScan, run []*step) [][]*step {
 	}
 	var segs [][]*step
 	start := 0
+	listed := map[int]string{}         // index in run → the folder that item listed
+	named := map[int]map[string]bool{} // index in run → the paths its result names
+	cut := func(j int) {
+		segs = append(segs, run[start:j])
+		start = j
+	}
+	// namedBefore cuts before item j when a path of its arguments is
+	// named in the result of an earlier item of the segment, known before
+	// or not: a read of a file a search or a listing just showed follows
+	// from it.
+	namedBefore := func(j int, paths []string) {
+		if j <= start {
+			return
+		}
+		for i := start; i < j; i++ {
+			for _, q := range paths {
+				if named[i][q] {
+					cut(j)
+					return
+				}
+			}
+		}
+	}
+	nameResult := func(i int, text string) {
+		m := map[string]bool{}
+		for _, q := range pathTokens(text) {
+			m[q] = true
+		}
+		named[i] = m
+	}
 	uses := func(j int, args string) { // item j uses an earlier item's result: cut before it
 		if j <= start {
 			return
 		}
-		for _, t := range tokens(args, min) {
+		for _, t := range append(tokens(args, min), pathTokens(args)...) {
 			if i, ok := result[sc.origin[t]]; ok && i >= start && i < j {
-				segs = append(segs, run[start:j])
-				start = j
+				cut(j)
 				return
 			}
+		}
+	}
+	// readsListed cuts before item j when it reads inside a folder an
+	// earlier item of the segment listed: a listing is never an item
+	// together with the reads that depend on it.
+	readsListed := func(j int, n *graph.Node) {
+		a := p.call(n)
+		if j > start && readsInside(callPaths(a), listed, start, j) {
+			cut(j)
+		}
+		if dir, ok := listedFolder(n.Tool.Name, a); ok {
+			listed[j] = dir
 		}
 	}
 	for ; sc.next < len(sc.c.Nodes); sc.next++ {
@@ -322,6 +673,14 @@ func independentSegments(p *pass, sc *tokenScan, run []*step) [][]*step {
 			}
 			if j, ok := call[n.Seq]; ok {
 				uses(j, p.call(n).text)
+				namedBefore(j, callPaths(p.call(n)))
+				readsListed(j, n)
+				nameResult(j, n.Tool.Result)
+				if isSearch(n.Tool.Name, p.call(n)) {
+					for _, q := range callPaths(p.call(n)) {
+						named[j][q] = true // where to read in a file it searched comes from its hits
+					}
+				}
 			}
 			sc.see(p.call(n).text, 0, min)
 			sc.see(n.Tool.Result, n.Seq, min)
@@ -335,12 +694,18 @@ func independentSegments(p *pass, sc *tokenScan, run []*step) [][]*step {
 			}
 			if j, ok := call[n.Seq]; ok {
 				uses(j, instr.String())
+				namedBefore(j, pathTokens(instr.String()))
 			}
 			sc.see(instr.String(), 0, min)
 		case record.KindJoin:
 			if n.ForkOf != nil {
+				var answers strings.Builder
 				for _, b := range n.ForkOf.Branches {
 					sc.see(b.Answer, n.Seq, min)
+					answers.WriteString(b.Answer + " ")
+				}
+				if j, ok := result[n.Seq]; ok {
+					nameResult(j, answers.String())
 				}
 			}
 		}
@@ -348,20 +713,74 @@ func independentSegments(p *pass, sc *tokenScan, run []*step) [][]*step {
 	return append(segs, run[start:])
 }
 
+// serialWords are how a request asks for calls one after another.
+var serialWords = []string{"one at a time", "one by one", "one after another", "one after the other", "sequentially", "in sequence", "serially", "in series", "then another"}
+
+// askedSerial returns the words with which the turn a series ran in (its
+// user message, or a branch's instructions) asked for the work one item
+// at a time: a series the request asked for is no mistake of the agent's.
+func askedSerial(sr *serialRun) string {
+	return asked(turnRequest(sr.Conv, sr.Items[0].LLM.Seq), serialWords)
+}
+
+// turnRequest is what was asked of conversation c in the turn holding
+// node seq: the latest user message before it, else a branch's
+// instructions.
+func turnRequest(c *graph.Conversation, seq int64) string {
+	text := ""
+	if b := c.Branch; b != nil {
+		text = b.Instructions
+	}
+	for _, n := range c.Nodes {
+		if n.Seq >= seq {
+			break
+		}
+		if n.Kind == record.KindUser {
+			text = n.Text
+		}
+	}
+	return text
+}
+
+// asked returns the first of words that text holds (lower-case), or "".
+func asked(text string, words []string) string {
+	low := strings.ToLower(text)
+	for _, w := range words {
+		if strings.Contains(low, w) {
+			return w
+		}
+	}
+	return ""
+}
+
 func runFanout(p *pass, withFork bool) {
 	ff := p.fanoutFacts()
+	asked := 0
 	for _, sr := range ff.found {
+		if askedSerial(sr) != "" {
+			asked++
+			continue
+		}
 		items := p.seriesItems(sr)
 		if items.distinct == 1 {
 			// One call N times is no set of items to fork: reported
-			// once, by fanout.missed, whatever the agent's tools.
-			if withFork {
+			// once, by fanout.missed, whatever the agent's tools (as
+			// many times as a fan-out needs, whatever the stack).
+			if withFork && len(sr.Items) >= fanoutMinCalls.Get(p.Options) {
 				p.Report(sameCallFinding(p, sr, items))
 			}
 			continue
 		}
-		if items.distinct < fanoutMinCalls.Get(p.Options) {
+		if items.distinct < p.minSeries() {
 			continue // fewer different items than a fan-out needs
+		}
+		if p.parallel() {
+			// The stack runs a response's calls at once: the calls go
+			// into one response, whatever its delegation tools.
+			if withFork {
+				p.Report(parallelFinding(p, sr, items))
+			}
+			continue
 		}
 		first := sr.Items[0].LLM
 		causes, forkOffered := p.forkCauses(first, sr.Agent, sr.Conv.Depth)
@@ -382,6 +801,142 @@ func runFanout(p *pass, withFork bool) {
 	default:
 		p.Clear("%s examined, longest %s", plural(ff.runs, "serial run", "serial runs"), plural(ff.longest, "call", "calls"))
 	}
+	if asked > 0 {
+		p.Clear("%s examined, longest %s; %s as the request asked (one at a time)", plural(ff.runs, "serial run", "serial runs"),
+			plural(ff.longest, "call", "calls"), plural(asked, "series ran", "series ran"))
+	}
+}
+
+// parallelPrice is what one response making a series' calls would have
+// saved on a stack that runs them at once: every response but the first
+// (a model round trip each, with its input tokens — the whole context sent
+// again — and its model time), and the calls' time side by side (their
+// sum minus the longest).
+func parallelPrice(sr *serialRun) (findings.Price, []*graph.Node) {
+	var nodes []*graph.Node
+	var price findings.Price
+	var model, work, longest time.Duration
+	for i, s := range sr.Items {
+		nodes = append(nodes, s.LLM, s.callNode())
+		w := s.duration() - s.LLM.Duration()
+		work += w
+		longest = max(longest, w)
+		if i == 0 {
+			continue
+		}
+		model += s.LLM.Duration()
+		addUsage(&price, s.LLM)
+	}
+	price.TokensOut = 0 // the calls are written either way
+	saved := model + work - longest
+	price.ElapsedMS = saved.Milliseconds()
+	k := len(sr.Items)
+	price.Basis = fmt.Sprintf("%d calls in %d responses; in one response: %s fewer (%d tokens in sent again, %s of model time), and the calls side by side: %s of calls − the longest %s = %s; %s saved",
+		k, k, plural(k-1, "model round trip", "model round trips"), price.TokensIn, graph.FormatDuration(model),
+		graph.FormatDuration(work), graph.FormatDuration(longest), graph.FormatDuration(work-longest), graph.FormatDuration(saved))
+	if price.CachedReported {
+		price.Basis += fmt.Sprintf(" (%d of those tokens cached, as the provider reported)", price.CachedTokens)
+	}
+	return price, nodes
+}
+
+// parallelPromise is what a missed parallel call promises: a response of
+// the agent making at least Calls calls of Tools at once.
+type parallelPromise struct {
+	Calls int
+	Tools []string // the items' tools (the delegation tool for sub-agent calls)
+}
+
+// itemTool is the tool a series item called: its tool, or the delegation
+// tool its one-branch fork played.
+func itemTool(s *step) string {
+	if s.Fork != nil {
+		if s.Fork.Node.Fork != nil && s.Fork.Node.Fork.Tool != "" {
+			return s.Fork.Node.Fork.Tool
+		}
+		return "fork"
+	}
+	return s.Tools[0].Tool.Name
+}
+
+// parallelFinding words a missed fan-out on a stack that runs the calls of
+// one response at once: the fix is those calls in one response. Sub-agents
+// are proposed besides only for long, noisy work — results of more than
+// subagent-min-result-tokens — and only when the agent can start them.
+func parallelFinding(p *pass, sr *serialRun, items seriesItems) findings.Finding {
+	price, nodes := parallelPrice(sr)
+	k := len(sr.Items)
+	var tools []string
+	var resultBytes int
+	for _, s := range sr.Items {
+		tools = append(tools, itemTool(s))
+		if s.Fork != nil {
+			resultBytes += len(s.Fork.Branches[0].Answer)
+		} else {
+			resultBytes += len(s.Tools[0].Tool.Result)
+		}
+	}
+	tools = uniq(tools)
+	what := strings.Join(tools, ", ") + " calls"
+	switch {
+	case len(items.tools) == 1 && items.tools[0] == "fork":
+		what = strings.Join(tools, ", ") + " calls, each starting one sub-agent,"
+	case len(tools) > 1:
+		what = "calls (" + strings.Join(tools, ", ") + ")"
+	}
+	targets := listCut(items.labels, maxListed)
+	name := p.Profile.Name
+	msg := fmt.Sprintf("%d %s in %s ran one after another, one per response (%s); none used an earlier one's result, and %s runs the calls of one response at once",
+		k, what, where(sr.Conv), targets, name)
+	if items.distinct < k {
+		msg += fmt.Sprintf("; %d of them repeated an earlier call, %d items differ", k-items.distinct, items.distinct)
+	}
+	var causes []findings.Cause
+	if g := p.groupOf(sr.Agent); g != nil {
+		causes = append(causes, findings.Cause{Check: causeParallel, Result: "yes",
+			Detail: fmt.Sprintf("%s made %d calls in one response at %s in this run", sr.Agent, g.Calls, g.LLM.ID())})
+	} else {
+		causes = append(causes, findings.Cause{Check: causeParallel, Result: "no",
+			Detail: fmt.Sprintf("%s made every call of this run in a response of its own", sr.Agent)})
+	}
+	prompt := p.Project.PromptPath(sr.Agent)
+	fix := fmt.Sprintf("Add a line to %s: when several %s do not depend on each other's results (%s), make them in one response — %s runs them at once",
+		prompt, what, targets, name)
+	resultTokens := int64(resultBytes / 4)
+	if resultTokens > noisyResultTokens.Get(p.Options) {
+		fc, offered := p.forkCauses(sr.Items[0].LLM, sr.Agent, sr.Conv.Depth)
+		causes = append(causes, fc...)
+		if tool, _ := p.delegation(sr.Agent); offered && (sr.Conv.Depth == 0 || p.Profile.NestedSubAgents) && !contains(items.tools, "fork") {
+			fix += fmt.Sprintf("; their results came to about %d tokens: where only a short answer from them is needed, start the sub-agents with %s in that one response instead, so the text stays out of this conversation", resultTokens, tool)
+		}
+	}
+	return findings.Finding{
+		Agent:   sr.Agent,
+		Message: msg,
+		Nodes:   ids(nodes...),
+		Fix:     findings.Fix{Location: p.Project.PromptLocation(sr.Agent, "parallel", "one response", "at once", "tool calls"), Text: fix},
+		Next:    fmt.Sprintf("one response from %s making the %d calls (%s)", sr.Agent, items.distinct, strings.Join(tools, ", ")),
+		Price:   price,
+		Causes:  causes,
+		Shape:   fmt.Sprintf("%s parallel %s by %s", convShape(sr.Conv), strings.Join(tools, ", "), sr.Agent),
+		Promise: fanoutPromise{Items: items.distinct, Tools: tools, Parallel: true},
+	}
+}
+
+// causeParallel is the cheap cause of a missed parallel call: did the
+// agent make several calls in one response anywhere in the run?
+const causeParallel = "calls in one response"
+
+// groupOf is the largest parallel call group agent's responses made in
+// the run, or nil.
+func (p *pass) groupOf(agent string) *graph.Group {
+	var best *graph.Group
+	for _, g := range p.Graph.Groups {
+		if g.LLM.Agent == agent && (best == nil || g.Calls > best.Calls) {
+			best = g
+		}
+	}
+	return best
 }
 
 // maxListed is how many items a message names before "…and N more".
@@ -484,8 +1039,16 @@ func (p *pass) seriesItems(sr *serialRun) seriesItems {
 		case len(differ[s.Tools[0].Tool.Name]) > 0:
 			a := p.call(s.Tools[0])
 			var vals []string
-			for _, k := range differ[s.Tools[0].Tool.Name] {
-				vals = append(vals, shorten(a.fields[k]))
+			diff := differ[s.Tools[0].Tool.Name]
+			if f := pathField(a); f != "" && !contains(diff, f) {
+				vals = append(vals, path.Base(a.fields[f])) // the file whose parts differ
+			}
+			for _, k := range diff {
+				v := a.fields[k]
+				if _, err := strconv.ParseFloat(v, 64); err == nil {
+					v = k + " " + v // a number says nothing without its name: offset 79
+				}
+				vals = append(vals, shorten(v))
 			}
 			label = strings.Join(vals, " ")
 		default:

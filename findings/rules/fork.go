@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 	"time"
@@ -9,10 +10,17 @@ import (
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/stack"
 )
 
 // oneBranchMaxCalls is fork.one-branch's threshold.
 var oneBranchMaxCalls = &findings.Threshold[int]{Key: "one-branch-max-calls", Text: "most tool calls of a lone branch that is still too small to fork", Def: 2, Min: 0}
+
+// oneBranchMinShare is the share of the run's tokens a one-branch
+// agent-as-tool call must cost to be fork.one-branch: on a stack whose
+// delegation is a sub-agent tool (Claude Code's Task, Codex's spawn_agent,
+// an Agents SDK agent as a tool) one sub-agent for one job is the idiom.
+var oneBranchMinShare = &findings.Threshold[float64]{Key: "one-branch-min-share", Text: "share of the run's tokens a one-branch sub-agent call must cost, on a stack that delegates with sub-agent tools, to be a finding", Def: 0.25, Min: 0}
 
 // ForkOneBranch: a one-branch fork for a tiny job.
 var ForkOneBranch = &findings.Rule{
@@ -20,13 +28,16 @@ var ForkOneBranch = &findings.Rule{
 	Area:     findings.Delegation,
 	Severity: findings.Warning,
 	Doc: findings.Doc{
-		Title:  "delegation that cost more than it saved",
-		Detect: "a fork with exactly one branch whose branch (with any branches it forked in turn) made at most {one-branch-max-calls} tool calls.",
-		Price:  "one conversation start: the input tokens of the branch's first request, sent under a new system prompt (an expected cache miss, not a measured one).",
-		Fix:    "the forking agent's prompt: make a call or two in its own conversation; fork a single branch only for a long, noisy job with a short answer.",
-		Next:   "the call made in the forking conversation, and no one-branch fork.",
+		Title: "delegation that cost more than it saved",
+		Detect: "a fork with exactly one branch whose branch (with any branches it forked in turn) made at most {one-branch-max-calls} tool calls. " +
+			"On a stack that delegates with a sub-agent tool rather than fork (Claude Code's Task, Codex's spawn_agent, an agent as a tool), " +
+			"where one sub-agent for one job is the idiom, only when the branch (with its own branches) cost more than {one-branch-min-share} " +
+			"of the run's tokens (in + out), and not when the turn's request asked for a sub-agent.",
+		Price: "one conversation start: the input tokens of the branch's first request, sent under a new system prompt (an expected cache miss, not a measured one).",
+		Fix:   "the forking agent's prompt: make a call or two in its own conversation; fork a single branch only for a long, noisy job with a short answer.",
+		Next:  "the call made in the forking conversation, and no one-branch fork.",
 	},
-	Options: []findings.Option{oneBranchMaxCalls},
+	Options: []findings.Option{oneBranchMaxCalls, oneBranchMinShare},
 	Run:     run(runForkOneBranch),
 	Expect:  expectWith(expectForkOneBranch),
 }
@@ -37,11 +48,14 @@ var JoinRepeat = &findings.Rule{
 	Area:     findings.Delegation,
 	Severity: findings.Warning,
 	Doc: findings.Doc{
-		Title:  "branch not told what to return",
-		Detect: "after a join, the forking conversation makes a call (same tool, same arguments once normalised) that one of the joined branches already made.",
-		Price:  "the repeated calls' time (model step plus tool) and the tokens of the model steps that made them.",
-		Fix:    "the forking agent's prompt: say what each branch must return, so the answer carries what the parent needs.",
-		Next:   "no repeated call after the join.",
+		Title: "branch not told what to return",
+		Detect: "after a join, the forking conversation makes a call (same tool, same arguments once normalised) that one of the joined branches already made. " +
+			"A Read of a file the forking conversation then edits or writes (Edit, MultiEdit, Write, NotebookEdit) is not a repeat: Claude Code " +
+			"refuses to change a file its agent has not read itself.",
+		Price: "what the repeats added: their results' tokens (bytes/4), and the time of their tool calls plus that of the model steps that " +
+			"made nothing but repeats; not the whole context those steps sent, which was there either way.",
+		Fix:  "the forking agent's prompt: say what each branch must return, so the answer carries what the parent needs.",
+		Next: "no repeated call after the join.",
 	},
 	Run:    run(runJoinRepeat),
 	Expect: expectJoinRepeat,
@@ -76,11 +90,13 @@ var ForkOverlap = &findings.Rule{
 	Area:     findings.Forking,
 	Severity: findings.Warning,
 	Doc: findings.Doc{
-		Title:  "overlapping branches",
-		Detect: "two sibling branches make a call with the same tool and the same arguments once normalised.",
-		Price:  "the duplicate calls (every copy after the first, in declared branch order): their time and the tokens of the model steps that made them.",
-		Fix:    "the forking agent's prompt: divide the work by subject, so no two branches read the same thing.",
-		Next:   "disjoint subjects: no call made by two branches.",
+		Title: "overlapping branches",
+		Detect: "two sibling branches make a call with the same tool and the same arguments once normalised. Siblings given the same " +
+			"inputs by design are not overlap: those with the same instructions (asked to compete or to check each other), and a call on " +
+			"a path both branches' instructions name, or in the folder of one (reviewers split by aspect, each given the same files).",
+		Price: "the duplicate calls (every copy after the first, in declared branch order): their time and the tokens of the model steps that made them.",
+		Fix:   "the forking agent's prompt: divide the work by subject, so no two branches read the same thing.",
+		Next:  "disjoint subjects: no call made by two branches.",
 	},
 	Run:    run(runForkOverlap),
 	Expect: expectForkOverlap,
@@ -170,7 +186,10 @@ func runForkOneBranch(p *pass) {
 	if noForks(p) {
 		return
 	}
-	single := 0
+	single, idiom, requested := 0, 0, 0
+	asTool := !p.Profile.Has(stack.Fork) // the stack delegates with a sub-agent tool
+	tok := p.Graph.Tokens()
+	runTokens := tok.In + tok.Out
 	for _, f := range p.Forks() {
 		if len(f.Branches) != 1 {
 			continue
@@ -180,6 +199,18 @@ func runForkOneBranch(p *pass) {
 		calls := subtreeCalls(p.Graph, b.Conv)
 		if len(calls) > oneBranchMaxCalls.Get(p.Options) {
 			continue
+		}
+		share := 0.0
+		if bt := b.Tokens(); runTokens > 0 {
+			share = float64(bt.In+bt.Out) / float64(runTokens)
+		}
+		if asTool && share <= oneBranchMinShare.Get(p.Options) {
+			idiom++
+			continue // one sub-agent for one job, cheap next to the run: the stack's idiom
+		}
+		if asTool && askedDelegation(f) {
+			requested++
+			continue // the user asked for the sub-agent: the agent did as told
 		}
 		first := firstLLM(b.Conv, 0)
 		price := findings.Price{ConversationStarts: 1}
@@ -210,9 +241,13 @@ func runForkOneBranch(p *pass) {
 			}
 		}
 		agent := forkingAgent(f)
+		msg := fmt.Sprintf("the fork at %s sent one branch, %q on %s, which%s %s (%s)", f.Node.ID(), b.Name, b.Agent, made, plural(len(calls), "tool call", "tool calls"), did)
+		if asTool {
+			msg += fmt.Sprintf(", and cost %.0f%% of the run's tokens", 100*share)
+		}
 		p.Report(findings.Finding{
 			Agent:   agent,
-			Message: fmt.Sprintf("the fork at %s sent one branch, %q on %s, which%s %s (%s)", f.Node.ID(), b.Name, b.Agent, made, plural(len(calls), "tool call", "tool calls"), did),
+			Message: msg,
 			Nodes:   ids(f.Node, first, f.Join),
 			Fix: findings.Fix{Location: p.Project.PromptLocation(agent, "fork", "branch"),
 				Text: fmt.Sprintf("Tell %s in %s to make one or two calls itself and to fork a single branch only for a long job with a short answer", agent, p.Project.PromptPath(agent))},
@@ -222,12 +257,43 @@ func runForkOneBranch(p *pass) {
 			Promise: oneBranchPromise{Tools: uniq(tools)},
 		})
 	}
-	if single == 0 {
+	switch {
+	case single == 0:
 		p.Clear("%s, none with a single branch", plural(len(p.Forks()), "fork", "forks"))
-	} else {
-		p.Clear("%s with a single branch examined", plural(single, "fork", "forks"))
+	default:
+		d := fmt.Sprintf("%s with a single branch examined", plural(single, "fork", "forks"))
+		if idiom > 0 {
+			d += fmt.Sprintf("; %d of them small sub-agent calls costing at most %.0f%% of the run's tokens each, %s's idiom",
+				idiom, 100*oneBranchMinShare.Get(p.Options), p.Profile.Name)
+		}
+		if requested > 0 {
+			d += fmt.Sprintf("; %d sub-agent calls the request asked for", requested)
+		}
+		p.Clear("%s", d)
 	}
 }
+
+// askedDelegation reports whether the request of the turn fork f was made
+// in, or of a turn an ancestor branch was started from, asked for a
+// sub-agent: "have a sub-agent that has its own sub-agent read a.txt"
+// asks for the nested one too.
+func askedDelegation(f *graph.Fork) bool {
+	c, seq := f.Parent, f.Node.Seq
+	for c != nil {
+		if asked(turnRequest(c, seq), delegationWords) != "" {
+			return true
+		}
+		b := c.Branch
+		if b == nil || b.Fork == nil {
+			return false
+		}
+		c, seq = b.Fork.Parent, b.Fork.Node.Seq
+	}
+	return false
+}
+
+// delegationWords are how a request asks for a sub-agent.
+var delegationWords = []string{"sub-agent", "subagent", "sub agent", "fork yourself"}
 
 // oneBranchPromise: the branch's calls made by the forking agent itself.
 type oneBranchPromise struct {
@@ -286,14 +352,89 @@ func (p *pass) joinRepeats(f *graph.Fork) []repeat {
 		}
 	}
 	var out []repeat
-	for _, n := range window {
+	for i, n := range window {
 		if isCall(n) {
-			if o := made[p.call(n).key]; o != nil {
+			if o := made[p.call(n).key]; o != nil && !p.readBeforeEdit(n, window[i+1:]) {
 				out = append(out, repeat{n, o})
 			}
 		}
 	}
 	return out
+}
+
+// editTools are Claude Code's tools that change a file, each of which
+// refuses a file its agent has not read itself first.
+var editTools = []string{"Edit", "MultiEdit", "Write", "NotebookEdit"}
+
+// readBeforeEdit reports whether call n is a Read that a later call of
+// the same conversation (among after) needs: an Edit or Write of the same
+// file. Claude Code refuses to change a file its agent has not read, so
+// the parent reading again what a branch read is the stack's rule, not a
+// branch that forgot to return it.
+func (p *pass) readBeforeEdit(n *graph.Node, after []*graph.Node) bool {
+	if n.Tool.Name != "Read" && n.Tool.Name != "NotebookRead" {
+		return false
+	}
+	file := editPath(p.call(n))
+	if file == "" {
+		return false
+	}
+	for _, m := range after {
+		if isCall(m) && contains(editTools, m.Tool.Name) && editPath(p.call(m)) == file {
+			return true
+		}
+	}
+	return false
+}
+
+// editPath is the file a Read, Edit or Write call names, cleaned.
+func editPath(a *callArgs) string {
+	for _, k := range []string{"file_path", "notebook_path", "path"} {
+		if v := strings.TrimSpace(a.fields[k]); v != "" {
+			return path.Clean(v)
+		}
+	}
+	return ""
+}
+
+// repeatPrice prices calls repeated after a join by what they added: each
+// call's tool time and its result (bytes/4 tokens, the context it added),
+// plus the model time of the steps that made only repeats. The rest of
+// the context those steps sent is not the repeat's cost: it was there
+// either way.
+func repeatPrice(calls []*graph.Node) (findings.Price, time.Duration, int64) {
+	var price findings.Price
+	var d time.Duration
+	var added int64
+	repeated := map[*graph.Node]bool{}
+	for _, n := range calls {
+		repeated[n] = true
+	}
+	stepDone := map[int64]bool{}
+	for _, n := range calls {
+		price.Calls++
+		d += n.Duration()
+		added += int64(len(n.Tool.Result) / 4)
+		s := llmStepOf(n)
+		if s == nil || stepDone[s.Seq] {
+			continue
+		}
+		stepDone[s.Seq] = true
+		only := true
+		nodes := s.Conv.Nodes
+		for i := sort.Search(len(nodes), func(i int) bool { return nodes[i].Seq > s.Seq }); i < len(nodes) && nodes[i].Kind != record.KindLLM; i++ {
+			if isCall(nodes[i]) && !repeated[nodes[i]] {
+				only = false
+				break
+			}
+		}
+		if only {
+			d += s.Duration()
+		}
+	}
+	price.TokensIn = added
+	price.ElapsedMS = d.Milliseconds()
+	return price, d, added
 }
 
 func runJoinRepeat(p *pass) {
@@ -317,8 +458,8 @@ func runJoinRepeat(p *pass) {
 			evidence = append(evidence, r.call, r.orig)
 			names = append(names, r.call.Tool.Name+" "+p.call(r.call).summary)
 		}
-		price, d := callsPrice(repeats)
-		price.Basis = fmt.Sprintf("%s repeated after the join: %s of model steps and tools, %d tokens in, %d out", plural(len(repeats), "call", "calls"), graph.FormatDuration(d), price.TokensIn, price.TokensOut)
+		price, d, added := repeatPrice(repeats)
+		price.Basis = fmt.Sprintf("%s repeated after the join: %s of tools (and of model steps that made only repeats); their results added %d tokens (bytes/4) to the context", plural(len(repeats), "call", "calls"), graph.FormatDuration(d), added)
 		agent := forkingAgent(f)
 		var tools []string
 		for _, n := range repeats {
@@ -458,6 +599,13 @@ type overlapCall struct {
 func (p *pass) overlaps(f *graph.Fork) []overlapCall {
 	seen := map[string]*graph.Branch{}
 	firstCall := map[string]*graph.Node{}
+	named := map[*graph.Branch]map[string]bool{} // the paths each branch's instructions name
+	for _, b := range f.Branches {
+		named[b] = map[string]bool{}
+		for _, t := range pathTokens(b.Instructions) {
+			named[b][t] = true
+		}
+	}
 	var out []overlapCall
 	for _, b := range f.Branches {
 		mine := map[string]bool{}
@@ -468,13 +616,44 @@ func (p *pass) overlaps(f *graph.Fork) []overlapCall {
 			}
 			mine[k] = true
 			if owner, ok := seen[k]; ok && owner != b {
-				out = append(out, overlapCall{call: n, first: firstCall[k], owner: owner, by: b})
+				if !sameInputs(p.call(n), owner, b, named) {
+					out = append(out, overlapCall{call: n, first: firstCall[k], owner: owner, by: b})
+				}
 				continue
 			}
 			seen[k], firstCall[k] = b, n
 		}
 	}
 	return out
+}
+
+// sameInputs reports whether two siblings making call a is the fork's
+// design, not overlapping work: they were given the same instructions
+// (asked to compete, or to check each other), or the file the call reads
+// is named in the instructions of both, or lies in the folder of a file
+// both were given (reviewers split by aspect, each given the same
+// change). Only work neither prompt assigned to both is overlap.
+func sameInputs(a *callArgs, x, y *graph.Branch, named map[*graph.Branch]map[string]bool) bool {
+	if strings.TrimSpace(x.Instructions) != "" && strings.TrimSpace(x.Instructions) == strings.TrimSpace(y.Instructions) {
+		return true
+	}
+	var shared []string // the paths both prompts name
+	for q := range named[x] {
+		if named[y][q] && strings.Contains(q, "/") {
+			shared = append(shared, q)
+		}
+	}
+	for _, q := range callPaths(a) {
+		if named[x][q] && named[y][q] {
+			return true
+		}
+		for _, s := range shared {
+			if dir := path.Dir(s); dir != "." && dir != "/" && (q == dir || inFolder(q, dir)) {
+				return true // beside the files both were given: the same code, read for each one's aspect
+			}
+		}
+	}
+	return false
 }
 
 func runForkOverlap(p *pass) {

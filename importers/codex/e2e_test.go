@@ -11,8 +11,8 @@ import (
 // TestImport_Store writes the rollouts into a store file on disk and reads
 // them back as graph and audit do (expectations written by hand from the
 // fixtures): the parent's three spawn_agent calls are one fork with a failed
-// branch and a missing one is interrupted; the serial reads are a missed
-// fan-out; AGENTS.md is in the run's project (imported in the session's
+// branch and a missing one is interrupted; the serial reads are calls
+// Codex would have run at once from one response; AGENTS.md is in the run's project (imported in the session's
 // folder).
 func TestImport_Store(t *testing.T) {
 	sessions, cwd := tree(t)
@@ -26,7 +26,8 @@ func TestImport_Store(t *testing.T) {
 			[]string{"ERROR branch.failed", `branch "Noether" (explorer)`}},
 		{serialID,
 			[]string{`n3["tool shell`, `fork (none context) Hopper`, `interrupted: the sub-agent's rollout file was not found`},
-			[]string{"fanout.missed", "3 shell calls in the trunk ran one after another in separate responses"}},
+			[]string{"fanout.missed", "3 shell calls in the trunk ran one after another, one per response (cat regions/eu.md, cat regions/us.md, cat regions/apac.md)",
+				"make them in one response — Codex runs them at once"}},
 	} {
 		t.Run(tt.id, func(t *testing.T) {
 			g, mm, audit := importerstest.Shown(t, db, read(t, rollout(t, sessions, tt.id), importers.Options{Here: cwd}))

@@ -12,7 +12,8 @@ import (
 )
 
 // TestImport_Store writes each real trace into a store file on disk and
-// reads it back as graph and audit do: the serial loop is a missed fan-out,
+// reads it back as graph and audit do: the serial loop is three calls that
+// belong in one response,
 // the agents called as tools in one response are a fork, the failure shows
 // as a failed branch, the hand-off loop ends exhausted (expectations written
 // by hand from the scenarios in testdata/gen/gen.mjs).
@@ -26,7 +27,8 @@ func TestImport_Store(t *testing.T) {
 	}{
 		{"serial-loop.jsonl", record.StatusOK,
 			[]string{`tool read_file regions/eu.md`, `tool read_file regions/apac.md`},
-			[]string{"WARNING fanout.missed", "3 read_file calls in the trunk ran one after another in separate responses"}},
+			[]string{"WARNING fanout.missed", "3 read_file calls in the trunk ran one after another, one per response (regions/eu.md, regions/us.md, regions/apac.md)",
+				"make them in one response — the OpenAI Agents SDK runs them at once"}},
 		{"parallel-agents-as-tools.jsonl", record.StatusOK,
 			// the branches in the order their calls started, which varies from run to run of gen.mjs
 			[]string{`fork (none context) research_`, `join research_`, `research_eu=ok`, `research_apac=ok`, `research_us=ok`, `final: EU 4.2M`},
