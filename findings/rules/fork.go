@@ -263,11 +263,11 @@ func runForkOneBranch(p *pass) {
 	default:
 		d := fmt.Sprintf("%s with a single branch examined", plural(single, "fork", "forks"))
 		if idiom > 0 {
-			d += fmt.Sprintf("; %d of them small sub-agent calls costing at most %.0f%% of the run's tokens each, %s's idiom",
+			d += fmt.Sprintf("; %d cost at most %.0f%% of the run's tokens: one sub-agent for one job, %s's idiom",
 				idiom, 100*oneBranchMinShare.Get(p.Options), p.Profile.Name)
 		}
 		if requested > 0 {
-			d += fmt.Sprintf("; %d sub-agent calls the request asked for", requested)
+			d += fmt.Sprintf("; %d the request asked for", requested)
 		}
 		p.Clear("%s", d)
 	}

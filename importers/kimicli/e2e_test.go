@@ -56,7 +56,7 @@ func TestImport_Store(t *testing.T) {
 			// the branch that ran out of steps spent two of its three on Greps Kimi would run at once
 			"2 Grep calls in branch billing ran one after another, one per response (invoice, refund)",
 			// a lone sub-agent for one job is Kimi's idiom: not a finding when it costs a small share of the run
-			"fork.one-branch: clear (3 forks with a single branch examined; 3 of them small sub-agent calls",
+			"fork.one-branch: clear (3 forks with a single branch examined; 3 cost at most 25% of the run's tokens: one sub-agent for one job, Kimi CLI's idiom",
 			"fork.overlap: clear")
 		for _, n := range g.Nodes {
 			if n.LLM == nil {

@@ -38,7 +38,7 @@ func TestImport_Store(t *testing.T) {
 		// while it costs a small share of the run.
 		importerstest.Contains(t, "audit", audit,
 			"this run was interrupted", "its 2 open forks are not audited",
-			"fork.one-branch: clear (2 forks with a single branch examined; 2 of them small sub-agent calls costing at most 25% of the run's tokens each, Kimi Code's idiom")
+			"fork.one-branch: clear (2 forks with a single branch examined; 2 cost at most 25% of the run's tokens: one sub-agent for one job, Kimi Code's idiom")
 		// The trunk's first request carries the recorded system prompt and tools.
 		body, err := db.Request(ctx, g.Run.ID, 2)
 		var req struct {
