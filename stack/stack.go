@@ -261,10 +261,12 @@ var Mastra = &Profile{
 
 // InspectTrace is a run of our runtime read back from the OTLP trace
 // inspect exported (inspect export --format otlp, --otlp-endpoint, a
-// Jaeger that received it): our runtime's terms, read from a trace.
+// Jaeger that received it): our runtime's terms, read from a trace. Its
+// Format is our runtime's, so whatever speaks of our runtime speaks of
+// it; its Dialect says it came through OTLP.
 var InspectTrace = &Profile{
-	Format:          "otlp",
-	Dialect:         "inspect",
+	Format:          record.SourceInspect,
+	Dialect:         "otlp",
 	Name:            Inspect.Name,
 	Fanout:          Inspect.Fanout,
 	Delegate:        Inspect.Delegate,

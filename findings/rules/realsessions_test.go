@@ -151,11 +151,12 @@ var realWant = map[string][]string{
 		"fork.overlap @main n8 n10 n11 n122 n130",
 		"fork.uneven @main n8 n81 n145",
 	},
-	// Three sub-agents of types that do not exist, refused at once.
+	// Three sub-agents of types that do not exist, refused at once: one
+	// delegation.rejected per type (not branch.failed with prompt advice).
 	"claude-code/entire/2.1.4-fanout-errors": {
-		"branch.failed @main n4 n5 n8",
-		"branch.failed @main n4 n6 n8",
-		"branch.failed @main n4 n7 n8",
+		"delegation.rejected @main n2 n4 n5",
+		"delegation.rejected @main n4 n6",
+		"delegation.rejected @main n4 n7",
 	},
 	// One reviewer sub-agent given the code in its prompt: the idiom, a
 	// small share of the run (was fork.one-branch).
@@ -166,7 +167,7 @@ var realWant = map[string][]string{
 	// mistake of the agent's: "one at a time" (compaction, long-session),
 	// "then another" (subagents-serial), a sub-agent for one read
 	// (subagent-*, subagents-nested, "fork yourself"). Failed sub-agents
-	// are branch.failed. cache.unstable-prefix is not this change's rule
+	// are branch.failed, refused ones delegation.rejected. cache.unstable-prefix is not this change's rule
 	// and is left as it reports: Claude Code's billing header line in the
 	// system prompt changes between two requests (compaction), and
 	// SendMessage joins the tool array once ToolSearch loads it
@@ -177,7 +178,7 @@ var realWant = map[string][]string{
 	"harness/claude/subagent-fails":       {"branch.failed @main n3 n5 n6"},
 	"harness/claude/subagent-fork":        {},
 	"harness/claude/subagent-interrupted": {},
-	"harness/claude/subagent-refused":     {"branch.failed @main n3 n4 n5"},
+	"harness/claude/subagent-refused":     {"delegation.rejected @main n2 n3 n4"},
 	"harness/claude/subagent-resumed":     {"cache.unstable-prefix @main n13 n15"},
 	"harness/claude/subagents-background": {},
 	"harness/claude/subagents-nested":     {},
@@ -189,7 +190,7 @@ var realWant = map[string][]string{
 	"harness/codex/subagent-fails":        {"branch.failed @main n3 n4 n5"},
 	"harness/codex/subagent-fork":         {},
 	"harness/codex/subagent-interrupted":  {},
-	"harness/codex/subagent-refused":      {},
+	"harness/codex/subagent-refused":      {"delegation.rejected @main n2 n3 n4"},
 	"harness/codex/subagent-resumed":      {},
 	"harness/codex/subagents-background":  {},
 	"harness/codex/subagents-nested":      {},
@@ -200,7 +201,7 @@ var realWant = map[string][]string{
 	"harness/gemini/parallel-reads":       {},
 	"harness/gemini/subagent-fails":       {"branch.failed @main n3 n4 n5"},
 	"harness/gemini/subagent-interrupted": {},
-	"harness/gemini/subagent-refused":     {"branch.failed @main n3 n4 n5"},
+	"harness/gemini/subagent-refused":     {"delegation.rejected @main n2 n3 n4"},
 	"harness/gemini/subagents-parallel":   {},
 	"harness/gemini/subagents-serial":     {},
 }
