@@ -643,6 +643,29 @@ func independentSegments(p *pass, sc *tokenScan, run []*step) [][]*step {
 			}
 		}
 	}
+	// repeatsBranch cuts before call item j when an earlier one-branch
+	// fork of the segment made the same call inside its branch: the call
+	// after the join is join.repeat's (or the read an edit needs), never
+	// an item to run beside the sub-agent that made it.
+	branchMade := map[int]map[string]bool{}
+	for i, s := range run {
+		if s.Fork != nil {
+			m := map[string]bool{}
+			for _, c := range subtreeCalls(p.Graph, s.Fork.Branches[0].Conv) {
+				m[p.call(c).key] = true
+			}
+			branchMade[i] = m
+		}
+	}
+	repeatsBranch := func(j int, n *graph.Node) {
+		k := p.call(n).key
+		for i := start; i < j; i++ {
+			if branchMade[i][k] {
+				cut(j)
+				return
+			}
+		}
+	}
 	// readsListed cuts before item j when it reads inside a folder an
 	// earlier item of the segment listed: a listing is never an item
 	// together with the reads that depend on it.
@@ -673,6 +696,7 @@ func independentSegments(p *pass, sc *tokenScan, run []*step) [][]*step {
 			}
 			if j, ok := call[n.Seq]; ok {
 				uses(j, p.call(n).text)
+				repeatsBranch(j, n)
 				namedBefore(j, callPaths(p.call(n)))
 				readsListed(j, n)
 				nameResult(j, n.Tool.Result)
