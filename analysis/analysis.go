@@ -86,6 +86,12 @@ type Source interface {
 // ErrNotFound is what a Source wraps for a run or node it does not have.
 var ErrNotFound = errors.New("not found")
 
+// ErrNoRuns is what a Source wraps, besides ErrNotFound, when "latest" is
+// asked of a database that holds no run yet: a caller can say how to
+// record a first one (the MCP server names its tools) without reading the
+// store's errors.
+var ErrNoRuns = errors.New("no runs yet")
+
 // ErrNoRequest is what an audit reads for an llm node without a stored
 // request ("n3: no recorded request", as the store says it).
 var ErrNoRequest = errors.New("no recorded request")

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inspect-dev/inspect/analysis"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/internal/termtable"
-	"github.com/inspect-dev/inspect/store"
 )
 
 // runsText is list_runs' text: the table `inspect runs` prints.
@@ -44,7 +44,7 @@ func runsText(l *RunList) string {
 // INSPECT_DB or FILE.db:RUN at an existing file", flags a client cannot
 // give).
 func mcpError(err error) string {
-	if errors.Is(err, store.ErrNoRuns) {
+	if errors.Is(err, analysis.ErrNoRuns) {
 		return "no runs recorded yet in the database inspect mcp reads: a run must be recorded first (the user runs inspect demo, inspect run PROJECT or inspect import FILE); then call list_runs to see it"
 	}
 	return err.Error()

@@ -47,8 +47,10 @@ func notFound(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &nf), errors.As(err, &amb), errors.Is(err, store.ErrNoNode), errors.Is(err, store.ErrNoRuns):
-		return &found{err}
+	case errors.Is(err, store.ErrNoRuns):
+		return &found{err, analysis.ErrNoRuns}
+	case errors.As(err, &nf), errors.As(err, &amb), errors.Is(err, store.ErrNoNode):
+		return &found{err, nil}
 	}
 	return err
 }
@@ -56,10 +58,14 @@ func notFound(err error) error {
 // found is a store error that also reads as analysis.ErrNotFound; its
 // text is the store's ("no run matches …"), which cmd/inspect prints as
 // it is.
-type found struct{ err error }
+// An empty database's error also reads as analysis.ErrNoRuns (also).
+type found struct{ err, also error }
 
 func (e *found) Error() string { return e.err.Error() }
 func (e *found) Unwrap() []error {
+	if e.also != nil {
+		return []error{e.err, analysis.ErrNotFound, e.also}
+	}
 	return []error{e.err, analysis.ErrNotFound}
 }
 

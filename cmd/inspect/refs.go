@@ -111,7 +111,9 @@ func (e *missingDBError) Error() string {
 	return fmt.Sprintf("no runs recorded yet: there is no runs database at %s; record a run first (`inspect demo`, or `inspect run PROJECT --task ...`), or point --db, INSPECT_DB or FILE.db:RUN at an existing file", e.Path)
 }
 
-func (e *missingDBError) Unwrap() error { return store.ErrNoRuns }
+// It is both the store's and the analysis layer's "no runs": the MCP
+// server, which reads no store errors, says so in its own terms.
+func (e *missingDBError) Unwrap() []error { return []error{store.ErrNoRuns, analysis.ErrNoRuns} }
 
 // dbExists returns a *missingDBError when nothing is at path.
 func dbExists(path string) error {
