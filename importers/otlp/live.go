@@ -366,15 +366,19 @@ func (l *Live) Run(ctx context.Context) {
 	}
 	tick := time.NewTicker(debounce)
 	defer tick.Stop()
+	// A write under way when ctx ends is finished, not cut: cut, it failed
+	// with the trace taken as handled, and the last flush had nothing left
+	// to write (a run posted just before a stop was sometimes lost).
+	write := context.WithoutCancel(ctx)
 	for {
 		select {
 		case <-ctx.Done():
-			l.Flush(context.WithoutCancel(ctx), true)
+			l.Flush(write, true)
 			return
 		case <-tick.C:
 		case <-kick:
 		}
-		l.Flush(ctx, false)
+		l.Flush(write, false)
 	}
 }
 
