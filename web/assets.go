@@ -100,6 +100,13 @@ var parsePages = sync.OnceValues(func() (map[string]*template.Template, error) {
 				Page any
 			}{fv, page}
 		},
+		// nodeIn is another node's id with the node page that names it
+		"nodeIn": func(node any, p *nodePage) any {
+			return struct {
+				Node string
+				Page *nodePage
+			}{fmt.Sprint(node), p}
+		},
 		"pair": func(title string, list []diff.FindingChange) any {
 			return struct {
 				Title string

@@ -270,8 +270,16 @@ func (s *Server) nodePage(w http.ResponseWriter, r *http.Request) error {
 			v.Cache = &analysis.NodeCache{Report: a.cache}
 		}
 	}
+	p := nodeOf(v, id, seq)
+	p.pageData = s.base(fmt.Sprintf("n%d of run %s", seq, id), "node")
+	return s.writePage(w, "node", p)
+}
+
+// nodeOf is node seq of run id as its page shows it (without the page's
+// pageData).
+func nodeOf(v *analysis.NodeView, id string, seq int64) *nodePage {
 	run, n := v.Run, v.Node.Node
-	p := &nodePage{pageData: s.base(fmt.Sprintf("n%d of run %s", seq, id), "node"), RunID: id, Node: n, ID: fmt.Sprintf("n%d", seq),
+	p := &nodePage{RunID: id, Node: n, ID: fmt.Sprintf("n%d", seq),
 		Where: "trunk", At: n.Started.Sub(run.Started), Dur: n.Duration(), Open: n.Ended.IsZero(), RunSource: run.Source.Format, Asks: v.Asks}
 	if len(run.Tasks) > 0 {
 		p.RunTitle = oneLine(run.Tasks[0], 80)
@@ -296,7 +304,7 @@ func (s *Server) nodePage(w http.ResponseWriter, r *http.Request) error {
 			p.ArgsJSON = prettyJSON(n.Tool.Args)
 		}
 	}
-	return s.writePage(w, "node", p)
+	return p
 }
 
 // llmViewOf is the page's view of an llm node's call.
@@ -498,7 +506,8 @@ func (s *Server) reportFile(w http.ResponseWriter, r *http.Request) error {
 
 // WriteReport writes run id's page as one self-contained HTML file
 // (`inspect report`): the graph, the timeline, the findings, grades and
-// cache figures, with its stylesheet and script inline under a policy in a
+// cache figures, the nodes the findings name in full (bounded, saying
+// what it cut), with its stylesheet and script inline under a policy in a
 // meta element that allows only them and no fetch. It opens from file://
 // with no network and links to no other page.
 func (s *Server) WriteReport(ctx context.Context, w io.Writer, id string) error {
@@ -509,7 +518,11 @@ func (s *Server) WriteReport(ctx context.Context, w io.Writer, id string) error 
 	if err := a.wait(ctx); err != nil {
 		return err
 	}
-	return renderPage(w, "run", s.runView(a, true))
+	p := s.runView(a, true)
+	if err := s.reportDetails(ctx, a, p); err != nil {
+		return err
+	}
+	return renderPage(w, "run", p)
 }
 
 // errorPage says why a page is not shown.

@@ -83,6 +83,10 @@ type runPage struct {
 	Cache     cacheView
 	// Select is the box to select when the page opens (?node=n7).
 	Select string
+	// Details are, in a report, the nodes its findings name, each in full
+	// (reportDetails); DetailsLeft the ones beyond the report's bound.
+	Details     []*nodePage
+	DetailsLeft []string
 }
 
 type gradeView struct {
@@ -113,6 +117,8 @@ type findingView struct {
 	// ignore entry or a baseline covers the finding (it then counts not).
 	Money    string
 	Accepted string
+	// InFull are, in a report, the nodes it holds in full.
+	InFull []string
 }
 
 // findingItem is one entry of the findings list: a finding in full, or
@@ -152,6 +158,8 @@ type boxView struct {
 	Node    string // the node page to open: n<seq>
 	Failed  bool
 	Running bool
+	// InFull is set when a report holds the box's node in full.
+	InFull bool
 }
 
 // timelineView is the timeline as one SVG, in user units.

@@ -24,7 +24,9 @@ func NewCmdReport(f *Factory, runF func(*ReportOptions) error) *cobra.Command {
 		Short: "Write a run's page as one self-contained HTML file (for CI artifacts)",
 		Long: `Write the page ` + "`inspect serve`" + ` shows for a run (default: the latest) as one
 HTML file: the graph with pan and zoom, the timeline with the critical path,
-the findings (select one to mark its nodes), grades and cache figures. It
+the findings (select one to mark its nodes), grades and cache figures, and
+every node the findings name in full (request folded, response, usage; a
+tool's arguments and result; at most 16 KiB of a body, saying what it cut). It
 needs nothing else: no server, no network (it opens from file://, and its
 policy forbids any fetch), so it can be attached to a CI run or mailed.`,
 		Example: `  inspect report -o report.html

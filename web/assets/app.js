@@ -351,6 +351,16 @@
     });
   }
 
+  // openDetail opens the node details #node-n7 of a report; false when
+  // there are none.
+  function openDetail(hash) {
+    if (!/^#node-n\d+$/.test(hash || '')) { return false; }
+    var d = document.getElementById(hash.slice(1));
+    if (!d || d.tagName !== 'DETAILS') { return false; }
+    d.open = true;
+    return true;
+  }
+
   function initRun() {
     graph = initGraph();
     $$('.graph-svg g.node').forEach(function (g) {
@@ -389,6 +399,13 @@
         findings[next].focus();
       }
     });
+    // a report's links to the nodes it holds in full open them (#node-n7)
+    document.addEventListener('click', function (e) {
+      var a = e.target.closest ? e.target.closest('a.node-open') : null;
+      if (a) { openDetail(a.getAttribute('href')); }
+    });
+    window.addEventListener('hashchange', function () { openDetail(location.hash); });
+    if (openDetail(location.hash)) { document.getElementById(location.hash.slice(1)).scrollIntoView(); }
     // deep links: ?node=n7 (resolved to its box by the server), #finding-2
     var sel = $('#select');
     if (sel) { select(sel.dataset.box); }
