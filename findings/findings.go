@@ -388,6 +388,11 @@ type Check struct {
 	Status   CheckStatus `json:"status"`
 	Detail   string      `json:"detail"`
 	Findings int         `json:"findings"`
+	// Examined says whether the rule looked at anything of what it
+	// judges (a finding, or a clear check the rule did not mark
+	// Pass.Unexamined): an area none of whose checks examined anything
+	// is graded n/a (Grade).
+	Examined bool `json:"-"`
 }
 
 // String is "fanout.missed: clear (2 serial runs examined, longest 2 calls)".
@@ -589,7 +594,7 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 		check := Check{Rule: r.ID, Findings: len(p.found)}
 		switch {
 		case len(p.found) > 0:
-			check.Status = StatusFound
+			check.Status, check.Examined = StatusFound, true
 			check.Detail = plural(len(p.found), "finding", "findings")
 			if p.detail != "" {
 				check.Detail += "; " + p.detail
@@ -597,7 +602,7 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 		case p.notApplicable:
 			check.Status, check.Detail = StatusNotApplicable, p.detail
 		default:
-			check.Status, check.Detail = StatusClear, p.detail
+			check.Status, check.Detail, check.Examined = StatusClear, p.detail, !p.unexamined
 		}
 		rep.Checks = append(rep.Checks, check)
 		rep.Findings = append(rep.Findings, p.found...)
@@ -668,6 +673,7 @@ type Pass struct {
 	found         []Finding
 	detail        string
 	notApplicable bool
+	unexamined    bool
 }
 
 // Report records a finding. Rule, Name, Area, Severity and Fingerprint are
@@ -700,6 +706,12 @@ func (p *Pass) NotApplicable(format string, args ...any) {
 	p.detail = fmt.Sprintf(format, args...)
 	p.notApplicable = true
 }
+
+// Unexamined records that the rule, though something of the run was
+// there for it to read, judged nothing (research calls, but none in a
+// series a fan-out would replace): its check stays clear, and counts
+// for its area's grade as examining nothing (Grade).
+func (p *Pass) Unexamined() { p.unexamined = true }
 
 // audit holds what the passes of one audit share: what the engine reads
 // once per audit, and the rules' own facts (Pass.Memo).

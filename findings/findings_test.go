@@ -1,6 +1,7 @@
 package findings_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -364,7 +365,7 @@ func TestGrade(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r.Findings = []findings.Finding{tt.f}
 			letters, scores := findings.Grade(r)
-			if scores[findings.Forking] != tt.score || letters[findings.Forking] != tt.grade || letters[findings.Handoffs] != "A" {
+			if scores[findings.Forking] != tt.score || letters[findings.Forking] != tt.grade || letters[findings.Handoffs] != findings.NA {
 				t.Errorf("Grade() = %v %v, want Forking %s (%d)", letters, scores, tt.grade, tt.score)
 			}
 		})
@@ -385,6 +386,99 @@ func TestAudit_UniqueIDs(t *testing.T) {
 				t.Errorf("%s: id %s is two findings' (%s)", name, f.Fingerprint, f.Rule)
 			}
 			seen[f.Fingerprint] = true
+		}
+	}
+}
+
+// TestGrade_NAWhenNothingExamined: an area in which no rule examined
+// anything reads n/a, with no score, not A — decided from what the
+// rules looked at, not from the findings count. Before, every area of a
+// run without forks, hand-offs or requests read "A (100)".
+func TestGrade_NAWhenNothingExamined(t *testing.T) {
+	grades := func(rep *findings.Report) string {
+		var parts []string
+		for _, a := range findings.Areas() {
+			s, ok := rep.Scores[a]
+			parts = append(parts, fmt.Sprintf("%s=%s/%d/%v", a, rep.Grades[a], s, ok))
+		}
+		return strings.Join(parts, " ")
+	}
+	// One read, then the answer: fanout.missed is clear (it read the
+	// research call) but there was no series a fan-out would replace, no
+	// fork, no hand-off and no request to compare: every area n/a.
+	one := fanoutNodes(0, 0)
+	one = append(one[:3:3], one[7:]...)
+	rep := auditNodes(t, one)
+	if c := check(t, rep, "fanout.missed"); c.Status != findings.StatusClear {
+		t.Errorf("fanout.missed = %s, want clear", c)
+	}
+	if got, want := grades(rep), "Forking=n/a/0/false Delegation=n/a/0/false Hand-offs=n/a/0/false Caching=n/a/0/false"; got != want {
+		t.Errorf("one read: grades %s, want %s", got, want)
+	}
+	if got, want := rep.GradeLine(), "Forking n/a · Delegation n/a · Hand-offs n/a · Caching n/a"; got != want {
+		t.Errorf("GradeLine() = %q, want %q", got, want)
+	}
+	// Three serial reads: a fan-out candidate, examined (and found: 10
+	// points and 40 × 2s of the run's 4s).
+	rep = auditNodes(t, fanoutNodes(0, 0))
+	if got, want := grades(rep), "Forking=C/70/true Delegation=n/a/0/false Hand-offs=n/a/0/false Caching=n/a/0/false"; got != want {
+		t.Errorf("three serial reads: grades %s, want %s", got, want)
+	}
+	// A dependent chain of three reads: examined, nothing found: an A.
+	chain := fanoutNodes(0, 0)
+	chain[2].Tool.Result = "see ledger-2024.md"
+	chain[4].Tool.Args = `{"path":"books/ledger-2024.md"}`
+	chain[4].Tool.Result = "totals are in totals-q3.md"
+	chain[6].Tool.Args = `{"path":"books/totals-q3.md"}`
+	rep = auditNodes(t, chain)
+	if got, want := grades(rep), "Forking=A/100/true Delegation=n/a/0/false Hand-offs=n/a/0/false Caching=n/a/0/false"; got != want {
+		t.Errorf("dependent chain: grades %s, want %s", got, want)
+	}
+	// Three reads made in one response on a stack that runs them at
+	// once: the fan-out done right is examined, and is an A.
+	group := fanoutNodes(0, 0)
+	group[1].LLM.Calls = []string{"Read", "Read", "Read"}
+	var ns []*record.Node
+	for i, n := range group {
+		if i == 3 || i == 5 {
+			continue // the second and third responses: the reads are all the first's
+		}
+		if n.Kind == record.KindTool {
+			n.Tool.Name = "Read"
+			n.Tool.Args = strings.Replace(n.Tool.Args, `"path"`, `"file_path"`, 1)
+		}
+		ns = append(ns, n)
+	}
+	for i, n := range ns {
+		n.Seq = int64(i + 1)
+		if n.Kind == record.KindTool {
+			n.CalledBy = 2
+		}
+	}
+	run := &record.Run{ID: "mem", Status: record.StatusOK, Started: ns[0].Started, Ended: ns[len(ns)-1].Ended,
+		Source: record.Source{Format: "claude-code"}, Project: record.Project{Name: "mem"}}
+	g, err := graph.Build(run, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err = (&findings.Config{Rules: rules.All}).Audit(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := grades(rep), "Forking=A/100/true Delegation=n/a/0/false Hand-offs=n/a/0/false Caching=n/a/0/false"; got != want {
+		t.Errorf("one response of three Reads: grades %s, want %s\n%s", got, want, dump(rep))
+	}
+	// Recorded runs: a hand-off examined, and requests compared.
+	for _, tt := range []struct{ fixture, area, want string }{
+		{"nearmiss-handoff-triage-keeps", "Hand-offs", "A"},
+		{"cache-stable-prompt", "Caching", "A"},
+		{"nearmiss-handoff-triage-keeps", "Caching", "A"},
+		{"audit-fork-uneven", "Hand-offs", "n/a"},
+		{"cache-stable-prompt", "Delegation", "n/a"},
+	} {
+		rep := recordFixture(t, tt.fixture).audit(t)
+		if got := rep.Grades[findings.Area(tt.area)]; got != tt.want {
+			t.Errorf("%s: %s %s, want %s", tt.fixture, tt.area, got, tt.want)
 		}
 	}
 }

@@ -66,6 +66,9 @@ func page(name string) (*template.Template, error) {
 var parsePages = sync.OnceValues(func() (map[string]*template.Template, error) {
 	funcs := template.FuncMap{
 		"dur": graph.FormatDuration,
+		// gradeClass is a grade's style class: g-A … g-F, g-na for an
+		// area in which nothing was examined
+		"gradeClass": gradeClass,
 		// count is "N word" with word's plural unless N is 1: "1 fork", "2 forks"
 		"count": func(n int, one, many string) template.HTML {
 			return template.HTML("<b>" + thousands(int64(n)) + "</b> " + template.HTMLEscapeString(plural1(n, one, many)))

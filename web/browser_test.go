@@ -626,3 +626,43 @@ func TestBrowser_InterruptedBanner(t *testing.T) {
 	}
 	tb.noErrors(t, "interrupted run page")
 }
+
+// TestBrowser_GradeNA: an area in which the audit examined nothing reads
+// n/a with no score, styled by its own class (muted, a dashed box), not as
+// an A. The handoff-chain run has no fork and no fan-out candidate
+// (Forking n/a) and hand-offs (Hand-offs graded); the failing-branch run
+// forks and hands off nothing (Hand-offs n/a). Before, both read
+// "A 100" for the area they did not have.
+func TestBrowser_GradeNA(t *testing.T) {
+	srv, ids := served(t, web.Options{})
+	tb := newTab(t)
+	for _, tt := range []struct{ run, na, graded string }{
+		{"handoff-chain", "Forking", "Hand-offs"},
+		{"failing-branch", "Hand-offs", "Forking"},
+	} {
+		tb.do(t, chromedp.Navigate(srv.URL+"/runs/"+ids[tt.run]))
+		if !tb.waitFor(`document.querySelector('#part-head .grades') !== null`) {
+			t.Fatalf("%s: no grades", tt.run)
+		}
+		type grade struct {
+			Class, Text, Color, Border string
+			Score                      bool
+		}
+		gs := eval[map[string]grade](t, tb, `Object.fromEntries([...document.querySelectorAll('.grades .grade')].map(g => [g.firstChild.textContent.trim(), {
+			Class: g.className, Text: g.textContent.replace(/\s+/g, ' ').trim(), Color: getComputedStyle(g.querySelector('b')).color,
+			Border: getComputedStyle(g).borderTopStyle, Score: g.querySelector('small') !== null}]))`)
+		na, ok := gs[tt.na]
+		if !ok || na.Class != "grade g-na" || na.Text != tt.na+" n/a" || na.Score || na.Border != "dashed" {
+			t.Errorf("%s: %s reads %+v, want class g-na, %q, no score, a dashed box", tt.run, tt.na, na, tt.na+" n/a")
+		}
+		g, ok := gs[tt.graded]
+		if !ok || !g.Score || g.Class == "grade g-na" || g.Border == "dashed" {
+			t.Errorf("%s: %s reads %+v, want a letter with its score", tt.run, tt.graded, g)
+		}
+		// the n/a letter is in the muted colour, not the A's green
+		if muted := eval[string](t, tb, `(() => { const s = document.createElement('span'); s.className = 'muted'; document.body.append(s); const c = getComputedStyle(s).color; s.remove(); return c })()`); na.Color != muted {
+			t.Errorf("%s: n/a in %s, want the muted %s", tt.run, na.Color, muted)
+		}
+	}
+	tb.noErrors(t, "run pages with an n/a grade")
+}

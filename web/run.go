@@ -95,6 +95,19 @@ type gradeView struct {
 	Score  int
 }
 
+// NA reports whether the area was not examined: no rule had anything of
+// it to look at, so it has a letter n/a and no score.
+func (g gradeView) NA() bool { return g.Letter == findings.NA }
+
+// gradeClass is the style class of grade letter l: "g-A" … "g-F", and
+// "g-na" for n/a (a slash is no class name).
+func gradeClass(l string) string {
+	if l == findings.NA {
+		return "g-na"
+	}
+	return "g-" + l
+}
+
 type findingView struct {
 	N        int
 	Rule     string

@@ -256,6 +256,10 @@ func WriteMarkdown(w io.Writer, r *findings.Report) error {
 	}
 	ew.printf("| area | grade | score |\n| --- | --- | --- |\n")
 	for _, a := range findings.Areas() {
+		if r.Grades[a] == findings.NA {
+			ew.printf("| %s | %s | — |\n", a, findings.NA) // nothing examined: no score
+			continue
+		}
 		ew.printf("| %s | %s | %d |\n", a, r.Grades[a], r.Scores[a])
 	}
 	ew.printf("\n%s\n", countLine(r))

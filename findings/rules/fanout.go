@@ -184,6 +184,7 @@ type fanoutFacts struct {
 	longest   int
 	research  int // research calls examined
 	oneForks  int // one-branch forks in series position examined
+	grouped   int // responses that made 2+ research calls at once
 	forkInRun bool
 	found     []*serialRun
 }
@@ -294,10 +295,15 @@ func (p *pass) fanoutFacts() *fanoutFacts {
 			case ok:
 				ff.research++
 			default:
+				n := 0
 				for _, t := range s.Tools {
 					if isResearch(t) {
-						ff.research++
+						n++
 					}
+				}
+				ff.research += n
+				if n >= 2 {
+					ff.grouped++
 				}
 			}
 			if !ok || s.Break || (len(cur) > 0 && cur[0].LLM.Agent != s.LLM.Agent) {
@@ -822,6 +828,9 @@ func runFanout(p *pass, withFork bool) {
 			what += " and " + plural(ff.oneForks, "one-branch fork", "one-branch forks")
 		}
 		p.Clear("no research calls in series; %s examined", what)
+		if ff.grouped == 0 {
+			p.Unexamined() // no fan-out candidate: nothing of Forking's was there
+		}
 	default:
 		p.Clear("%s examined, longest %s", plural(ff.runs, "serial run", "serial runs"), plural(ff.longest, "call", "calls"))
 	}
