@@ -477,11 +477,10 @@ func TestRead_Swarm(t *testing.T) {
 	}
 }
 
-// TestRead_Unlinked: with no task.started and a result that names no
-// agent (an interrupted call), the call takes its agent's unlinked
-// sub-agent from state.json in order, and says so; a sub-agent no call
-// can take becomes a fork of its own.
-func TestRead_Unlinked(t *testing.T) {
+// unlinkedSession writes: a call no task or result links to a sub-agent,
+// state.json's one unlinked sub-agent of main, and a sub-agent state.json
+// does not list.
+func unlinkedSession(t testing.TB) string {
 	dir := filepath.Join(t.TempDir(), "s")
 	write(t, filepath.Join(dir, "agents", "main", "wire.jsonl"), newJournal("main").
 		prompt(0, "go").step(10, "s1").usage(100, tokens(10, 1, 0, 0)).
@@ -491,6 +490,15 @@ func TestRead_Unlinked(t *testing.T) {
 	write(t, filepath.Join(dir, "agents", "agent-1", "wire.jsonl"), newJournal("coder").
 		prompt(400, "stray").step(410, "y").text(420, "y", "hi").usage(430, tokens(5, 1, 0, 0)).ended(440, "completed", "").b.String())
 	write(t, filepath.Join(dir, "state.json"), `{"agents":{"main":{"type":"main","parentAgentId":null},"agent-0":{"type":"sub","parentAgentId":"main"}}}`)
+	return dir
+}
+
+// TestRead_Unlinked: with no task.started and a result that names no
+// agent (an interrupted call), the call takes its agent's unlinked
+// sub-agent from state.json in order, and says so; a sub-agent no call
+// can take becomes a fork of its own.
+func TestRead_Unlinked(t *testing.T) {
+	dir := unlinkedSession(t)
 	s := readOne(t, dir, importers.Options{})
 	fs := importerstest.Forks(s.Trunk)
 	if len(fs) != 2 || !reflect.DeepEqual(facts(fs[0]), []string{"a @coder interrupted"}) ||
