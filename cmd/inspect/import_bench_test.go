@@ -13,13 +13,13 @@ import (
 
 // BenchmarkImportMemory runs `inspect import` as a whole process on
 // generated sessions of 100 MB, 300 MB and 1 GB in the shapes of the real
-// Claude Code and Kimi CLI samples and of the Codex, OTLP and Agents SDK
-// fixtures (importerstest.BigClaudeCode, BigKimiCLI, BigCodex, BigOTLP,
-// BigAgents) and reports its peak RSS as GNU time measures it (DESIGN §13:
-// memory stays bounded on a file of any size), its wall time (fastest run)
-// and the throughput. The sessions are written under os.TempDir() and
-// deleted after each size; a size the disk cannot hold twice over (the
-// session and the database) is skipped. INSPECT_BENCH_BIN names another
+// Claude Code and Kimi CLI samples and of the Codex, Kimi Code, OTLP and
+// Agents SDK fixtures (importerstest.BigClaudeCode, BigKimiCLI, BigCodex,
+// BigKimiCode, BigOTLP, BigAgents) and reports its peak RSS as GNU time
+// measures it (DESIGN §13: memory stays bounded on a file of any size),
+// its wall time (fastest run) and the throughput. The sessions are
+// written under os.TempDir() and deleted after each size; a size the disk
+// cannot hold twice over (the session and the database) is skipped. INSPECT_BENCH_BIN names another
 // build of inspect to measure instead (the one before a change). Run:
 //
 //	go test ./cmd/inspect -run '^$' -bench 'ImportMemory' -benchtime 1x -timeout 2h
@@ -28,7 +28,7 @@ func BenchmarkImportMemory(b *testing.B) {
 	formats := []struct {
 		name string
 		gen  func(dir string, size int64) (string, error)
-	}{{"claude-code", importerstest.BigClaudeCode}, {"kimi-cli", importerstest.BigKimiCLI}, {"codex", importerstest.BigCodex}, {"otlp", importerstest.BigOTLP}, {"openai-agents", importerstest.BigAgents}}
+	}{{"claude-code", importerstest.BigClaudeCode}, {"kimi-cli", importerstest.BigKimiCLI}, {"codex", importerstest.BigCodex}, {"kimi-code", importerstest.BigKimiCode}, {"otlp", importerstest.BigOTLP}, {"openai-agents", importerstest.BigAgents}}
 	sizes := []struct {
 		name  string
 		bytes int64

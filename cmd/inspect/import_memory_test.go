@@ -14,8 +14,8 @@ import (
 // once recorded (DESIGN §13). The growth from 16 MB to 64 MB of input (4
 // to 16 MB of Agents SDK traces, each a run) must stay under 24 MB of RSS;
 // a format read whole grows by more than the input (before they streamed,
-// 16 → 64 MB: codex 84 → 181 MB, OTLP 82 → 187 MB; Agents SDK 4 → 16 MB:
-// 53 → 97 MB).
+// 16 → 64 MB: codex 84 → 181 MB, OTLP 82 → 187 MB, Kimi Code 86 → 184 MB;
+// Agents SDK 4 → 16 MB: 53 → 97 MB).
 // BenchmarkImportMemory measures 100 MB to 1 GB.
 func TestImport_MemoryBounded(t *testing.T) {
 	if testing.Short() {
@@ -25,7 +25,7 @@ func TestImport_MemoryBounded(t *testing.T) {
 		name  string
 		gen   func(dir string, size int64) (string, error)
 		small int64 // the smaller input, in MiB; the larger is four times it
-	}{{"codex", importerstest.BigCodex, 16}, {"otlp", importerstest.BigOTLP, 16},
+	}{{"codex", importerstest.BigCodex, 16}, {"otlp", importerstest.BigOTLP, 16}, {"kimi-code", importerstest.BigKimiCode, 16},
 		// 12 KB traces, each a run: 1,400 runs at 16 MB take half a minute
 		{"openai-agents", importerstest.BigAgents, 4}}
 	bin := os.Getenv("INSPECT_BENCH_BIN") // another build: the one before a change fails

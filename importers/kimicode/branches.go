@@ -3,6 +3,7 @@ package kimicode
 import (
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -129,10 +130,8 @@ func (r *reader) branches(a *agentFile, depth int) error {
 		br.Name = seen.Unique(br.Name)
 		s.d.Fork.Branches = append(s.d.Fork.Branches, br)
 	}
-	for _, st := range a.b.Conv.Steps {
-		if f := st.Fork; f != nil {
-			f.JoinAt = kimi.JoinAt(f)
-		}
+	for _, f := range a.forks {
+		f.JoinAt = kimi.JoinAt(f)
 	}
 	return r.orphans(a, spare, depth)
 }
@@ -143,12 +142,18 @@ func (r *reader) branch(parent *agentFile, s *slot, w kimi.Window, depth int) (*
 	var conv *importers.Conversation
 	wire := filepath.Join(r.dir, "agents", s.agentID, "wire.jsonl")
 	missing := false
+	prompt := ""
 	if s.agentID != "" && importers.IsFileIn(r.dir, wire) {
 		child, err := r.agent(s.agentID, w, depth+1)
 		if err != nil {
 			return nil, err
 		}
-		conv = child.b.Conv
+		model := ""
+		if s.task != nil {
+			model = s.task.Model
+		}
+		conv = r.live(child, model)
+		prompt = conv.Live.(*stream).asBranch()
 		if child.profile != "" && (s.task == nil || s.task.SubagentType == "") {
 			s.agent = child.profile
 		}
@@ -156,13 +161,6 @@ func (r *reader) branch(parent *agentFile, s *slot, w kimi.Window, depth int) (*
 	} else {
 		conv = &importers.Conversation{Agent: s.agent}
 		missing = true
-	}
-	if s.task != nil && s.task.Model != "" {
-		for _, st := range conv.Steps {
-			if st.LLM != nil && st.LLM.Model == "" {
-				st.LLM.Model = s.task.Model
-			}
-		}
 	}
 	if conv.Started.IsZero() || d.At.Before(conv.Started) {
 		conv.Started = d.At
@@ -175,7 +173,7 @@ func (r *reader) branch(parent *agentFile, s *slot, w kimi.Window, depth int) (*
 	if d.Name == kimi.ToolAgentSwarm && strings.TrimSpace(title) != "" {
 		name += " #" + strconv.Itoa(s.i+1) // the swarm's items share its title
 	}
-	s.prompt = kimi.FirstOf(s.prompt, events.AsBranch(conv))
+	s.prompt = kimi.FirstOf(s.prompt, prompt)
 	br := &importers.Branch{Name: name, ID: s.agentID, Agent: s.agent, Instructions: r.opt.Clip(s.prompt), CallID: d.CallID, Args: d.Args, Conv: conv}
 
 	// The outcome: the task's end, else the call's result, else the
@@ -261,8 +259,8 @@ func (r *reader) branch(parent *agentFile, s *slot, w kimi.Window, depth int) (*
 }
 
 // orphans attaches the sub-agents of a that no call is linked to, each as a
-// fork of its own where it started, and says so; sub-agents that never did
-// anything are only counted.
+// fork of its own that the second pass places where it started, and says
+// so; sub-agents that never did anything are only counted.
 func (r *reader) orphans(a *agentFile, ids []string, depth int) error {
 	for _, id := range ids {
 		if r.claimed[id] {
@@ -278,21 +276,24 @@ func (r *reader) orphans(a *agentFile, ids []string, depth int) error {
 		if err != nil {
 			return err
 		}
-		conv := child.b.Conv
-		if len(conv.Steps) == 0 {
+		if child.steps+len(child.orphans) == 0 {
 			r.log.Note(wire, 0, "a sub-agent no call names that never started a turn: not imported")
 			continue
 		}
+		conv := r.live(child, "")
 		if conv.Ended.IsZero() {
 			conv.Status = record.StatusInterrupted
 			conv.Error = "the sub-agent never finished"
 		} else if conv.Status == "" {
 			conv.Status = record.StatusOK
 		}
-		br := &importers.Branch{Name: id, ID: id, Agent: conv.Agent, Instructions: events.AsBranch(conv), Conv: conv}
-		events.InsertFork(a.b.Conv, &importers.Fork{At: conv.Started, Tool: kimi.ToolAgent, Context: "none",
+		br := &importers.Branch{Name: id, ID: id, Agent: conv.Agent, Instructions: conv.Live.(*stream).asBranch(), Conv: conv}
+		a.orphans = append(a.orphans, &importers.Fork{At: conv.Started, Tool: kimi.ToolAgent, Context: "none",
 			Branches: []*importers.Branch{br}, JoinAt: conv.Ended})
 		r.log.Note(wire, 0, "no Agent call of "+a.id+" names this sub-agent; it is imported as a fork of its own where it started")
 	}
+	// Each goes before the first step that started after it (as inserted
+	// one by one into the whole conversation).
+	sort.SliceStable(a.orphans, func(i, j int) bool { return a.orphans[i].At.Before(a.orphans[j].At) })
 	return nil
 }

@@ -34,9 +34,10 @@ const Name = "kimi-code"
 type Format struct{}
 
 var (
-	_ importers.Format  = Format{}
-	_ importers.Locator = Format{}
-	_ importers.Watched = Format{}
+	_ importers.Format   = Format{}
+	_ importers.Locator  = Format{}
+	_ importers.Watched  = Format{}
+	_ importers.Streamer = Format{}
 )
 
 // Name implements importers.Format.
@@ -208,7 +209,15 @@ func detectHead(head []byte) bool {
 }
 
 // Read implements importers.Format: one Session per session folder.
-func (Format) Read(ctx context.Context, path string, opt importers.Options) ([]*importers.Session, error) {
+func (f Format) Read(ctx context.Context, path string, opt importers.Options) ([]*importers.Session, error) {
+	return importers.Collected(f.Stream(ctx, path, opt))
+}
+
+// Stream implements importers.Streamer: the session's journals are read
+// once, depth-first as their sub-agents were started, for everything but
+// the steps; then again as the steps are recorded, each handed over once
+// settled and each sub-agent's journal read when its branch is.
+func (Format) Stream(ctx context.Context, path string, opt importers.Options) ([]*importers.Session, error) {
 	dir, err := sessionDir(path)
 	if err != nil {
 		return nil, err

@@ -49,6 +49,9 @@ type reader struct {
 	children map[string][]string // agent id -> its sub-agents per state.json (or found on disk), in agent-N order
 	claimed  map[string]bool     // sub-agents some call is linked to
 	busy     map[string]bool     // agents being read (a loop in state.json)
+
+	quiet *reader                // the second pass's: it reports nothing (the first did)
+	open  map[*kimi.Journal]bool // the journals the second pass is reading
 }
 
 func newReader(ctx context.Context, dir string, opt importers.Options) *reader {
@@ -60,6 +63,7 @@ func newReader(ctx context.Context, dir string, opt importers.Options) *reader {
 		children: map[string][]string{},
 		claimed:  map[string]bool{},
 		busy:     map[string]bool{},
+		open:     map[*kimi.Journal]bool{},
 	}
 }
 
@@ -81,15 +85,12 @@ func (r *reader) session() (*importers.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.Trunk = trunk.b.Conv
-	if trunk.b.Conv.Agent == "main" && trunk.profile != "" {
+	s.Trunk = r.live(trunk, "")
+	if s.Trunk.Agent == "main" && trunk.profile != "" {
 		s.Trunk.Agent = trunk.profile
 	}
-	for _, st := range s.Trunk.Steps {
-		if st.User != nil && st.User.Text != "" && !st.User.At.IsZero() && trunk.userTurns[st.User] {
-			s.Tasks = append(s.Tasks, st.User.Text)
-		}
-	}
+	s.Tasks = trunk.tasks
+	s.Close = r.close
 	s.Started, s.Ended = s.Trunk.Started, s.Trunk.Ended
 	if s.Started.IsZero() {
 		if t, err := time.Parse(time.RFC3339Nano, r.state.CreatedAt); err == nil {
@@ -183,33 +184,89 @@ type task struct {
 	at           time.Time
 }
 
-// agentFile is one agent's journal, read.
+// agentFile is one agent's journal (the turns of one window of it), read.
 type agentFile struct {
 	id         string
+	path       string
+	w          kimi.Window
+	name       string // its builder's agent
 	b          *events.Builder
 	profile    string
 	started    map[string][]*task // Agent call id -> the tasks it started, in order
 	terminated map[string]*task   // task id -> how it ended
 	userTurns  map[*importers.User]bool
+
+	// What the first pass keeps for the second, which reads the journal
+	// again and hands its steps over: the conversation's facts (no steps),
+	// its forks in step order with their branches, the forks of its
+	// sub-agents no call names (by start), how many steps it has, the
+	// first, and the trunk's user turns.
+	conv    importers.Conversation
+	forks   []*importers.Fork
+	orphans []*importers.Fork
+	steps   int
+	first   importers.Step
+	tasks   []string
+}
+
+func newAgentFile(id, path string, w kimi.Window, name string, b *events.Builder) *agentFile {
+	return &agentFile{id: id, path: path, w: w, name: name, b: b,
+		started: map[string][]*task{}, terminated: map[string]*task{}, userTurns: map[*importers.User]bool{}}
+}
+
+// keep forgets the steps of the first pass as they come, counting them
+// (the trunk's user turns kept as its tasks); all but the latest, which
+// may still change (a compaction goes before it), unless final.
+func (a *agentFile) keep(final bool) {
+	steps := a.b.Conv.Steps
+	n := len(steps)
+	if !final {
+		n--
+	}
+	if n <= 0 {
+		return
+	}
+	for _, st := range steps[:n] {
+		if a.steps == 0 {
+			a.first = st
+		}
+		a.steps++
+		if u := st.User; u != nil && a.userTurns[u] {
+			delete(a.userTurns, u)
+			if a.id == "main" && u.Text != "" && !u.At.IsZero() {
+				a.tasks = append(a.tasks, u.Text)
+			}
+		}
+	}
+	rest := copy(steps, steps[n:])
+	clear(steps[rest:])
+	a.b.Conv.Steps = steps[:rest]
 }
 
 // agent reads agents/<id>/wire.jsonl (the turns in w) and, depth-first,
-// the sub-agents its Agent and AgentSwarm calls started.
+// the sub-agents its Agent and AgentSwarm calls started: the first pass,
+// which keeps no step, only what the second needs (agentFile).
 func (r *reader) agent(id string, w kimi.Window, depth int) (*agentFile, error) {
 	path := filepath.Join(r.dir, "agents", id, "wire.jsonl")
-	a := &agentFile{id: id, started: map[string][]*task{}, terminated: map[string]*task{}, userTurns: map[*importers.User]bool{}}
 	name := id
 	if t := r.state.Agents[id].Type; id != "main" && t != "" && t != "sub" && t != "independent" {
 		name = t
 	}
-	a.b = r.newBuilder(name)
+	a := newAgentFile(id, path, w, name, r.newBuilder(name))
 	if err := r.readWire(path, a, w); err != nil {
 		return nil, err
 	}
 	a.b.Finish()
+	a.keep(true)
 	if a.profile != "" && id != "main" {
 		a.b.Conv.Agent = a.profile
 	}
+	for _, d := range a.b.Delegations {
+		if n := len(a.forks); n == 0 || a.forks[n-1] != d.Fork {
+			a.forks = append(a.forks, d.Fork)
+		}
+	}
+	defer a.settle()
 	if depth >= maxDepth || r.busy[id] {
 		if len(a.b.Delegations) > 0 {
 			r.log.Note(path, 0, "its sub-agents are not followed: "+map[bool]string{true: "state.json says it started itself", false: "delegations nest deeper than " + strconv.Itoa(maxDepth)}[r.busy[id]])
@@ -231,35 +288,58 @@ type rec struct {
 	Time float64 `json:"time"`
 }
 
+// settle keeps the conversation's facts once the first pass is done with
+// the agent, and lets go of what reading it held.
+func (a *agentFile) settle() {
+	a.conv = *a.b.Conv
+	a.conv.Steps, a.conv.Live = nil, nil
+	for _, d := range a.b.Delegations {
+		d.Result, d.Note = "", "" // its branches have what they said
+	}
+	a.b, a.started, a.terminated, a.userTurns = nil, nil, nil, nil
+}
+
 func (r *reader) readWire(path string, a *agentFile, w kimi.Window) error {
 	if a.id != "main" && !importers.IsFileIn(r.dir, path) {
 		return nil // the caller says the journal is missing
 	}
 	inWindow := w.Zero()
 	return r.log.Lines(r.ctx, path, func(n int, line []byte, unterminated bool) error {
-		var h rec
-		if err := json.Unmarshal(line, &h); err != nil || h.Type == "" {
-			if err == nil {
-				err = fmt.Errorf(`no "type"`)
-			}
-			if unterminated {
-				r.log.CutShort(path, n)
-				return nil
-			}
-			return r.log.Malformed(path, n, "not a Kimi Code record: "+kimi.ShortErr(err))
+		if err := r.line(path, a, w, &inWindow, n, line, unterminated); err != nil {
+			return err
 		}
-		at := kimi.Millis(h.Time)
-		if h.Type == "turn.prompt" && !w.Zero() {
-			inWindow = w.Holds(at)
-		}
-		if !inWindow && !setup[h.Type] {
-			return nil
-		}
-		if err := r.record(a, at, h.Type, line); err != nil {
-			return r.log.Malformed(path, n, h.Type+": "+kimi.ShortErr(err))
+		if len(a.b.Conv.Steps) > 1 {
+			a.keep(false)
 		}
 		return nil
 	})
+}
+
+// line applies journal line n of path to the agent: inWindow says whether
+// the turn it is in is one of window w's.
+func (r *reader) line(path string, a *agentFile, w kimi.Window, inWindow *bool, n int, line []byte, unterminated bool) error {
+	var h rec
+	if err := json.Unmarshal(line, &h); err != nil || h.Type == "" {
+		if err == nil {
+			err = fmt.Errorf(`no "type"`)
+		}
+		if unterminated {
+			r.log.CutShort(path, n)
+			return nil
+		}
+		return r.log.Malformed(path, n, "not a Kimi Code record: "+kimi.ShortErr(err))
+	}
+	at := kimi.Millis(h.Time)
+	if h.Type == "turn.prompt" && !w.Zero() {
+		*inWindow = w.Holds(at)
+	}
+	if !*inWindow && !setup[h.Type] {
+		return nil
+	}
+	if err := r.record(a, at, h.Type, line); err != nil {
+		return r.log.Malformed(path, n, h.Type+": "+kimi.ShortErr(err))
+	}
+	return nil
 }
 
 // setup are the records that describe the agent rather than a turn: read
