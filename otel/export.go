@@ -77,15 +77,42 @@ type forkSpan struct {
 	ctx  context.Context
 }
 
+// DefaultService is the service.name of the traces inspect writes when
+// Options.Service (OTEL_SERVICE_NAME) names none.
+const DefaultService = "inspect"
+
+// Options say how a run's spans are sent.
+type Options struct {
+	// Service is the resource's service.name (a backend searches traces
+	// by it); "" = DefaultService.
+	Service string
+	// Sync sends every span as it ends (files, tests); otherwise spans
+	// are batched (endpoints).
+	Sync bool
+	// Blocking makes a batched export wait for room in the queue instead
+	// of dropping spans when it is full: for a run read back from the
+	// store, whose spans come faster than any endpoint takes them (a live
+	// run must not wait for its endpoint, so it does not block).
+	Blocking bool
+}
+
 // NewSpanner starts exporting run through exporter: the trunk's span
-// opens now (it ends at Finish). syncExport sends every span as it ends
-// (files, tests); otherwise spans are batched (endpoints).
-func NewSpanner(ctx context.Context, run *record.Run, exporter sdktrace.SpanExporter, syncExport bool, bodies Bodies) *Spanner {
-	opt := sdktrace.WithBatcher(exporter)
-	if syncExport {
+// opens now (it ends at Finish).
+func NewSpanner(ctx context.Context, run *record.Run, exporter sdktrace.SpanExporter, o Options, bodies Bodies) *Spanner {
+	var opt sdktrace.TracerProviderOption
+	switch {
+	case o.Sync:
 		opt = sdktrace.WithSyncer(exporter)
+	case o.Blocking:
+		opt = sdktrace.WithBatcher(exporter, sdktrace.WithBlocking())
+	default:
+		opt = sdktrace.WithBatcher(exporter)
 	}
-	res := resource.NewSchemaless(attribute.String("service.name", "inspect"), attribute.String("inspect.run.id", run.ID))
+	service := o.Service
+	if service == "" {
+		service = DefaultService
+	}
+	res := resource.NewSchemaless(attribute.String("service.name", service), attribute.String("inspect.run.id", run.ID))
 	tp := sdktrace.NewTracerProvider(opt, sdktrace.WithResource(res), sdktrace.WithIDGenerator(newIDs(run.ID)),
 		sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithRawSpanLimits(sdktrace.SpanLimits{
 			AttributeValueLengthLimit: -1, AttributeCountLimit: -1, EventCountLimit: -1, LinkCountLimit: -1,
@@ -103,6 +130,12 @@ func NewSpanner(ctx context.Context, run *record.Run, exporter sdktrace.SpanExpo
 	}
 	if b, err := json.Marshal(run.Tasks); err == nil {
 		attrs = append(attrs, attribute.String(AttrInspectTasks, string(b)))
+	}
+	if !run.Source.IsInspect() {
+		attrs = append(attrs, attribute.String(AttrInspectSourceFormat, run.Source.Format))
+		if run.Source.Version != "" {
+			attrs = append(attrs, attribute.String(AttrInspectSourceVersion, run.Source.Version))
+		}
 	}
 	if b, err := json.Marshal(run.Project); err == nil && (run.Project.Name != "" || len(run.Project.Files) > 0) {
 		attrs = append(attrs, attribute.String(AttrInspectProject, string(b)))
@@ -452,13 +485,13 @@ type RunSource interface {
 }
 
 // Export sends run id of src through exporter as one trace (TraceID(id)),
-// every span as it ends.
-func Export(ctx context.Context, src RunSource, id string, exporter sdktrace.SpanExporter) error {
+// as o says (a file: Sync; an endpoint: Blocking).
+func Export(ctx context.Context, src RunSource, id string, exporter sdktrace.SpanExporter, o Options) error {
 	run, err := src.LoadRun(ctx, id)
 	if err != nil {
 		return err
 	}
-	sp := NewSpanner(ctx, run, exporter, true, func(ctx context.Context, seq int64) ([]byte, []byte) {
+	sp := NewSpanner(ctx, run, exporter, o, func(ctx context.Context, seq int64) ([]byte, []byte) {
 		req, _ := src.Request(ctx, run.ID, seq)
 		resp, _ := src.Response(ctx, run.ID, seq)
 		return req, resp
@@ -472,3 +505,26 @@ func Export(ctx context.Context, src RunSource, id string, exporter sdktrace.Spa
 	}
 	return sp.Finish(ctx, run.Status, run.Error, run.Ended)
 }
+
+// ExportRuns sends each run of ids through exporter as a trace of its
+// own, in order, one run's spans in memory at a time, and shuts the
+// exporter down after the last; done is told of each run sent. An error
+// names the run it stopped at.
+func ExportRuns(ctx context.Context, src RunSource, ids []string, exporter sdktrace.SpanExporter, o Options, done func(id string)) error {
+	keep := keepOpen{exporter} // each run's provider shuts down its own, not this one
+	for _, id := range ids {
+		if err := Export(ctx, src, id, keep, o); err != nil {
+			exporter.Shutdown(context.WithoutCancel(ctx))
+			return fmt.Errorf("run %s: %w", id, err)
+		}
+		if done != nil {
+			done(id)
+		}
+	}
+	return exporter.Shutdown(ctx)
+}
+
+// keepOpen is an exporter whose Shutdown leaves it open.
+type keepOpen struct{ sdktrace.SpanExporter }
+
+func (keepOpen) Shutdown(context.Context) error { return nil }

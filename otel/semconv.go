@@ -31,20 +31,26 @@ const (
 
 	// AttrInspectKind marks a span of inspect's export that is not a
 	// GenAI operation of its own: user, final, handoff, fork, join.
-	AttrInspectKind        = "inspect.kind"
-	AttrInspectSeq         = "inspect.seq"    // the node's n<seq>
-	AttrInspectBranch      = "inspect.branch" // the conversation's branch path
-	AttrInspectStatus      = "inspect.status" // ok, error, exhausted, cancelled, interrupted
-	AttrInspectText        = "inspect.text"   // a user turn or a final answer
-	AttrInspectResearch    = "inspect.tool.research"
-	AttrInspectRunID       = "inspect.run.id"
-	AttrInspectTasks       = "inspect.run.tasks"
-	AttrInspectProject     = "inspect.run.project"
-	AttrInspectHandoffFrom = "inspect.handoff.from"
-	AttrInspectHandoffTo   = "inspect.handoff.to"
-	AttrInspectReason      = "inspect.handoff.reason"
-	AttrInspectContext     = "inspect.fork.context"
-	AttrInspectBranches    = "inspect.fork.branches" // JSON: [{name, agent, instructions}]
-	AttrInspectJoin        = "inspect.join.branches" // JSON: [{name, agent, status, duration_ms, answer}]
-	AttrInspectAnswer      = "inspect.branch.answer"
+	AttrInspectKind     = "inspect.kind"
+	AttrInspectSeq      = "inspect.seq"    // the node's n<seq>
+	AttrInspectBranch   = "inspect.branch" // the conversation's branch path
+	AttrInspectStatus   = "inspect.status" // ok, error, exhausted, cancelled, interrupted
+	AttrInspectText     = "inspect.text"   // a user turn or a final answer
+	AttrInspectResearch = "inspect.tool.research"
+	AttrInspectRunID    = "inspect.run.id"
+	AttrInspectTasks    = "inspect.run.tasks"
+	AttrInspectProject  = "inspect.run.project"
+	// AttrInspectSourceFormat and AttrInspectSourceVersion are, on the
+	// root span of a run inspect imported from another tool, where the
+	// run came from (claude-code 2.1.3): read back, the run is audited in
+	// that stack's terms (stack.For), as it was before the trip.
+	AttrInspectSourceFormat  = "inspect.run.source.format"
+	AttrInspectSourceVersion = "inspect.run.source.version"
+	AttrInspectHandoffFrom   = "inspect.handoff.from"
+	AttrInspectHandoffTo     = "inspect.handoff.to"
+	AttrInspectReason        = "inspect.handoff.reason"
+	AttrInspectContext       = "inspect.fork.context"
+	AttrInspectBranches      = "inspect.fork.branches" // JSON: [{name, agent, instructions}]
+	AttrInspectJoin          = "inspect.join.branches" // JSON: [{name, agent, status, duration_ms, answer}]
+	AttrInspectAnswer        = "inspect.branch.answer"
 )

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/inspect-dev/inspect/record"
 )
@@ -27,12 +28,23 @@ func TracesURL(endpoint string) (string, error) {
 	return u.String(), nil
 }
 
+// HTTPExporter is the OTel Go SDK's OTLP/HTTP exporter to the traces URL
+// u (TracesURL), each request given 10 s.
+func HTTPExporter(ctx context.Context, u string) (sdktrace.SpanExporter, error) {
+	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(u), otlptracehttp.WithTimeout(10*time.Second))
+	if err != nil {
+		return nil, fmt.Errorf("otlp exporter for %s: %w", u, err)
+	}
+	return exp, nil
+}
+
 // Stream sends a run to an OTLP/HTTP endpoint while it is recorded: the
 // runtime calls Start, then Node as each node is finished, then Finish.
 // Export failures never stop the run: Err says what went wrong after
 // Finish.
 type Stream struct {
-	URL string // the traces URL (TracesURL)
+	URL     string // the traces URL (TracesURL)
+	Service string // the traces' service.name (OTEL_SERVICE_NAME); "" = DefaultService
 
 	mu  sync.Mutex
 	sp  *Spanner
@@ -41,14 +53,14 @@ type Stream struct {
 
 // Start opens the run's trace.
 func (s *Stream) Start(ctx context.Context, run *record.Run) {
-	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(s.URL), otlptracehttp.WithTimeout(10*time.Second))
+	exp, err := HTTPExporter(ctx, s.URL)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
-		s.err = fmt.Errorf("otlp exporter for %s: %w", s.URL, err)
+		s.err = err
 		return
 	}
-	s.sp = NewSpanner(ctx, run, exp, false, nil)
+	s.sp = NewSpanner(ctx, run, exp, Options{Service: s.Service}, nil)
 }
 
 // Node exports a finished node (its request and response from the node).

@@ -325,6 +325,15 @@ func For(src record.Source) *Profile {
 	}
 	if src.Format == OTLP.Format {
 		v := strings.ToLower(strings.TrimSpace(src.Version))
+		if orig := strings.TrimSpace(src.Version); strings.HasPrefix(strings.ToLower(orig), inspectScope+" from ") {
+			// inspect's trace of a run it had imported from another tool
+			// (importers/otlp writes "<scope> from claude-code 2.1.40"):
+			// that tool's profile, as the run had before the trip
+			format, version, _ := strings.Cut(strings.TrimSpace(orig[len(inspectScope+" from "):]), " ")
+			if format != "" && format != record.SourceInspect {
+				return For(record.Source{Format: format, Version: strings.TrimSpace(version)})
+			}
+		}
 		for _, d := range dialects {
 			if d.match(v) {
 				return d.p

@@ -104,3 +104,21 @@ func TestFor_InspectsOwnTrace(t *testing.T) {
 		t.Errorf("For(another scope) = %s, want the OTLP profile", p.Name)
 	}
 }
+
+// A run inspect had imported from another tool, exported as a trace and
+// read back, names that tool after inspect's scope: its profile is that
+// tool's (before: inspect's own, and a Claude Code session through Jaeger
+// was told to fork instead of making its calls in one response).
+func TestFor_ImportedRunThroughATrace(t *testing.T) {
+	for v, want := range map[string]*stack.Profile{
+		otel.ScopeName + " from claude-code 2.1.40":                                          stack.ClaudeCode,
+		otel.ScopeName + " from otlp @arizeai/openinference-instrumentation-langchain 4.1.1": stack.LangGraph,
+		otel.ScopeName + " from codex":                                                       stack.Codex,
+		otel.ScopeName + " from inspect":                                                     stack.InspectTrace,
+		otel.ScopeName:                                                                       stack.InspectTrace,
+	} {
+		if p := stack.For(record.Source{Format: "otlp", Version: v}); p != want {
+			t.Errorf("For(otlp %q) = %s, want %s", v, p.Name, want.Name)
+		}
+	}
+}

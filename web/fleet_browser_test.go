@@ -80,7 +80,7 @@ func fleetDB(t *testing.T) (string, map[string]string) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := otel.Export(ctx, scratch, g.ID, otel.NewFileExporter(&buf)); err != nil {
+	if err := otel.Export(ctx, scratch, g.ID, otel.NewFileExporter(&buf), otel.Options{Sync: true}); err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(dir, "hostile.otlp.jsonl")

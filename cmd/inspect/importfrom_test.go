@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -31,7 +32,8 @@ func TestJaegerImport(t *testing.T) {
 		t.Skip("no Jaeger to send to: .ci/run builds one and sets INSPECT_JAEGER_OTLP and INSPECT_JAEGER_QUERY")
 	}
 	since := time.Now().Add(-time.Second).UTC().Format(time.RFC3339Nano)
-	f, out, errOut := testFactory(t)
+	service := testService(t) // a search for "inspect" finds other tests' runs too
+	f, out, errOut := testFactoryEnv(t, map[string]string{"OTEL_SERVICE_NAME": service})
 	var ids []string
 	for _, fx := range []string{"fanout-compact", "handoff-chain", "audit-fork-uneven"} {
 		dir := filepath.Join(t.TempDir(), fx)
@@ -75,7 +77,7 @@ func TestJaegerImport(t *testing.T) {
 	}
 
 	g, gout, gerr := testFactory(t)
-	args := []string{"import", "--from", "jaeger", query, "--service", "inspect", "--since", since, "--db", g.DBPath}
+	args := []string{"import", "--from", "jaeger", query, "--service", service, "--since", since, "--db", g.DBPath}
 	if code := run(t.Context(), g, args); code != ExitOK {
 		t.Fatalf("import --from jaeger: exit %d:\n%s\n%s", code, gout, gerr)
 	}
@@ -160,4 +162,77 @@ func TestImportFrom_Auth(t *testing.T) {
 	if code := run(t.Context(), h, []string{"import", "--from", "jaeger", "http://u:pw@127.0.0.1:1", "--service", "svc", "--db", h.DBPath}); code != ExitUsage || strings.Contains(herr.String(), "pw") {
 		t.Errorf("credentials in the address: exit %d:\n%s", code, herr)
 	}
+}
+
+// testService is a service name of the test's own, so a search of Jaeger
+// finds only the traces it sent (other tests send theirs to the same
+// Jaeger, some with times in the future: a scripted run's clock is
+// virtual).
+func testService(t *testing.T) string {
+	return fmt.Sprintf("inspect-%s-%d", strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")), time.Now().UnixNano())
+}
+
+// waitWhole waits until Jaeger's query service holds each trace of file
+// (an inspect export) with as many spans as the file has.
+func waitWhole(t *testing.T, query, file string) {
+	t.Helper()
+	want := map[string]int{}
+	traces, _, err := otlp.ReadTraces(t.Context(), bytes.NewReader(mustRead(t, file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range traces {
+		want[tr.ID] = tr.Len()
+	}
+	for id, n := range want {
+		url := strings.TrimSuffix(query, "/") + "/api/v3/traces/" + id
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			got, _, err := otlp.ReadTraces(t.Context(), bytes.NewReader(fetch(t, url)))
+			if err == nil && len(got) == 1 && got[0].Len() >= n {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("Jaeger did not hold trace %s whole (%d spans) in 60s", id, n)
+			}
+		}
+	}
+}
+
+// TestJaegerExportMany: runs of several stacks (ours, Claude Code
+// sessions, a LangGraph trace) sent to a real Jaeger with inspect export
+// --all --otlp-endpoint, then inspect import --from jaeger into a fresh
+// database: each run comes back as the run of its trace, with the same
+// graph and audit, and inspect fleet --format json of both databases is
+// equal but for the run ids and the sources (every run through Jaeger is
+// otlp).
+func TestJaegerExportMany(t *testing.T) {
+	otlpURL, query := os.Getenv("INSPECT_JAEGER_OTLP"), os.Getenv("INSPECT_JAEGER_QUERY")
+	if otlpURL == "" || query == "" {
+		t.Skip("no Jaeger to send to: .ci/run builds one and sets INSPECT_JAEGER_OTLP and INSPECT_JAEGER_QUERY")
+	}
+	service := testService(t)
+	f, out, errOut := testFactoryEnv(t, map[string]string{"OTEL_SERVICE_NAME": service})
+	ids := manyRuns(t, f)
+	if code := run(t.Context(), f, []string{"export", "--all", "--format", "otlp", "--otlp-endpoint", otlpURL, "--db", f.DBPath}); code != ExitOK {
+		t.Fatalf("export --otlp-endpoint: exit %d: %s", code, errOut)
+	}
+	if want := fmt.Sprintf("sent %d runs as %d traces (service %s) to %s/v1/traces", len(ids), len(ids), service, otlpURL); !strings.Contains(errOut.String(), want) {
+		t.Errorf("export said %q, want %q", errOut, want)
+	}
+	file := filepath.Join(t.TempDir(), "runs.otlp.jsonl")
+	if code := run(t.Context(), f, []string{"export", "--all", "--format", "otlp", "-o", file, "--db", f.DBPath}); code != ExitOK {
+		t.Fatalf("export -o: exit %d: %s", code, errOut)
+	}
+	waitWhole(t, query, file)
+
+	g, gout, gerr := testFactory(t)
+	// the sessions and the LangGraph trace keep their own (past) times
+	args := []string{"import", "--from", "jaeger", query, "--service", service, "--since", "2020-01-01", "--db", g.DBPath}
+	if code := run(t.Context(), g, args); code != ExitOK {
+		t.Fatalf("import --from jaeger: exit %d:\n%s\n%s", code, gout, gerr)
+	}
+	if want := fmt.Sprintf(" %d imported", len(ids)); !strings.Contains(gerr.String(), want) {
+		t.Errorf("import said:\n%s\nwant %q", gerr, want)
+	}
+	sameRunsBack(t, f, out, g, gout, ids)
 }

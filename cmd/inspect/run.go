@@ -212,7 +212,7 @@ func otlpStream(opts *RunOptions) (*otel.Stream, error) {
 	if err != nil {
 		return nil, Usagef("%s: %v", from, err)
 	}
-	return &otel.Stream{URL: u}, nil
+	return &otel.Stream{URL: u, Service: opts.F.Getenv("OTEL_SERVICE_NAME")}, nil
 }
 
 // reportRun prints a finished run: its answer on stdout (when answer is

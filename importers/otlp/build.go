@@ -669,6 +669,18 @@ func sortByStart(ss []*otel.Span) {
 // readRun reads the run attributes of inspect's own export off its root.
 func (b *builder) readRun(root *otel.Span, sess *importers.Session) {
 	a := root.Attrs
+	if f := a.Str(otel.AttrInspectSourceFormat); f != "" {
+		// a run inspect had imported from another tool: the version names
+		// that tool after inspect's scope, so its stack's profile comes
+		// back (stack.For); one that had made this trip before keeps its
+		// first tool
+		v := a.Str(otel.AttrInspectSourceVersion)
+		if f == Name && strings.HasPrefix(v, otel.ScopeName+" from ") {
+			sess.Source.Version = v
+		} else {
+			sess.Source.Version = strings.TrimSpace(otel.ScopeName + " from " + f + " " + v)
+		}
+	}
 	if v := a.Str(otel.AttrInspectTasks); v != "" {
 		_ = json.Unmarshal([]byte(v), &sess.Tasks)
 	}

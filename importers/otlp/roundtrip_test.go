@@ -100,7 +100,7 @@ func TestRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := otel.Export(ctx, db, orig.Run.ID, otel.NewFileExporter(f)); err != nil {
+			if err := otel.Export(ctx, db, orig.Run.ID, otel.NewFileExporter(f), otel.Options{Sync: true}); err != nil {
 				t.Fatal(err)
 			}
 			f.Close()
