@@ -17,7 +17,15 @@ targets=(
   "./mermaid FuzzDOTQuote"            # the DOT escaper
   "./internal/termsafe FuzzString"    # the terminal sanitizer
   "./internal/secret FuzzRedactor"    # the secret redactor
+  "./chat FuzzAppendString"           # the JSON string encoder of exact requests
+  "./importers/claudecode FuzzRead"   # Claude Code session, sub-agent file, .meta.json
+  "./importers/otlp FuzzRead"         # OTLP files: JSON lines, JSON, protobuf; whole and streamed
+  "./importers/codex FuzzRead"        # Codex rollouts
+  "./importers/openaiagents FuzzRead" # Agents SDK trace exports
 )
+# importers/kimicli and importers/kimicode FuzzRead run their seed corpus
+# with go test ./... (the sessions are folders of several files; see each
+# target's doc).
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 for t in "${targets[@]}"; do

@@ -111,6 +111,17 @@ func Build(t *Trace, opt importers.Options) *importers.Session {
 	}
 
 	sess := &importers.Session{Source: record.Source{Format: Name, ID: t.ID}}
+	if len(roots) == 0 {
+		// every span in a parent cycle (counted above): an empty run that
+		// says so, starting at the earliest span
+		start := time.Time{}
+		for _, s := range t.spans {
+			if start.IsZero() || s.Start.Before(start) {
+				start = s.Start
+			}
+		}
+		roots = []*otel.Span{{SpanID: "", Start: start, End: start}}
+	}
 	root := roots[0]
 	if c := b.classOf(root); len(roots) > 1 || c == classLLM || c == classTool || c == classInspect {
 		// several roots, or a root that is a step itself: one container above them

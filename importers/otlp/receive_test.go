@@ -406,3 +406,62 @@ func afterFirstLine(text string) string {
 	_, rest, _ := strings.Cut(text, "\n")
 	return rest
 }
+
+// TestReceiver_ParentCycle: a trace whose every span names another as its
+// parent has no root, and building it indexed an empty list of roots: the
+// panic ended inspect collect (found by FuzzRead). Over real HTTP, such a
+// trace and then a normal one: both are recorded, the first as an empty
+// run whose report counts the spans of the cycle, and the receiver goes on.
+func TestReceiver_ParentCycle(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	t0 := int64(1767225600) * 1_000_000_000
+	body := func(trace [16]byte, parents map[byte]byte) []byte {
+		td := ptrace.NewTraces()
+		ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+		for id, parent := range parents {
+			s := ss.AppendEmpty()
+			s.SetTraceID(trace)
+			s.SetSpanID([8]byte{id})
+			if parent != 0 {
+				s.SetParentSpanID([8]byte{parent})
+			}
+			s.SetName("chat m")
+			s.SetStartTimestamp(ptraceTS(t0 + int64(id)*1e9))
+			s.SetEndTimestamp(ptraceTS(t0 + int64(id)*1e9 + 5e8))
+			s.Attributes().PutStr("gen_ai.operation.name", "chat")
+		}
+		b, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	r := startReceiver(t, db, nil)
+	r.post(t, body([16]byte{5, 1}, map[byte]byte{1: 2, 2: 1}))
+	r.post(t, body([16]byte{5, 2}, map[byte]byte{1: 0, 2: 1}))
+	r.stop()
+	runs, err := db.Runs(ctx, 0)
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("%d runs (%v), want the cycle's and the normal one", len(runs), err)
+	}
+	for source, want := range map[string]int{"05010000000000000000000000000000": 0, "05020000000000000000000000000000": 2} {
+		id, err := db.RunBySource(ctx, otlp.Name, source)
+		if err != nil || id == "" {
+			t.Fatalf("no run of trace %s (%v)", source, err)
+		}
+		g, err := graph.Load(ctx, db, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		llm := 0
+		for _, nd := range g.Nodes {
+			if nd.Kind == record.KindLLM {
+				llm++
+			}
+		}
+		if llm != want {
+			t.Errorf("trace %s: %d model calls, want %d (a cycle's spans are unreachable)", source, llm, want)
+		}
+	}
+}
