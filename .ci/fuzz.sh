@@ -23,9 +23,10 @@ targets=(
   "./importers/codex FuzzRead"        # Codex rollouts
   "./importers/openaiagents FuzzRead" # Agents SDK trace exports
 )
-# importers/kimicli and importers/kimicode FuzzRead run their seed corpus
-# with go test ./... (the sessions are folders of several files; see each
-# target's doc).
+# importers/kimicli and importers/kimicode FuzzRead run only their seed
+# corpus, with go test ./...: each input is a folder of three files written
+# and read, about 30 inputs a second on 2 cores, so 20000 would take over
+# ten minutes each.
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 for t in "${targets[@]}"; do
