@@ -191,7 +191,7 @@ func TestDelegationRejected_TypesThatExist(t *testing.T) {
 		t.Fatalf("%d delegation.rejected findings, want 1:\n%s", len(got), dump(rep))
 	}
 	f := got[0]
-	for _, s := range []string{`Ask for "entire-engineering:research:repo-research-analyst"`, "Bash, general-purpose, Explore, Plan", ".claude/agents/repo-research-analyst.md"} {
+	for _, s := range []string{`ask for "entire-engineering:research:repo-research-analyst"`, "Bash, general-purpose, Explore, Plan", ".claude/agents/repo-research-analyst.md"} {
 		if !strings.Contains(f.Fix.Text, s) {
 			t.Errorf("fix %q lacks %q", f.Fix.Text, s)
 		}

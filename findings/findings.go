@@ -685,7 +685,7 @@ func (p *Pass) Report(f Finding) {
 		f.Nodes = []string{}
 	}
 	if f.Fix.Location.Path == "" && f.Fix.Location.Label == "" {
-		f.Fix.Location = p.Project.EntryLocation(f.Agent)
+		f.Fix.Location = p.Owner(f.Agent).Entry()
 		if !p.Project.Imported {
 			f.Fix.Location = Location{Path: AgentsFile, Line: p.Project.AgentLine(f.Agent)}
 		}

@@ -121,7 +121,7 @@ func runCacheUnstablePrefix(p *pass) {
 			if u.Break.Location.Path != "" {
 				f.Fix.Location = findings.Location{Path: u.Break.Location.Path, Line: u.Break.Location.Line}
 			} else {
-				f.Fix.Location = p.Project.PromptLocation(k.agent)
+				f.Fix.Location = p.Owner(k.agent).Location
 			}
 		case "tools":
 			f.Fix.Text = fmt.Sprintf("Offer agent %s's tools in one fixed order, built the same way for every call (%s)", k.agent, u.Break.What)

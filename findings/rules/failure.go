@@ -8,6 +8,7 @@ import (
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/stack"
 )
 
 // BranchFailed: a branch did not end ok, with what made it fail.
@@ -194,27 +195,33 @@ func runBranchFailed(p *pass) {
 // failureFix is branch.failed's fix for branch b of agent's fork, failed
 // for fl: only a prompt cause is told to change the prompt.
 func (p *pass) failureFix(agent string, b *graph.Branch, fl failure) findings.Fix {
-	prompt := p.Project.PromptPath(agent)
+	o := p.Owner(agent, "fork", "branch", "instructions", "sub-agent")
 	switch fl.cause {
 	case findings.CauseProvider:
-		return findings.Fix{Location: p.Project.EntryLocation(agent),
-			Text: fmt.Sprintf("Not a prompt mistake: the model provider failed under branch %q (%s). %s", b.Name, truncate(fl.why, 80), retryAdvice(p))}
+		loc := o.Entry()
+		if !ours(p) {
+			// no file of the user's fails a provider: the SARIF location is the session
+			loc = findings.Location{Label: "the model provider (no instructions to change)", Source: p.Project.Source}
+		}
+		return findings.Fix{Location: loc,
+			Text: fmt.Sprintf("Not a prompt mistake: the model provider failed under %s %q (%s). %s", p.words("branch", "sub-agent"), b.Name, truncate(fl.why, 80), retryAdvice(p))}
 	case findings.CauseLimit:
-		return findings.Fix{Location: p.Project.PromptLocation(agent, "fork", "branch", "instructions"),
-			Text: fmt.Sprintf("Branch %q ran out of its limit (%s): %s", b.Name, truncate(fl.why, 80), limitAdvice(p, agent, b.Agent))}
+		return findings.Fix{Location: o.Location,
+			Text: fmt.Sprintf("%s %q ran out of its limit (%s): %s", p.words("Branch", "Sub-agent"), b.Name, truncate(fl.why, 80), limitAdvice(p, o, b.Agent))}
 	case findings.CauseTool:
 		tool := "its last tool"
 		if fl.tool != nil {
 			tool = fmt.Sprintf("tool %s (%s: %s)", fl.tool.Tool.Name, fl.tool.ID(), truncate(toolError(fl.tool), 80))
 		}
-		return findings.Fix{Location: p.Project.PromptLocation(agent, "fork", "branch", "instructions"),
-			Text: fmt.Sprintf("Branch %q ended on a failing call of %s: fix the tool or the input it was given; if it can fail, tell %s in %s what branch %q should do then (another tool, or answer with what it has)", b.Name, tool, agent, prompt, b.Name)}
+		return findings.Fix{Location: o.Location,
+			Text: fmt.Sprintf("%s %q ended on a failing call of %s: fix the tool or the input it was given; if it can fail, %s", p.words("Branch", "Sub-agent"), b.Name, tool,
+				o.Clause(fmt.Sprintf("what %s %q should do then (another tool, or answer with what it has)", p.words("branch", "sub-agent"), b.Name)))}
 	case findings.CauseRejected:
-		return findings.Fix{Location: p.Project.EntryLocation(agent),
-			Text: fmt.Sprintf("A call of branch %q was refused (%s): allow it in %s's permissions, or tell %s in %s not to ask for it", b.Name, truncate(fl.why, 80), p.Profile.Name, agent, prompt)}
+		return findings.Fix{Location: o.Entry(),
+			Text: fmt.Sprintf("A call of %s %q was refused (%s): allow it in %s's permissions, or %s", p.words("branch", "sub-agent"), b.Name, truncate(fl.why, 80), p.Profile.Name, o.Clause("not to ask for it"))}
 	}
-	return findings.Fix{Location: p.Project.PromptLocation(agent, "fork", "branch", "instructions"),
-		Text: fmt.Sprintf("Tell %s in %s to put every fact and path branch %q needs into its instructions; a branch cannot ask back", agent, prompt, b.Name)}
+	return o.Fix(fmt.Sprintf(p.words("put every fact and path branch %q needs into its instructions; a branch cannot ask back",
+		"put every fact and path sub-agent %q needs into the prompt it starts it with; a sub-agent cannot ask back"), b.Name))
 }
 
 // toolError is what failed tool call n returned.
@@ -244,11 +251,18 @@ func retryAdvice(p *pass) string {
 
 // limitAdvice is what to do about a branch on agent branchAgent that
 // reached its limit.
-func limitAdvice(p *pass, agent, branchAgent string) string {
+func limitAdvice(p *pass, o findings.Owner, branchAgent string) string {
 	if ours(p) {
-		return fmt.Sprintf("tell %s in %s to give the branch a narrower job (or split it into several branches), or raise maxSteps of %s in agents.yaml", agent, p.Project.PromptPath(agent), branchAgent)
+		return o.Clause("to give the branch a narrower job (or split it into several branches)") + fmt.Sprintf(", or raise maxSteps of %s in agents.yaml", branchAgent)
 	}
-	return fmt.Sprintf("tell %s in %s to give the sub-agent a narrower job (or split it), or raise the turn or step limit %s sets for %s", agent, p.Project.PromptPath(agent), p.Profile.Name, branchAgent)
+	limit := fmt.Sprintf("the turn or step limit %s sets for %s", p.Profile.Name, branchAgent)
+	switch {
+	case p.Profile == stack.OpenAIAgents || p.Profile.Dialect == stack.OpenAIAgents.Format:
+		limit = fmt.Sprintf("max_turns of the run of %s (Runner.run's max_turns, 10 by default)", branchAgent)
+	case p.Profile.Format == stack.ClaudeCode.Format:
+		limit = "the turn limit (claude -p --max-turns)"
+	}
+	return o.Clause("to give the sub-agent a narrower job (or split it)") + ", or raise " + limit
 }
 
 // ours reports whether the run is our runtime's, with its agents.yaml

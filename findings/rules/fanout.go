@@ -932,9 +932,9 @@ func parallelFinding(p *pass, sr *serialRun, items seriesItems) findings.Finding
 		causes = append(causes, findings.Cause{Check: causeParallel, Result: "no",
 			Detail: fmt.Sprintf("%s made every call of this run in a response of its own", sr.Agent)})
 	}
-	prompt := p.Project.PromptPath(sr.Agent)
-	fix := fmt.Sprintf("Add a line to %s: when several %s do not depend on each other's results (%s), make them in one response — %s runs them at once",
-		prompt, what, targets, name)
+	o := p.Owner(sr.Agent, "parallel", "one response", "at once", "tool calls")
+	fix := o.Tell(fmt.Sprintf("make several %s that do not depend on each other's results (%s) in one response — %s runs them at once",
+		what, targets, name))
 	resultTokens := int64(resultBytes / 4)
 	if resultTokens > noisyResultTokens.Get(p.Options) {
 		fc, offered := p.forkCauses(sr.Items[0].LLM, sr.Agent, sr.Conv.Depth)
@@ -947,7 +947,7 @@ func parallelFinding(p *pass, sr *serialRun, items seriesItems) findings.Finding
 		Agent:   sr.Agent,
 		Message: msg,
 		Nodes:   ids(nodes...),
-		Fix:     findings.Fix{Location: p.Project.PromptLocation(sr.Agent, "parallel", "one response", "at once", "tool calls"), Text: fix},
+		Fix:     findings.Fix{Location: o.Location, Text: fix},
 		Next:    fmt.Sprintf("one response from %s making the %d calls (%s)", sr.Agent, items.distinct, strings.Join(tools, ", ")),
 		Price:   price,
 		Causes:  causes,
@@ -1140,8 +1140,7 @@ func sameCallFinding(p *pass, sr *serialRun, items seriesItems) findings.Finding
 		Agent:   sr.Agent,
 		Message: fmt.Sprintf("%s in %s was the same call %d times in a row, each in its own response; identical calls are one call, not %d items to fork", what, where(sr.Conv), k, k),
 		Nodes:   ids(nodes...),
-		Fix: findings.Fix{Location: p.Project.PromptLocation(sr.Agent, "once", "repeat", "again"),
-			Text: fmt.Sprintf("Tell %s in %s to make a call once and use its result rather than repeating it", sr.Agent, p.Project.PromptPath(sr.Agent))},
+		Fix:     p.Owner(sr.Agent, "once", "repeat", "again").Fix("make a call once and use its result rather than repeating it"),
 		Next:    fmt.Sprintf("%s made once by %s", what, sr.Agent),
 		Price:   price,
 		Shape:   fmt.Sprintf("%s same %s by %s", convShape(sr.Conv), strings.Join(items.tools, ", "), sr.Agent),
@@ -1185,12 +1184,13 @@ func fanoutFinding(p *pass, sr *serialRun, items seriesItems, causes []findings.
 	if p.Project.Imported {
 		return importedFanout(p, f, sr, msg, targets, items, withFork)
 	}
+	o := p.Owner(sr.Agent, "fork", "branch", "parallel")
 	if withFork {
 		f.Message = msg + "; fork was in its tools"
 		f.Fix = findings.Fix{
-			Location: p.Project.PromptLocation(sr.Agent, "fork", "branch", "parallel"),
+			Location: o.Location,
 			Text: fmt.Sprintf("Add a line to %s saying when to fork, in this task's terms: when the request covers several independent items (%s), fork %s with context none and say what each branch must return",
-				p.Project.PromptPath(sr.Agent), targets, perItem),
+				o.Where, targets, perItem),
 		}
 		if c := findCause(causes, causeForkInstructions); c != nil && c.Result == "no" {
 			f.Fix.Also = []findings.Location{{Path: findings.ForkInstructionsFile}}
@@ -1209,9 +1209,9 @@ func fanoutFinding(p *pass, sr *serialRun, items seriesItems, causes []findings.
 		f.Fix = findings.Fix{Location: loc, Text: text}
 	} else {
 		f.Fix = findings.Fix{
-			Location: p.Project.EntryLocation(sr.Agent),
-			Also:     []findings.Location{p.Project.PromptLocation(sr.Agent, "fork", "branch", "parallel")},
-			Text:     fmt.Sprintf("Add fork: {agents: [%s]} to %s in agents.yaml, then a line to %s saying when to fork %s", sr.Agent, sr.Agent, p.Project.PromptPath(sr.Agent), perItem),
+			Location: o.Entry(),
+			Also:     []findings.Location{o.Location},
+			Text:     fmt.Sprintf("Add fork: {agents: [%s]} to %s in agents.yaml, then a line to %s saying when to fork %s", sr.Agent, sr.Agent, o.Where, perItem),
 		}
 	}
 	return f
@@ -1222,18 +1222,18 @@ func fanoutFinding(p *pass, sr *serialRun, items seriesItems, causes []findings.
 func importedFanout(p *pass, f findings.Finding, sr *serialRun, msg, targets string, items seriesItems, withFork bool) findings.Finding {
 	k := f.Promise.(fanoutPromise).Items
 	tool, _ := p.delegation(sr.Agent)
-	loc := p.Project.PromptLocation(sr.Agent, "parallel", "sub-agent", "subagent", "task", "delegat")
+	o := p.Owner(sr.Agent, "parallel", "sub-agent", "subagent", "task", "delegat")
 	if withFork {
 		f.Message = fmt.Sprintf("%s; %s could delegate (%s)", msg, sr.Agent, tool)
 		f.Next = fmt.Sprintf("one response from %s starting %d sub-agents with %s, one per %s, the calls inside them", sr.Agent, k, tool, items.per)
-		f.Fix = findings.Fix{Location: loc, Text: fmt.Sprintf("Add a line to %s saying when to delegate, in this task's terms: when the request covers several independent items (%s), start one sub-agent per %s with %s in the same response and say what each must return",
-			p.Project.PromptPath(sr.Agent), targets, items.per, tool)}
+		f.Fix = o.Fix(fmt.Sprintf("start one sub-agent per %s with %s, all in the same response, when the request covers several independent items (%s), and to say what each must return",
+			items.per, tool, targets))
 		return f
 	}
 	f.Message = msg + "; no delegation tool was seen in this run"
 	f.Next = fmt.Sprintf("one response from %s starting %d sub-agents, one per %s, the calls inside them", sr.Agent, k, items.per)
-	f.Fix = findings.Fix{Location: loc, Text: fmt.Sprintf("Give %s a delegation tool (Claude Code's Task, Codex's spawn_agent, Kimi's Agent) and add a line to %s saying when to start one sub-agent per %s",
-		sr.Agent, p.Project.PromptPath(sr.Agent), items.per)}
+	f.Fix = findings.Fix{Location: o.Location, Text: fmt.Sprintf("Give %s a way to start sub-agents (%s), then: %s",
+		o.Who, orNone(p.Profile.Delegate), o.Clause("to start one sub-agent per "+items.per))}
 	return f
 }
 

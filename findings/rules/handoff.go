@@ -169,9 +169,8 @@ func runHandoffEarly(p *pass) {
 				Agent: a,
 				Message: fmt.Sprintf("%s handed to %s at %s without a call of its own this turn, got the conversation back at %s and then made %s (%s)",
 					a, h.Handoff.To, h.ID(), c.Nodes[back].ID(), plural(len(later), "call", "calls"), strings.Join(uniq(names), ", ")),
-				Nodes: ids(h, c.Nodes[back], later[0]),
-				Fix: findings.Fix{Location: p.Project.PromptLocation(a, "transfer", "hand", h.Handoff.To),
-					Text: fmt.Sprintf("Tell %s in %s to make its own calls (%s) before handing to %s", a, p.Project.PromptPath(a), strings.Join(uniq(names), ", "), h.Handoff.To)},
+				Nodes:   ids(h, c.Nodes[back], later[0]),
+				Fix:     p.Owner(a, "transfer", "hand", h.Handoff.To).Fix(fmt.Sprintf("make its own calls (%s) before handing to %s", strings.Join(uniq(names), ", "), h.Handoff.To)),
 				Next:    fmt.Sprintf("%s's own calls first, then the hand-off to %s", a, h.Handoff.To),
 				Price:   price,
 				Shape:   fmt.Sprintf("%s to %s and back, %s", a, h.Handoff.To, convShape(c)),
@@ -259,13 +258,13 @@ func runHandoffLoop(p *pass) {
 			if !price.CachedReported {
 				price.Basis += " (each an expected cache miss; the provider reported no cached tokens)"
 			}
+			oa, ob := p.Owner(a, b, "transfer", "hand"), p.Owner(b, a, "transfer", "hand")
 			p.Report(findings.Finding{
 				Agent:   a,
 				Message: fmt.Sprintf("%s and %s passed the conversation back and forth %d times in one turn (%s)", a, b, end-k+1, strings.Join(ids(nodes...), ", ")),
 				Nodes:   ids(nodes...),
-				Fix: findings.Fix{Location: p.Project.PromptLocation(a, b, "transfer", "hand"),
-					Also: []findings.Location{p.Project.PromptLocation(b, a, "transfer", "hand")},
-					Text: fmt.Sprintf("Decide whether %s or %s owns this job and say so in both %s and %s", a, b, p.Project.PromptPath(a), p.Project.PromptPath(b))},
+				Fix: findings.Fix{Location: oa.Location, Also: []findings.Location{ob.Location},
+					Text: fmt.Sprintf("Decide whether %s or %s owns this job and say so in both %s and %s", a, b, oa.Where, ob.Where)},
 				Next:    fmt.Sprintf("one hand-off between %s and %s in the turn, or none", a, b),
 				Price:   price,
 				Shape:   fmt.Sprintf("%s<->%s %s", a, b, convShape(c)),
@@ -425,11 +424,12 @@ func forAnswerFinding(p *pass, c *graph.Conversation, h *graph.Node, own, bCalls
 		}
 	}
 	tools = uniq(tools)
-	fix := findings.Fix{Location: p.Project.PromptLocation(a, "transfer", "hand", b)}
+	oa, ob := p.Owner(a, "transfer", "hand", b), p.Owner(b)
+	fix := findings.Fix{Location: oa.Location}
 	if len(bCalls) == 0 {
-		fix.Also = []findings.Location{p.Project.PromptLocation(b)}
-		fix.Text = fmt.Sprintf("Tell %s in %s to answer questions like this one itself instead of handing to %s: %s answered without a call, from what %s says, so put those lines into %s",
-			a, p.Project.PromptPath(a), b, b, p.Project.PromptPath(b), p.Project.PromptPath(a))
+		fix.Also = []findings.Location{ob.Location}
+		fix.Text = oa.Tell(fmt.Sprintf("answer questions like this one itself instead of handing to %s: %s answered without a call, from what %s says, so put those lines into %s",
+			b, b, ob.Where, oa.Where))
 	} else {
 		var lacks []string
 		if ac := p.Project.Agent(a); ac != nil {
@@ -439,10 +439,10 @@ func forAnswerFinding(p *pass, c *graph.Conversation, h *graph.Node, own, bCalls
 				}
 			}
 		}
-		fix.Text = fmt.Sprintf("Tell %s in %s to make the %s %s made (%s) itself when it only needs an answer, and keep the conversation instead of handing to %s",
-			a, p.Project.PromptPath(a), map[bool]string{true: "call", false: "calls"}[len(prom.Calls) == 1], b, listCut(prom.Names, maxListed), b)
+		fix.Text = oa.Tell(fmt.Sprintf("make the %s %s made (%s) itself when it only needs an answer, and keep the conversation instead of handing to %s",
+			map[bool]string{true: "call", false: "calls"}[len(prom.Calls) == 1], b, listCut(prom.Names, maxListed), b))
 		if len(lacks) > 0 {
-			fix.Also = []findings.Location{p.Project.EntryLocation(a)}
+			fix.Also = []findings.Location{oa.Entry()}
 			if ac := p.Project.Agent(a); ac != nil && ac.ToolsLine > 0 {
 				fix.Also = []findings.Location{{Path: findings.AgentsFile, Line: ac.ToolsLine}}
 			}
@@ -605,13 +605,13 @@ func missedSpecialistFinding(p *pass, name string, c *candidate, calls []*graph.
 	if len(also) > 0 {
 		msg += fmt.Sprintf("; %s %s some of them too, and %s tools cover fewer of these calls", listCut(also, 3), map[bool]string{true: "declares", false: "declare"}[len(also) == 1], map[bool]string{true: "its", false: "their"}[len(also) == 1])
 	}
+	o := p.Owner(name, s, "delegate", "fork", "transfer")
 	return findings.Finding{
 		Agent:   name,
 		Message: msg,
 		Nodes:   ids(calls...),
 		Causes:  p.specialistCauses(llmStepOf(calls[0]), name, s, c.viaHandoff, c.viaFork),
-		Fix: findings.Fix{Location: p.Project.PromptLocation(name, s, "delegate", "fork", "transfer"),
-			Text: fmt.Sprintf("Tell %s in %s when to %s to %s, in this task's terms (work that needs %s)", name, p.Project.PromptPath(name), verb, s, strings.Join(tools, ", "))},
+		Fix:     findings.Fix{Location: o.Location, Text: o.Say(fmt.Sprintf("when to %s to %s, in this task's terms (work that needs %s)", verb, s, strings.Join(tools, ", ")))},
 		Next:    fmt.Sprintf("a %s to %s, with %s's tools called by %s", how, s, s, s),
 		Price:   price,
 		Shape:   fmt.Sprintf("%s did %s's %s", name, s, strings.Join(tools, ",")),

@@ -30,3 +30,21 @@ func run(f func(p *pass)) func(*findings.Pass) {
 func laterPass(next *graph.Run) *pass {
 	return &pass{Pass: &findings.Pass{Graph: next, Project: &findings.Project{}, Profile: stack.For(next.Source)}, shared: &sharedFacts{}}
 }
+
+// words is forks words on a stack that forks (our runtime), else
+// subAgents, the same said of sub-agents (Task, spawn_agent, an agent as
+// a tool): a fix speaks the stack's own words.
+func (p *pass) words(forks, subAgents string) string {
+	if p.Profile.Has(stack.Fork) {
+		return forks
+	}
+	return subAgents
+}
+
+// orNone is s, or "none recorded" for "".
+func orNone(s string) string {
+	if s == "" {
+		return "none recorded"
+	}
+	return s
+}

@@ -269,3 +269,74 @@ func dump(rep *findings.Report) string {
 	}
 	return b.String()
 }
+
+// TestOwner_Fixtures: on real sessions and traces of each stack (and our
+// hand-written Claude Code sessions where no real one shows the case),
+// every fix names the file the user owns in the stack's words, or says
+// the agent is not the user's to edit; written by hand from reading each
+// audit. Before, Claude Code's fixes read "the instructions of agent
+// main: Tell main in the instructions of agent main to …".
+func TestOwner_Fixtures(t *testing.T) {
+	db := importerstest.Store(t)
+	real := map[string]string{}
+	for _, rs := range realSessions(t) {
+		real[rs.name] = rs.path
+	}
+	tests := []struct {
+		session, finding, loc, text string
+	}{
+		// Claude Code 2.1.37: a custom reviewer sub-agent, and the main agent
+		{"claude-code/entire/2.1.37-fanout5-progress", "fanout.missed @reviewer", ".claude/agents/reviewer.md",
+			"In .claude/agents/reviewer.md, tell the reviewer sub-agent to make several calls (Grep, Read) that do not depend on each other's results"},
+		{"claude-code/entire/2.1.37-fanout5-progress", "fork.overlap @main", "CLAUDE.md",
+			"In CLAUDE.md, tell the main agent to divide the work by subject, naming in each sub-agent's prompt the files or items only it covers"},
+		{"claude-code/entire/2.1.4-fanout-errors", "delegation.rejected @main", "CLAUDE.md",
+			`In CLAUDE.md, tell the main agent to ask for "entire-engineering:research:`},
+		// a built-in sub-agent type: not the user's to edit
+		{"testdata/sessions/claude-code/parallel-builtin-subagent/session.jsonl", "fanout.missed @general-purpose", "CLAUDE.md",
+			"general-purpose is a built-in agent type of Claude Code, whose prompt is not yours to edit: in CLAUDE.md, tell the main agent to ask it, in the prompt it starts it with, to make several Read calls"},
+		{"harness/claude/subagent-fails", "branch.failed @main", "the model provider (no instructions to change)",
+			`Not a prompt mistake: the model provider failed under sub-agent "Part t1"`},
+		{"harness/codex/subagent-refused", "delegation.rejected @main", "AGENTS.md",
+			"In AGENTS.md, tell the main agent to ask for a type that exists (no list of the types that exist was recorded), or define it in .codex/agents/no-such-agent.toml"},
+		{"harness/gemini/subagent-refused", "delegation.rejected @main", "GEMINI.md",
+			"In GEMINI.md, tell the main agent to ask for a type that exists (no list of the types that exist was recorded), or define it in .gemini/agents/no-such-agent.md"},
+		// the Agents SDK: the agent's instructions in code
+		{"../../importers/openaiagents/testdata/serial-loop.jsonl", "fanout.missed @analyst", "agent analyst's instructions (in code)",
+			"In agent analyst's instructions (in code), tell it to make several read_file calls that do not depend on each other's results (regions/eu.md, regions/us.md, regions/apac.md) in one response"},
+		{"../../importers/openaiagents/testdata/handoff-loop-max-turns.jsonl", "handoff.loop @ping", "agent ping's instructions (in code)",
+			"Decide whether ping or pong owns this job and say so in both agent ping's instructions (in code) and agent pong's instructions (in code)"},
+		{"../../importers/openaiagents/testdata/python-export.jsonl", "branch.failed @planner", "agent planner's instructions (in code)",
+			`Sub-agent "ask_us" ran out of its limit`},
+		// LangGraph: the node's prompt
+		{"../../importers/otlp/testdata/openllmetry-langgraph-supervisor.otlp.jsonl", "cache.unstable-prefix @langgraph-supervisor", "the prompt of node langgraph-supervisor (in code)", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.session+" "+tt.finding, func(t *testing.T) {
+			path := real[tt.session]
+			if path == "" {
+				path = filepath.Join("..", "..", strings.TrimPrefix(tt.session, "../../"))
+			}
+			_, rep := auditReal(t, db, path)
+			var f *findings.Finding
+			for i := range rep.Findings {
+				if rep.Findings[i].Rule+" @"+rep.Findings[i].Agent == tt.finding {
+					f = &rep.Findings[i]
+					break
+				}
+			}
+			if f == nil {
+				t.Fatalf("no %s finding:\n%s", tt.finding, dump(rep))
+			}
+			if got := f.Fix.Location.String(); got != tt.loc {
+				t.Errorf("fix location %q, want %q", got, tt.loc)
+			}
+			if !strings.HasPrefix(f.Fix.Text, tt.text) {
+				t.Errorf("fix text:\n %q\nwant it to start\n %q", f.Fix.Text, tt.text)
+			}
+			if strings.Contains(f.Fix.Text, "the instructions of agent") {
+				t.Errorf("fix text speaks of no stack's file: %q", f.Fix.Text)
+			}
+		})
+	}
+}

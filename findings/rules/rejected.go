@@ -214,11 +214,11 @@ func (p *pass) rejectedFix(r *refusal, avail []string, near string) findings.Fix
 	if len(avail) > 0 {
 		exists = "the types that exist: " + listCut(avail, 8)
 	}
-	use := fmt.Sprintf("Ask for a type that exists (%s)", exists)
+	use := fmt.Sprintf("ask for a type that exists (%s)", exists)
 	if near != "" {
-		use = fmt.Sprintf("Ask for %q: %q exists under that name (%s)", near, r.typ, exists)
+		use = fmt.Sprintf("ask for %q: %q exists under that name (%s)", near, r.typ, exists)
 	}
-	loc := p.Project.PromptLocation(r.agent, r.typ, "agent", "subagent")
+	o := p.Owner(r.agent, r.typ, "agent", "subagent")
 	format := p.Profile.Format
 	if p.Project.Imported {
 		format = p.Graph.Source.Format // whatever profile the audit was given
@@ -227,33 +227,24 @@ func (p *pass) rejectedFix(r *refusal, avail []string, near string) findings.Fix
 	switch format {
 	case "claude-code":
 		define = fmt.Sprintf("or define it in .claude/agents/%s.md", r.typ)
-		if loc.Path == "" {
-			loc.Label = "CLAUDE.md (the project's instructions to " + r.agent + ")"
-		}
 		if cmd := p.commandOf(r); cmd != "" {
-			define += fmt.Sprintf("; the turn ran the command %s: if a plugin installed it, it is not yours to edit, so name the types to use in CLAUDE.md", cmd)
+			define += fmt.Sprintf("; the turn ran the command %s: if a plugin installed it, it is not yours to edit, so name the types to use in %s", cmd, o.Where)
 		}
 	case "codex":
-		define = "or define that agent type in Codex's configuration"
-		if loc.Path == "" {
-			loc.Label = "AGENTS.md (the project's instructions to " + r.agent + ")"
-		}
+		define = fmt.Sprintf("or define it in .codex/agents/%s.toml", r.typ)
 	case "gemini-cli":
 		define = fmt.Sprintf("or define it in .gemini/agents/%s.md", r.typ)
-		if loc.Path == "" {
-			loc.Label = "GEMINI.md (the project's instructions to " + r.agent + ")"
-		}
 	case record.SourceInspect:
 		may := "none"
 		if len(avail) > 0 {
 			may = listCut(avail, 8)
 		}
-		return findings.Fix{Location: p.Project.ForkLocation(r.agent), Also: []findings.Location{loc},
-			Text: fmt.Sprintf("Fork only to the agents %s may fork to (%s): say in %s which of them does what, or add %s to fork: agents: of %s in agents.yaml", r.agent, may, p.Project.PromptPath(r.agent), r.typ, r.agent)}
+		return findings.Fix{Location: p.Project.ForkLocation(r.agent), Also: []findings.Location{o.Location},
+			Text: fmt.Sprintf("Fork only to the agents %s may fork to (%s): say in %s which of them does what, or add %s to fork: agents: of %s in agents.yaml", r.agent, may, o.Where, r.typ, r.agent)}
 	default:
 		define = fmt.Sprintf("or give %s a sub-agent of that name in the code that builds it", r.agent)
 	}
-	return findings.Fix{Location: loc, Text: fmt.Sprintf("%s in %s, %s", use, loc.String(), define)}
+	return findings.Fix{Location: o.Location, Text: o.Tell(use) + ", " + define}
 }
 
 // commandOf is the slash command the turn of r's first refused call began

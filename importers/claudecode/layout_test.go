@@ -425,7 +425,7 @@ func TestInstructionFiles(t *testing.T) {
 		t.Fatalf("no fanout.missed in %+v", rep.Findings)
 	}
 	if f.Fix.Location != (findings.Location{Path: "CLAUDE.md", Line: 4}) ||
-		!strings.Contains(f.Fix.Text, "Add a line to CLAUDE.md: when several calls (Read, Task) do not depend on each other's results (eu.md, us.md, apac.md, notes), make them in one response") ||
+		!strings.Contains(f.Fix.Text, "In CLAUDE.md, tell the main agent to make several calls (Read, Task) that do not depend on each other's results (eu.md, us.md, apac.md, notes) in one response") ||
 		strings.Contains(f.Fix.Text, "sub-agent") || f.Causes[0].Check != "calls in one response" || f.Causes[0].Result != "no" {
 		t.Errorf("fix %+v causes %+v", f.Fix, f.Causes)
 	}
@@ -440,8 +440,9 @@ func TestInstructionFiles(t *testing.T) {
 	}
 }
 
-// TestInstructionFiles_None: without instruction files the fixes go to
-// "the instructions of agent main", located at the session file. Three
+// TestInstructionFiles_None: without instruction files the fixes still go
+// to CLAUDE.md, the file the user would write (a label: the snapshot has
+// none), located at the session file. Three
 // serial reads by an agent that never delegated are still calls for one
 // response: Claude Code runs a response's calls at once, whatever its
 // delegation tools (before: fanout.missed.nofork, "give main a
@@ -454,8 +455,8 @@ func TestInstructionFiles_None(t *testing.T) {
 		t.Fatalf("want fanout.missed alone in %+v", rep.Findings)
 	}
 	abs, _ := filepath.Abs(path)
-	if f.Fix.Location != (findings.Location{Label: "the instructions of agent main", Source: abs}) ||
-		!strings.Contains(f.Fix.Text, "make them in one response — Claude Code runs them at once") || strings.Contains(f.Fix.Text, "delegation tool") {
+	if f.Fix.Location != (findings.Location{Label: "CLAUDE.md", Source: abs}) ||
+		!strings.Contains(f.Fix.Text, "in one response — Claude Code runs them at once") || strings.Contains(f.Fix.Text, "delegation tool") {
 		t.Errorf("fix %+v causes %+v", f.Fix, f.Causes)
 	}
 	var sarif bytes.Buffer
