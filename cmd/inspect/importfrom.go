@@ -26,8 +26,10 @@ type FromOptions struct {
 	Attrs        []string // KEY=VALUE
 	Since, Until string
 	Limit        int
-	Depth        int   // --search-depth
-	MaxBytes     int64 // --max-trace-bytes
+	Depth        int           // --search-depth
+	MaxBytes     int64         // --max-trace-bytes
+	Timeout      time.Duration // --timeout: one request
+	Retries      int           // --retries
 	// Now is the time ages count back from (injected for tests).
 	Now func() time.Time
 	// Sleep replaces the retries' waits (tests).
@@ -45,6 +47,8 @@ func addFromFlags(cmd *cobra.Command, opts *ImportOptions) {
 	fl.IntVar(&opts.From.Limit, "limit", 0, "--from: import at most `N` traces (0 = all); the next import goes on from there")
 	fl.IntVar(&opts.From.Depth, "search-depth", jaeger.DefaultDepth, "--from: how many traces one search asks for (`N`); a window holding more is split")
 	fl.Int64Var(&opts.From.MaxBytes, "max-trace-bytes", jaeger.DefaultMaxBytes, "--from: skip a trace whose OTLP JSON is over `BYTES` (its id is listed)")
+	fl.DurationVar(&opts.From.Timeout, "timeout", jaeger.DefaultTimeout, "--from: give each request to the backend at most `DURATION` (a search, or fetching one trace)")
+	fl.IntVar(&opts.From.Retries, "retries", 5, "--from: try a request that failed (no answer, 429, 5xx) again up to `N` times, waiting 0.5s, 1s, 2s, … (Retry-After when given)")
 }
 
 // checkFrom checks the flags of --from before anything is fetched.
@@ -69,8 +73,8 @@ func checkFrom(opts *ImportOptions) error {
 	if opts.Format != "" || opts.Watch || opts.Strict {
 		return Usagef("--from jaeger reads OTLP from Jaeger: --format, --watch and --strict do not apply")
 	}
-	if o.Limit < 0 || o.Depth <= 0 || o.MaxBytes <= 0 {
-		return Usagef("--limit must be 0 or more, --search-depth and --max-trace-bytes more than 0")
+	if o.Limit < 0 || o.Depth <= 0 || o.MaxBytes <= 0 || o.Retries < 0 || o.Timeout <= 0 {
+		return Usagef("--limit and --retries must be 0 or more; --search-depth, --max-trace-bytes and --timeout more than 0")
 	}
 	for _, kv := range o.Attrs {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
@@ -150,9 +154,14 @@ func importFrom(ctx context.Context, opts *ImportOptions) error {
 	}
 	errOut := opts.F.IO.ErrOut
 	base := strings.TrimSuffix(opts.Paths[0], "/")
+	retries := o.Retries
+	if retries == 0 {
+		retries = -1 // the client's 0 is its default
+	}
 	c := &jaeger.Client{Base: base, Auth: jaegerAuth(opts.F.Getenv), Depth: o.Depth, MaxBytes: o.MaxBytes, Sleep: o.Sleep,
+		HTTP: &http.Client{Timeout: o.Timeout}, Retries: retries,
 		OnRetry: func(what string, err error, wait time.Duration) {
-			fmt.Fprintf(errOut, "jaeger %s: %s; retrying in %s\n", what, termsafe.String(err.Error()), wait.Round(time.Millisecond))
+			fmt.Fprintf(errOut, "jaeger: %s; retrying in %s\n", termsafe.String(err.Error()), wait.Round(time.Millisecond))
 		}}
 	im := &jaeger.Importer{Client: c, Store: db, Options: opt, Now: o.Now}
 	tty := opts.F.IO.ErrTTY
@@ -177,15 +186,32 @@ func importFrom(ctx context.Context, opts *ImportOptions) error {
 		base, sum.Found, plural(sum.Found, "trace", "traces"), sum.From.UTC().Format(time.RFC3339), sum.To.UTC().Format(time.RFC3339),
 		len(sum.Imported), sum.Running, sum.Completed, sum.Known, len(sum.TooLarge), sum.Gone)
 	if err != nil {
-		err = fmt.Errorf("import from jaeger %s: %w (what was imported stays; the next import resumes)", base, err)
-		var se *jaeger.StatusError
-		if errors.As(err, &se) && (se.Code == http.StatusUnauthorized || se.Code == http.StatusForbidden) {
-			return &UsageError{Err: fmt.Errorf("%w; set INSPECT_JAEGER_TOKEN, or INSPECT_JAEGER_USER and INSPECT_JAEGER_PASSWORD", err)}
-		}
-		return err
+		return fromError(base, err, len(sum.Imported))
 	}
 	if n := len(sum.Imported); n > 0 {
 		fmt.Fprintf(errOut, "next: %s\n", hint(opts.F.DBPath, "fleet", "--source", "otlp"))
 	}
 	return nil
+}
+
+// fromError is what an import from Jaeger that stopped says: what failed,
+// in a sentence, that the traces imported before it stay and the same
+// command resumes, and what to change; a refused credential is a usage
+// error (exit 2), the rest a tool failure (exit 3).
+func fromError(base string, err error, imported int) error {
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	kept := fmt.Sprintf("the %d %s imported before it stay, and the same command again resumes from there", imported, plural(imported, "trace", "traces"))
+	var se *jaeger.StatusError
+	var re *jaeger.RequestError
+	switch {
+	case errors.As(err, &se) && (se.Code == http.StatusUnauthorized || se.Code == http.StatusForbidden):
+		return Usagef("import from jaeger %s stopped: %v; %s. Set INSPECT_JAEGER_TOKEN (a bearer token), or INSPECT_JAEGER_USER and INSPECT_JAEGER_PASSWORD (basic auth), for a Jaeger behind a proxy", base, err, kept)
+	case errors.As(err, &re) && re.Timeout > 0:
+		return fmt.Errorf("import from jaeger %s stopped: %v; %s (--timeout gives each request longer, --retries tries it more often)", base, err, kept)
+	case errors.As(err, &re):
+		return fmt.Errorf("import from jaeger %s stopped: %v; %s (--retries tries a failed request more often)", base, err, kept)
+	}
+	return fmt.Errorf("import from jaeger %s stopped: %v; %s", base, err, kept)
 }

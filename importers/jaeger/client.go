@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"sort"
@@ -58,7 +59,8 @@ type Client struct {
 	// retries from 500ms; a negative Retries tries once.
 	Retries int
 	Backoff time.Duration
-	// OnRetry is told of each retry before its wait.
+	// OnRetry is told of each retry before its wait, with the try's
+	// error (a *RequestError).
 	OnRetry func(what string, err error, wait time.Duration)
 	// Sleep waits d (injected by tests); default a timer honouring ctx.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -86,6 +88,35 @@ func (e *StatusError) Error() string {
 	}
 	return fmt.Sprintf("jaeger answered %d %s: %s", e.Code, http.StatusText(e.Code), msg)
 }
+
+// RequestError is a request to Jaeger that failed for good: after its
+// retries, or at once for an answer no retry changes. It says what was
+// asked and what went wrong in a sentence, no chain of Go errors.
+type RequestError struct {
+	What    string        // "fetching trace 4bf9…", "searching traces from … to …"
+	Tries   int           // how many times it was sent
+	Timeout time.Duration // > 0: the last try got no answer in this time
+	Err     error         // the last try's error: a *StatusError, or what the connection said
+}
+
+func (e *RequestError) Error() string {
+	var why string
+	var se *StatusError
+	switch {
+	case e.Timeout > 0:
+		why = fmt.Sprintf("no answer within %s", e.Timeout)
+	case errors.As(e.Err, &se):
+		why = se.Error()
+	default:
+		why = "no answer: " + e.Err.Error()
+	}
+	if e.Tries > 1 {
+		why += fmt.Sprintf(" (tried %d times)", e.Tries)
+	}
+	return e.What + ": " + why
+}
+
+func (e *RequestError) Unwrap() error { return e.Err }
 
 // Found is a trace a search listed.
 type Found struct {
@@ -140,7 +171,8 @@ func (c *Client) search(ctx context.Context, q Query, from, to time.Time) ([]Fou
 	for _, k := range keys {
 		v.Set("query.attributes["+k+"]", q.Attrs[k])
 	}
-	body, err := c.get(ctx, "/api/v3/traces?"+v.Encode(), 0)
+	what := fmt.Sprintf("searching traces from %s to %s", from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))
+	body, err := c.get(ctx, what, "/api/v3/traces?"+v.Encode(), 0)
 	var se *StatusError
 	if errors.As(err, &se) && se.Code == http.StatusNotFound {
 		return nil, nil // Jaeger's "No traces found"
@@ -168,7 +200,7 @@ func (c *Client) Trace(ctx context.Context, id string) ([]byte, error) {
 	if max <= 0 {
 		max = DefaultMaxBytes
 	}
-	return c.get(ctx, "/api/v3/traces/"+url.PathEscape(id), max)
+	return c.get(ctx, "fetching trace "+id, "/api/v3/traces/"+url.PathEscape(id), max)
 }
 
 func (c *Client) depth() int {
@@ -178,9 +210,10 @@ func (c *Client) depth() int {
 	return DefaultDepth
 }
 
-// get GETs path, retrying what may pass (network errors, 429, 5xx); max >
-// 0 caps the answer's size.
-func (c *Client) get(ctx context.Context, path string, max int64) ([]byte, error) {
+// get GETs path, retrying what may pass (network errors, timeouts, 429,
+// 5xx); max > 0 caps the answer's size. A failure is a *RequestError
+// saying what (the request's purpose), an ErrTooLarge, or ctx's error.
+func (c *Client) get(ctx context.Context, what, path string, max int64) ([]byte, error) {
 	retries, wait := c.Retries, c.Backoff
 	if retries == 0 {
 		retries = 5
@@ -190,8 +223,19 @@ func (c *Client) get(ctx context.Context, path string, max int64) ([]byte, error
 	}
 	for attempt := 0; ; attempt++ {
 		body, retryAfter, err := c.once(ctx, path, max)
-		if err == nil || !retryable(err) || attempt >= retries || ctx.Err() != nil {
+		if err != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if err == nil || errors.Is(err, ErrTooLarge) {
 			return body, err
+		}
+		re := &RequestError{What: what, Tries: attempt + 1, Err: err}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			re.Timeout = c.client().Timeout
+		}
+		if !retryable(err) || attempt >= retries {
+			return nil, re
 		}
 		d := wait << attempt
 		if d > time.Minute || d <= 0 {
@@ -201,7 +245,8 @@ func (c *Client) get(ctx context.Context, path string, max int64) ([]byte, error
 			d = retryAfter
 		}
 		if c.OnRetry != nil {
-			c.OnRetry(strings.SplitN(path, "?", 2)[0], err, d)
+			re.Tries = 1 // this try's error alone
+			c.OnRetry(what, re, d)
 		}
 		if err := c.sleep(ctx, d); err != nil {
 			return nil, err
@@ -218,11 +263,7 @@ func (c *Client) once(ctx context.Context, path string, max int64) ([]byte, time
 	if c.Auth != nil {
 		c.Auth(req)
 	}
-	hc := c.HTTP
-	if hc == nil {
-		hc = &http.Client{Timeout: 2 * time.Minute}
-	}
-	resp, err := hc.Do(req)
+	resp, err := c.client().Do(req)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
@@ -255,6 +296,19 @@ func (c *Client) once(ctx context.Context, path string, max int64) ([]byte, time
 	}
 	return body, 0, nil
 }
+
+// DefaultTimeout is how long one request may take when Client.HTTP is
+// not set.
+const DefaultTimeout = 2 * time.Minute
+
+func (c *Client) client() *http.Client {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return defaultHTTP
+}
+
+var defaultHTTP = &http.Client{Timeout: DefaultTimeout}
 
 // netError is a request that got no answer.
 type netError struct{ err error }

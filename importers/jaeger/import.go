@@ -279,7 +279,7 @@ func (im *Importer) one(ctx context.Context, id string, sum *Summary) (*Run, err
 		sum.Gone++
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("fetch trace %s: %w", id, err)
+		return nil, err // a *RequestError: it names the trace
 	}
 	traces, st, err := otlp.ReadTraces(ctx, bytes.NewReader(body))
 	if err != nil {
