@@ -64,6 +64,17 @@ func (t *Trace) Ended() bool {
 	return roots > 0
 }
 
+// sameScope reports whether every span of ss has the same instrumentation
+// scope.
+func sameScope(ss []*otel.Span) bool {
+	for _, s := range ss[1:] {
+		if s.Scope != ss[0].Scope || s.ScopeVersion != ss[0].ScopeVersion {
+			return false
+		}
+	}
+	return true
+}
+
 // Build maps t to a Session (DESIGN §13, §14): an agent span is a
 // conversation, its chat spans llm nodes, its tool spans tool nodes;
 // sibling agent spans that overlap in time are a fork with one branch each
@@ -126,6 +137,11 @@ func Build(t *Trace, opt importers.Options) *importers.Session {
 	if c := b.classOf(root); len(roots) > 1 || c == classLLM || c == classTool || c == classInspect {
 		// several roots, or a root that is a step itself: one container above them
 		root = &otel.Span{SpanID: "", Start: roots[0].Start}
+		if sameScope(roots) {
+			// the roots' scope names the source: a trace of inspect's
+			// export whose root has not come is still inspect's
+			root.Scope, root.ScopeVersion = roots[0].Scope, roots[0].ScopeVersion
+		}
 		b.kids[""] = roots
 		for _, r := range roots {
 			if r.End.IsZero() {

@@ -137,3 +137,64 @@ func TestRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// A trace of inspect's export fetched before its root span came (a
+// backend that had stored the rest, as Jaeger may while spans arrive) is
+// still read as inspect's own: the spans' scope names inspect, so the
+// audit speaks of our runtime (its project, on the root span, is not
+// there yet, so the fix names the agent, not agents.yaml) (before: the container made above the
+// roots had no scope, the run read as an OTLP app's, and branch.failed's
+// fix told the user to retry "in the code that runs the agent (an
+// OpenTelemetry-traced app)" — TestJaeger's failing-branch after a trip
+// through Jaeger).
+func TestRoundTrip_RootNotYetCome(t *testing.T) {
+	ctx := context.Background()
+	tmp := t.TempDir()
+	db, err := store.Open(ctx, filepath.Join(tmp, "runs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	orig, err := runtimetest.RecordFixture(ctx, db, "../../fixtures/failing-branch", tmp, "0123456789ab", time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := otel.Export(ctx, db, orig.Run.ID, otel.NewFileExporter(&buf), otel.Options{Sync: true}); err != nil {
+		t.Fatal(err)
+	}
+	// one span a line (Sync): drop the root's
+	var keep []string
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		if !strings.Contains(line, `"parentSpanId"`) {
+			continue
+		}
+		keep = append(keep, line)
+	}
+	if n := strings.Count(buf.String(), "\n") - len(keep); n != 1 {
+		t.Fatalf("%d root spans dropped, want 1", n)
+	}
+	traces, _, err := otlp.ReadTraces(ctx, strings.NewReader(strings.Join(keep, "\n")))
+	if err != nil || len(traces) != 1 {
+		t.Fatalf("%d traces, %v", len(traces), err)
+	}
+	if traces[0].Ended() {
+		t.Fatal("a trace without its root reads ended")
+	}
+	s := otlp.Build(traces[0], importers.Options{})
+	if s.Source.Version != otel.ScopeName {
+		t.Errorf("source version %q, want inspect's scope %q", s.Source.Version, otel.ScopeName)
+	}
+	id, err := importers.Write(ctx, db, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := graph.Load(ctx, db, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := auditOf(t, ctx, db, back)
+	if !strings.Contains(a, "configure inspect's runtime to fall back") || strings.Contains(a, "OpenTelemetry-traced app") {
+		t.Errorf("branch.failed's fix is not in our runtime's terms:\n%s", a)
+	}
+}
