@@ -10,7 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+
+	"github.com/inspect-dev/inspect/internal/jsonskip"
 )
 
 // A request body is stored as head || system || m1 || ,m2 ... || tail,
@@ -36,38 +37,38 @@ import (
 // splitRequest cuts body into head, message pieces and tail. A body that is
 // not a JSON object with a non-empty "messages" array comes back as one head.
 func splitRequest(body []byte) (head []byte, msgs [][]byte, tail []byte) {
-	i := skipSpace(body, 0)
+	i := jsonskip.Space(body, 0)
 	if i >= len(body) || body[i] != '{' {
 		return body, nil, nil
 	}
 	i++
 	for {
-		i = skipSpace(body, i)
+		i = jsonskip.Space(body, i)
 		if i >= len(body) || body[i] != '"' {
 			return body, nil, nil
 		}
-		keyEnd, ok := skipValue(body, i)
+		keyEnd, ok := jsonskip.Value(body, i)
 		if !ok {
 			return body, nil, nil
 		}
 		key := body[i:keyEnd]
-		i = skipSpace(body, keyEnd)
+		i = jsonskip.Space(body, keyEnd)
 		if i >= len(body) || body[i] != ':' {
 			return body, nil, nil
 		}
-		i = skipSpace(body, i+1)
+		i = jsonskip.Space(body, i+1)
 		if string(key) == `"messages"` && i < len(body) && body[i] == '[' {
-			first := skipSpace(body, i+1)
+			first := jsonskip.Space(body, i+1)
 			pieces, end, ok := scanElements(body, first, true)
 			if !ok || len(pieces) == 0 {
 				return body, nil, nil
 			}
 			return body[:first], pieces, body[end:]
 		}
-		if i, ok = skipValue(body, i); !ok {
+		if i, ok = jsonskip.Value(body, i); !ok {
 			return body, nil, nil
 		}
-		i = skipSpace(body, i)
+		i = jsonskip.Space(body, i)
 		if i >= len(body) || body[i] != ',' {
 			return body, nil, nil
 		}
@@ -81,7 +82,7 @@ func splitRequest(body []byte) (head []byte, msgs [][]byte, tail []byte) {
 // offset of the space or bracket after the last piece.
 func scanElements(body []byte, i int, first bool) (pieces [][]byte, end int, ok bool) {
 	for {
-		j := skipSpace(body, i)
+		j := jsonskip.Space(body, i)
 		if j >= len(body) {
 			return nil, 0, false
 		}
@@ -92,68 +93,14 @@ func scanElements(body []byte, i int, first bool) (pieces [][]byte, end int, ok 
 			if body[j] != ',' {
 				return nil, 0, false
 			}
-			j = skipSpace(body, j+1)
+			j = jsonskip.Space(body, j+1)
 		}
-		e, ok := skipValue(body, j)
+		e, ok := jsonskip.Value(body, j)
 		if !ok {
 			return nil, 0, false
 		}
 		pieces = append(pieces, body[i:e])
 		i = e
-	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
-		i++
-	}
-	return i
-}
-
-// skipValue returns the offset after the JSON value that starts at i. It
-// checks structure (strings, nesting), not every detail of the grammar: the
-// pieces it cuts always join back to the body, whatever the body is.
-func skipValue(b []byte, i int) (int, bool) {
-	if i >= len(b) {
-		return 0, false
-	}
-	switch b[i] {
-	case '"':
-		for j := i + 1; j < len(b); j++ {
-			switch b[j] {
-			case '\\':
-				j++
-			case '"':
-				return j + 1, true
-			}
-		}
-		return 0, false
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				e, ok := skipValue(b, j)
-				if !ok {
-					return 0, false
-				}
-				j = e - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1, true
-				}
-			}
-		}
-		return 0, false
-	default:
-		j := i
-		for j < len(b) && !strings.ContainsRune(" \n\r\t,]}:", rune(b[j])) {
-			j++
-		}
-		return j, j > i
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"unicode/utf16"
 
 	json "github.com/goccy/go-json"
+	"github.com/inspect-dev/inspect/internal/jsonskip"
 )
 
 // Exact requests (DESIGN §18). Claude Code 2.1.3xx records what each model
@@ -797,12 +798,12 @@ func members(raw []byte) ([]member, bool) {
 		return nil, false
 	}
 	var out []member
-	i := skipWS(raw, 1)
+	i := jsonskip.Space(raw, 1)
 	if i < len(raw) && raw[i] == '}' {
 		return out, true
 	}
 	for i < len(raw) {
-		e, ok := skip(raw, i)
+		e, ok := jsonskip.Value(raw, i)
 		if !ok || raw[i] != '"' {
 			return nil, false
 		}
@@ -810,24 +811,24 @@ func members(raw []byte) ([]member, bool) {
 		if json.Unmarshal(raw[i:e], &key) != nil {
 			return nil, false
 		}
-		i = skipWS(raw, e)
+		i = jsonskip.Space(raw, e)
 		if i >= len(raw) || raw[i] != ':' {
 			return nil, false
 		}
-		i = skipWS(raw, i+1)
-		e, ok = skip(raw, i)
+		i = jsonskip.Space(raw, i+1)
+		e, ok = jsonskip.Value(raw, i)
 		if !ok {
 			return nil, false
 		}
 		out = append(out, member{key, raw[i:e]})
-		i = skipWS(raw, e)
+		i = jsonskip.Space(raw, e)
 		if i < len(raw) && raw[i] == '}' {
 			return out, true
 		}
 		if i >= len(raw) || raw[i] != ',' {
 			return nil, false
 		}
-		i = skipWS(raw, i+1)
+		i = jsonskip.Space(raw, i+1)
 	}
 	return nil, false
 }
@@ -843,75 +844,24 @@ func elems(raw []byte) ([][]byte, bool) {
 		return nil, false
 	}
 	out := [][]byte{}
-	i := skipWS(raw, 1)
+	i := jsonskip.Space(raw, 1)
 	if i < len(raw) && raw[i] == ']' {
 		return out, true
 	}
 	for i < len(raw) {
-		e, ok := skip(raw, i)
+		e, ok := jsonskip.Value(raw, i)
 		if !ok {
 			return nil, false
 		}
 		out = append(out, raw[i:e])
-		i = skipWS(raw, e)
+		i = jsonskip.Space(raw, e)
 		if i < len(raw) && raw[i] == ']' {
 			return out, true
 		}
 		if i >= len(raw) || raw[i] != ',' {
 			return nil, false
 		}
-		i = skipWS(raw, i+1)
+		i = jsonskip.Space(raw, i+1)
 	}
 	return nil, false
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
-		i++
-	}
-	return i
-}
-
-// skip returns the offset after the JSON value starting at i.
-func skip(b []byte, i int) (int, bool) {
-	if i >= len(b) {
-		return 0, false
-	}
-	switch b[i] {
-	case '"':
-		for j := i + 1; j < len(b); j++ {
-			switch b[j] {
-			case '\\':
-				j++
-			case '"':
-				return j + 1, true
-			}
-		}
-		return 0, false
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				e, ok := skip(b, j)
-				if !ok {
-					return 0, false
-				}
-				j = e - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1, true
-				}
-			}
-		}
-		return 0, false
-	}
-	j := i
-	for j < len(b) && !strings.ContainsRune(",}] \n\r\t", rune(b[j])) {
-		j++
-	}
-	return j, j > i
 }
