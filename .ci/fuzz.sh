@@ -22,6 +22,7 @@ targets=(
   "./importers/otlp FuzzRead"         # OTLP files: JSON lines, JSON, protobuf; whole and streamed
   "./importers/codex FuzzRead"        # Codex rollouts
   "./importers/openaiagents FuzzRead" # Agents SDK trace exports
+  "./internal/jsonskip FuzzValue"     # the JSON value skipper of request pieces
 )
 # importers/kimicli and importers/kimicode FuzzRead run only their seed
 # corpus, with go test ./...: each input is a folder of three files written
