@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
 
+	"github.com/inspect-dev/inspect/internal/hostcheck"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -61,7 +61,7 @@ const DefaultMaxInFlight = 4
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if len(h.Hosts) > 0 && !HostAllowed(r.Host, h.Hosts) {
+	if len(h.Hosts) > 0 && !hostcheck.Allowed(r.Host, h.Hosts) {
 		writeStatus(w, strings.Contains(r.Header.Get("Content-Type"), "json"), http.StatusForbidden,
 			"this receiver answers only requests addressed to "+strings.Join(h.Hosts, ", ")+"; send to the address it printed")
 		return
@@ -188,21 +188,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusOK)
 	w.Write(out)
-}
-
-// HostAllowed reports whether a request's Host header (with or without a
-// port) names one of allowed, case-insensitively.
-func HostAllowed(host string, allowed []string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.Trim(strings.ToLower(host), "[]")
-	for _, a := range allowed {
-		if strings.Trim(strings.ToLower(a), "[]") == host {
-			return true
-		}
-	}
-	return false
 }
 
 // writeStatus answers code with a google.rpc.Status holding msg, in the

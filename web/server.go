@@ -35,7 +35,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -48,6 +47,7 @@ import (
 	"github.com/inspect-dev/inspect/chart"
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/internal/hostcheck"
 	"github.com/inspect-dev/inspect/mermaid"
 	"github.com/inspect-dev/inspect/mermaid/render"
 	"github.com/inspect-dev/inspect/record"
@@ -183,7 +183,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 // hostCheck refuses a request addressed to a name not in Options.Hosts.
 func (s *Server) hostCheck(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if len(s.opts.Hosts) > 0 && !hostAllowed(r.Host, s.opts.Hosts) {
+		if len(s.opts.Hosts) > 0 && !hostcheck.Allowed(r.Host, s.opts.Hosts) {
 			http.Error(w, "inspect serve answers only requests addressed to "+strings.Join(s.opts.Hosts, ", ")+
 				"; open the address it printed", http.StatusForbidden)
 			return
@@ -203,19 +203,6 @@ func (s *Server) guard(h http.Handler) http.Handler {
 		hd.Set("Cache-Control", "no-store")
 		h.ServeHTTP(w, r)
 	}))
-}
-
-func hostAllowed(host string, allowed []string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.Trim(strings.ToLower(host), "[]")
-	for _, a := range allowed {
-		if strings.Trim(strings.ToLower(a), "[]") == host {
-			return true
-		}
-	}
-	return false
 }
 
 // policy is the Content-Security-Policy of every page: only the embedded
