@@ -40,7 +40,7 @@ func Check(f *os.File, path string) (*os.File, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, kind(st.Mode()))}
+		return nil, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, Kind(st.Mode()))}
 	}
 	return f, nil
 }
@@ -55,8 +55,9 @@ func ReadFile(path string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-// kind names what a file that is not regular is.
-func kind(m fs.FileMode) string {
+// Kind names a file mode that is not a regular file ("a FIFO", "a socket",
+// "a device", "a folder", "a special file"), for messages.
+func Kind(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeNamedPipe != 0:
 		return "a FIFO"
@@ -67,5 +68,5 @@ func kind(m fs.FileMode) string {
 	case m.IsDir():
 		return "a folder"
 	}
-	return "not a file"
+	return "a special file"
 }

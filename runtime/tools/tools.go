@@ -24,6 +24,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/inspect-dev/inspect/internal/regfile"
 	"github.com/inspect-dev/inspect/runtime/project"
 )
 
@@ -349,20 +350,7 @@ func openChecked(root *os.Root, p, c string, flag int, perm os.FileMode, dir boo
 		return nil, errorf("%q is a file, not a folder; use read_file", p)
 	}
 	f.Close()
-	return nil, errorf("%q is not a regular file or folder (%s); tools only read and write regular files", p, kindOf(info.Mode()))
-}
-
-// kindOf names a file mode that is neither a regular file nor a folder.
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file"
+	return nil, errorf("%q is not a regular file or folder (%s); tools only read and write regular files", p, regfile.Kind(info.Mode()))
 }
 
 // ctxReader stops reading when ctx is done, so a huge file honours Ctrl-C.
