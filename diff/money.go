@@ -62,6 +62,15 @@ func (d *MoneyDelta) cell(v float64) string {
 	return s
 }
 
+// Cell is the amount as a per-agent table shows it: the new amount and
+// the change, "$0.0123 (+$0.0042)"; "-" when there is none (nil).
+func (d *MoneyDelta) Cell() string {
+	if d == nil {
+		return "-"
+	}
+	return d.cell(d.New) + " (" + d.signed() + ")"
+}
+
 // signed is the change with its sign: "+$0.0042".
 func (d *MoneyDelta) signed() string {
 	s := money.Format(d.Change, d.Currency)

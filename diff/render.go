@@ -115,26 +115,15 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		ew.printf("\n| --- |%s\n", strings.Repeat(" ---: |", cols))
 		for _, a := range r.Agents {
 			name := termsafe.Markdown(a.Agent)
-			switch {
-			case !a.InBase:
-				name += " (new)"
-			case !a.InNew:
-				name += " (gone)"
+			if st := a.State(); st != "" {
+				name += " (" + st + ")"
 			}
 			ew.printf("| %s |", name)
 			for _, d := range a.Totals {
-				if d.Metric == MetricTokensCached && !d.Reported {
-					ew.printf(" - |")
-					continue
-				}
-				ew.printf(" %s (%s) |", d.Metric.format(d.New), d.signed())
+				ew.printf(" %s |", d.Cell())
 			}
 			if r.Money != nil {
-				if m := a.Money; m != nil {
-					ew.printf(" %s (%s) |", m.cell(m.New), m.signed())
-				} else {
-					ew.printf(" - |")
-				}
+				ew.printf(" %s |", a.Money.Cell())
 			}
 			ew.printf("\n")
 		}

@@ -188,6 +188,27 @@ type AgentDelta struct {
 	Money *MoneyDelta `json:"money,omitempty"`
 }
 
+// State says whether the agent ran in one run only: "new", "gone", or ""
+// when it ran in both.
+func (a AgentDelta) State() string {
+	switch {
+	case !a.InBase:
+		return "new"
+	case !a.InNew:
+		return "gone"
+	}
+	return ""
+}
+
+// Cell is the delta as a per-agent table shows it: the new value and the
+// change, "1382 (+120)"; "-" for cached tokens neither run reported.
+func (d Delta) Cell() string {
+	if d.Metric == MetricTokensCached && !d.Reported {
+		return "-"
+	}
+	return d.Metric.format(d.New) + " (" + d.signed() + ")"
+}
+
 func agentDeltas(base, new *graph.Run) []AgentDelta {
 	in := func(g *graph.Run, a string) bool { return g.FirstOwned(a) != nil }
 	var names []string

@@ -358,6 +358,7 @@ func TestBrowser_Screenshots(t *testing.T) {
 		for _, p := range []struct{ name, path string }{
 			{"runs", "/"}, {"run", "/runs/" + ids["demo"]}, {"node", "/runs/" + ids["demo"] + "/nodes/n23"},
 			{"imported", "/runs/" + ids["imported"]}, {"failing", "/runs/" + ids["failing-branch"]}, {"fleet", "/fleet"},
+			{"compare", "/diff?base=" + ids["demo"] + "&new=" + ids["failing-branch"]},
 		} {
 			tb.do(t, chromedp.Navigate(srv.URL+p.path))
 			if p.name == "run" {

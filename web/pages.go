@@ -417,12 +417,38 @@ func unescapeHTMLEscapes(s string) string {
 // diffPage compares two runs.
 type diffPage struct {
 	pageData
-	Runs      []RunSummary
+	// Choices are the runs the two selectors offer.
+	Choices   []runChoice
 	Base, New string
-	Report    *diff.Report
-	BaseRun   *graph.Run
-	NewRun    *graph.Run
-	Areas     []findings.Area
+	// Diff is the comparison, once two runs are picked.
+	Diff    *diff.Report
+	BaseRun *graph.Run
+	NewRun  *graph.Run
+	Areas   []findings.Area
+	// Metrics head the per-agent table's columns.
+	Metrics []diff.Metric
+	// Graphs are the base run's and the new run's, in that order.
+	Graphs []diffGraph
+}
+
+// runChoice is one run a compare selector offers: its id, and a label
+// cut so that a long task does not widen the page.
+type runChoice struct {
+	ID    string
+	Label string
+	Title string
+}
+
+// choiceTask is how much of a task a compare selector's option shows.
+const choiceTask = 60
+
+// diffGraph is one run's graph on the compare page; its ids carry a
+// prefix, so the two drawings' boxes do not share ids.
+type diffGraph struct {
+	Side  string
+	ID    string
+	Graph *svgElem
+	Err   string
 }
 
 func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) error {
@@ -438,7 +464,15 @@ func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := &diffPage{pageData: s.base("compare runs", "diff"), Runs: runs, Areas: findings.Areas()}
+	p := &diffPage{pageData: s.base("compare runs", "diff"), Areas: findings.Areas(), Metrics: diff.Metrics()}
+	for _, run := range runs {
+		c := runChoice{ID: run.ID, Label: run.ID + " · " + run.Started.UTC().Format("2006-01-02 15:04:05 UTC")}
+		if len(run.Tasks) > 0 {
+			c.Label += " · " + oneLine(run.Tasks[0], choiceTask)
+			c.Title = oneLine(run.Tasks[0], 500)
+		}
+		p.Choices = append(p.Choices, c)
+	}
 	if base == "" || nw == "" {
 		return s.writePage(w, "diff", p)
 	}
@@ -480,9 +514,22 @@ func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	p.BaseRun, p.NewRun = ba.g, na.g
-	p.Report, err = analysis.Diff(ctx, &diff.Config{NoMermaid: true}, ba.run, na.run)
+	p.Diff, err = analysis.Diff(ctx, &diff.Config{NoMermaid: true}, ba.run, na.run)
 	if err != nil {
 		return err
+	}
+	for _, g := range []struct {
+		side string
+		a    *analysed
+	}{{"base", ba}, {"new", na}} {
+		dg := diffGraph{Side: g.side, ID: g.a.g.ID}
+		if g.a.svg != nil {
+			dg.Graph = g.a.svg.prefixed(g.side + "-")
+		}
+		if g.a.svgErr != nil {
+			dg.Err = g.a.svgErr.Error()
+		}
+		p.Graphs = append(p.Graphs, dg)
 	}
 	p.Title = "compare " + p.Base + " → " + p.New
 	return s.writePage(w, "diff", p)

@@ -145,3 +145,19 @@ func (e *svgElem) Title() string {
 	}
 	return ""
 }
+
+// prefixed is a copy of the drawing whose ids start with prefix: two
+// drawings on one page (the compare page's) then share no id.
+func (e *svgElem) prefixed(prefix string) *svgElem {
+	c := &svgElem{Name: e.Name, Text: e.Text, Attrs: make([]svgAttr, len(e.Attrs)), Kids: make([]*svgElem, len(e.Kids))}
+	for i, a := range e.Attrs {
+		if a.Name == "id" && a.Value != "" {
+			a.Value = prefix + a.Value
+		}
+		c.Attrs[i] = a
+	}
+	for i, k := range e.Kids {
+		c.Kids[i] = k.prefixed(prefix)
+	}
+	return c
+}
