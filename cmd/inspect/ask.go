@@ -15,6 +15,7 @@ import (
 	"github.com/inspect-dev/inspect/analysis"
 	"github.com/inspect-dev/inspect/ask"
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/internal/mdterm"
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store"
 )
@@ -266,7 +267,7 @@ type markdownStream struct {
 
 func newMarkdownStream(w io.Writer, width int, style string) *markdownStream {
 	m := &markdownStream{w: w, width: width}
-	m.r, m.err = newGlamour(style, width)
+	m.r, m.err = mdterm.New(style, width)
 	return m
 }
 
@@ -305,13 +306,13 @@ func (m *markdownStream) emit() {
 		m.block = nil
 		return
 	}
-	out, err := m.r.Render(glamourInput(strings.Join(m.block, "\n"), m.width))
+	out, err := m.r.Render(mdterm.Input(strings.Join(m.block, "\n"), m.width))
 	m.block = nil
 	if err != nil {
 		m.err = err
 		return
 	}
-	out = strings.Trim(glamourOutput(out), "\n")
+	out = strings.Trim(mdterm.Output(out), "\n")
 	if m.output {
 		out = "\n" + out
 	}

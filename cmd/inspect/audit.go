@@ -14,6 +14,7 @@ import (
 	"github.com/inspect-dev/inspect/findings/report"
 	"github.com/inspect-dev/inspect/findings/rules"
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/internal/mdterm"
 	"github.com/inspect-dev/inspect/internal/regfile"
 )
 
@@ -266,15 +267,15 @@ func writeGlamour(io *IOStreams, rep *findings.Report, style string) error {
 	if err := report.WriteMarkdown(&md, rep); err != nil {
 		return err
 	}
-	r, err := newGlamour(style, io.Width)
+	r, err := mdterm.New(style, io.Width)
 	if err != nil {
 		return report.WriteText(io.Out, rep)
 	}
-	out, err := r.Render(glamourInput(md.String(), io.Width))
+	out, err := mdterm.Render(r, md.String(), io.Width)
 	if err != nil {
 		return report.WriteText(io.Out, rep)
 	}
-	_, err = fmt.Fprint(io.Raw, glamourOutput(out)) // glamour's styles; its input is sanitized
+	_, err = fmt.Fprint(io.Raw, out) // glamour's styles; its input is sanitized
 	return err
 }
 

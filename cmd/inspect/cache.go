@@ -15,6 +15,7 @@ import (
 	"github.com/inspect-dev/inspect/analysis"
 	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/cache/report"
+	"github.com/inspect-dev/inspect/internal/mdterm"
 	"github.com/inspect-dev/inspect/record"
 )
 
@@ -164,9 +165,8 @@ func cacheRun(cmd *cobra.Command, opts *CacheOptions) error {
 		if err := report.WriteMarkdown(&md, rep, seq); err != nil {
 			return err
 		}
-		if r, err := newGlamour(style, io.Width); err == nil {
-			if s, err := r.Render(glamourInput(md.String(), io.Width)); err == nil {
-				s = glamourOutput(s)
+		if r, err := mdterm.New(style, io.Width); err == nil {
+			if s, err := mdterm.Render(r, md.String(), io.Width); err == nil {
 				_, err = fmt.Fprint(io.Raw, s) // glamour's styles; its input is sanitized
 				return err
 			}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/charmbracelet/glamour"
+	"github.com/inspect-dev/inspect/internal/mdterm"
 )
 
 // longAgentSession writes a Claude Code session whose one sub-agent's
@@ -83,69 +83,14 @@ func TestShow_LongWordOnTerminal(t *testing.T) {
 	}
 }
 
-// TestBreakLongWords: a word longer than the line is broken into pieces
-// of a line each, its characters kept in order; shorter words, lines in
-// fenced code blocks and Markdown without a long word are left as they
-// are.
-func TestBreakLongWords(t *testing.T) {
-	long := strings.Repeat("ab", 130)
-	md := "# title " + long + "\n\n- item " + long + " end\n\n```\n" + long + "\n```\n\nplain é " + strings.Repeat("é", 45) + "\n"
-	got := breakLongWords(md, 100, 100)
-	lines := strings.Split(got, "\n")
-	if lines[5] != long {
-		t.Errorf("a fenced line was changed: %q", lines[5])
-	}
-	for _, l := range []string{lines[0], lines[2], lines[8]} {
-		for _, w := range strings.Fields(l) {
-			if utf8.RuneCountInString(w) > 100 {
-				t.Errorf("a word of %d runes left in %q", utf8.RuneCountInString(w), l)
-			}
-		}
-	}
-	if strings.ReplaceAll(strings.TrimPrefix(lines[0], "# title "), " ", "") != long {
-		t.Errorf("the heading's word lost characters: %q", lines[0])
-	}
-	if lines[8] != "plain é "+strings.Repeat("é", 45) {
-		t.Errorf("a short word was broken: %q", lines[8])
-	}
-	if short := "# a b\n\nno long words here\n"; breakLongWords(short, 100, 100) != short {
-		t.Error("Markdown without a long word changed")
-	}
-}
-
-// BenchmarkGlamourInput_LongWord is glamour rendering a heading and a
-// paragraph holding a word of 100,000 characters, as show does, with and
-// without glamourInput's breaks.
-func BenchmarkGlamourInput_LongWord(b *testing.B) {
-	md := "# n3\n\n### Branch job (agent " + strings.Repeat("x", 100000) + ")\n\nsome " + strings.Repeat("y", 100000) + " text\n"
-	r, err := glamour.NewTermRenderer(glamour.WithStylePath("dark"), glamour.WithWordWrap(100))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("broken", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			if _, err := r.Render(glamourInput(md, 100)); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("whole-10k", func(b *testing.B) { // the word whole, a tenth as long: the square shows
-		small := "# n3\n\nsome " + strings.Repeat("y", 10000) + " text\n"
-		for i := 0; i < b.N; i++ {
-			if _, err := r.Render(small); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-}
-
 // TestAudit_TerminalKeepsTokensWhole: inspect audit on a terminal (glamour)
 // of the missed fan-out fixture, at every width from 60 to 120 columns:
 // every path, file name or identifier of the audit's Markdown that fits a
 // line (agents/fork-instructions.md, read_file, n2, a --flag) is on one
-// line of the output, whole, with plain hyphens (table cells aside, which
-// glamour's tables cut to their column) (before: glamour broke
-// after hyphens, "agents/fork-\ninstructions.md", and the long-word
+// line of the output, whole, with plain hyphens, table cells included;
+// at 60 and 80 columns every word of a table cell is whole on a line
+// (before: glamour's tables cut a cell where its column ended, inside a
+// word — a table too wide is now a list — and glamour broke after hyphens, "agents/fork-\ninstructions.md", and the long-word
 // breaks cut inside any word over half a line, "fork-instructions.\nmd").
 func TestAudit_TerminalKeepsTokensWhole(t *testing.T) {
 	dir := filepath.Join("..", "..", "fixtures", "audit-fanout-missed")
@@ -159,9 +104,16 @@ func TestAudit_TerminalKeepsTokensWhole(t *testing.T) {
 	}
 	token := regexp.MustCompile(`[\p{L}\p{N}][\p{L}\p{N}_]*(?:[-./][\p{L}\p{N}_]+)+`)
 	tokens := map[string]bool{}
+	cellWords := map[string]bool{} // every word of a table cell
 	for _, line := range strings.Split(md, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "|") {
-			continue // a table cell is cut to its column by glamour's tables
+		if t := strings.TrimSpace(line); strings.HasPrefix(t, "|") && !strings.HasPrefix(t, "| ---") {
+			for _, c := range strings.Split(strings.Trim(t, "|"), "|") {
+				for _, w := range strings.Fields(c) {
+					if w = strings.Trim(w, "`*"); w != "" && utf8.RuneCountInString(w) <= 40 {
+						cellWords[w] = true
+					}
+				}
+			}
 		}
 		for _, tok := range token.FindAllString(line, -1) {
 			if strings.ContainsAny(tok, "-/") {
@@ -180,12 +132,28 @@ func TestAudit_TerminalKeepsTokensWhole(t *testing.T) {
 			t.Fatalf("audit at %d columns: exit %d: %s", width, code, errOut)
 		}
 		text := sgr.ReplaceAllString(out.String(), "")
-		if strings.ContainsAny(text, heldPoints) {
+		if strings.ContainsAny(text, mdterm.HeldPoints) {
 			t.Fatalf("at %d columns a held wrap point reached the terminal", width)
 		}
 		for tok := range tokens {
-			if utf8.RuneCountInString(tok) <= width-glamourIndent && !strings.Contains(text, tok) {
+			if utf8.RuneCountInString(tok) <= width-mdterm.Indent && !strings.Contains(text, tok) {
 				t.Errorf("at %d columns %q is broken across lines", width, tok)
+			}
+		}
+		if width != 60 && width != 80 {
+			continue
+		}
+		lines := strings.Split(text, "\n")
+		for w := range cellWords {
+			whole := false
+			for _, l := range lines {
+				if strings.Contains(" "+l+" ", " "+w+" ") || strings.Contains(l, w+";") || strings.Contains(l, w+":") {
+					whole = true
+					break
+				}
+			}
+			if !whole {
+				t.Errorf("at %d columns the table cell word %q is cut", width, w)
 			}
 		}
 	}

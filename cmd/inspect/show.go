@@ -16,6 +16,7 @@ import (
 	"github.com/inspect-dev/inspect/cache/report"
 	"github.com/inspect-dev/inspect/chat"
 	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/internal/mdterm"
 	"github.com/inspect-dev/inspect/record"
 )
 
@@ -77,10 +78,9 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	writeNode(&md, v)
 	out := md.String()
 	if style, ok := opts.F.IO.markdownStyle(opts.F.Getenv); ok {
-		r, err := newGlamour(style, opts.F.IO.Width)
+		r, err := mdterm.New(style, opts.F.IO.Width)
 		if err == nil {
-			if s, err := r.Render(glamourInput(out, opts.F.IO.Width)); err == nil {
-				s = glamourOutput(s)
+			if s, err := mdterm.Render(r, out, opts.F.IO.Width); err == nil {
 				// glamour's styles go out as they are; its input is sanitized
 				_, err = fmt.Fprint(opts.F.IO.Raw, s)
 				return err

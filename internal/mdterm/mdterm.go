@@ -1,4 +1,11 @@
-package main
+// Package mdterm renders Markdown on a terminal through glamour (inspect
+// audit, cache, show and ask on a terminal): it readies the Markdown for
+// glamour — sanitized by termsafe, so no escape sequence of the text can
+// act; a table too wide for the terminal written as a list, so no cell is
+// cut inside a word; a word longer than a line broken; glamour's wrap
+// points inside paths and identifiers held — and gives the held points back
+// in glamour's output.
+package mdterm
 
 import (
 	"strings"
@@ -6,15 +13,27 @@ import (
 	"unicode/utf8"
 
 	"github.com/charmbracelet/glamour"
+
 	"github.com/inspect-dev/inspect/internal/termsafe"
 )
 
-// glamourInput is Markdown made ready for glamour on a terminal width
+// Render is md rendered by r for a terminal width columns wide: r's
+// rendering of Input, with the held wrap points given back.
+func Render(r *glamour.TermRenderer, md string, width int) (string, error) {
+	out, err := r.Render(Input(md, width))
+	if err != nil {
+		return "", err
+	}
+	return Output(out), nil
+}
+
+// Input is Markdown made ready for glamour on a terminal width
 // columns wide: sanitized (termsafe: no escape sequence of the text can
-// act); a word too long for a line (longer than width less glamour's
+// act); a table wider than the terminal written as a list (fitTables:
+// glamour would cut its cells inside words); a word too long for a line (longer than width less glamour's
 // margins and indents) broken into pieces of half a line, so two fill a
 // line; and each of glamour's wrap points (- . , ; +) between two letters
-// or digits held as a private-use character, which glamourOutput turns
+// or digits held as a private-use character, which Output turns
 // back — outside fenced code blocks. So a path or identifier that fits a
 // line is never wrapped inside ("agents/fork-\ninstructions.md",
 // "fork-instructions.\nmd" before: glamour's block wrap breaks after any
@@ -23,45 +42,46 @@ import (
 // tool result — no longer costs glamour's word wrap, which measures the
 // word it is building once per character added, time in the square of its
 // length (29 s); the terminal would break such a word at its edge anyway.
-func glamourInput(md string, width int) string {
-	return keepHyphens(breakLongWords(termsafe.String(md), max(width-glamourIndent, 20), max(width/2, 20)))
+func Input(md string, width int) string {
+	return keepHyphens(breakLongWords(fitTables(termsafe.String(md), width), max(width-Indent, 20), max(width/2, 20)))
 }
 
-// glamourOutput is glamour's rendering of glamourInput with the held
+// Output is glamour's rendering of Input with the held
 // wrap points given back, so what is copied from the terminal is the text
 // itself.
-func glamourOutput(s string) string {
-	if !strings.ContainsAny(s, heldPoints) {
+func Output(s string) string {
+	if !strings.ContainsAny(s, HeldPoints) {
 		return s
 	}
 	return giveBack.Replace(s)
 }
 
-// newGlamour is the glamour renderer of style for a terminal width
+// New is the glamour renderer of style for a terminal width
 // columns wide.
-func newGlamour(style string, width int) (*glamour.TermRenderer, error) {
+func New(style string, width int) (*glamour.TermRenderer, error) {
 	return glamour.NewTermRenderer(glamour.WithStylePath(style), glamour.WithWordWrap(width))
 }
 
-// glamourIndent is how many columns of a line glamour's styles may take
+// Indent is how many columns of a line glamour's styles may take
 // before a word: the document margin on both sides and a nested list's
 // or a block quote's indent.
-const glamourIndent = 8
+const Indent = 8
 
 // wrapPoints are the characters glamour's word wrap may break a line
 // after (its block wrap's breakpoints " ,.;-+|", less the space and the
-// table pipe), and heldPoints the private-use characters that stand for
-// them, in order, between glamourInput and glamourOutput.
+// table pipe), and HeldPoints the private-use characters that stand for
+// them, in order, between Input and Output.
 const (
 	wrapPoints = "-.,;+"
-	heldPoints = "\ue000\ue001\ue002\ue003\ue004"
+	HeldPoints = "\ue000\ue001\ue002\ue003\ue004"
 )
 
 var giveBack = strings.NewReplacer("\ue000", "-", "\ue001", ".", "\ue002", ",", "\ue003", ";", "\ue004", "+")
 
 // keepHyphens holds each of wrapPoints that stands between two letters or
-// digits (agents/fork-instructions.md, 1,024, c+d), outside fenced code
-// blocks (which glamour does not wrap). One next to a space or to another
+// digits (agents/fork-instructions.md, 1,024, c+d), and a sign between an
+// opening bracket and its figure (a change, "(+145)", "(-7693)"), outside
+// fenced code blocks (which glamour does not wrap). One next to a space or to another
 // mark (a list bullet, a rule, a table's delimiter row, --flag, the end
 // of a sentence) is left as it is.
 func keepHyphens(md string) string {
@@ -77,9 +97,9 @@ func keepHyphens(md string) string {
 		}
 		prev := rune(0)
 		for i, c := range line {
-			if k := strings.IndexRune(wrapPoints, c); k >= 0 && isWordRune(prev) {
+			if k := strings.IndexRune(wrapPoints, c); k >= 0 && (isWordRune(prev) || prev == '(' && (c == '+' || c == '-')) {
 				if next, _ := utf8.DecodeRuneInString(line[i+1:]); isWordRune(next) {
-					b.WriteRune([]rune(heldPoints)[k])
+					b.WriteRune([]rune(HeldPoints)[k])
 					prev = c
 					continue
 				}
