@@ -78,13 +78,16 @@ func Import(ctx context.Context, w Writer, f Format, path string, opt Options) (
 	}
 	defer func() {
 		for _, s := range sessions {
-			if s.Close != nil {
+			if s != nil && s.Close != nil {
 				s.Close()
 			}
 		}
 	}()
-	var out []Result
-	for _, s := range sessions {
+	out := make([]Result, 0, len(sessions))
+	for i, s := range sessions {
+		// A session written is let go (its texts, project and tools): a
+		// file of many runs holds only their results.
+		sessions[i] = nil
 		if s.Source.Format == "" {
 			s.Source.Format = f.Name()
 		}

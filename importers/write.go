@@ -98,7 +98,10 @@ func write(ctx context.Context, w Writer, s *Session) (written, error) {
 		}
 		return nil
 	})
-	wr := written{id: run.ID, nodes: int(m.seq), convs: m.convs, redacted: &m.red.tally}
+	// The tally alone outlives the write, not the redactor (the last
+	// bodies' messages it keeps).
+	tally := m.red.tally
+	wr := written{id: run.ID, nodes: int(m.seq), convs: m.convs, redacted: &tally}
 	flatReport(s, m.flattened)
 	if err != nil {
 		return wr, fmt.Errorf("record %s session %s: %w", s.Source.Format, s.Source.ID, err)

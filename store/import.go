@@ -17,6 +17,11 @@ import (
 // importBatch is how many nodes an import commits at once.
 const importBatch = 2000
 
+// runBySourceSQL finds an imported run by its source through index
+// runs_source (whose rows are those with a source id: the query says so,
+// or SQLite cannot use it for a bound id and reads every run).
+const runBySourceSQL = `SELECT id FROM runs WHERE source_format = ? AND source_id = ? AND source_id <> '' ORDER BY started_ns LIMIT 1`
+
 // RunBySource returns the id of the run imported from source id of format,
 // or "" when there is none (or id is empty: such a source cannot be
 // imported twice).
@@ -25,7 +30,7 @@ func (db *DB) RunBySource(ctx context.Context, format, id string) (string, error
 		return "", nil
 	}
 	var run string
-	err := db.r.QueryRowContext(ctx, `SELECT id FROM runs WHERE source_format = ? AND source_id = ? ORDER BY started_ns LIMIT 1`, format, id).Scan(&run)
+	err := db.r.QueryRowContext(ctx, runBySourceSQL, format, id).Scan(&run)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}

@@ -463,10 +463,14 @@ func writeTotals(ctx context.Context, tx *sql.Tx, run string) error {
 	return err
 }
 
+// unfinishedSQL lists the runs still being written, without their totals,
+// through index runs_running: those alone, not every run.
+const unfinishedSQL = `SELECT id, writer_host, writer_pid, writer_tag FROM runs WHERE status = 'running' AND totals_nodes IS NULL`
+
 // repairTotals writes the totals of runs whose writer died before finishing
 // them (interrupted runs), so that listing runs stays a read of runs.
 func repairTotals(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, `SELECT id, writer_host, writer_pid, writer_tag FROM runs WHERE status = 'running' AND totals_nodes IS NULL`)
+	rows, err := tx.QueryContext(ctx, unfinishedSQL)
 	if err != nil {
 		return err
 	}

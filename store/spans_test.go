@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -104,5 +105,34 @@ func TestTraceSpans_V8AndV9Files(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestImport_ReadsNoOtherRuns: what a writer asks of the runs table when
+// it imports a run — whether the source was imported before, and which
+// runs a dead writer left — goes through an index of those rows, never a
+// read of every run (an Agents SDK file of 90,000 traces is 90,000 runs:
+// a scan each made the import quadratic). Before, both were `SCAN runs`.
+func TestImport_ReadsNoOtherRuns(t *testing.T) {
+	db, _ := openTemp(t)
+	for name, q := range map[string][]any{"RunBySource": {runBySourceSQL, "openai-agents", "trace_1"}, "repairTotals": {unfinishedSQL}} {
+		rows, err := db.r.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+q[0].(string), q[1:]...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		text := strings.Join(plan, "; ")
+		if !strings.Contains(text, "USING INDEX runs_source") && !strings.Contains(text, "USING INDEX runs_running") {
+			t.Errorf("%s reads every run: %s", name, text)
+		}
 	}
 }
