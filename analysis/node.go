@@ -16,8 +16,8 @@ import (
 
 // NodeView is one node of a run in full: what `inspect show` prints and
 // the web's node page shows (each renders this struct). It is read from
-// the node alone — never the whole run, unless NodeOptions.Branches asks
-// for a fork's branch tokens.
+// the node alone — never the whole run: NodeOptions.Branches reads the
+// nodes from a fork to its join, Cache the call's window.
 type NodeView struct {
 	// Run is the run's record (its snapshot, source, times).
 	Run *record.Run
@@ -88,7 +88,8 @@ type NodeOptions struct {
 	// section, with Policy.CacheOptions (the earlier requests it could
 	// reuse are there): `inspect show`.
 	Cache bool
-	// Branches reads the run's graph for a fork's or join's branch tokens.
+	// Branches reads the nodes from a fork to its join for a fork's or
+	// join's branch tokens.
 	Branches bool
 }
 
@@ -133,7 +134,11 @@ func (a *Analyzer) Node(ctx context.Context, ref string, seq int64, o NodeOption
 		}
 	}
 	if o.Branches && (rn.Kind == record.KindFork || rn.Kind == record.KindJoin) {
-		v.Branches = builtBranches(ctx, src, run, seq)
+		var join *record.Node
+		if v.Node.ForkOf != nil && v.Node.ForkOf.Join != nil {
+			join = v.Node.ForkOf.Join.Node
+		}
+		v.Branches = builtBranches(ctx, src, run, rn, join)
 	}
 	if v.Asks, err = src.Asks(ctx, id, seq); err != nil {
 		return nil, err
@@ -235,19 +240,28 @@ func nodeCache(ctx context.Context, src Source, run *record.Run, n *record.Node,
 	return &NodeCache{Report: rep}
 }
 
-// builtBranches are the branches of the fork that fork or join node seq
-// opens or closes, from the run's graph; nil when it cannot be read.
-func builtBranches(ctx context.Context, src Source, run *record.Run, seq int64) []*graph.Branch {
+// builtBranches are the branches of the fork that fork or join node n
+// opens or closes (join: the fork's join, when n is the fork), built from
+// the nodes from the fork to its join — to the run's end while it is
+// open — not the whole run; nil when they cannot be read.
+func builtBranches(ctx context.Context, src Source, run *record.Run, n, join *record.Node) []*graph.Branch {
+	fork, last := n.Seq, int64(0)
+	switch {
+	case n.Kind == record.KindJoin && n.Join != nil:
+		fork, last = n.Join.ForkSeq, n.Seq
+	case join != nil:
+		last = join.Seq
+	}
 	var nodes []*record.Node
-	if err := src.ScanNodes(ctx, run, func(n *record.Node) error { nodes = append(nodes, n); return nil }); err != nil {
+	if err := src.ScanNodesRange(ctx, run, fork-1, last, func(n *record.Node) error { nodes = append(nodes, n); return nil }); err != nil {
 		return nil
 	}
 	g, err := graph.Build(run, nodes)
 	if err != nil {
 		return nil
 	}
-	if n := g.Node(seq); n != nil && n.ForkOf != nil {
-		return n.ForkOf.Branches
+	if gn := g.Node(n.Seq); gn != nil && gn.ForkOf != nil {
+		return gn.ForkOf.Branches
 	}
 	return nil
 }

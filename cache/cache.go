@@ -664,7 +664,7 @@ func Read(ctx context.Context, src Source, run string, seqs []int64, o *Options)
 		}
 	}
 	if len(reqs) > 0 {
-		r.prompts.reserve(reqs[len(reqs)-1].Seq) // in seq order
+		r.prompts.reserve(reqs[0].Seq, reqs[len(reqs)-1].Seq) // in seq order
 	}
 	for _, rp := range reqs {
 		r.prompts.set(rp.Seq, r.prompt(rp))
@@ -793,39 +793,57 @@ func lastSeq(g *graph.Run) int64 {
 	return g.Nodes[len(g.Nodes)-1].Seq
 }
 
-// seqMap maps the seqs of a run's nodes (dense, from 1) to values: a
-// slice, with a map for a seq far beyond the run's size (a damaged file).
+// firstSeq is the seq of g's first node: a run read from a node on (one
+// node's window, `inspect show`) starts past 1.
+func firstSeq(g *graph.Run) int64 {
+	if len(g.Nodes) == 0 {
+		return 0
+	}
+	return g.Nodes[0].Seq
+}
+
+// seqMap maps the seqs of a run's nodes (dense, from the first one read)
+// to values: a slice from the first seq reserved, with a map for a seq
+// far beyond the run's size (a damaged file) or before that first one.
 type seqMap[T any] struct {
-	s   []T
-	far map[int64]T
+	base int64 // the seq of s[0]
+	s    []T
+	far  map[int64]T
 }
 
 func (m *seqMap[T]) get(seq int64) T {
-	if seq >= 0 && seq < int64(len(m.s)) {
-		return m.s[seq]
+	if i := seq - m.base; i >= 0 && i < int64(len(m.s)) {
+		return m.s[i]
 	}
 	return m.far[seq]
 }
 
-// reserve makes room for the seqs up to last (a run's last node).
-func (m *seqMap[T]) reserve(last int64) {
-	if last >= int64(len(m.s)) && last <= 1<<24+4*int64(len(m.s)) {
-		m.s = slices.Grow(m.s, int(last)+1-len(m.s))
+// reserve makes room for the seqs from first to last (a run's first and
+// last nodes, or those of the part of it read): a map that holds nothing
+// yet starts at first, so a window late in a long run costs its own size.
+func (m *seqMap[T]) reserve(first, last int64) {
+	if len(m.s) == 0 && len(m.far) == 0 && first > 0 {
+		m.base = first
+	}
+	n := last - m.base
+	if n >= int64(len(m.s)) && n <= 1<<24+4*int64(len(m.s)) {
+		m.s = slices.Grow(m.s, int(n)+1-len(m.s))
 	}
 }
 
 func (m *seqMap[T]) set(seq int64, v T) {
-	if seq < 0 || seq > 1<<24+4*int64(len(m.s)) {
+	i := seq - m.base
+	if i < 0 || i > 1<<24+4*int64(len(m.s)) {
 		if m.far == nil {
 			m.far = map[int64]T{}
 		}
 		m.far[seq] = v
 		return
 	}
-	if seq >= int64(len(m.s)) {
-		m.s = slices.Grow(m.s, max(int(seq)+1-len(m.s), len(m.s)))[:seq+1] // doubling
+	if i >= int64(len(m.s)) {
+		m.s = slices.Grow(m.s, max(int(i)+1-len(m.s), len(m.s)))[:i+1] // doubling
 	}
-	m.s[seq] = v
+	m.s[i] = v
 }
 
 // tokens turns n prompt bytes of call c into tokens: bytes/4 (the scripted

@@ -60,8 +60,8 @@ func (a *analysis) unstable(c *Call, rep *Report) {
 // conversation and to the latest hand-off before it there, in one pass
 // over each conversation.
 func (a *analysis) context() {
-	a.prev.reserve(lastSeq(a.g))
-	a.handoff.reserve(lastSeq(a.g))
+	a.prev.reserve(firstSeq(a.g), lastSeq(a.g))
+	a.handoff.reserve(firstSeq(a.g), lastSeq(a.g))
 	for _, c := range a.g.Conversations {
 		var prev, h *graph.Node
 		for _, n := range c.Nodes {

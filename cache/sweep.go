@@ -124,7 +124,7 @@ func (r *Requests) rowInputs(reqs []layout.RequestParts) []sweepIn {
 func (a *analysis) sweep(calls []*Call, rep *Report) {
 	lifetime := a.o.lifetime()
 	var bySeq seqMap[*Call]
-	bySeq.reserve(lastSeq(a.g))
+	bySeq.reserve(firstSeq(a.g), lastSeq(a.g))
 	qs := make([]*Call, 0, len(calls))
 	same := a.sweptLifetime == lifetime
 	for _, c := range calls {
