@@ -243,27 +243,54 @@ func nodeCache(ctx context.Context, src Source, run *record.Run, n *record.Node,
 // builtBranches are the branches of the fork that fork or join node n
 // opens or closes (join: the fork's join, when n is the fork), built from
 // the nodes from the fork to its join — to the run's end while it is
-// open — not the whole run; nil when they cannot be read.
+// open — not the whole run; from the whole run when that part does not
+// hold the fork whole (a join that names another fork than the one its
+// conversation's graph closes); nil when they cannot be read.
 func builtBranches(ctx context.Context, src Source, run *record.Run, n, join *record.Node) []*graph.Branch {
 	fork, last := n.Seq, int64(0)
 	switch {
 	case n.Kind == record.KindJoin && n.Join != nil:
 		fork, last = n.Join.ForkSeq, n.Seq
-	case join != nil:
+	case join != nil && join.Branch == n.Branch:
 		last = join.Seq
 	}
+	g := builtFrom(ctx, src, run, fork-1, last)
+	var f *graph.Fork
+	if g != nil {
+		if gn := g.Node(n.Seq); gn != nil {
+			f = gn.ForkOf
+		}
+	}
+	whole := f != nil && f.Node.Seq == fork && f.Node.Branch == n.Branch
+	if whole && last > 0 {
+		whole = f.Join != nil && f.Join.Seq == last
+	}
+	if !whole {
+		if g = builtFrom(ctx, src, run, 0, 0); g == nil {
+			return nil
+		}
+		if gn := g.Node(n.Seq); gn != nil {
+			f = gn.ForkOf
+		}
+	}
+	if f == nil {
+		return nil
+	}
+	return f.Branches
+}
+
+// builtFrom is the graph of run's nodes after from up to last (0: the
+// end), or nil when they cannot be read.
+func builtFrom(ctx context.Context, src Source, run *record.Run, from, last int64) *graph.Run {
 	var nodes []*record.Node
-	if err := src.ScanNodesRange(ctx, run, fork-1, last, func(n *record.Node) error { nodes = append(nodes, n); return nil }); err != nil {
+	if err := src.ScanNodesRange(ctx, run, from, last, func(n *record.Node) error { nodes = append(nodes, n); return nil }); err != nil {
 		return nil
 	}
 	g, err := graph.Build(run, nodes)
 	if err != nil {
 		return nil
 	}
-	if gn := g.Node(n.Seq); gn != nil && gn.ForkOf != nil {
-		return gn.ForkOf.Branches
-	}
-	return nil
+	return g
 }
 
 // Node is node seq of the opened run in full: Analyzer.Node's view, read
