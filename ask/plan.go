@@ -722,24 +722,7 @@ func (p *Plan) Describe() string {
 func notLLMNode(g *graph.Run, n *graph.Node, opts *Options) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "n%d is a %s node (%s), not a model call; ask works on llm nodes", n.Seq, n.Kind, nodeSummary(n))
-	// The model call that made this node: the last llm node before it in
-	// its conversation (a user turn looks forward to the first one after).
-	var made *graph.Node
-	if n.Conv != nil {
-		for _, c := range n.Conv.Nodes {
-			if c.Kind != record.KindLLM {
-				continue
-			}
-			if n.Kind == record.KindUser && c.Seq > n.Seq {
-				made = c
-				break
-			}
-			if n.Kind != record.KindUser && c.Seq < n.Seq {
-				made = c
-			}
-		}
-	}
-	if made != nil {
+	if m := made(n); m != nil {
 		verb := "made it"
 		switch n.Kind {
 		case record.KindUser:
@@ -749,7 +732,7 @@ func notLLMNode(g *graph.Run, n *graph.Node, opts *Options) error {
 		case record.KindFinal:
 			verb = "wrote it"
 		}
-		fmt.Fprintf(&b, "; the model call that %s is n%d: try `%s`", verb, made.Seq, opts.hint(fmt.Sprintf("n%d", made.Seq)))
+		fmt.Fprintf(&b, "; the model call that %s is n%d: try `%s`", verb, m.Seq, opts.hint(fmt.Sprintf("n%d", m.Seq)))
 	}
 	var llms []*graph.Node
 	for _, c := range g.Nodes {
@@ -777,6 +760,27 @@ func notLLMNode(g *graph.Run, n *graph.Node, opts *Options) error {
 	}
 	fmt.Fprintf(&b, "; nearest llm nodes: %s", strings.Join(near, ", "))
 	return &InputError{Err: errors.New(b.String())}
+}
+
+// made is the model call that made node n: the last llm node before it in
+// its conversation (a user turn looks forward to the first one after);
+// nil when there is none.
+func made(n *graph.Node) *graph.Node {
+	var made *graph.Node
+	if n.Conv != nil {
+		for _, c := range n.Conv.Nodes {
+			if c.Kind != record.KindLLM {
+				continue
+			}
+			if n.Kind == record.KindUser && c.Seq > n.Seq {
+				return c
+			}
+			if n.Kind != record.KindUser && c.Seq < n.Seq {
+				made = c
+			}
+		}
+	}
+	return made
 }
 
 // nodeSummary names what a node holds, for error messages.

@@ -170,8 +170,9 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 		return err
 	}
 	// A model call is read alone (DESIGN §12: one-node commands read one
-	// node); any other node loads the run, whose conversation the error
-	// message names the nearest model calls from.
+	// node); any other node, which the error message names the model call
+	// that made it and the nearest ones for, the nodes around it (the
+	// whole run only when those do not hold them: ask.Enough).
 	an := analyzer(opts.F, nil)
 	v, err := an.Node(ctx, pinned(opts.RunRef, id), seq, analysis.NodeOptions{})
 	if err != nil {
@@ -182,9 +183,18 @@ func askRun(ctx context.Context, opts *AskOptions) error {
 	if n.Kind == record.KindLLM {
 		g, err = graph.Build(run, []*record.Node{n.Node})
 	} else {
-		var r *analysis.Run
-		if r, err = an.Open(ctx, pinned(opts.RunRef, id), analysis.LoadGraph); err == nil {
-			g = r.Graph
+		for _, span := range []int64{256, 4096} {
+			lo, hi := max(seq-span, 0), seq+span
+			if g, err = an.Part(ctx, pinned(opts.RunRef, id), lo, hi); err == nil && ask.Enough(g, seq, lo, hi) {
+				break
+			}
+			g, err = nil, nil // the whole run says what its part cannot
+		}
+		if g == nil {
+			var r *analysis.Run
+			if r, err = an.Open(ctx, pinned(opts.RunRef, id), analysis.LoadGraph); err == nil {
+				g = r.Graph
+			}
 		}
 	}
 	if err != nil {

@@ -106,3 +106,63 @@ func TestCompletion_NodePrefix(t *testing.T) {
 		t.Errorf("complete show RUN n0 = %v, want nothing", got)
 	}
 }
+
+// ask of a node that is not a model call reads the nodes around it for
+// its message (the call that made it, the nearest calls), not the run:
+// with the first 2,500 nodes of a 3,000-node run made unreadable, ask of
+// late tool, fork, join and hand-off nodes says what it says of the intact
+// run (before, it loaded the whole run: 11.8 s and 863 MB for a late fork
+// of a 1M-node run, and failed here).
+func TestAsk_NotACallReadsItsNeighbours(t *testing.T) {
+	f, out, errOut := testFactory(t)
+	ctx := context.Background()
+	db, err := f.Store(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := graphtest.RecordRealistic(ctx, db, 3000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[record.Kind]int64{}
+	if err := db.ScanNodes(ctx, &record.Run{ID: id}, func(n *record.Node) error {
+		if n.Seq > 2800 && n.Kind != record.KindLLM {
+			kinds[n.Kind] = n.Seq
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(kinds) < 4 {
+		t.Fatalf("late nodes of kinds %v; want tool, fork, join and hand-off", kinds)
+	}
+	ask := func(seq int64) string {
+		out.Reset()
+		errOut.Reset()
+		if code := run(ctx, f, []string{"ask", id, nodeRef(seq), "--dry-run"}); code != ExitUsage {
+			t.Fatalf("ask n%d: exit %d, %s%s; want the usage error", seq, code, out, errOut)
+		}
+		return errOut.String()
+	}
+	want := map[int64]string{}
+	for _, seq := range kinds {
+		want[seq] = ask(seq)
+	}
+	f.Close()
+	raw, err := sql.Open("sqlite3", "file:"+f.DBPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`UPDATE nodes SET data = '{' WHERE seq <= 2500 AND data <> ''`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	if code := run(ctx, f, []string{"graph", id}); code == ExitOK {
+		t.Fatalf("graph of the damaged run succeeded; the test needs a run the whole-run loader cannot read")
+	}
+	for kind, seq := range kinds {
+		if got := ask(seq); got != want[seq] {
+			t.Errorf("ask of %s n%d with earlier nodes unreadable:\n%s\nintact:\n%s", kind, seq, got, want[seq])
+		}
+	}
+}
