@@ -66,6 +66,13 @@ func Read(ctx context.Context, r io.Reader, lim Limits, fn func(*Span) error) (S
 	if err != nil && err != io.EOF {
 		return st, err
 	}
+	if _, perr := br.Peek(1); perr == io.EOF {
+		// the whole input is one line (Jaeger's answer): parsed once,
+		// not first checked for being a line of its own
+		if td, err := UnmarshalJSON(line); err == nil {
+			return st, emit(td, lim, &st, fn)
+		}
+	}
 	if !json.Valid(bytes.TrimSpace(line)) {
 		// not a line of its own: one (pretty-printed) document
 		rest, rerr := io.ReadAll(br)
@@ -132,6 +139,14 @@ func emit(td ptrace.Traces, lim Limits, st *Stats, fn func(*Span) error) error {
 // {"result": ...}. JSON that is not OTLP (no resourceSpans) is ErrNotOTLP.
 func UnmarshalJSON(data []byte) (ptrace.Traces, error) {
 	var u ptrace.JSONUnmarshaler
+	if inner, ok := jaegerResult(data); ok {
+		// Jaeger's answer, parsed once: before, it was parsed whole
+		// (the unknown "result" skipped), read again as a RawMessage,
+		// then parsed a third time inside
+		if td, err := u.UnmarshalTraces(inner); err == nil && td.ResourceSpans().Len() > 0 {
+			return td, nil
+		}
+	}
 	td, err := u.UnmarshalTraces(data)
 	if err != nil {
 		return ptrace.Traces{}, &notOTLP{"OTLP/JSON", jsonProblem(data, err)}
@@ -156,6 +171,30 @@ func UnmarshalJSON(data []byte) (ptrace.Traces, error) {
 		}
 	}
 	return td, nil
+}
+
+// jaegerResult is the value of data when data is {"result": VALUE}, as
+// Jaeger's API v3 answers, found without parsing VALUE (the caller's
+// parse of it says whether it was one); ok false for anything else.
+func jaegerResult(data []byte) ([]byte, bool) {
+	t := bytes.TrimSpace(data)
+	rest, ok := bytes.CutPrefix(t, []byte("{"))
+	if !ok || !bytes.HasSuffix(rest, []byte("}")) {
+		return nil, false
+	}
+	rest = bytes.TrimLeft(rest, " \t\r\n")
+	if rest, ok = bytes.CutPrefix(rest, []byte(`"result"`)); !ok {
+		return nil, false
+	}
+	rest = bytes.TrimLeft(rest, " \t\r\n")
+	if rest, ok = bytes.CutPrefix(rest, []byte(":")); !ok {
+		return nil, false
+	}
+	inner := bytes.TrimSpace(rest[:len(rest)-1])
+	if len(inner) == 0 || inner[0] != '{' || inner[len(inner)-1] != '}' {
+		return nil, false // another member after it, or not an object
+	}
+	return inner, true
 }
 
 // UnmarshalProto parses one OTLP/protobuf ExportTraceServiceRequest.

@@ -1,13 +1,15 @@
 // Package jaeger imports traces from a Jaeger query service through its
 // API v3 (DESIGN §14, §18 "Fleet"): a search of /api/v3/traces by service,
-// operation, attributes and time lists the traces of a window (a window
-// holding as many traces as one search returns is split until each holds
-// fewer, never cut), each trace is fetched whole from /api/v3/traces/{id}
-// (OTLP JSON, capped in size) and recorded as a run through the OTLP
-// importer (importers/otlp), the same trace again into the same run. A
-// high-water mark kept in the database (Marks) makes the next import fetch
-// only what is new; a trace still receiving spans is recorded running and
-// fetched again until it has ended.
+// operation, attributes and time answers with the traces of a window,
+// whole (a window holding as many traces as one search returns is split
+// until each holds fewer, never cut; windows are sized from the last
+// one's count), and each is recorded from that answer as a run through
+// the OTLP importer (importers/otlp); /api/v3/traces/{id} fetches one
+// alone (OTLP JSON, capped in size) when it was recorded running before,
+// or is over the cap. The same trace again goes into the same run. A
+// high-water mark kept in the database (Marks) makes the next import
+// fetch only what is new; a trace still receiving spans is recorded
+// running and fetched again until it has ended.
 package jaeger
 
 import (
@@ -122,44 +124,71 @@ func (e *RequestError) Unwrap() error { return e.Err }
 type Found struct {
 	ID    string
 	Start time.Time // its first span's start
+	// Trace is the trace whole as the search answered it (Jaeger's
+	// search returns whole traces), nil when it is to be fetched on its
+	// own: over MaxBytes, or an answer that had values cut.
+	Trace *otlp.Trace
 }
 
 // Search lists the traces of q with a span starting in [from, to), oldest
-// first: one search when the window holds fewer than Depth traces, else
-// the window halved until each half does. A window of one microsecond
-// still full is an error (raise Depth), never a silent cut.
+// first, window by window in time order: the first window is all of it;
+// one holding as many traces as a search returns (Depth) may hold more,
+// so it is halved and searched again, and each next window is sized from
+// the last one's count to hold about half a search's worth. A window of
+// one microsecond still full is an error (raise Depth), never a silent
+// cut.
 func (c *Client) Search(ctx context.Context, q Query, from, to time.Time, fn func([]Found) error) error {
-	found, err := c.search(ctx, q, from, to)
-	if err != nil {
-		return err
-	}
-	if len(found) >= c.depth() {
-		if to.Sub(from) <= time.Microsecond {
-			return fmt.Errorf("jaeger holds %d or more traces starting at %s, as many as one search returns: raise the search depth", c.depth(), from.UTC().Format(time.RFC3339Nano))
+	depth := c.depth()
+	span := to.Sub(from)
+	for cur := from; cur.Before(to); {
+		end := cur.Add(span)
+		if span <= 0 || end.After(to) {
+			end = to
 		}
-		mid := from.Add(to.Sub(from) / 2).Truncate(time.Microsecond)
-		if !mid.After(from) {
-			mid = from.Add(time.Microsecond)
-		}
-		if err := c.Search(ctx, q, from, mid, fn); err != nil {
+		found, err := c.search(ctx, q, cur, end, end.Sub(cur) <= time.Microsecond)
+		if err != nil {
 			return err
 		}
-		return c.Search(ctx, q, mid, to, fn)
+		w := end.Sub(cur)
+		if len(found) >= depth {
+			if w <= time.Microsecond {
+				return fmt.Errorf("jaeger holds %d or more traces starting at %s, as many as one search returns: raise the search depth", depth, cur.UTC().Format(time.RFC3339Nano))
+			}
+			span = (w / 2).Truncate(time.Microsecond)
+			if span < time.Microsecond {
+				span = time.Microsecond
+			}
+			continue
+		}
+		if err := fn(found); err != nil {
+			return err
+		}
+		cur = end
+		// about depth/2 traces next time, growing at most 4 times
+		factor := 4.0
+		if len(found) > 0 {
+			factor = min(max(float64(depth)/2/float64(len(found)), 0.5), 4)
+		}
+		span = time.Duration(float64(w) * factor).Truncate(time.Microsecond)
+		if span < time.Microsecond {
+			span = time.Microsecond
+		}
 	}
-	return fn(found)
+	return nil
 }
 
-// search is one search of [from, to): the traces it lists, oldest first.
-// Jaeger's window is inclusive at both ends; a trace starting at to is
-// left to the next window.
-func (c *Client) search(ctx context.Context, q Query, from, to time.Time) ([]Found, error) {
+// search is one search of [from, to): the traces it lists, oldest first
+// (for a full answer, only as many empty ones unless exact). Jaeger's
+// window is inclusive at both ends; a trace starting at to is left to the
+// next window.
+func (c *Client) search(ctx context.Context, q Query, from, to time.Time, exact bool) ([]Found, error) {
 	v := url.Values{}
 	v.Set("query.service_name", q.Service)
 	if q.Operation != "" {
 		v.Set("query.operation_name", q.Operation)
 	}
 	v.Set("query.start_time_min", from.UTC().Format(time.RFC3339Nano))
-	v.Set("query.start_time_max", to.Add(-time.Microsecond).UTC().Format(time.RFC3339Nano))
+	v.Set("query.start_time_max", to.Add(-time.Nanosecond).UTC().Format(time.RFC3339Nano))
 	depth := strconv.Itoa(c.depth())
 	v.Set("query.num_traces", depth)   // Jaeger 1.x and 2.x up to 2.1x
 	v.Set("query.search_depth", depth) // the newer name
@@ -180,27 +209,61 @@ func (c *Client) search(ctx context.Context, q Query, from, to time.Time) ([]Fou
 	if err != nil {
 		return nil, err
 	}
-	traces, _, err := otlp.ReadTraces(ctx, bytes.NewReader(body))
+	if n := countTraces(body); n >= c.depth() && !exact {
+		// full: the caller splits the window and drops this answer, so it
+		// is not parsed (only its count matters; a link's trace id may
+		// count too, so a window that cannot be split is parsed)
+		out := make([]Found, n)
+		return out, nil
+	}
+	traces, st, err := otlp.ReadTraces(ctx, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("read jaeger's search answer: %w", err)
 	}
+	maxBytes := c.maxBytes()
 	out := make([]Found, 0, len(traces))
 	for _, t := range traces {
-		out = append(out, Found{ID: t.ID, Start: t.Start()})
+		f := Found{ID: t.ID, Start: t.Start(), Trace: t}
+		if st.Truncated > 0 || t.Bytes() > maxBytes {
+			f.Trace = nil // fetched alone: its size checked, its cut values counted
+		}
+		out = append(out, f)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Start.Before(out[j].Start) })
 	return out, nil
+}
+
+// countTraces counts the distinct trace ids of an OTLP/JSON answer's
+// spans ("traceId":"<32 hex>") without parsing it: a lower bound would
+// do, as a search answer holding fewer than the depth is parsed whole.
+func countTraces(body []byte) int {
+	key := []byte(`"traceId":"`)
+	ids := map[string]struct{}{}
+	for rest := body; ; {
+		i := bytes.Index(rest, key)
+		if i < 0 || len(rest) < i+len(key)+33 {
+			return len(ids)
+		}
+		rest = rest[i+len(key):]
+		if rest[32] == '"' {
+			ids[string(rest[:32])] = struct{}{}
+		}
+		rest = rest[32:]
+	}
+}
+
+func (c *Client) maxBytes() int64 {
+	if c.MaxBytes > 0 {
+		return c.MaxBytes
+	}
+	return DefaultMaxBytes
 }
 
 // Trace fetches trace id whole: its OTLP JSON, ErrTooLarge (wrapped, with
 // the size read) over MaxBytes, a *StatusError of 404 when Jaeger has it
 // no longer.
 func (c *Client) Trace(ctx context.Context, id string) ([]byte, error) {
-	max := c.MaxBytes
-	if max <= 0 {
-		max = DefaultMaxBytes
-	}
-	return c.get(ctx, "fetching trace "+id, "/api/v3/traces/"+url.PathEscape(id), max)
+	return c.get(ctx, "fetching trace "+id, "/api/v3/traces/"+url.PathEscape(id), c.maxBytes())
 }
 
 func (c *Client) depth() int {

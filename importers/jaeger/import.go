@@ -212,7 +212,13 @@ func (im *Importer) Import(ctx context.Context, q Query) (Summary, error) {
 				tell()
 				continue
 			}
-			r, err := im.one(ctx, f.ID, &sum)
+			var r *Run
+			var err error
+			if f.Trace != nil {
+				r, err = im.record(ctx, f.Trace, 0, &sum) // the search's answer holds it whole
+			} else {
+				r, err = im.one(ctx, f.ID, &sum)
+			}
 			p.Done++
 			if err != nil {
 				return err
@@ -266,8 +272,8 @@ func (im *Importer) Import(ctx context.Context, q Query) (Summary, error) {
 	return sum, save()
 }
 
-// one fetches trace id and records it: nil (and no error) when it is over
-// the size cap or gone.
+// one fetches trace id alone and records it: nil (and no error) when it
+// is over the size cap or gone.
 func (im *Importer) one(ctx context.Context, id string, sum *Summary) (*Run, error) {
 	body, err := im.Client.Trace(ctx, id)
 	var se *StatusError
@@ -295,10 +301,17 @@ func (im *Importer) one(ctx context.Context, id string, sum *Summary) (*Run, err
 		sum.Gone++
 		return nil, nil
 	}
+	return im.record(ctx, t, st.Truncated, sum)
+}
+
+// record records trace t as a run (running when its root has not come);
+// truncated is how many of its attribute values were cut.
+func (im *Importer) record(ctx context.Context, t *otlp.Trace, truncated int, sum *Summary) (*Run, error) {
+	id := t.ID
 	s := otlp.Build(t, im.Options)
 	s.Source.Path = strings.TrimSuffix(im.Client.Base, "/") + "/api/v3/traces/" + id
-	if st.Truncated > 0 {
-		s.Report.Skipped["attribute values over the size cap (cut)"] += st.Truncated
+	if truncated > 0 {
+		s.Report.Skipped["attribute values over the size cap (cut)"] += truncated
 	}
 	running := !t.Ended()
 	w := importers.Writer(im.Store)

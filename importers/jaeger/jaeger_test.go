@@ -67,9 +67,9 @@ type fake struct {
 	searches []string // the windows searched, start_time_min..max
 	fetched  []string // the trace ids fetched
 	auth     string   // the Authorization a request must carry ("" = none)
-	failFrom int      // fetches from this one (1-based) answer 503, failN times in a row ...
+	failFrom int      // requests from this one (1-based) answer 503, failN times in a row ...
 	failN    int      // ... (-1: for ever)
-	fetches  int
+	requests int
 }
 
 func newFake(ts ...fakeTrace) *fake {
@@ -87,12 +87,12 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"httpCode":401,"message":"unauthorized"}}`, http.StatusUnauthorized)
 		return
 	}
+	f.requests++
+	if f.failFrom > 0 && f.requests >= f.failFrom && (f.failN < 0 || f.requests < f.failFrom+f.failN) {
+		http.Error(w, `{"error":{"httpCode":503,"message":"storage unavailable"}}`, http.StatusServiceUnavailable)
+		return
+	}
 	if id, ok := strings.CutPrefix(r.URL.Path, "/api/v3/traces/"); ok {
-		f.fetches++
-		if f.failFrom > 0 && f.fetches >= f.failFrom && (f.failN < 0 || f.fetches < f.failFrom+f.failN) {
-			http.Error(w, `{"error":{"httpCode":503,"message":"storage unavailable"}}`, http.StatusServiceUnavailable)
-			return
-		}
 		t, ok := f.traces[id]
 		if !ok {
 			http.Error(w, `{"error":{"httpCode":404,"message":"trace not found"}}`, http.StatusNotFound)
@@ -190,6 +190,9 @@ func TestImport_SplitsFullWindows(t *testing.T) {
 	if len(f.searches) < 8 {
 		t.Errorf("%d searches for 25 traces at depth 4: the window was not split", len(f.searches))
 	}
+	if len(f.fetched) != 0 {
+		t.Errorf("%d traces fetched one by one: the searches' answers hold them whole", len(f.fetched))
+	}
 	for _, r := range sum.Imported {
 		if r.Status != record.StatusOK || r.Nodes == 0 {
 			t.Errorf("run %s: %s, %d nodes", r.RunID, r.Status, r.Nodes)
@@ -201,12 +204,12 @@ func TestImport_SplitsFullWindows(t *testing.T) {
 		t.Fatalf("second import: %d imported, fetched %v, %v", len(sum.Imported), f.fetched, err)
 	}
 	// a trace that reaches Jaeger late (started within Settle of the
-	// last search's end) is the only one fetched next time
+	// last search's end) is the only one imported next time
 	late := fakeTrace{id: fmt.Sprintf("%032x", 999), start: t0.Add(24*time.Hour - 10*time.Second), agent: "main"}
 	f.traces[late.id] = late
 	sum, err = importer(srv, db, 4).Import(t.Context(), query())
-	if err != nil || len(sum.Imported) != 1 || len(f.fetched) != 1 || runCount(t, db) != 26 {
-		t.Fatalf("third import: %d imported, fetched %v, %d runs, %v", len(sum.Imported), f.fetched, runCount(t, db), err)
+	if err != nil || len(sum.Imported) != 1 || sum.Imported[0].Trace != late.id || runCount(t, db) != 26 {
+		t.Fatalf("third import: %d imported, %d runs, %v", len(sum.Imported), runCount(t, db), err)
 	}
 }
 
@@ -230,11 +233,11 @@ func TestImport_FullMomentIsAnError(t *testing.T) {
 // fetching those again.
 func TestImport_ErrorsMidway(t *testing.T) {
 	f := newFake(traces(10, "main")...)
-	f.failFrom, f.failN = 3, 2 // the 3rd and 4th fetch fail, the retry of the 4th passes
+	f.failFrom, f.failN = 3, 2 // the 3rd and 4th request fail, the retry of the 4th passes
 	srv := httptest.NewServer(f)
 	defer srv.Close()
 	db := openDB(t)
-	im := importer(srv, db, 100)
+	im := importer(srv, db, 3)
 	var retries []string
 	im.Client.OnRetry = func(what string, err error, wait time.Duration) { retries = append(retries, err.Error()) }
 	sum, err := im.Import(t.Context(), query())
@@ -246,31 +249,34 @@ func TestImport_ErrorsMidway(t *testing.T) {
 	}
 
 	f2 := newFake(traces(10, "main")...)
-	f2.failFrom, f2.failN = 5, -1 // from the 5th fetch on, for ever
+	f2.failFrom, f2.failN = 17, -1 // from the 17th request on, for ever (some windows read by then)
 	srv2 := httptest.NewServer(f2)
 	defer srv2.Close()
 	db2 := openDB(t)
-	im2 := importer(srv2, db2, 100)
+	im2 := importer(srv2, db2, 3)
 	im2.Client.Retries = 2
 	sum, err = im2.Import(t.Context(), query())
 	if err == nil || !strings.Contains(err.Error(), "503") {
 		t.Fatalf("err = %v, want the 503", err)
 	}
-	if len(sum.Imported) != 4 || runCount(t, db2) != 4 {
-		t.Fatalf("imported %d (%d runs) before the failure, want 4", len(sum.Imported), runCount(t, db2))
+	before := len(sum.Imported)
+	if before == 0 || before >= 10 || runCount(t, db2) != before {
+		t.Fatalf("imported %d (%d runs) before the failure, want some of the 10", before, runCount(t, db2))
+	}
+	first := map[string]bool{}
+	for _, r := range sum.Imported {
+		first[r.Trace] = true
 	}
 	f2.mu.Lock()
-	f2.failFrom, f2.fetched = 0, nil
+	f2.failFrom = 0
 	f2.mu.Unlock()
 	sum, err = im2.Import(t.Context(), query())
-	if err != nil || len(sum.Imported) != 6 || runCount(t, db2) != 10 {
-		t.Fatalf("resumed: imported %d (%d runs), %v; want the 6 left", len(sum.Imported), runCount(t, db2), err)
+	if err != nil || len(sum.Imported) != 10-before || runCount(t, db2) != 10 {
+		t.Fatalf("resumed: imported %d (%d runs), %v; want the %d left", len(sum.Imported), runCount(t, db2), err, 10-before)
 	}
-	for _, id := range f2.fetched {
-		for _, before := range traces(4, "") {
-			if id == before.id {
-				t.Errorf("trace %s fetched again after it was imported", id)
-			}
+	for _, r := range sum.Imported {
+		if first[r.Trace] {
+			t.Errorf("trace %s imported again after it was imported", r.Trace)
 		}
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -78,17 +80,20 @@ func sendTraces(t *testing.T, query, otlpURL, service string, ts []fakeTrace) {
 }
 
 // proxy is a real HTTP server on 127.0.0.1 in front of a real Jaeger's
-// query service: it delays every answer, stalls the fetches of some
-// traces, and keeps the ids of the traces fetched through it.
+// query service: it delays every answer, stalls every answer that holds
+// one of some traces (a search's that is not full, or a fetch's), and keeps the ids of the
+// traces fetched through it.
 type proxy struct {
 	*httptest.Server
 	mu      sync.Mutex
 	delay   time.Duration   // before every answer
-	stall   map[string]bool // these traces' fetches answer after stallFor
+	stall   map[string]bool // an answer holding one of these traces comes stallOf later
 	stallOf time.Duration
 	fetched []string
 	check   func(*http.Request) bool // false: 401 (an auth proxy)
 }
+
+var traceIDs = regexp.MustCompile(`"traceId":\s*"([0-9a-f]{32})"`)
 
 func newProxy(t *testing.T, target string) *proxy {
 	u, err := url.Parse(target)
@@ -101,22 +106,35 @@ func newProxy(t *testing.T, target string) *proxy {
 		p.mu.Lock()
 		delay, check := p.delay, p.check
 		id, isFetch := strings.CutPrefix(r.URL.Path, "/api/v3/traces/")
-		if isFetch && p.stall[id] {
-			delay += p.stallOf
-		}
 		p.mu.Unlock()
 		if check != nil && !check(r) {
 			http.Error(w, `{"error":{"httpCode":401,"message":"unauthorized"}}`, http.StatusUnauthorized)
 			return
 		}
+		r.Header.Del("Authorization") // Jaeger itself takes none
+		rec := httptest.NewRecorder()
+		rp.ServeHTTP(rec, r)
+		full := false // a full search's answer, which the client drops to split the window
+		if d, err := strconv.Atoi(r.URL.Query().Get("query.num_traces")); err == nil {
+			ids := map[string]bool{}
+			for _, m := range traceIDs.FindAllSubmatch(rec.Body.Bytes(), -1) {
+				ids[string(m[1])] = true
+			}
+			full = len(ids) >= d
+		}
+		p.mu.Lock()
+		for stalled := range p.stall {
+			if !full && bytes.Contains(rec.Body.Bytes(), []byte(stalled)) {
+				delay += p.stallOf
+				break
+			}
+		}
+		p.mu.Unlock()
 		select {
 		case <-time.After(delay):
 		case <-r.Context().Done():
 			return
 		}
-		r.Header.Del("Authorization") // Jaeger itself takes none
-		rec := httptest.NewRecorder()
-		rp.ServeHTTP(rec, r)
 		if isFetch && rec.Code == http.StatusOK {
 			p.mu.Lock()
 			p.fetched = append(p.fetched, id)
@@ -132,10 +150,12 @@ func newProxy(t *testing.T, target string) *proxy {
 	return p
 }
 
-// A slow Jaeger (every answer late, one trace's fetch later than the
-// timeout on each try): the import stops at that trace with a sentence
-// saying so, the traces before it imported; the next import resumes,
-// fetching none of those again. A real Jaeger behind a real proxy.
+// A slow Jaeger (every answer late, the answer holding one trace later
+// than the timeout on each try): the import stops at that answer with a
+// sentence saying so, the traces of the windows before it imported; the
+// next import resumes and imports only the rest. A real Jaeger behind a
+// real proxy; a search depth of 2, so the traces come a window or two at
+// a time.
 func TestImport_Slow(t *testing.T) {
 	query, otlpURL := realJaeger(t)
 	service := fmt.Sprintf("inspect-test-slow-%d", time.Now().UnixNano())
@@ -146,7 +166,7 @@ func TestImport_Slow(t *testing.T) {
 	p.stall[ts[3].id], p.stallOf = true, 3*time.Second
 
 	db := openDB(t)
-	im := &Importer{Client: &Client{Base: p.URL, HTTP: &http.Client{Timeout: time.Second}, Retries: 1, Backoff: time.Millisecond},
+	im := &Importer{Client: &Client{Base: p.URL, Depth: 2, HTTP: &http.Client{Timeout: time.Second}, Retries: 1, Backoff: time.Millisecond},
 		Store: db, Now: func() time.Time { return t0.Add(24 * time.Hour) }}
 	var retried []string
 	im.Client.OnRetry = func(what string, err error, wait time.Duration) { retried = append(retried, err.Error()) }
@@ -157,31 +177,37 @@ func TestImport_Slow(t *testing.T) {
 	if !errors.As(err, &re) || re.Timeout != time.Second || re.Tries != 2 {
 		t.Fatalf("err = %v (%T), want a request error: no answer within 1s, 2 tries", err, err)
 	}
-	if want := "fetching trace " + ts[3].id + ": no answer within 1s (tried 2 times)"; err.Error() != want {
-		t.Errorf("err = %q, want %q", err, want)
+	if msg := err.Error(); !strings.HasPrefix(msg, "searching traces from 2026-05-01T") || !strings.HasSuffix(msg, ": no answer within 1s (tried 2 times)") {
+		t.Errorf("err = %q, want the window searched and 'no answer within 1s (tried 2 times)'", msg)
 	}
-	if len(retried) != 1 || retried[0] != "fetching trace "+ts[3].id+": no answer within 1s" {
+	if len(retried) != 1 || !strings.HasSuffix(retried[0], ": no answer within 1s") {
 		t.Errorf("retries told: %q", retried)
 	}
-	if len(sum.Imported) != 3 || runCount(t, db) != 3 {
-		t.Fatalf("imported %d (%d runs) before the stall, want 3", len(sum.Imported), runCount(t, db))
+	before := len(sum.Imported)
+	if before == 0 || before > 3 || runCount(t, db) != before {
+		t.Fatalf("imported %d (%d runs) before the stall, want those of the windows before the 4th trace's", before, runCount(t, db))
+	}
+	first := map[string]bool{}
+	for _, r := range sum.Imported {
+		first[r.Trace] = true
+	}
+	if first[ts[3].id] {
+		t.Errorf("the stalled trace was imported")
 	}
 	if d := time.Since(start); d > 15*time.Second {
 		t.Errorf("the stalled import took %s: the timeout did not hold", d)
 	}
 
 	p.mu.Lock()
-	p.stall, p.fetched = map[string]bool{}, nil
+	p.stall = map[string]bool{}
 	p.mu.Unlock()
 	sum, err = im.Import(t.Context(), q)
-	if err != nil || len(sum.Imported) != 3 || runCount(t, db) != 6 {
-		t.Fatalf("resumed: imported %d (%d runs), %v; want the 3 left", len(sum.Imported), runCount(t, db), err)
+	if err != nil || len(sum.Imported) != 6-before || runCount(t, db) != 6 {
+		t.Fatalf("resumed: imported %d (%d runs), %v; want the %d left", len(sum.Imported), runCount(t, db), err, 6-before)
 	}
-	for _, id := range p.fetched {
-		for _, before := range ts[:3] {
-			if id == before.id {
-				t.Errorf("trace %s fetched again after it was imported", id)
-			}
+	for _, r := range sum.Imported {
+		if first[r.Trace] {
+			t.Errorf("trace %s imported again", r.Trace)
 		}
 	}
 	for _, tr := range ts {
