@@ -50,13 +50,35 @@ const (
 	modulePath  = "github.com/inspect-dev/inspect"
 )
 
+// goRunExecutable reports whether argv0 is an executable `go run` built:
+// in a temporary go-build folder's exe/ (its first build), or in the build
+// cache, which keeps `go run`'s executables since Go 1.24 (GOCACHE/xx/
+// <64 hex digits>-d/NAME: every later run of the same build).
+func goRunExecutable(argv0 string) bool {
+	dir := filepath.Dir(argv0)
+	if filepath.Base(dir) == "exe" && strings.Contains(filepath.ToSlash(argv0), "/go-build") {
+		return true
+	}
+	key, shard := filepath.Base(dir), filepath.Base(filepath.Dir(dir))
+	return len(key) == 66 && strings.HasSuffix(key, "-d") && isHex(key[:64]) &&
+		len(shard) == 2 && isHex(shard) && key[:2] == shard
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // goRunCommand returns the command that runs this inspect again when `go
-// run` built it (argv0 is then in the go build cache's exe folder), for a
+// run` built it (goRunExecutable), for a
 // shell in dir: "go run ./cmd/inspect" at the module's root, the relative
 // form below it, "go run PKG@VERSION" for a module version; "" otherwise.
 func goRunCommand(argv0, dir string, info *debug.BuildInfo) string {
-	a := filepath.ToSlash(argv0)
-	if filepath.Base(filepath.Dir(argv0)) != "exe" || !strings.Contains(a, "/go-build") {
+	if !goRunExecutable(argv0) {
 		return ""
 	}
 	if info != nil && info.Main.Version != "" && info.Main.Version != "(devel)" && !strings.Contains(info.Main.Version, "+") &&

@@ -71,6 +71,8 @@ func TestGoRunCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	goRun := filepath.Join(os.TempDir(), "go-build123456", "b001", "exe", "inspect")
+	// a later go run of the same build runs the executable the build cache kept
+	cached := filepath.Join(os.TempDir(), "cache", "go-build", "a6", "a6"+strings.Repeat("0f", 31)+"-d", "inspect")
 	devel := &debug.BuildInfo{Path: mainPackage, Main: debug.Module{Path: modulePath, Version: "(devel)"}}
 	tests := []struct {
 		argv0, dir string
@@ -83,6 +85,9 @@ func TestGoRunCommand(t *testing.T) {
 		{goRun, other, devel, ""},
 		{goRun, "/", devel, ""},
 		{goRun, other, &debug.BuildInfo{Path: mainPackage, Main: debug.Module{Path: modulePath, Version: "v1.4.0"}}, "go run " + mainPackage + "@v1.4.0"},
+		{cached, root, devel, "go run ./cmd/inspect"},
+		{filepath.Join(os.TempDir(), "cache", "a6", strings.Repeat("b", 64)+"-d", "inspect"), root, devel, ""},
+		{filepath.Join(os.TempDir(), "cache", "a6", strings.Repeat("a", 63)+"-d", "inspect"), root, devel, ""},
 		{"/usr/local/bin/inspect", root, devel, ""},
 		{filepath.Join(root, "inspect"), root, devel, ""},
 	}
@@ -113,9 +118,17 @@ func TestDemo_GoRunHints(t *testing.T) {
 	cmd := exec.Command(goBin, "run", "./cmd/inspect", "demo", "--db", db)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "NO_COLOR=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
+	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go run ./cmd/inspect demo: %v\n%s", err, out)
+	}
+	// The second go run of the same build runs the executable the build
+	// cache kept (Go 1.24 on), not one in a go-build temporary folder: the
+	// hints must read the same (they said "inspect graph …" before).
+	again := exec.Command(goBin, "run", "./cmd/inspect", "demo", "--db", db)
+	again.Dir, again.Env = root, cmd.Env
+	out, err := again.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go run ./cmd/inspect demo, again: %v\n%s", err, out)
 	}
 	hints := regexp.MustCompile(`(?m)^next: (.*)$`).FindAllStringSubmatch(string(out), -1)
 	if len(hints) == 0 {
