@@ -30,6 +30,7 @@ var All = []*findings.Rule{
 	HandoffEarly,
 	HandoffLoop,
 	HandoffForAnswer,
+	HandoffDropped,
 	DelegationMissedSpecialist,
 	DelegationRejected,
 	CacheUnstablePrefix,

@@ -504,6 +504,12 @@ func (b *builder) tool(st *state, s *otel.Span) {
 	if st.cur != st.owner {
 		t.Agent = st.cur
 	}
+	if a := s.Attrs.Str(otel.AttrAgentName); b.native && a != "" && a != st.owner {
+		// inspect's export names each node's agent: a call the response
+		// made after its own hand-off (a second transfer_to_*, refused) is
+		// the agent's that made the response, not the one taking over
+		t.Agent = a
+	}
 	t.Status, t.Error = spanStatus(s)
 	if t.Status == record.StatusError && t.Result == "" {
 		t.Result = t.Error
