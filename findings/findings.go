@@ -42,16 +42,19 @@ import (
 // Area groups rules for grading.
 type Area string
 
-// The three graded areas, in report order.
+// The graded areas, in report order. Tools is what the calls themselves
+// did (a failing call repeated, a conversation run out of steps on
+// failures): no topology of forks, delegation, hand-offs or caching.
 const (
 	Forking    Area = "Forking"
 	Delegation Area = "Delegation"
 	Handoffs   Area = "Hand-offs"
 	Caching    Area = "Caching"
+	Tools      Area = "Tools"
 )
 
 // Areas lists the graded areas in report order.
-func Areas() []Area { return []Area{Forking, Delegation, Handoffs, Caching} }
+func Areas() []Area { return []Area{Forking, Delegation, Handoffs, Caching, Tools} }
 
 // Severity is how bad a finding is. It orders: Warning < Error.
 type Severity int
@@ -172,7 +175,7 @@ func Validate(rules []*Rule) error {
 			return fmt.Errorf("rule %s has no Run", r.ID)
 		case r.Doc.Title == "" || r.Doc.Detect == "" || r.Doc.Price == "" || r.Doc.Fix == "" || r.Doc.Next == "":
 			return fmt.Errorf("rule %s has an incomplete Doc", r.ID)
-		case r.Area != Forking && r.Area != Delegation && r.Area != Handoffs && r.Area != Caching:
+		case r.Area != Forking && r.Area != Delegation && r.Area != Handoffs && r.Area != Caching && r.Area != Tools:
 			return fmt.Errorf("rule %s has unknown area %q", r.ID, r.Area)
 		case r.Severity != Warning && r.Severity != Error:
 			return fmt.Errorf("rule %s has no severity", r.ID)
@@ -611,7 +614,7 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 	for i, r := range rules {
 		order[r.ID] = i
 	}
-	areaOrder := map[Area]int{Forking: 0, Delegation: 1, Handoffs: 2, Caching: 3}
+	areaOrder := map[Area]int{Forking: 0, Delegation: 1, Handoffs: 2, Caching: 3, Tools: 4}
 	sort.SliceStable(rep.Findings, func(i, j int) bool {
 		a, b := rep.Findings[i], rep.Findings[j]
 		if areaOrder[a.Area] != areaOrder[b.Area] {

@@ -412,16 +412,16 @@ func TestGrade_NAWhenNothingExamined(t *testing.T) {
 	if c := check(t, rep, "fanout.missed"); c.Status != findings.StatusClear {
 		t.Errorf("fanout.missed = %s, want clear", c)
 	}
-	if got, want := grades(rep), "Forking=n/a/0/false Delegation=n/a/0/false Hand-offs=n/a/0/false Caching=n/a/0/false"; got != want {
+	if got, want := grades(rep), "Forking=n/a/0/false Delegation=n/a/0/false Hand-offs=n/a/0/false Caching=n/a/0/false Tools=n/a/0/false"; got != want {
 		t.Errorf("one read: grades %s, want %s", got, want)
 	}
-	if got, want := rep.GradeLine(), "Forking n/a · Delegation n/a · Hand-offs n/a · Caching n/a"; got != want {
+	if got, want := rep.GradeLine(), "Forking n/a · Delegation n/a · Hand-offs n/a · Caching n/a · Tools n/a"; got != want {
 		t.Errorf("GradeLine() = %q, want %q", got, want)
 	}
 	// Three serial reads: a fan-out candidate, examined (and found: 10
 	// points and 40 × 2s of the run's 4s).
 	rep = auditNodes(t, fanoutNodes(0, 0))
-	if got, want := grades(rep), "Forking=C/70/true Delegation=n/a/0/false Hand-offs=n/a/0/false Caching=n/a/0/false"; got != want {
+	if got, want := grades(rep), "Forking=C/70/true Delegation=n/a/0/false Hand-offs=n/a/0/false Caching=n/a/0/false Tools=n/a/0/false"; got != want {
 		t.Errorf("three serial reads: grades %s, want %s", got, want)
 	}
 	// A dependent chain of three reads: examined, nothing found: an A.
@@ -431,7 +431,7 @@ func TestGrade_NAWhenNothingExamined(t *testing.T) {
 	chain[4].Tool.Result = "totals are in totals-q3.md"
 	chain[6].Tool.Args = `{"path":"books/totals-q3.md"}`
 	rep = auditNodes(t, chain)
-	if got, want := grades(rep), "Forking=A/100/true Delegation=n/a/0/false Hand-offs=n/a/0/false Caching=n/a/0/false"; got != want {
+	if got, want := grades(rep), "Forking=A/100/true Delegation=n/a/0/false Hand-offs=n/a/0/false Caching=n/a/0/false Tools=n/a/0/false"; got != want {
 		t.Errorf("dependent chain: grades %s, want %s", got, want)
 	}
 	// Three reads made in one response on a stack that runs them at
@@ -465,7 +465,7 @@ func TestGrade_NAWhenNothingExamined(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := grades(rep), "Forking=A/100/true Delegation=n/a/0/false Hand-offs=n/a/0/false Caching=n/a/0/false"; got != want {
+	if got, want := grades(rep), "Forking=A/100/true Delegation=n/a/0/false Hand-offs=n/a/0/false Caching=n/a/0/false Tools=n/a/0/false"; got != want {
 		t.Errorf("one response of three Reads: grades %s, want %s\n%s", got, want, dump(rep))
 	}
 	// Recorded runs: a hand-off examined, and requests compared.

@@ -4,14 +4,15 @@ import "fmt"
 
 // GradeScale documents how Grade turns findings into letters; the CLI's help
 // text and docs quote it.
-const GradeScale = `Each area (Forking, Delegation, Hand-offs, Caching) starts at 100
+const GradeScale = `Each area (Forking, Delegation, Hand-offs, Caching, Tools) starts at 100
 points. Every finding in it takes off its severity (warning 10, error 25) plus up to 40
 points for its price: 40 × the larger of its share of the run's elapsed time
 and its share of the run's tokens (in + out), capped at 1. Letters:
 A ≥ 95, B ≥ 80, C ≥ 65, D ≥ 50, F below. One cheap warning is a B; an error,
 or a warning that cost a third of the run, is a C or worse. An area in which no
 rule examined anything (no fork, sub-agent or serial run of calls for Forking;
-no hand-off for Hand-offs; no comparable requests for Caching) reads n/a, with
+no hand-off for Hand-offs; no comparable requests for Caching; no failing call
+for Tools) reads n/a, with
 no score: nothing applied, which is no A.`
 
 // Penalty is how many points finding f takes off its area's score, given

@@ -345,7 +345,14 @@ func (p *pass) known(s *step) bool {
 		in := s.Fork.Branches[0].Instructions
 		return strings.TrimSpace(in) != "" && !redacted(in)
 	}
-	a := p.call(s.Tools[0])
+	return p.argsKnown(s.Tools[0])
+}
+
+// argsKnown reports whether call n's arguments say what it did: not empty
+// and not redacted ([REDACTED], [redacted]…). Two calls whose arguments
+// are unknown are never "the same call".
+func (p *pass) argsKnown(n *graph.Node) bool {
+	a := p.call(n)
 	if redacted(a.text) {
 		return false
 	}

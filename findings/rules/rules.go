@@ -34,4 +34,5 @@ var All = []*findings.Rule{
 	DelegationMissedSpecialist,
 	DelegationRejected,
 	CacheUnstablePrefix,
+	ToolFailureLoop,
 }
