@@ -159,3 +159,17 @@ func Contains(t *testing.T, what, text string, want ...string) {
 		}
 	}
 }
+
+// Walk is what a fuzz target asks of a read that gave no error: every
+// session has a trunk, and its whole tree can be counted (Count, Detail)
+// without a panic.
+func Walk(t testing.TB, ss []*importers.Session) {
+	t.Helper()
+	for _, s := range ss {
+		if s.Trunk == nil {
+			t.Fatalf("no error and a session without a trunk")
+		}
+		Count(s)
+		Detail(s)
+	}
+}
