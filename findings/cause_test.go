@@ -70,6 +70,7 @@ func TestBranchFailed_Cause(t *testing.T) {
 		status         record.Status
 		why, toolErr   string
 		noModel        bool
+		profile        *stack.Profile // nil: our runtime
 		cause          string
 		fixHas, fixNot string
 	}{
@@ -79,6 +80,32 @@ func TestBranchFailed_Cause(t *testing.T) {
 			cause: findings.CauseProvider, fixHas: "fall back", fixNot: promptAdvice},
 		{name: "timeout", status: record.StatusError, why: "request timed out after 600s",
 			cause: findings.CauseProvider, fixNot: promptAdvice},
+		// Gemini CLI records Google's error body as the sub-agent's failure
+		// (testdata/agents/gemini/subagent-fails): before, cause prompt.
+		{name: "Gemini CLI's Google error", status: record.StatusError, profile: stack.GeminiCLI,
+			why:   `Subagent 'generalist' failed. Error: {"error":{"code":400,"message":"scripted failure of t1 at step 0","status":"INVALID_ARGUMENT"}}`,
+			cause: findings.CauseProvider, fixHas: "a retry of the same request will not help: check the model (gemini --model, or model.name in .gemini/settings.json), GEMINI_API_KEY", fixNot: promptAdvice},
+		{name: "Gemini CLI's unavailable model", status: record.StatusError, profile: stack.GeminiCLI,
+			why:   `Subagent 'generalist' failed. Error: {"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}`,
+			cause: findings.CauseProvider, fixHas: "Gemini CLI retries 429 and 5xx answers itself", fixNot: "will not help"},
+		{name: "Gemini CLI's quota, no code", status: record.StatusError, profile: stack.GeminiCLI,
+			why:   `Subagent 'generalist' failed. Error: {"error":{"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED"}}`,
+			cause: findings.CauseProvider, fixHas: "fall back to another model (gemini --model", fixNot: "will not help"},
+		// a sentence's "not found" is no Google status
+		{name: "a lower-case not found", status: record.StatusError, profile: stack.GeminiCLI, why: "the figures were not found in any file",
+			cause: findings.CausePrompt, fixHas: promptAdvice},
+		// Codex (testdata/agents/codex/subagent-fails): an OpenAI 400, no retry
+		{name: "Codex's invalid request", status: record.StatusError, profile: stack.Codex,
+			why:   `the sub-agent's turn failed: {"error":{"message":"scripted failure of t1 at step 0","type":"invalid_request_error"},"type":"error"}`,
+			cause: findings.CauseProvider, fixHas: "will not help: check the model (codex --model, or model in ~/.codex/config.toml)", fixNot: promptAdvice},
+		{name: "Codex's 500", status: record.StatusError, profile: stack.Codex, why: "stream error: HTTP 500 Internal Server Error",
+			cause: findings.CauseProvider, fixHas: "request_max_retries", fixNot: "will not help"},
+		// Claude Code (testdata/agents/claude/subagent-fails): a 400 Claude Code does not retry
+		{name: "Claude Code's 400", status: record.StatusError, profile: stack.ClaudeCode,
+			why:   "Agent terminated early due to an API error: API Error: 400 scripted failure of t1 at step 0 (error type unknown, HTTP 400)",
+			cause: findings.CauseProvider, fixHas: "will not help: check the model (claude --model", fixNot: "retried it itself"},
+		{name: "Claude Code's 529", status: record.StatusError, profile: stack.ClaudeCode, why: `API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
+			cause: findings.CauseProvider, fixHas: "Claude Code retried it itself", fixNot: "will not help"},
 		{name: "step limit", status: record.StatusExhausted, why: "maxSteps (2) reached",
 			cause: findings.CauseLimit, fixHas: "maxSteps", fixNot: promptAdvice},
 		{name: "turn limit by its words", status: record.StatusError, why: "the sub-agent reached its limit (max_turns)",
@@ -96,7 +123,12 @@ func TestBranchFailed_Cause(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			g := failedBranchRun(t, tt.status, tt.why, tt.toolErr, tt.noModel)
-			rep, err := (&findings.Config{Rules: rules.All}).Audit(g)
+			cfg := &findings.Config{Rules: rules.All}
+			if tt.profile != nil {
+				g.Source = record.Source{Format: tt.profile.Format}
+				cfg.Profile = tt.profile
+			}
+			rep, err := cfg.Audit(g)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,6 +171,10 @@ func TestBranchFailed_CauseOfFixtures(t *testing.T) {
 		"audit-branch-failed-nested":    findings.CauseProvider, // amer/ca: error 500
 		"audit-branch-failed-exhausted": findings.CauseLimit,    // us: both of maxSteps' 2 calls spent
 		"audit-branch-failed-provider":  findings.CauseProvider, // Claude Code: "API Error: 400 …"
+		// Gemini CLI: Google's {"error":{"code":400,…,"status":"INVALID_ARGUMENT"}}
+		"audit-branch-failed-provider-gemini": findings.CauseProvider,
+		// Codex: OpenAI's {"error":{…,"type":"invalid_request_error"}}
+		"audit-branch-failed-provider-codex": findings.CauseProvider,
 	} {
 		rep := recordFixture(t, name).audit(t)
 		n := 0

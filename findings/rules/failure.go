@@ -72,9 +72,32 @@ var (
 	// limitRE is a limit that ended the work.
 	limitRE = regexp.MustCompile(`(?i)max[_ -]?turns|max[_ -]?steps|maximum (number of )?(turns|steps|iterations)|(step|turn|token|iteration|recursion) limit|max_tokens|budget[_ ]exhausted|context (length|window)|reached its limit|limit reached|exceeded (the )?max`)
 	// providerRE is the model provider failing: HTTP errors, overload,
-	// rate limits, timeouts, a dropped connection.
-	providerRE = regexp.MustCompile(`(?i)\bHTTP ?[45]\d\d\b|\bstatus(code)?[ :=]*[45]\d\d\b|API Error|\bapi_error\b|invalid_request_error|overloaded|rate[ _-]?limit|\b(429|500|502|503|504|529)\b|timed? ?out\b|timeout|ECONNRESET|ECONNREFUSED|connection (reset|refused|closed)|internal server error|service unavailable|bad gateway|model call failed`)
+	// rate limits, timeouts, a dropped connection. Gemini CLI records
+	// Google's error body as it came: {"error":{"code":400,…,"status":
+	// "INVALID_ARGUMENT"}}, its status one of Google's canonical codes.
+	providerRE = regexp.MustCompile(`(?i)\bHTTP ?[45]\d\d\b|\bstatus(code)?[ :=]*[45]\d\d\b|API Error|\bapi_error\b|invalid_request_error|overloaded|rate[ _-]?limit|\b(429|500|502|503|504|529)\b|timed? ?out\b|timeout|ECONNRESET|ECONNREFUSED|connection (reset|refused|closed)|internal server error|service unavailable|bad gateway|model call failed|"code": ?[45]\d\d\b|` + googleStatus)
+	// googleStatus is a Google API error's canonical status, as Gemini
+	// CLI records it (upper case: "not found" in a sentence is not one).
+	googleStatus = `(?-i:\b(INVALID_ARGUMENT|FAILED_PRECONDITION|OUT_OF_RANGE|UNAUTHENTICATED|PERMISSION_DENIED|NOT_FOUND|RESOURCE_EXHAUSTED|UNAVAILABLE|DEADLINE_EXCEEDED)\b)`
+	// httpStatusRE is the HTTP status a provider's error names: "HTTP
+	// 500", "status 429", Claude Code's "API Error: 400", Google's
+	// "code":400.
+	httpStatusRE = regexp.MustCompile(`(?i)(?:\bHTTP ?|\bstatus(?:code)?[ :=]*|"code": ?|API Error:? )([45]\d\d)\b`)
+	// badRequestRE is a provider refusing the request itself (no status
+	// named): OpenAI's and Anthropic's error types, Google's statuses.
+	badRequestRE = regexp.MustCompile(`(?i)invalid_request_error|authentication_error|permission_error|not_found_error|invalid api key|incorrect api key|(?-i:\b(INVALID_ARGUMENT|FAILED_PRECONDITION|OUT_OF_RANGE|UNAUTHENTICATED|PERMISSION_DENIED|NOT_FOUND)\b)`)
 )
+
+// badRequest reports whether a provider's failure why is the provider
+// refusing the request itself — a 4xx other than 408 (timeout) and 429
+// (rate limit), an invalid request, a key or model it does not know —
+// which the same request meets again, so a retry cannot help.
+func badRequest(why string) bool {
+	if m := httpStatusRE.FindStringSubmatch(why); m != nil {
+		return m[1][0] == '4' && m[1] != "408" && m[1] != "429"
+	}
+	return badRequestRE.MatchString(why)
+}
 
 // branchFailure tells why branch b (status error or exhausted) failed.
 func branchFailure(b *graph.Branch) failure {
@@ -204,7 +227,7 @@ func (p *pass) failureFix(agent string, b *graph.Branch, fl failure) findings.Fi
 			loc = findings.Location{Label: "the model provider (no instructions to change)", Source: p.Project.Source}
 		}
 		return findings.Fix{Location: loc,
-			Text: fmt.Sprintf("Not a prompt mistake: the model provider failed under %s %q (%s). %s", p.words("branch", "sub-agent"), b.Name, truncate(fl.why, 80), retryAdvice(p))}
+			Text: fmt.Sprintf("Not a prompt mistake: the model provider failed under %s %q (%s). %s", p.words("branch", "sub-agent"), b.Name, truncate(fl.why, 80), retryAdvice(p, fl.why))}
 	case findings.CauseLimit:
 		return findings.Fix{Location: o.Location,
 			Text: fmt.Sprintf("%s %q ran out of its limit (%s): %s", p.words("Branch", "Sub-agent"), b.Name, truncate(fl.why, 80), limitAdvice(p, o, b.Agent))}
@@ -235,14 +258,37 @@ func toolError(n *graph.Node) string {
 	return ""
 }
 
-// retryAdvice is what to do about a provider's failure, in the stack's
-// terms: nothing in a prompt causes an HTTP 500.
-func retryAdvice(p *pass) string {
+// retryAdvice is what to do about a provider's failure why, in the
+// stack's terms: nothing in a prompt causes an HTTP 500. A failure that
+// passes (a 5xx, 429, overload, a timeout) is retried or the model
+// changed; a request the provider refused (a 400, a bad key or model) fails
+// the same way again, so the advice is what to check, and another model.
+func retryAdvice(p *pass, why string) string {
+	if badRequest(why) {
+		check := fmt.Sprintf("the model, the API key and the endpoint %s is configured with", p.Profile.Name)
+		switch {
+		case ours(p):
+			check = "the model, the API key and the base URL the run's model client uses (the runtime retries 429, 408, 5xx and timeouts, not this)"
+		case p.Profile.Format == stack.ClaudeCode.Format:
+			check = "the model (claude --model, or model in .claude/settings.json), the API key, and ANTHROPIC_BASE_URL when a proxy or gateway serves it"
+		case p.Profile.Format == stack.Codex.Format:
+			check = "the model (codex --model, or model in ~/.codex/config.toml) and the model provider's base_url and key (model_providers in config.toml)"
+		case p.Profile.Format == stack.GeminiCLI.Format:
+			check = "the model (gemini --model, or model.name in .gemini/settings.json), GEMINI_API_KEY, and GOOGLE_GEMINI_BASE_URL when a proxy serves it"
+		case p.Profile.InstructionsInCode:
+			check = fmt.Sprintf("the model name, the API key and the base URL of the client the agent is built with (%s)", p.Profile.Name)
+		}
+		return "The provider refused the request itself, so a retry of the same request will not help: check " + check + ", or fall back to another model"
+	}
 	switch {
 	case ours(p):
 		return "The runtime retries 429, 408, 5xx and timeouts 3 times with backoff; raise the model client's Retries, or fall back to another model, when the provider stays down"
-	case p.Profile.Format == "claude-code":
+	case p.Profile.Format == stack.ClaudeCode.Format:
 		return "Claude Code retried it itself; run the sub-agent again once the provider recovers (claude -p takes --fallback-model for an overloaded model)"
+	case p.Profile.Format == stack.Codex.Format:
+		return "Codex retries a failed request itself (request_max_retries and stream_max_retries of the model provider in ~/.codex/config.toml); run the sub-agent again once the provider recovers, or fall back to another model (codex --model)"
+	case p.Profile.Format == stack.GeminiCLI.Format:
+		return "Gemini CLI retries 429 and 5xx answers itself; run the sub-agent again once the provider recovers, or fall back to another model (gemini --model, or model.name in .gemini/settings.json)"
 	case p.Profile.InstructionsInCode:
 		return fmt.Sprintf("Retry the model call with backoff in the code that runs the agent (%s), or fall back to another model or provider", p.Profile.Name)
 	}
