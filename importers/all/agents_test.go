@@ -48,9 +48,10 @@ const claudeLostSpans = "Claude Code 2.1.332 exports no span of a call still run
 var known = map[string]string{
 	"claude-otlp/subagent-interrupted/branches":   claudeLostSpans,
 	"claude-otlp/subagent-interrupted/main/calls": claudeLostSpans,
-	"gemini/compaction/compaction": "Gemini CLI 0.61 keeps no trace of a compression in its session file (the log has the " +
-		"<state_snapshot> requests of /compress; -p then sends /compress to the model as text and the next request " +
-		"carries the whole history again)",
+	"gemini/compaction/compaction": "Gemini CLI 0.61 keeps no trace of a compression it refuses (the log has the " +
+		"<state_snapshot> requests of /compress, whose summary the CLI drops when it would not make the history smaller, " +
+		"as it does in most runs; -p then sends /compress to the model as text and the next request carries the whole " +
+		"history again); one it applies is a compaction (geminicli TestCompressed_SummaryIsACompaction)",
 }
 
 func testAgents(t *testing.T, cli string) {

@@ -5,7 +5,10 @@
 // tokens, model, toolCalls} written again under the same id as they grow
 // (a response first, then with its tool calls and their results), and
 // {"$set": {...}} patches (the whole message list, lastUpdated, summary).
-// A resumed session writes a new header and goes on. The invoke_agent
+// A resumed session writes a new header and goes on; a compression the CLI
+// applies writes the list again with its <state_snapshot> summary as a user
+// message (read as a compaction), the CLI's own reply to it and the kept
+// history under new ids (neither is a model call). The invoke_agent
 // calls of one response are one fork; each sub-agent's chat is
 // chats/<session id>/<agentId>.jsonl (kind subagent), ended by its
 // complete_task call. Gemini CLI 0.61 and the single-JSON session files
@@ -14,10 +17,12 @@
 package geminicli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 	"path/filepath"
@@ -106,6 +111,17 @@ type chat struct {
 	summary  string
 	messages []*message
 	resumed  int // headers after the first: runs that resumed the session
+	seed     maphash.Seed
+}
+
+// key identifies a message by its type and content.
+func (c *chat) key(typ string, content json.RawMessage) uint64 {
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	h.WriteString(typ)
+	h.WriteByte(0)
+	h.Write(bytes.TrimSpace(content))
+	return h.Sum64()
 }
 
 // Detect implements importers.Format: a JSON object whose first line
@@ -177,8 +193,9 @@ func readChat(ctx context.Context, path string, opt importers.Options, report *i
 		return nil, err
 	}
 	defer f.Close()
-	c := &chat{path: path}
+	c := &chat{path: path, seed: maphash.MakeSeed()}
 	byID := map[string]int{}
+	read := map[uint64]bool{} // c.key of every message read
 	upsert := func(raw json.RawMessage) {
 		var m message
 		if json.Unmarshal(raw, &m) != nil || m.Type == "" {
@@ -186,6 +203,7 @@ func readChat(ctx context.Context, path string, opt importers.Options, report *i
 			return
 		}
 		m.at, _ = time.Parse(time.RFC3339Nano, m.Timestamp)
+		read[c.key(m.Type, m.Content)] = true
 		if i, ok := byID[m.ID]; ok && m.ID != "" {
 			c.messages[i] = &m
 			return
@@ -206,10 +224,17 @@ func readChat(ctx context.Context, path string, opt importers.Options, report *i
 		}
 		for _, raw := range list {
 			var m struct {
-				ID string `json:"id"`
+				ID      string          `json:"id"`
+				Type    string          `json:"type"`
+				Content json.RawMessage `json:"content"`
 			}
 			if json.Unmarshal(raw, &m) == nil && m.ID != "" {
 				if _, ok := byID[m.ID]; ok {
+					continue
+				}
+				// a compression starts a chat whose kept history has new
+				// ids: a message already read, written again, is a copy
+				if read[c.key(m.Type, m.Content)] {
 					continue
 				}
 			}
@@ -362,6 +387,12 @@ func (b *builder) conversation(ctx context.Context, c *chat, agent, prompt strin
 				continue
 			}
 			lastInput = later(lastInput, m.at)
+			if isSnapshot(text) {
+				// a compression (/compress, or the CLI's own at its
+				// threshold): the model goes on from this summary
+				conv.Steps = append(conv.Steps, importers.Step{Compact: &importers.Compact{At: m.at, Summary: b.clip(text)}})
+				continue
+			}
 			if text == "" || (prompt != "" && strings.TrimSpace(text) == strings.TrimSpace(prompt) && len(conv.Steps) == 0) {
 				continue
 			}
@@ -370,6 +401,12 @@ func (b *builder) conversation(ctx context.Context, c *chat, agent, prompt strin
 			}
 			conv.Steps = append(conv.Steps, importers.Step{User: &importers.User{At: m.at, Text: b.clip(text)}})
 		case "gemini":
+			if m.Model == "" && m.Tokens == nil && len(m.ToolCalls) == 0 {
+				// the CLI's own words in the history ("Got it. Thanks for
+				// the additional context!" after a compression's summary):
+				// no model answered them
+				continue
+			}
 			l := b.llm(m, lastInput)
 			lastLLM = l
 			conv.Steps = append(conv.Steps, importers.Step{LLM: l})
@@ -724,6 +761,13 @@ func completeText(args json.RawMessage) string {
 		return *r.Response
 	}
 	return jsonText(a.Result)
+}
+
+// isSnapshot reports whether a user text is a compression's summary, a
+// <state_snapshot> block and nothing else.
+func isSnapshot(text string) bool {
+	t := strings.TrimSpace(text)
+	return strings.HasPrefix(t, "<state_snapshot>") && strings.HasSuffix(t, "</state_snapshot>")
 }
 
 // workspace reads the first workspace folder the session context names.

@@ -2,6 +2,7 @@ package geminicli_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -181,5 +182,104 @@ func TestNewest(t *testing.T) {
 	}
 	if _, err := (geminicli.Format{}).Newest(t.TempDir(), getenv); err == nil {
 		t.Error("a folder with no session found one")
+	}
+}
+
+// When Gemini CLI applies a compression (not every /compress does: it
+// keeps the old history when the summary would not make it smaller, as in
+// the committed compaction fixture), it starts a chat from the summary and
+// writes the list again ("$set" messages): the <state_snapshot> as a user
+// message, its own "Got it. Thanks for the additional context!" with no
+// model and no tokens, and the history it kept under new ids (chatRecording
+// Service.updateMessagesFromHistory in 0.61). The real fixture with that
+// list added where the CLI writes it, before the /compress turn: the
+// summary is a compaction, not a user turn; the CLI's words and the copies
+// are no model calls.
+func TestCompressed_SummaryIsACompaction(t *testing.T) {
+	run, p := session(t, "compaction")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	at := -1
+	var contextMsg, kept json.RawMessage
+	for i, l := range lines {
+		if strings.Contains(l, `"text": "/compress"`) || strings.Contains(l, `"text":"/compress"`) {
+			at = i
+			break
+		}
+		var set struct {
+			Set struct {
+				Messages []json.RawMessage `json:"messages"`
+			} `json:"$set"`
+		}
+		if json.Unmarshal([]byte(l), &set) == nil && len(set.Set.Messages) > 0 {
+			contextMsg = set.Set.Messages[0]
+		}
+		var m struct {
+			Type    string          `json:"type"`
+			Content json.RawMessage `json:"content"`
+		}
+		if json.Unmarshal([]byte(l), &m) == nil && m.Type == "user" && strings.Contains(string(m.Content), "functionResponse") {
+			kept = m.Content // the last tool result, kept by the compression
+		}
+	}
+	if at < 0 || contextMsg == nil || kept == nil {
+		t.Fatalf("the fixture has no /compress turn after a resumed history (%d)", at)
+	}
+	const snapshot = "<state_snapshot>\nThe files read so far hold lines of their own names.\n</state_snapshot>"
+	set, _ := json.Marshal(map[string]any{"$set": map[string]any{"messages": []any{
+		contextMsg,
+		map[string]any{"id": "c0mpre55-0001", "timestamp": "2026-12-02T05:25:17.890Z", "type": "user", "content": []any{map[string]string{"text": snapshot}}},
+		map[string]any{"id": "c0mpre55-0002", "timestamp": "2026-12-02T05:25:17.890Z", "type": "gemini", "content": []any{map[string]string{"text": "Got it. Thanks for the additional context!"}}},
+		map[string]any{"id": "c0mpre55-0003", "timestamp": "2026-12-02T05:25:17.890Z", "type": "user", "content": kept},
+		map[string]any{"id": "c0mpre55-0004", "timestamp": "2026-12-02T05:25:17.890Z", "type": "gemini", "content": []any{map[string]string{"text": "a.txt and b.txt read."}}},
+	}}})
+	out := strings.Join(lines[:at], "") + string(set) + "\n" + strings.Join(lines[at:], "")
+	q := filepath.Join(t.TempDir(), "chats", filepath.Base(p))
+	os.MkdirAll(filepath.Dir(q), 0o755)
+	if err := os.WriteFile(q, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	s := read(t, q)
+	if len(s.Tasks) != len(run.Prompts) {
+		t.Errorf("user turns %q, want one per prompt %q", s.Tasks, run.Prompts)
+	}
+	var compacts []string
+	var calls [][]string
+	var users []string
+	for _, st := range s.Trunk.Steps {
+		switch {
+		case st.Compact != nil:
+			compacts = append(compacts, st.Compact.Summary)
+		case st.LLM != nil:
+			calls = append(calls, st.LLM.Calls)
+		case st.User != nil:
+			users = append(users, st.User.Text)
+		}
+	}
+	if len(compacts) != 1 || compacts[0] != snapshot {
+		t.Errorf("compactions %q, want the snapshot once", compacts)
+	}
+	// the model calls are the log's, one for one: no "Got it", no copy
+	var logged [][]string
+	for _, e := range run.Scripted(run.Plan.Trunk...) {
+		logged = append(logged, e.Calls)
+	}
+	if len(calls) != len(logged) {
+		t.Errorf("model calls %q, the log answered %q", calls, logged)
+	}
+	for _, u := range users {
+		if strings.Contains(u, "state_snapshot") {
+			t.Errorf("the summary is a user turn: %q", u)
+		}
+	}
+	// the same file without the list reads as before: no compaction
+	for _, st := range read(t, p).Trunk.Steps {
+		if st.Compact != nil {
+			t.Errorf("the fixture as the CLI left it has a compaction: %q", st.Compact.Summary)
+		}
 	}
 }
