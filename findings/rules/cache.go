@@ -8,6 +8,7 @@ import (
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/stack"
 )
 
 // CacheUnstablePrefix is DESIGN §15's rule: within one conversation and
@@ -115,21 +116,25 @@ func runCacheUnstablePrefix(p *pass) {
 			Shape:   "unstable " + k.part + " " + k.where,
 			Promise: unstablePromise{Agent: k.agent, Part: k.part},
 		}
+		who := "agent " + k.agent
+		if p.Profile.Dialect == stack.LangGraph.Dialect {
+			who = "node " + k.agent // LangGraph's words, as its fix location's
+		}
 		switch k.part {
 		case "system":
-			f.Fix.Text = fmt.Sprintf("Move what changes per call out of agent %s's system prompt into the latest message, so the prefix before it stays the same", k.agent)
+			f.Fix.Text = fmt.Sprintf("Move what changes per call out of %s's system prompt into the latest message, so the prefix before it stays the same", who)
 			if u.Break.Location.Path != "" {
 				f.Fix.Location = findings.Location{Path: u.Break.Location.Path, Line: u.Break.Location.Line}
 			} else {
 				f.Fix.Location = p.Owner(k.agent).Location
 			}
 		case "tools":
-			f.Fix.Text = fmt.Sprintf("Offer agent %s's tools in one fixed order, built the same way for every call (%s)", k.agent, u.Break.What)
+			f.Fix.Text = fmt.Sprintf("Offer %s's tools in one fixed order, built the same way for every call (%s)", who, u.Break.What)
 			if a := p.Project.Agent(k.agent); a != nil && a.ToolsLine > 0 {
 				f.Fix.Location = findings.Location{Path: findings.AgentsFile, Line: a.ToolsLine}
 			}
 		default:
-			f.Fix.Text = fmt.Sprintf("Append to agent %s's conversation instead of editing earlier messages (%s changed)", k.agent, u.Break.Where)
+			f.Fix.Text = fmt.Sprintf("Append to %s's conversation instead of editing earlier messages (%s changed)", who, u.Break.Where)
 		}
 		p.Report(f)
 	}

@@ -310,6 +310,12 @@ func TestOwner_Fixtures(t *testing.T) {
 			`Sub-agent "ask_us" ran out of its limit`},
 		// LangGraph: the node's prompt
 		{"../../importers/otlp/testdata/openllmetry-langgraph-supervisor.otlp.jsonl", "cache.unstable-prefix @langgraph-supervisor", "the prompt of node langgraph-supervisor (in code)", ""},
+		// a LangGraph react agent under the app's own root span ("weather-app"):
+		// before, a generic OTLP app's "agent weather_assistant's instructions (in code)"
+		{"../../fixtures/cache-unstable-system-time/trace.otlp.jsonl", "cache.unstable-prefix @weather_assistant", "the prompt of node weather_assistant (in code)",
+			"Move what changes per call out of node weather_assistant's system prompt into the latest message"},
+		{"../../fixtures/cache-unstable-tool-order/trace.otlp.jsonl", "cache.unstable-prefix @weather_assistant", "the prompt of node weather_assistant (in code)",
+			"Offer node weather_assistant's tools in one fixed order"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.session+" "+tt.finding, func(t *testing.T) {

@@ -64,6 +64,68 @@ func (t *Trace) Ended() bool {
 	return roots > 0
 }
 
+// madeBy is a span of the instrumentation that recorded the trace's
+// agent work when the root's own scope recorded none of it: an app's span
+// of its own scope around a framework's (a LangGraph run traced by
+// OpenInference under a "weather-chat" span of scope "weather-app"). Of
+// the scopes whose spans are model calls, tool calls or agents, the one
+// with most of them (the earliest on a tie) is the trace's maker; nil when
+// the root's scope made one of them, or none did.
+func (b *builder) madeBy(root *otel.Span, spans []*otel.Span) *otel.Span {
+	if b.native {
+		return nil
+	}
+	n := map[string]int{}
+	var first []*otel.Span
+	for _, s := range spans {
+		switch b.classOf(s) {
+		case classLLM, classTool, classAgent:
+		default:
+			continue
+		}
+		if s.Scope == root.Scope && s.ScopeVersion == root.ScopeVersion {
+			return nil
+		}
+		k := s.Scope + "\x00" + s.ScopeVersion
+		if n[k] == 0 {
+			first = append(first, s)
+		}
+		n[k]++
+	}
+	var best *otel.Span
+	for _, s := range first {
+		if best == nil || n[s.Scope+"\x00"+s.ScopeVersion] > n[best.Scope+"\x00"+best.ScopeVersion] ||
+			n[s.Scope+"\x00"+s.ScopeVersion] == n[best.Scope+"\x00"+best.ScopeVersion] && s.Start.Before(best.Start) {
+			best = s
+		}
+	}
+	if best == nil || best.Scope == "" {
+		return nil
+	}
+	return best
+}
+
+// langGraphMarked reports whether spans carry LangGraph's own marks,
+// whatever instrumentation scope recorded them: a langgraph.node or
+// langgraph.step attribute (langgraph_node in the metadata LangChain's
+// tracers write), a span named LangGraph or after its compiled graph.
+func langGraphMarked(spans []*otel.Span) bool {
+	for _, s := range spans {
+		if s.Name == "LangGraph" || strings.Contains(s.Name, "CompiledStateGraph") || strings.Contains(s.Name, "CompiledGraph") {
+			return true
+		}
+		for _, k := range []string{"langgraph.node", "langgraph.step", "langgraph_node", "langgraph_step", "metadata.langgraph_node"} {
+			if s.Attrs.Has(k) {
+				return true
+			}
+		}
+		if strings.Contains(s.Attrs.Str("metadata"), `"langgraph_node"`) {
+			return true
+		}
+	}
+	return false
+}
+
 // sameScope reports whether every span of ss has the same instrumentation
 // scope.
 func sameScope(ss []*otel.Span) bool {
@@ -163,6 +225,13 @@ func Build(t *Trace, opt importers.Options) *importers.Session {
 				break
 			}
 		}
+	}
+	if made := b.madeBy(root, t.spans); made != nil {
+		// the app's own span around the framework's: the framework's scope
+		sess.Source.Version = strings.TrimSpace(made.Scope + " " + made.ScopeVersion)
+	}
+	if v := strings.ToLower(sess.Source.Version); !strings.Contains(v, "langgraph") && !strings.Contains(v, "langchain") && langGraphMarked(t.spans) {
+		sess.Source.Version = strings.TrimSpace(sess.Source.Version + " (langgraph)")
 	}
 	if b.native {
 		b.readRun(root, sess)

@@ -2,11 +2,15 @@ package otlp
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/inspect-dev/inspect/importers"
+	"github.com/inspect-dev/inspect/stack"
 )
 
 // TestRead_RealFrameworks reads the traces real frameworks exported
@@ -149,4 +153,89 @@ func TestRead_PrebuiltAgentName(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRead_FrameworkOfTheSpans: a run's source names the instrumentation
+// that recorded its agent work, so its stack's profile is the framework's
+// and not "an OpenTelemetry-traced app": the LangGraph traces of the
+// fixtures (cache.mjs) have a root span of the app's own scope
+// ("weather-app", a span it opens around the graph) over OpenInference's
+// LangChain spans, and read as a generic OTLP app before. Every real
+// framework trace the project holds, by hand.
+func TestRead_FrameworkOfTheSpans(t *testing.T) {
+	for _, tt := range []struct {
+		path, version string
+		want          *stack.Profile
+	}{
+		{"../../fixtures/cache-unstable-system-time/trace.otlp.jsonl", "@arizeai/openinference-instrumentation-langchain 4.1.1", stack.LangGraph},
+		{"../../fixtures/cache-unstable-tool-order/trace.otlp.jsonl", "@arizeai/openinference-instrumentation-langchain 4.1.1", stack.LangGraph},
+		{"../../fixtures/cache-stable-prompt/trace.otlp.jsonl", "@arizeai/openinference-instrumentation-langchain 4.1.1", stack.LangGraph},
+		{"testdata/langgraph-supervisor.otlp.jsonl", "@arizeai/openinference-instrumentation-langchain 4.1.1", stack.LangGraph},
+		{"testdata/langgraph-mapreduce.otlp.jsonl", "@arizeai/openinference-instrumentation-langchain 4.1.1", stack.LangGraph},
+		{"testdata/openllmetry-langgraph-supervisor.otlp.jsonl", "@traceloop/instrumentation-langchain 0.27.0", stack.LangGraph},
+		{"testdata/aisdk.otlp.jsonl", "ai 6.0.326", stack.AISDK},
+		{"testdata/aisdk.otlp.pb", "ai 6.0.326", stack.AISDK},
+		{"testdata/aisdk7-legacy.otlp.jsonl", "ai 7.0.173", stack.AISDK},
+		{"testdata/mastra-workflow.otlp.jsonl", "@mastra/otel-exporter 1.4.0", stack.Mastra},
+	} {
+		t.Run(filepath.Base(filepath.Dir(tt.path))+"/"+filepath.Base(tt.path), func(t *testing.T) {
+			ss, err := Format{}.Read(context.Background(), tt.path, importers.Options{})
+			if err != nil || len(ss) != 1 {
+				t.Fatalf("%d sessions, %v", len(ss), err)
+			}
+			if got := ss[0].Source.Version; got != tt.version {
+				t.Errorf("source version %q, want %q", got, tt.version)
+			}
+			if got := stack.For(ss[0].Source); got != tt.want {
+				t.Errorf("profile %s, want %s", got.Name, tt.want.Name)
+			}
+		})
+	}
+}
+
+// TestRead_LangGraphByItsMarks: a LangGraph run whose spans come from an
+// instrumentation scope that names no framework is LangGraph still by what
+// its spans carry — LangGraph's langgraph_node/langgraph_step metadata, a
+// span named LangGraph or after its compiled graph; without those marks
+// the same spans are a generic OTLP app.
+func TestRead_LangGraphByItsMarks(t *testing.T) {
+	b, err := os.ReadFile("../../fixtures/cache-unstable-system-time/trace.otlp.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	anon := strings.ReplaceAll(string(b), "@arizeai/openinference-instrumentation-langchain", "acme-tracer")
+	read := func(t *testing.T, trace string) *importers.Session {
+		t.Helper()
+		p := filepath.Join(t.TempDir(), "trace.otlp.jsonl")
+		if err := os.WriteFile(p, []byte(trace), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ss, err := Format{}.Read(context.Background(), p, importers.Options{})
+		if err != nil || len(ss) != 1 {
+			t.Fatalf("%d sessions, %v", len(ss), err)
+		}
+		return ss[0]
+	}
+	t.Run("metadata", func(t *testing.T) {
+		s := read(t, anon)
+		if s.Source.Version != "acme-tracer 4.1.1 (langgraph)" || stack.For(s.Source) != stack.LangGraph {
+			t.Errorf("source %q: %s, want acme-tracer 4.1.1 (langgraph): LangGraph", s.Source.Version, stack.For(s.Source).Name)
+		}
+	})
+	t.Run("attribute langgraph.node", func(t *testing.T) {
+		tr := strings.ReplaceAll(anon, `\"langgraph_node\"`, `\"node\"`)
+		tr = strings.Replace(tr, `{"key":"openinference.span.kind"`, `{"key":"langgraph.node","value":{"stringValue":"agent"}},{"key":"openinference.span.kind"`, 1)
+		if s := read(t, tr); stack.For(s.Source) != stack.LangGraph {
+			t.Errorf("source %q: %s, want LangGraph", s.Source.Version, stack.For(s.Source).Name)
+		}
+	})
+	t.Run("no marks", func(t *testing.T) {
+		tr := strings.ReplaceAll(anon, `\"langgraph_node\"`, `\"node\"`)
+		if strings.Contains(tr, `"name":"LangGraph"`) || strings.Contains(tr, "CompiledStateGraph") {
+			t.Fatal("the fixture has a LangGraph span name: pick another near miss")
+		}
+		if s := read(t, tr); s.Source.Version != "acme-tracer 4.1.1" || stack.For(s.Source) != stack.OTLP {
+			t.Errorf("source %q: %s, want acme-tracer 4.1.1: %s", s.Source.Version, stack.For(s.Source).Name, stack.OTLP.Name)
+		}
+	})
 }
