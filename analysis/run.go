@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 
@@ -29,7 +28,8 @@ const (
 	// analysis: a graph's labels, the audit, a diff.
 	LoadBrief
 	// LoadCache also reads them for the full cache analysis (inspect
-	// cache).
+	// cache): the same read, which serves both (the full analysis reads
+	// the few message bytes more it quotes when it runs).
 	LoadCache
 )
 
@@ -44,18 +44,18 @@ type Run struct {
 	Profile *stack.Profile
 
 	src    Source
+	id     string
 	policy *Policy
 
-	// the requests read with the graph (Load), for the analysis of
-	// preBrief (brief or full); preErr the read's error
-	pre      *cache.Requests
-	preBrief bool
-	preErr   error
+	// the stored requests, read once (beside the graph when Open was told
+	// to) for every cache analysis, brief and full
+	reqsOnce sync.Once
+	reqs     *cache.Requests
+	reqsErr  error
 
 	briefOnce, fullOnce sync.Once
 	brief, full         *cache.Report
 	briefErr, fullErr   error
-	fullAsked           atomic.Bool // Cache was called: audits read its analysis
 
 	auditOnce sync.Once
 	audit     *findings.Report
@@ -69,7 +69,7 @@ func (a *Analyzer) Open(ctx context.Context, ref string, load Load) (*Run, error
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{Ref: ref, src: src, policy: a.policy()}
+	r := &Run{Ref: ref, src: src, id: id, policy: a.policy()}
 	var eg errgroup.Group
 	eg.Go(func() error {
 		var err error
@@ -77,14 +77,10 @@ func (a *Analyzer) Open(ctx context.Context, ref string, load Load) (*Run, error
 		return err
 	})
 	if load != LoadGraph {
-		// cache.Read needs no graph: it reads while the graph loads
-		o := r.policy.CacheOptions()
-		r.preBrief = load == LoadBrief
-		if r.preBrief {
-			o = r.policy.briefOptions()
-		}
+		// cache.Read needs no graph: it reads while the graph loads (its
+		// error is the analyses')
 		eg.Go(func() error {
-			r.pre, r.preErr = cache.Read(ctx, src, id, nil, o)
+			_, _ = r.requests(ctx)
 			return nil
 		})
 	}
@@ -109,7 +105,7 @@ func (a *Analyzer) OpenRecord(ctx context.Context, ref string, rec *record.Run) 
 		return nil, err
 	}
 	g.ReadAt = a.now()
-	return &Run{Graph: g, Ref: ref, Profile: stack.For(rec.Source), src: src, policy: a.policy()}, nil
+	return &Run{Graph: g, Ref: ref, Profile: stack.For(rec.Source), src: src, id: rec.ID, policy: a.policy()}, nil
 }
 
 // recorded is a Source whose run record is read already.
@@ -126,50 +122,43 @@ func (r *Run) Policy() *Policy { return r.policy }
 // Source is the database the run was read from.
 func (r *Run) Source() Source { return r.src }
 
+// requests are the run's stored requests as the cache analyses read them,
+// read once.
+func (r *Run) requests(ctx context.Context) (*cache.Requests, error) {
+	r.reqsOnce.Do(func() { r.reqs, r.reqsErr = cache.Read(ctx, r.src, r.id, nil, r.policy.CacheOptions()) })
+	return r.reqs, r.reqsErr
+}
+
 // Cache is the run's prompt-cache analysis in full (`inspect cache`, the
 // web pages), with Policy.CacheOptions.
 func (r *Run) Cache(ctx context.Context) (*cache.Report, error) {
-	r.fullAsked.Store(true)
-	r.fullOnce.Do(func() {
-		o := r.policy.CacheOptions()
-		switch {
-		case r.pre != nil && !r.preBrief:
-			r.full, r.fullErr = cache.AnalyzeRequests(r.Graph, r.pre, o)
-		case r.preErr != nil && !r.preBrief:
-			r.fullErr = r.preErr
-		default:
-			r.full, r.fullErr = cache.Analyze(ctx, r.Graph, r.src, o)
-		}
-	})
+	r.fullOnce.Do(func() { r.full, r.fullErr = r.analyseCache(ctx, r.policy.CacheOptions()) })
 	return r.full, r.fullErr
 }
 
 // BriefCache is the brief prompt-cache analysis (no break naming) a
-// graph's labels and the audit read, with Policy.CacheOptions: the full
-// one when the run was opened for it or it was made already.
+// graph's labels and the audit read, with Policy.CacheOptions. It and
+// Cache may run at once: they read the requests once.
 func (r *Run) BriefCache(ctx context.Context) (*cache.Report, error) {
-	if !r.preBrief && (r.pre != nil || r.preErr != nil) {
-		return r.Cache(ctx)
-	}
-	r.briefOnce.Do(func() {
-		o := r.policy.briefOptions()
-		switch {
-		case r.preErr != nil:
-			r.briefErr = r.preErr
-		case r.pre != nil:
-			r.brief, r.briefErr = cache.AnalyzeRequests(r.Graph, r.pre, o)
-		default:
-			r.brief, r.briefErr = cache.Analyze(ctx, r.Graph, r.src, o)
-		}
-	})
+	r.briefOnce.Do(func() { r.brief, r.briefErr = r.analyseCache(ctx, r.policy.briefOptions()) })
 	return r.brief, r.briefErr
+}
+
+func (r *Run) analyseCache(ctx context.Context, o *cache.Options) (*cache.Report, error) {
+	reqs, err := r.requests(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return cache.AnalyzeRequests(ctx, r.Graph, reqs, o)
 }
 
 // Audit audits the run under the policy: its thresholds and rules, prices
 // and ignore entries, the requests and frames the cause checks read, the
-// cache analysis cache.unstable-prefix reads (the full one when it was
-// made, else the brief one) and the run's stack profile. baseline, when
-// set, marks the findings an earlier audit had.
+// brief cache analysis cache.unstable-prefix reads (what `inspect audit`
+// reads, so every front end's audit is the same; it needs no break names,
+// so it need not wait for a full analysis made beside it) and the run's
+// stack profile. baseline, when set, marks the findings an earlier audit
+// had.
 //
 // The audit without a baseline is made once and kept (a diff of the run
 // reads the same report).
@@ -184,7 +173,6 @@ func (r *Run) Audit(ctx context.Context, baseline *findings.Baseline) (*findings
 // auditConfig is the findings.Config of every audit: built here alone.
 func (r *Run) auditConfig(ctx context.Context, baseline *findings.Baseline) *findings.Config {
 	p, id := r.policy, r.Graph.ID
-	full := r.fullAsked.Load()
 	return &findings.Config{
 		Rules:    rules.All,
 		Policy:   p.Name,
@@ -196,12 +184,7 @@ func (r *Run) auditConfig(ctx context.Context, baseline *findings.Baseline) *fin
 		Profile:  r.Profile,
 		Requests: func(seq int64) ([]byte, error) { return stored(r.src.Request(ctx, id, seq))(seq) },
 		Frames:   func(seq int64) ([]byte, error) { return stored(r.src.RequestFrame(ctx, id, seq))(seq) },
-		Cache: func() (*cache.Report, error) {
-			if full {
-				return r.Cache(ctx)
-			}
-			return r.BriefCache(ctx)
-		},
+		Cache:    func() (*cache.Report, error) { return r.BriefCache(ctx) },
 	}
 }
 

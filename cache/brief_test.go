@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -65,26 +66,44 @@ func briefFigures(c *cache.Call) figures {
 // ref: each call's and the totals.
 func sameFigures(t *testing.T, what string, brief, ref *cache.Report) {
 	t.Helper()
-	if len(brief.Calls) != len(ref.Calls) {
-		t.Fatalf("%s: %d calls, the reference %d", what, len(brief.Calls), len(ref.Calls))
+	sameCalls(t, what, brief, ref, true)
+}
+
+// sameReport fails unless full (a full analysis) gives every figure and
+// every break name of ref.
+func sameReport(t *testing.T, what string, full, ref *cache.Report) {
+	t.Helper()
+	sameCalls(t, what, full, ref, false)
+}
+
+func sameCalls(t *testing.T, what string, got, ref *cache.Report, brief bool) {
+	t.Helper()
+	if len(got.Calls) != len(ref.Calls) {
+		t.Fatalf("%s: %d calls, the reference %d", what, len(got.Calls), len(ref.Calls))
 	}
-	for i, c := range brief.Calls {
+	for i, c := range got.Calls {
 		if g, w := briefFigures(c), briefFigures(ref.Calls[i]); g != w {
 			t.Errorf("%s: %s\n got %+v\nwant %+v", what, c.Node.ID(), g, w)
 		}
-		if c.Break != (cache.Break{Message: -1}) {
+		switch {
+		case brief && c.Break != (cache.Break{Message: -1}):
 			t.Errorf("%s: %s: a brief analysis named a break: %+v", what, c.Node.ID(), c.Break)
+		case !brief && c.Break != ref.Calls[i].Break:
+			t.Errorf("%s: %s: break\n got %+v\nwant %+v", what, c.Node.ID(), c.Break, ref.Calls[i].Break)
 		}
 	}
-	if !reflect.DeepEqual(brief.Total, ref.Total) || !reflect.DeepEqual(brief.Conversations, ref.Conversations) || !reflect.DeepEqual(brief.Agents, ref.Agents) {
-		t.Errorf("%s: totals\n got %+v %+v %+v\nwant %+v %+v %+v", what, brief.Total, brief.Conversations, brief.Agents, ref.Total, ref.Conversations, ref.Agents)
+	if !reflect.DeepEqual(got.Total, ref.Total) || !reflect.DeepEqual(got.Conversations, ref.Conversations) || !reflect.DeepEqual(got.Agents, ref.Agents) {
+		t.Errorf("%s: totals\n got %+v %+v %+v\nwant %+v %+v %+v", what, got.Total, got.Conversations, got.Agents, ref.Total, ref.Conversations, ref.Agents)
 	}
 }
 
 // briefAgrees checks run g of db: its brief analysis, reading only the
-// message bytes it needs, gives the figures of the full analysis, which
-// reads them all (the reference), and the same as a brief analysis of
-// every byte read; it returns the full analysis.
+// message bytes it needs, gives the figures of the full analysis; the full
+// one, reading only the bytes it compares and quotes, gives every figure
+// and break name the full analysis of every byte read gives (the
+// reference); the brief one the same as a brief analysis of every byte;
+// and the Requests of one Read serve a brief and a full analysis at once.
+// It returns the full analysis.
 func briefAgrees(t *testing.T, what string, db cache.Source, g *graph.Run) *cache.Report {
 	t.Helper()
 	ctx := context.Background()
@@ -97,27 +116,35 @@ func briefAgrees(t *testing.T, what string, db cache.Source, g *graph.Run) *cach
 		t.Fatalf("%s: %v", what, err)
 	}
 	sameFigures(t, what+", brief against full", brief, full)
-	all, err := cache.Read(ctx, db, g.ID, nil, nil)
+	all, err := cache.ReadEvery(ctx, db, g.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	everyByte, err := cache.AnalyzeRequests(g, all, &cache.Options{Brief: true})
+	everyByte, err := cache.AnalyzeRequests(ctx, g, all, &cache.Options{Brief: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sameFigures(t, what+", brief against brief of every byte", brief, everyByte)
+	fullEvery, err := cache.AnalyzeRequests(ctx, g, all, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameReport(t, what+", full against full of every byte", full, fullEvery)
 	lean, err := cache.Read(ctx, db, g.ID, nil, &cache.Options{Brief: true, Lifetime: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := cache.AnalyzeRequests(g, lean, &cache.Options{Brief: true}) // another lifetime than Read swept with
-	if err != nil {
-		t.Fatal(err)
+	var again, fullAgain *cache.Report
+	var briefErr, fullErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { again, briefErr = cache.AnalyzeRequests(ctx, g, lean, &cache.Options{Brief: true}) }) // another lifetime than Read swept with
+	wg.Go(func() { fullAgain, fullErr = cache.AnalyzeRequests(ctx, g, lean, nil) })
+	wg.Wait()
+	if briefErr != nil || fullErr != nil {
+		t.Fatal(briefErr, fullErr)
 	}
 	sameFigures(t, what+", swept again", again, brief)
-	if _, err := cache.AnalyzeRequests(g, lean, nil); err == nil {
-		t.Errorf("%s: requests read for a brief analysis were analysed in full", what)
-	}
+	sameReport(t, what+", in full from the same requests", fullAgain, fullEvery)
 	return full
 }
 
@@ -168,6 +195,17 @@ func TestBrief_SameFiguresAsFull(t *testing.T) {
 		}
 		if db.bytes == 0 || db.bytes > all/4 {
 			t.Errorf("the brief read read %d of the run's %d message bytes", db.bytes, all)
+		}
+		// the full analysis reads besides only the messages its break
+		// names quote: about one a call, where its reuse stopped (it read
+		// every message before)
+		db.bytes, db.links = 0, 0
+		full, err := cache.Analyze(ctx, g, db, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if db.links > int64(full.Total.Calls)*5/4 || db.bytes > all*2/3 {
+			t.Errorf("the full analysis read %d of the run's %d message links, %d of its %d bytes, for %d calls", db.links, len(links), db.bytes, all, full.Total.Calls)
 		}
 	})
 	t.Run("separators", func(t *testing.T) {
@@ -264,11 +302,23 @@ func briefOf(rep *cache.Report) *cache.Report {
 	return &out
 }
 
-// countingSource counts the message bytes read with ScanMessages.
+// countingSource counts the message bytes read: with ScanMessages, and
+// with the links of RequestParts.
 type countingSource struct {
 	*store.DB
 	reads        int
 	links, bytes int64
+}
+
+func (s *countingSource) RequestParts(ctx context.Context, run string, seqs []int64, data bool) (layout.Links, []layout.RequestParts, error) {
+	links, reqs, err := s.DB.RequestParts(ctx, run, seqs, data)
+	for _, l := range links {
+		if l.Data != nil {
+			s.links++
+			s.bytes += int64(len(l.Data))
+		}
+	}
+	return links, reqs, err
 }
 
 func (s *countingSource) ScanMessages(ctx context.Context, ids []int64, link func(layout.MessageLink) error) error {

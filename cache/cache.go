@@ -19,8 +19,9 @@
 //
 // The analysis reads the stored requests as the store keeps them (a
 // Source; *store.DB satisfies it), never rebuilding a body: a run's
-// messages are read once (for the brief analysis only the bytes of those
-// that share their path with another), interned in a prefix.Tree, and the
+// messages are read once (the bytes only of those that share their path
+// with another; the full analysis then reads those of the messages its
+// break names quote), interned in a prefix.Tree, and the
 // requests are swept in start order through one prefix.Set per model that
 // holds exactly the requests finished within the lifetime, so it costs
 // O(n log n) in the run, not the sum of its request sizes.
@@ -480,16 +481,16 @@ func Analyze(ctx context.Context, g *graph.Run, src Source, o *Options) (*Report
 	if err != nil {
 		return nil, err
 	}
-	return AnalyzeRequests(g, reqs, o)
+	return AnalyzeRequests(ctx, g, reqs, o)
 }
 
-// AnalyzeRequests runs the analysis of run g on its requests read by Read.
-func AnalyzeRequests(g *graph.Run, reqs *Requests, o *Options) (*Report, error) {
+// AnalyzeRequests runs the analysis of run g on its requests read by Read;
+// a full one (not Options.Brief) reads from Read's Source the bytes of the
+// messages its break names quote that Read did not. The same Requests
+// serve any number of analyses, brief and full, at once.
+func AnalyzeRequests(ctx context.Context, g *graph.Run, reqs *Requests, o *Options) (*Report, error) {
 	if reqs.run != g.ID {
 		return nil, fmt.Errorf("internal error: the requests of run %s given for run %s", reqs.run, g.ID)
-	}
-	if reqs.brief && (o == nil || !o.Brief) {
-		return nil, fmt.Errorf("internal error: the requests of run %s were read for a brief analysis", g.ID)
 	}
 	a := &analysis{Requests: reqs, g: g, o: o}
 	a.context()
@@ -535,6 +536,11 @@ func AnalyzeRequests(g *graph.Run, reqs *Requests, o *Options) (*Report, error) 
 	for _, c := range calls {
 		if len(only) == 0 || only[c.Node.Seq] {
 			rep.Calls = append(rep.Calls, c)
+		}
+	}
+	if o == nil || !o.Brief {
+		if err := a.readQuoted(ctx, rep.Calls); err != nil {
+			return nil, err
 		}
 	}
 	// Each call's naming reads only the analysis, so the two halves of a
@@ -597,14 +603,15 @@ func (o *Options) seqsOrNil() []int64 {
 }
 
 // Requests are a run's stored requests as the analysis reads them (Read):
-// each one's prompt interned in one prefix.Tree.
+// each one's prompt interned in one prefix.Tree. Analyses only read them.
 type Requests struct {
 	run      string
-	brief    bool // read for Options.Brief: only the message bytes it needs
+	src      Source // what they were read from: a full analysis reads the bytes it quotes there
 	tree     *prefix.Tree
 	frames   map[frameKey]*frame
 	links    layout.Links              // the links read, in id order
 	msgs     []prefix.Msg              // links[i]'s tree node
+	unread   []int32                   // per tree node: 1 + the link it was made Unread for, 0 when its bytes were read
 	rerooted map[prefix.Msg]prefix.Msg // an older file's path -> the same path without its system message
 	prompts  seqMap[*prompt]
 	// sweptIn and swept are the sweep of the requests as their rows say,
@@ -615,24 +622,30 @@ type Requests struct {
 }
 
 // Read reads the stored requests of run from src (only those of seqs,
-// when seqs is not nil) for AnalyzeRequests. It needs no graph, so a
-// caller may read while it loads the graph; it even finds each request's
-// reusable prefix with o's lifetime from what the requests' rows say of
-// their nodes, and AnalyzeRequests keeps it when the graph agrees.
+// when seqs is not nil) for AnalyzeRequests, brief or full. It needs no
+// graph, so a caller may read while it loads the graph; it even finds
+// each request's reusable prefix with o's lifetime from what the
+// requests' rows say of their nodes, and AnalyzeRequests keeps it when
+// the graph agrees.
 //
-// With o.Brief it reads the bytes of only the messages the brief analysis
-// compares: a message needs none when it is the only one after its path
-// in the run's tree of messages (a conversation's own next message),
-// since nothing differs from it there — its length places every later
-// byte. The bytes of messages that share their path with others are read
-// (to tell them apart and order them), and all of them in an older file
-// whose chains may begin with the system prompt. Such Requests can only
-// be analysed Brief.
+// It reads the bytes of only the messages the comparisons need: a message
+// needs none when it is the only one after its path in the run's tree of
+// messages (a conversation's own next message), since nothing differs
+// from it there — its length places every later byte. The bytes of
+// messages that share their path with others are read (to tell them apart
+// and order them), and all of them in an older file whose chains may
+// begin with the system prompt. A full analysis reads the few more its
+// break names quote (the message where a call's reuse stopped).
 func Read(ctx context.Context, src Source, run string, seqs []int64, o *Options) (*Requests, error) {
-	brief := o != nil && o.Brief
-	r := &Requests{run: run, brief: brief, frames: map[frameKey]*frame{},
+	return read(ctx, src, run, seqs, o, false)
+}
+
+// read is Read; every reads the bytes of every message (the tests'
+// reference).
+func read(ctx context.Context, src Source, run string, seqs []int64, o *Options, every bool) (*Requests, error) {
+	r := &Requests{run: run, src: src, frames: map[frameKey]*frame{},
 		rerooted: map[prefix.Msg]prefix.Msg{}}
-	links, reqs, err := src.RequestParts(ctx, run, seqs, !brief)
+	links, reqs, err := src.RequestParts(ctx, run, seqs, every)
 	if err != nil {
 		return nil, err
 	}
@@ -643,13 +656,13 @@ func Read(ctx context.Context, src Source, run string, seqs []int64, o *Options)
 	}
 	read := make([]bool, len(r.links)) // bytes read
 	for i := range read {
-		read[i] = !brief
+		read[i] = every
 	}
 	if inChain {
 		if err := r.readMessages(ctx, src, read, nil); err != nil {
 			return nil, err
 		}
-	} else if brief {
+	} else if !every {
 		if err := r.readMessages(ctx, src, read, r.crowded()); err != nil {
 			return nil, err
 		}
@@ -709,6 +722,7 @@ func (r *Requests) messages(read []bool) (want []int) {
 	r.tree = prefix.NewTree()
 	r.tree.Grow(len(r.links))
 	r.msgs = make([]prefix.Msg, len(r.links))
+	r.unread = make([]int32, len(r.links)+1)  // a tree has at most a node per link, and Root
 	first := make([]int32, 1, len(r.links)+1) // per tree node: 1 + the first link after it, 0 none
 	for i, l := range r.links {
 		at := prefix.Root
@@ -724,6 +738,7 @@ func (r *Requests) messages(read []bool) (want []int) {
 			m = r.tree.Message(at, element(r.links[i].Data))
 		case f < 0 && l.Sep >= 0:
 			m = r.tree.Unread(at, int(l.Size)-l.Sep)
+			r.unread[m] = int32(i + 1)
 		default:
 			if !read[i] {
 				want = append(want, i)
@@ -781,8 +796,91 @@ type analysis struct {
 	*Requests
 	g       *graph.Run
 	o       *Options
-	prev    seqMap[*graph.Node] // llm node -> the llm node before it in its conversation
-	handoff seqMap[*graph.Node] // llm node -> the latest hand-off before it in its conversation
+	prev    seqMap[*graph.Node]   // llm node -> the llm node before it in its conversation
+	handoff seqMap[*graph.Node]   // llm node -> the latest hand-off before it in its conversation
+	quoted  map[prefix.Msg][]byte // the bytes of the Unread messages the break names quote (readQuoted)
+}
+
+// data is the JSON of the last message of path m: the tree's, or the bytes
+// readQuoted read of a message Read did not.
+func (a *analysis) data(m prefix.Msg) []byte {
+	if b, ok := a.quoted[m]; ok {
+		return b
+	}
+	return a.tree.Data(m)
+}
+
+// quotes are the messages the break named for call c against its match
+// quotes (describe's messageWhat): the request's message where the two
+// part and the match's, where each has one; Root for none.
+func (a *analysis) quotes(c *Call) (q, m prefix.Msg) {
+	if !c.Analyzed || c.Match == nil {
+		return prefix.Root, prefix.Root
+	}
+	qp, mp := a.prompts.get(c.Node.Seq).p, a.prompts.get(c.Match.Seq).p
+	br := a.tree.Break(qp, mp)
+	if br.Where != prefix.InMessages {
+		return prefix.Root, prefix.Root
+	}
+	k := br.Index
+	q, m = prefix.Root, prefix.Root
+	if a.tree.Depth(qp.Last) >= k {
+		q = a.tree.Ancestor(qp.Last, k)
+	}
+	if a.tree.Depth(mp.Last) >= k {
+		m = a.tree.Ancestor(mp.Last, k)
+	}
+	return q, m
+}
+
+// unreadLink is the link message m was made Unread for, -1 when its bytes
+// were read (m is Root, or it was added after the links, re-rooted).
+func (r *Requests) unreadLink(m prefix.Msg) int {
+	if int(m) >= len(r.unread) {
+		return -1
+	}
+	return int(r.unread[m]) - 1
+}
+
+// readQuoted reads the bytes of the messages the break names of calls
+// quote that Read left unread (most: a conversation's next message is the
+// only one after its path), so that a full analysis reads a message or two
+// per call, not every message of the run. (An unstable prefix's break
+// parts between two messages after one path, whose bytes Read read.)
+func (a *analysis) readQuoted(ctx context.Context, calls []*Call) error {
+	var ids []int64
+	at := map[int64]prefix.Msg{}
+	for _, c := range calls {
+		q, m := a.quotes(c)
+		for _, x := range []prefix.Msg{q, m} {
+			i := a.unreadLink(x)
+			if i < 0 {
+				continue
+			}
+			id := a.links[i].ID
+			if _, ok := at[id]; !ok {
+				at[id] = x
+				ids = append(ids, id)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	slices.Sort(ids)
+	a.quoted = make(map[prefix.Msg][]byte, len(ids))
+	err := a.src.ScanMessages(ctx, ids, func(l layout.MessageLink) error {
+		x, ok := at[l.ID]
+		if !ok || l.Size != a.links[a.unreadLink(x)].Size {
+			return fmt.Errorf("load the requests of run %s: message %d changed while it was read", a.run, l.ID)
+		}
+		a.quoted[x] = element(l.Data)
+		return nil
+	})
+	if err == nil && len(a.quoted) != len(ids) {
+		err = fmt.Errorf("load the requests of run %s: %d of its messages were deleted while it was read", a.run, len(ids)-len(a.quoted))
+	}
+	return err
 }
 
 // lastSeq is the seq of g's last node (its nodes are in seq order).

@@ -153,11 +153,11 @@ func (a *analysis) describe(c *Call, m *graph.Node, br prefix.Break) Break {
 	if qEnd {
 		out.What = "the end of the request (the earlier one goes on)"
 	} else {
-		out.What = messageWhat(a.tree.Data(a.tree.Ancestor(q.p.Last, k)))
+		out.What = messageWhat(a.data(a.tree.Ancestor(q.p.Last, k)))
 	}
 	mWhat := ""
 	if !mEnd {
-		mWhat = messageWhat(a.tree.Data(a.tree.Ancestor(mp.p.Last, k)))
+		mWhat = messageWhat(a.data(a.tree.Ancestor(mp.p.Last, k)))
 	}
 	switch {
 	case sameConv && mEnd:

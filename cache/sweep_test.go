@@ -43,7 +43,7 @@ func TestSweep_ReadAheadOfTheGraph(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := AnalyzeRequests(g, reqs, o)
+			rep, err := AnalyzeRequests(ctx, g, reqs, o)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -386,13 +386,24 @@ func TestBrowser_Screenshots(t *testing.T) {
 
 // BenchmarkBrowser_RunPage100k loads the page of a realistic 100,000-node
 // run in Chromium (DESIGN §16: it collapses like the Mermaid view and loads
-// in at most 2 s). The first load includes the server's analysis (graph,
-// audit, cache analysis, layout); later loads are served from its cache.
-// It reports the first load (cold-ms), each later one (ns/op), the
-// browser's share of a load (render-ms: response end to load event) and
-// the page's size (elements, bytes).
+// in at most 2 s). The first load includes the server's analysis of the
+// graph and its layout; the audit and cache analysis follow as parts
+// (issue 30: within 5 s of the page); later loads are served from its
+// cache. It reports the first load (cold-ms), when the findings and the
+// cache figures were in, counted from the first load's start
+// (findings-ms, cache-ms), each later load (ns/op), the browser's share of
+// a load (render-ms: response end to load event) and the page's size
+// (elements). The run is BenchmarkRunParts100k's, kept in
+// $TMPDIR/inspect-bench.
 func BenchmarkBrowser_RunPage100k(b *testing.B) {
-	srv, id := bigRun(b, 100_000)
+	path, id := keptRealistic(b, 100_000)
+	ro, err := store.OpenReadOnly(context.Background(), path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ro.Close() })
+	srv := httptest.NewServer(web.New(storesrc.New(ro), web.Options{}))
+	b.Cleanup(srv.Close)
 	tb := newTab(b)
 	u := srv.URL + "/runs/" + id
 	type timing struct{ Start, ResponseEnd, Load float64 }
@@ -417,28 +428,24 @@ func BenchmarkBrowser_RunPage100k(b *testing.B) {
 		b.Fatalf("the 100k-node page draws %d boxes: not collapsed like the chart", boxes)
 	}
 	b.Logf("first load %v (render %.0f ms); %d boxes, %d lanes, %d elements, %d bytes", cold, coldRender, boxes, lanes, elements, size)
-	// the audit and the cache analysis fill their parts in later
+	// the audit and the cache analysis fill their parts in later, each
+	// when it is in
 	partStart := time.Now()
-	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		ok, err := chromedp.Run(tb.ctx, chromedp.Evaluate[bool](`document.querySelector('#part-findings [data-part], #part-findings .pending') === null && !document.querySelector('#part-findings').hasAttribute('data-part')`))
-		if err == nil && ok {
-			break
+	var findingsAt, cacheAt time.Duration
+	for deadline := time.Now().Add(5 * time.Minute); findingsAt == 0 || cacheAt == 0; time.Sleep(50 * time.Millisecond) {
+		in, err := chromedp.Run(tb.ctx, chromedp.Evaluate[[2]bool](`[
+			document.querySelector('#part-findings [data-part], #part-findings .pending') === null && !document.querySelector('#part-findings').hasAttribute('data-part'),
+			document.querySelector('#part-cache .pending') === null && !document.querySelector('#part-cache').hasAttribute('data-part')]`))
+		if err == nil && in[0] && findingsAt == 0 {
+			findingsAt = cold + time.Since(partStart)
+		}
+		if err == nil && in[1] && cacheAt == 0 {
+			cacheAt = cold + time.Since(partStart)
 		}
 		if time.Now().After(deadline) {
-			b.Fatal("the findings did not arrive in 5 minutes")
+			b.Fatalf("the findings (%v) or the cache figures (%v) did not arrive in 5 minutes", findingsAt, cacheAt)
 		}
 	}
-	findingsAt := cold + time.Since(partStart)
-	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		ok, err := chromedp.Run(tb.ctx, chromedp.Evaluate[bool](`document.querySelector('#part-cache .pending') === null && !document.querySelector('#part-cache').hasAttribute('data-part')`))
-		if err == nil && ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("the cache figures did not arrive in 5 minutes")
-		}
-	}
-	cacheAt := cold + time.Since(partStart)
 	b.Logf("findings in after %v, cache figures after %v", findingsAt, cacheAt)
 	tb.noErrors(b, "100k run page")
 	b.ResetTimer()
@@ -450,8 +457,8 @@ func BenchmarkBrowser_RunPage100k(b *testing.B) {
 	b.ReportMetric(float64(cold.Milliseconds()), "cold-ms")
 	b.ReportMetric(render/float64(b.N), "render-ms")
 	b.ReportMetric(float64(elements), "elements")
-	b.ReportMetric(findingsAt.Seconds(), "findings-s")
-	b.ReportMetric(cacheAt.Seconds(), "cache-s")
+	b.ReportMetric(float64(findingsAt.Milliseconds()), "findings-ms")
+	b.ReportMetric(float64(cacheAt.Milliseconds()), "cache-ms")
 }
 
 // TestBrowser_Progressive: a large run's page fetches its findings when

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -64,8 +65,9 @@ func keptRealistic(b *testing.B, n int) (string, string) {
 // browser): each iteration is a fresh server (nothing cached) that serves
 // the page, then its findings and cache parts, which the page fetches at
 // once. It reports when each arrived, counted from the page's request
-// (page-ms, findings-ms, cache-ms; issue 30's bar: the parts within 5 s of
-// the page), the fastest of the iterations. Run:
+// (page-ms, findings-ms, cache-ms, and parts-ms for the later of the two;
+// issue 30's bar: the parts within 5 s of the page), the fastest of the
+// iterations. Run:
 //
 //	go test ./web -run '^$' -bench RunParts100k -benchtime 3x
 func BenchmarkRunParts100k(b *testing.B) {
@@ -81,7 +83,8 @@ func BenchmarkRunParts100k(b *testing.B) {
 			b.Fatalf("GET %s: %d %v\n%.400s", url, resp.StatusCode, err, body)
 		}
 	}
-	best := [3]time.Duration{time.Hour, time.Hour, time.Hour}
+	parts := []string{"findings", "cache"}
+	best := map[string]time.Duration{"page": time.Hour, "findings": time.Hour, "cache": time.Hour, "parts": time.Hour}
 	for b.Loop() {
 		ro, err := store.OpenReadOnly(context.Background(), path)
 		if err != nil {
@@ -92,18 +95,21 @@ func BenchmarkRunParts100k(b *testing.B) {
 		t0 := time.Now()
 		get(u)
 		page := time.Since(t0)
-		done := make(chan time.Duration, 2)
-		for _, part := range []string{"findings", "cache"} {
-			go func() { get(u + "/part/" + part); done <- time.Since(t0) }()
+		at := make([]time.Duration, len(parts))
+		var wg sync.WaitGroup
+		for i, part := range parts {
+			wg.Go(func() { get(u + "/part/" + part); at[i] = time.Since(t0) })
 		}
-		at := [2]time.Duration{<-done, <-done} // findings and cache, whichever first
+		wg.Wait()
 		srv.Close()
 		ro.Close()
-		best[0] = min(best[0], page)
-		best[1] = min(best[1], max(at[0], at[1]))
-		best[2] = min(best[2], min(at[0], at[1]))
+		best["page"] = min(best["page"], page)
+		for i, part := range parts {
+			best[part] = min(best[part], at[i])
+		}
+		best["parts"] = min(best["parts"], max(at[0], at[1]))
 	}
-	b.ReportMetric(float64(best[0].Milliseconds()), "page-ms")
-	b.ReportMetric(float64(best[2].Milliseconds()), "first-part-ms")
-	b.ReportMetric(float64(best[1].Milliseconds()), "parts-ms")
+	for _, k := range []string{"page", "findings", "cache", "parts"} {
+		b.ReportMetric(float64(best[k].Milliseconds()), k+"-ms")
+	}
 }

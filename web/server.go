@@ -389,14 +389,20 @@ func (s *Server) build(ctx context.Context, r *record.Run, later bool) (*analyse
 	g := run.Graph
 	a := &analysed{run: run, g: g, auditDone: make(chan struct{}), cacheDone: make(chan struct{})}
 	slow := func() {
-		// A request the analysis cannot read leaves the page without cache
-		// figures (it says why), not without the run.
-		a.cache, a.cacheErr = run.Cache(ctx)
-		close(a.cacheDone)
+		// The full cache analysis and the audit (which reads the brief
+		// one, as inspect audit does) at once, each part shown when it is
+		// in. A request the analysis cannot read leaves the page without
+		// cache figures (it says why), not without the run.
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			a.cache, a.cacheErr = run.Cache(ctx)
+			close(a.cacheDone)
+		})
 		if a.rep, a.repErr = run.Audit(ctx, nil); a.repErr != nil {
 			a.repErr = fmt.Errorf("audit run %s: %w", g.ID, a.repErr)
 		}
 		close(a.auditDone)
+		wg.Wait()
 	}
 	progressive := later && len(g.Nodes) >= s.opts.Progressive
 	mc := &mermaid.Config{Hooks: true}
