@@ -100,3 +100,73 @@ func cpuTime(t *testing.T) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// TestAudit_ScalingSeriesInOneTurn: one conversation of n nodes under a
+// single user turn, made of series of three independent reads each closed
+// by a write (graphtest.LongConversation's shape), built in memory without
+// request bodies so that what the rules do per series shows: a rule that
+// reads the conversation from its start for each series (the turn's
+// request of fanout.missed did) is quadratic, 64× for eight times the
+// nodes; every rule together must stay within 20×. CPU time of this
+// process, least of five, as TestAudit_Scaling.
+func TestAudit_ScalingSeriesInOneTurn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("audits runs of up to 80,000 nodes")
+	}
+	const small, large = 10_000, 80_000
+	s, l := auditMemTime(t, seriesInOneTurn(small)), auditMemTime(t, seriesInOneTurn(large))
+	ratio := float64(l) / float64(s)
+	t.Logf("%d nodes: %s; %d nodes: %s (%.1f×)", small, s, large, l, ratio)
+	if ratio > 20 {
+		t.Errorf("%d → %d nodes in one turn: audit %s → %s (%.1f×), more than 20× for eight times the nodes: something is quadratic", small, large, s, l, ratio)
+	}
+}
+
+// seriesInOneTurn is a run of about n nodes: a user turn, then series of
+// three independent reads, each in its own response, closed by a write.
+func seriesInOneTurn(n int) *graph.Run {
+	var nodes []*record.Node
+	at := graphtest.Start
+	add := func(nd *record.Node) {
+		nd.Seq, nd.Agent, nd.Status = int64(len(nodes)+1), "analyst", record.StatusOK
+		nd.Started, nd.Ended = at, at.Add(time.Second)
+		at = nd.Ended
+		nodes = append(nodes, nd)
+	}
+	call := func(tool, args string, research bool) {
+		add(&record.Node{Kind: record.KindLLM, LLM: &record.LLM{Model: "gpt-4.1-mini", Calls: []string{tool}, Usage: record.Usage{In: 1000, Out: 20}}})
+		add(&record.Node{Kind: record.KindTool, Tool: &record.Tool{CallID: fmt.Sprintf("call_%d", len(nodes)), Name: tool, Args: args, Result: "Revenue was 4.2M.", Research: research}})
+	}
+	add(&record.Node{Kind: record.KindUser, Text: "Summarise every note"})
+	for i := 0; len(nodes)+8 <= n; i++ {
+		for k := range 3 {
+			call("read_file", fmt.Sprintf(`{"path":"notes/n%d-%d.md"}`, i, k), true)
+		}
+		call("write_file", fmt.Sprintf(`{"path":"summary-%d.md"}`, i), false)
+	}
+	add(&record.Node{Kind: record.KindLLM, LLM: &record.LLM{Model: "gpt-4.1-mini", Content: "Done."}})
+	add(&record.Node{Kind: record.KindFinal, Text: "Done."})
+	g, err := graph.Build(graphtest.RealisticRun(), nodes)
+	if err != nil {
+		panic(err)
+	}
+	return g
+}
+
+// auditMemTime is the least CPU time of five audits of g by every rule.
+func auditMemTime(t *testing.T, g *graph.Run) time.Duration {
+	t.Helper()
+	best := time.Duration(1<<63 - 1)
+	for range 5 {
+		t0 := cpuTime(t)
+		rep, err := (&findings.Config{Rules: rules.All}).Audit(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Findings) == 0 {
+			t.Fatal("no findings: the shape no longer makes series")
+		}
+		best = min(best, cpuTime(t)-t0)
+	}
+	return best
+}

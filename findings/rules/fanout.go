@@ -6,6 +6,7 @@ import (
 	"maps"
 	"path"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -194,7 +195,8 @@ type fanoutFacts struct {
 type sharedFacts struct {
 	fanout *fanoutFacts
 	args   map[*graph.Node]*callArgs
-	io     map[*graph.Branch]*branchIO // fork.sequence: what each branch read and wrote
+	io     map[*graph.Branch]*branchIO           // fork.sequence: what each branch read and wrote
+	users  map[*graph.Conversation][]*graph.Node // each conversation's user nodes (turnUser)
 }
 
 // callArgs are a call's arguments in the forms rules compare and print,
@@ -756,27 +758,45 @@ var serialWords = []string{"one at a time", "one by one", "one after another", "
 // askedSerial returns the words with which the turn a series ran in (its
 // user message, or a branch's instructions) asked for the work one item
 // at a time: a series the request asked for is no mistake of the agent's.
-func askedSerial(sr *serialRun) string {
-	return asked(turnRequest(sr.Conv, sr.Items[0].LLM.Seq), serialWords)
+func (p *pass) askedSerial(sr *serialRun) string {
+	return asked(p.turnRequest(sr.Conv, sr.Items[0].LLM.Seq), serialWords)
 }
 
 // turnRequest is what was asked of conversation c in the turn holding
 // node seq: the latest user message before it, else a branch's
 // instructions.
-func turnRequest(c *graph.Conversation, seq int64) string {
-	text := ""
+func (p *pass) turnRequest(c *graph.Conversation, seq int64) string {
+	if u := p.turnUser(c, seq); u != nil {
+		return u.Text
+	}
 	if b := c.Branch; b != nil {
-		text = b.Instructions
+		return b.Instructions
 	}
-	for _, n := range c.Nodes {
-		if n.Seq >= seq {
-			break
+	return ""
+}
+
+// turnUser is the user node of conversation c that began the turn holding
+// seq: the last one before seq, or nil. Found by binary search over the
+// conversation's user nodes, listed once per audit: a rule asking it for
+// every series of a long conversation stays linear.
+func (p *pass) turnUser(c *graph.Conversation, seq int64) *graph.Node {
+	users, ok := p.shared.users[c]
+	if !ok {
+		for _, n := range c.Nodes {
+			if n.Kind == record.KindUser {
+				users = append(users, n)
+			}
 		}
-		if n.Kind == record.KindUser {
-			text = n.Text
+		if p.shared.users == nil {
+			p.shared.users = map[*graph.Conversation][]*graph.Node{}
 		}
+		p.shared.users[c] = users
 	}
-	return text
+	i := sort.Search(len(users), func(i int) bool { return users[i].Seq >= seq })
+	if i == 0 {
+		return nil
+	}
+	return users[i-1]
 }
 
 // asked returns the first of words that text holds (lower-case), or "".
@@ -794,7 +814,7 @@ func runFanout(p *pass, withFork bool) {
 	ff := p.fanoutFacts()
 	asked := 0
 	for _, sr := range ff.found {
-		if askedSerial(sr) != "" {
+		if p.askedSerial(sr) != "" {
 			asked++
 			continue
 		}

@@ -208,7 +208,7 @@ func runForkOneBranch(p *pass) {
 			idiom++
 			continue // one sub-agent for one job, cheap next to the run: the stack's idiom
 		}
-		if asTool && askedDelegation(f) {
+		if asTool && p.askedDelegation(f) {
 			requested++
 			continue // the user asked for the sub-agent: the agent did as told
 		}
@@ -277,10 +277,10 @@ func runForkOneBranch(p *pass) {
 // in, or of a turn an ancestor branch was started from, asked for a
 // sub-agent: "have a sub-agent that has its own sub-agent read a.txt"
 // asks for the nested one too.
-func askedDelegation(f *graph.Fork) bool {
+func (p *pass) askedDelegation(f *graph.Fork) bool {
 	c, seq := f.Parent, f.Node.Seq
 	for c != nil {
-		if asked(turnRequest(c, seq), delegationWords) != "" {
+		if asked(p.turnRequest(c, seq), delegationWords) != "" {
 			return true
 		}
 		b := c.Branch

@@ -251,19 +251,12 @@ func (p *pass) rejectedFix(r *refusal, avail []string, near string) findings.Fix
 // with ("/workflows:plan"), or "".
 func (p *pass) commandOf(r *refusal) string {
 	fork := r.calls[0].call
-	var cmd string
-	for _, n := range fork.Conv.Nodes {
-		if n.Seq > fork.Seq {
-			break
-		}
-		if n.Kind == record.KindUser {
-			cmd = ""
-			if t := strings.TrimSpace(n.Text); strings.HasPrefix(t, "/") {
-				cmd = strings.Fields(t)[0]
-			}
+	if u := p.turnUser(fork.Conv, fork.Seq+1); u != nil {
+		if t := strings.TrimSpace(u.Text); strings.HasPrefix(t, "/") {
+			return strings.Fields(t)[0]
 		}
 	}
-	return cmd
+	return ""
 }
 
 // rejectedPromise: the refused type, never refused again.
