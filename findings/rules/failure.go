@@ -101,6 +101,19 @@ func badRequest(why string) bool {
 
 // branchFailure tells why branch b (status error or exhausted) failed.
 func branchFailure(b *graph.Branch) failure {
+	f := branchWhy(b)
+	f.cause = classify(b.Status, f.why, b.Conv)
+	if f.cause == findings.CauseTool {
+		f.tool = failingTool(b.Conv)
+	}
+	return f
+}
+
+// branchWhy is the reason branch b gives for its end, unclassified (no
+// cause, no tool): the last error its conversation recorded, else its
+// answer, else "no reason recorded". What a rule that only reads the
+// reason asks of every branch, without the cause's patterns.
+func branchWhy(b *graph.Branch) failure {
 	f := failure{why: strings.TrimSpace(b.Answer)}
 	for i := len(b.Conv.Nodes) - 1; i >= 0; i-- {
 		if n := b.Conv.Nodes[i]; n.Error != "" {
@@ -110,10 +123,6 @@ func branchFailure(b *graph.Branch) failure {
 	}
 	if f.why == "" {
 		f.why = "no reason recorded"
-	}
-	f.cause = classify(b.Status, f.why, b.Conv)
-	if f.cause == findings.CauseTool {
-		f.tool = failingTool(b.Conv)
 	}
 	return f
 }

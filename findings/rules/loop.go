@@ -217,7 +217,7 @@ func (p *pass) ranOutFinding(c *graph.Conversation, calls []*graph.Node, reps []
 	if last := lastNode(c); last != nil && last.Error != "" {
 		why = ": " + truncate(last.Error, 80)
 	} else if c.Branch != nil {
-		if w := branchFailure(c.Branch).why; w != "" {
+		if w := branchWhy(c.Branch).why; w != "" {
 			why = ": " + truncate(w, 80)
 		}
 	}

@@ -63,7 +63,7 @@ func runDelegationRejected(p *pass) {
 		case n.Kind == record.KindFork && n.ForkOf != nil:
 			for _, b := range n.ForkOf.Branches {
 				calls++
-				if why := branchFailure(b).why; refusedDelegation(b.Status, why, b.Conv) {
+				if why := branchWhy(b).why; refusedDelegation(b.Status, why, b.Conv) {
 					add(forkingAgent(n.ForkOf), b.Agent, why, refused{call: n, end: lastNode(b.Conv), wait: b.Duration})
 				}
 			}
@@ -270,7 +270,7 @@ func expectDelegationRejected(pr rejectedPromise, f findings.Finding, next *grap
 	for _, fk := range forksBy(next, f.Agent) {
 		for _, b := range fk.Branches {
 			n++
-			if b.Agent == pr.Type && refusedDelegation(b.Status, branchFailure(b).why, b.Conv) {
+			if b.Agent == pr.Type && refusedDelegation(b.Status, branchWhy(b).why, b.Conv) {
 				return verdict(false, "the call of type %q at %s was refused", pr.Type, fk.Node.ID())
 			}
 		}
