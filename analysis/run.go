@@ -183,9 +183,24 @@ func (r *Run) auditConfig(ctx context.Context, baseline *findings.Baseline) *fin
 		Baseline: baseline,
 		Profile:  r.Profile,
 		Requests: func(seq int64) ([]byte, error) { return stored(r.src.Request(ctx, id, seq))(seq) },
-		Frames:   func(seq int64) ([]byte, error) { return stored(r.src.RequestFrame(ctx, id, seq))(seq) },
-		Cache:    func() (*cache.Report, error) { return r.BriefCache(ctx) },
+		Frames: func(seq int64) ([]byte, error) {
+			if b, ok := r.frame(ctx, seq); ok {
+				return b, nil
+			}
+			return stored(r.src.RequestFrame(ctx, id, seq))(seq)
+		},
+		Cache: func() (*cache.Report, error) { return r.BriefCache(ctx) },
 	}
+}
+
+// frame is llm node seq's request frame from the requests read for the
+// cache analyses, when they hold it (no query of its own).
+func (r *Run) frame(ctx context.Context, seq int64) ([]byte, bool) {
+	reqs, err := r.requests(ctx)
+	if err != nil {
+		return nil, false
+	}
+	return reqs.Frame(seq)
 }
 
 // stored turns a Source's "none recorded" (nil, nil) into ErrNoRequest,

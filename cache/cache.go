@@ -460,6 +460,9 @@ type prompt struct {
 	// element (Chat Completions), so message k of the prompt is messages[k]
 	// of the request, not messages[k-1].
 	inArray bool
+	// inChain is set when the request was recorded with its system
+	// prompt in its chain (an older file): its frame is then not body.
+	inChain bool
 	// ok is false when the request lacks what the cache compares (lack).
 	ok   bool
 	lack string
@@ -471,6 +474,7 @@ type frame struct {
 	tools  []byte        // the tools array's JSON, "null" when none
 	system []byte        // the system part: the leading system message, or the top-level system/instructions
 	req    *chat.Request // the frame read (tools, system text); nil when unreadable
+	body   []byte        // head, system and tail joined: the store's RequestFrame
 }
 
 type frameKey struct{ head, system, tail int64 }
@@ -1016,7 +1020,7 @@ func (a *Requests) prompt(rp layout.RequestParts) *prompt {
 		f = readFrame(rp)
 		a.frames[k] = f
 	}
-	p := &prompt{frame: f, ok: true, inArray: len(rp.System) > 0}
+	p := &prompt{frame: f, ok: true, inArray: len(rp.System) > 0, inChain: rp.SystemInChain}
 	system, last := f.system, prefix.Root
 	if i, ok := a.links.Index(rp.Last); ok && rp.Last != 0 {
 		last = a.msgs[i]
@@ -1062,7 +1066,7 @@ func (a *Requests) reroot(m, first prefix.Msg) prefix.Msg {
 func readFrame(rp layout.RequestParts) *frame {
 	body := make([]byte, 0, len(rp.Head)+len(rp.System)+len(rp.Tail))
 	body = append(append(append(body, rp.Head...), rp.System...), rp.Tail...)
-	f := &frame{tools: []byte("null"), system: rp.System}
+	f := &frame{tools: []byte("null"), system: rp.System, body: body}
 	var top map[string]json.RawMessage
 	if json.Unmarshal(body, &top) == nil {
 		if t := top["tools"]; len(t) > 0 && string(t) != "null" && string(t) != "[]" {
