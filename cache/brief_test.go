@@ -157,15 +157,7 @@ func briefAgrees(t *testing.T, what string, db cache.Source, g *graph.Run) *cach
 func TestBrief_SameFiguresAsFull(t *testing.T) {
 	ctx := context.Background()
 	t.Run("fixtures", func(t *testing.T) {
-		for _, name := range allFixtures(t) {
-			db := importerstest.Store(t)
-			dir := filepath.Join("..", "fixtures", name)
-			g, err := fixturetest.Record(ctx, db, dir, t.TempDir(), "run-"+name, t0)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			briefAgrees(t, name, db, g)
-		}
+		eachFixture(t, func(name string, db *store.DB, g *graph.Run) { briefAgrees(t, name, db, g) })
 	})
 	t.Run("realistic", func(t *testing.T) {
 		db := &countingSource{DB: importerstest.Store(t)}
@@ -239,32 +231,15 @@ func TestBrief_SameFiguresAsFull(t *testing.T) {
 		}
 	})
 	t.Run("older file", func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "runs.db")
-		db, err := store.Open(ctx, path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g := recordBodies(t, db, separatorBodies)
-		id, err := graphtest.RecordRealistic(ctx, db, 600)
-		if err != nil {
-			t.Fatal(err)
-		}
-		realistic, err := graph.Load(ctx, db, id)
-		if err != nil {
-			t.Fatal(err)
-		}
+		path, db, g, realistic := separatorsAndRealistic(t)
+		var err error
 		before := map[string]*cache.Report{}
 		for _, r := range []*graph.Run{g, realistic} {
 			if before[r.ID], err = cache.Analyze(ctx, r, db, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
-		db.Close()
-		systemInChain(t, path)
-		if db, err = store.Open(ctx, path); err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		db = asOlderFile(t, db, path)
 		for _, r := range []*graph.Run{g, realistic} {
 			var inChain int
 			_, reqs, err := db.RequestParts(ctx, r.ID, nil, false)
