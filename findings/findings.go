@@ -28,8 +28,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/inspect-dev/inspect/cache"
@@ -146,6 +148,13 @@ type Rule struct {
 	// NoExpect says why the rule has no Expect; Validate refuses a rule
 	// with neither.
 	NoExpect string
+	// Lane names the lane of the audit the rule runs in. The rules of a
+	// lane run one after another, in rule order, and share what they
+	// compute once per audit (Pass.Memo, the requests read); lanes run at
+	// once, each with its own, when the process has more than one CPU.
+	// Rules that share costly facts share a lane; "" is the lane of the
+	// rest. The report is the same whatever ran at once.
+	Lane string
 }
 
 // Explain renders the rule's documentation as plain text paragraphs, with
@@ -571,7 +580,6 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 	if profile == nil {
 		profile = stack.For(run.Source)
 	}
-	shared := &audit{}
 	tok := run.Tokens()
 	rep := &Report{
 		Run: run.ID, Project: run.Project.Name, Status: string(run.Status),
@@ -579,36 +587,28 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 		Findings: []Finding{}, Checks: []Check{}, Options: opts, Rules: rules, Policy: c.Policy,
 	}
 	rep.Notice = notice(run)
-	for _, r := range rules {
-		if src, off := opts.Off(r.ID); off {
-			rep.Checks = append(rep.Checks, Check{Rule: r.ID, Status: StatusOff, Detail: "turned off in " + src})
+	ran := make([]ruleResult, len(rules))
+	pass := func(r *Rule, shared *audit) *Pass {
+		return &Pass{Rule: r, Graph: run, Options: opts, Project: proj, Profile: profile, requests: c.Requests, frames: c.Frames, shared: shared, cache: c.Cache}
+	}
+	var lanes sync.WaitGroup
+	for _, lane := range ruleLanes(rules) {
+		work := func() {
+			shared := &audit{}
+			for _, i := range lane {
+				ran[i] = runRule(pass(rules[i], shared), opts, run)
+			}
+		}
+		if runtime.GOMAXPROCS(0) == 1 {
+			work()
 			continue
 		}
-		p := &Pass{Rule: r, Graph: run, Options: opts, Project: proj, Profile: profile, requests: c.Requests, frames: c.Frames, shared: shared, cache: c.Cache}
-		r.Run(p)
-		if p.open > 0 && !p.notApplicable {
-			note := fmt.Sprintf("%s not applicable (%s)", plural(p.open, "open fork", "open forks"), OpenReason(run))
-			if p.detail == "" {
-				p.detail = note
-			} else {
-				p.detail += "; " + note
-			}
-		}
-		check := Check{Rule: r.ID, Findings: len(p.found)}
-		switch {
-		case len(p.found) > 0:
-			check.Status, check.Examined = StatusFound, true
-			check.Detail = plural(len(p.found), "finding", "findings")
-			if p.detail != "" {
-				check.Detail += "; " + p.detail
-			}
-		case p.notApplicable:
-			check.Status, check.Detail = StatusNotApplicable, p.detail
-		default:
-			check.Status, check.Detail, check.Examined = StatusClear, p.detail, !p.unexamined
-		}
-		rep.Checks = append(rep.Checks, check)
-		rep.Findings = append(rep.Findings, p.found...)
+		lanes.Go(work)
+	}
+	lanes.Wait()
+	for _, rr := range ran {
+		rep.Checks = append(rep.Checks, rr.check)
+		rep.Findings = append(rep.Findings, rr.found...)
 	}
 	order := map[string]int{}
 	for i, r := range rules {
@@ -858,4 +858,59 @@ func plural(n int, one, many string) string {
 		return fmt.Sprintf("%d %s", n, one)
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// ruleResult is what one rule of an audit gave: its check and findings.
+type ruleResult struct {
+	check Check
+	found []Finding
+}
+
+// runRule runs p's rule (unless opts turn it off) and returns its check
+// and findings.
+func runRule(p *Pass, opts *Options, run *graph.Run) ruleResult {
+	r := p.Rule
+	if src, off := opts.Off(r.ID); off {
+		return ruleResult{check: Check{Rule: r.ID, Status: StatusOff, Detail: "turned off in " + src}}
+	}
+	r.Run(p)
+	if p.open > 0 && !p.notApplicable {
+		note := fmt.Sprintf("%s not applicable (%s)", plural(p.open, "open fork", "open forks"), OpenReason(run))
+		if p.detail == "" {
+			p.detail = note
+		} else {
+			p.detail += "; " + note
+		}
+	}
+	check := Check{Rule: r.ID, Findings: len(p.found)}
+	switch {
+	case len(p.found) > 0:
+		check.Status, check.Examined = StatusFound, true
+		check.Detail = plural(len(p.found), "finding", "findings")
+		if p.detail != "" {
+			check.Detail += "; " + p.detail
+		}
+	case p.notApplicable:
+		check.Status, check.Detail = StatusNotApplicable, p.detail
+	default:
+		check.Status, check.Detail, check.Examined = StatusClear, p.detail, !p.unexamined
+	}
+	return ruleResult{check: check, found: p.found}
+}
+
+// ruleLanes groups the indexes of rules by Rule.Lane, in rule order, the
+// lanes in the order of their first rule.
+func ruleLanes(rules []*Rule) [][]int {
+	var lanes [][]int
+	at := map[string]int{}
+	for i, r := range rules {
+		k, ok := at[r.Lane]
+		if !ok {
+			k = len(lanes)
+			at[r.Lane] = k
+			lanes = append(lanes, nil)
+		}
+		lanes[k] = append(lanes[k], i)
+	}
+	return lanes
 }

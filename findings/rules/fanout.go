@@ -63,7 +63,13 @@ var FanoutMissed = &findings.Rule{
 	Options: []findings.Option{fanoutMinCalls, tokenMinLen, parallelMinCalls, noisyResultTokens},
 	Run:     run(func(p *pass) { runFanout(p, true) }),
 	Expect:  expectWith(expectFanout),
+	Lane:    fanoutLane,
 }
+
+// fanoutLane is the audit lane of the two fan-out rules: they share the
+// serial runs (fanoutFacts), the costliest facts of an audit, which the
+// other rules do not read, so the rest run beside them.
+const fanoutLane = "fanout"
 
 // FanoutMissedNoFork: the same series, but the agent had no fork tool.
 var FanoutMissedNoFork = &findings.Rule{
@@ -82,6 +88,7 @@ var FanoutMissedNoFork = &findings.Rule{
 	Options: []findings.Option{fanoutMinCalls, tokenMinLen, parallelMinCalls},
 	Run:     run(func(p *pass) { runFanout(p, false) }),
 	Expect:  expectWith(expectFanout),
+	Lane:    fanoutLane,
 }
 
 // fanoutPromise is what a missed fan-out promises: a fork from the agent
@@ -589,12 +596,13 @@ func newTokenScan(p *pass, c *graph.Conversation) *tokenScan {
 }
 
 func (sc *tokenScan) see(text string, seq int64, min int) {
-	for _, t := range tokens(text, min) {
-		if _, ok := sc.origin[t]; !ok {
-			sc.origin[t] = seq
-		}
-	}
-	for _, t := range pathTokens(text) {
+	sc.seeTokens(tokens(text, min), seq)
+	sc.seeTokens(pathTokens(text), seq)
+}
+
+// seeTokens records seq as the origin of each of toks not seen before.
+func (sc *tokenScan) seeTokens(toks []string, seq int64) {
+	for _, t := range toks {
 		if _, ok := sc.origin[t]; !ok {
 			sc.origin[t] = seq
 		}
@@ -640,18 +648,18 @@ func independentSegments(p *pass, sc *tokenScan, run []*step) [][]*step {
 			}
 		}
 	}
-	nameResult := func(i int, text string) {
+	nameResult := func(i int, paths []string) {
 		m := map[string]bool{}
-		for _, q := range pathTokens(text) {
+		for _, q := range paths {
 			m[q] = true
 		}
 		named[i] = m
 	}
-	uses := func(j int, args string) { // item j uses an earlier item's result: cut before it
+	uses := func(j int, toks []string) { // item j uses an earlier item's result (toks: its arguments' tokens, then their paths): cut before it
 		if j <= start {
 			return
 		}
-		for _, t := range append(tokens(args, min), pathTokens(args)...) {
+		for _, t := range toks {
 			if i, ok := result[sc.origin[t]]; ok && i >= start && i < j {
 				cut(j)
 				return
@@ -709,20 +717,25 @@ func independentSegments(p *pass, sc *tokenScan, run []*step) [][]*step {
 			if n.Tool == nil {
 				continue
 			}
+			// each text tokenised once: its words, then its paths
+			args := p.call(n).text
+			argToks := append(tokens(args, min), pathTokens(args)...)
+			resultPaths := pathTokens(n.Tool.Result)
 			if j, ok := call[n.Seq]; ok {
-				uses(j, p.call(n).text)
+				uses(j, argToks)
 				repeatsBranch(j, n)
 				namedBefore(j, callPaths(p.call(n)))
 				readsListed(j, n)
-				nameResult(j, n.Tool.Result)
+				nameResult(j, resultPaths)
 				if isSearch(n.Tool.Name, p.call(n)) {
 					for _, q := range callPaths(p.call(n)) {
 						named[j][q] = true // where to read in a file it searched comes from its hits
 					}
 				}
 			}
-			sc.see(p.call(n).text, 0, min)
-			sc.see(n.Tool.Result, n.Seq, min)
+			sc.seeTokens(argToks, 0)
+			sc.seeTokens(tokens(n.Tool.Result, min), n.Seq)
+			sc.seeTokens(resultPaths, n.Seq)
 		case record.KindFork:
 			if n.ForkOf == nil {
 				continue
@@ -732,7 +745,7 @@ func independentSegments(p *pass, sc *tokenScan, run []*step) [][]*step {
 				instr.WriteString(b.Instructions + " ")
 			}
 			if j, ok := call[n.Seq]; ok {
-				uses(j, instr.String())
+				uses(j, append(tokens(instr.String(), min), pathTokens(instr.String())...))
 				namedBefore(j, pathTokens(instr.String()))
 			}
 			sc.see(instr.String(), 0, min)
@@ -744,7 +757,7 @@ func independentSegments(p *pass, sc *tokenScan, run []*step) [][]*step {
 					answers.WriteString(b.Answer + " ")
 				}
 				if j, ok := result[n.Seq]; ok {
-					nameResult(j, answers.String())
+					nameResult(j, pathTokens(answers.String()))
 				}
 			}
 		}
