@@ -308,9 +308,12 @@ func TestOwner_Fixtures(t *testing.T) {
 			"Decide whether ping or pong owns this job and say so in both agent ping's instructions (in code) and agent pong's instructions (in code)"},
 		{"../../importers/openaiagents/testdata/python-export.jsonl", "branch.failed @planner", "agent planner's instructions (in code)",
 			`Sub-agent "ask_us" ran out of its limit`},
-		// LangGraph: the node's prompt
-		{"../../importers/otlp/testdata/openllmetry-langgraph-supervisor.otlp.jsonl", "cache.unstable-prefix @langgraph-supervisor", "the prompt of node langgraph-supervisor (in code)", ""},
-		// a LangGraph react agent under the app's own root span ("weather-app"):
+		// LangGraph: the node's prompt. (Not OpenLLMetry's supervisor trace
+		// any more: its cache.unstable-prefix @langgraph-supervisor compared
+		// the supervisor's and the research expert's requests as one
+		// agent's, and is gone now that the import keeps the agents; the
+		// react agents' real traces below check the node's prompt.)
+		// A LangGraph react agent under the app's own root span ("weather-app"):
 		// before, a generic OTLP app's "agent weather_assistant's instructions (in code)"
 		{"../../fixtures/cache-unstable-system-time/trace.otlp.jsonl", "cache.unstable-prefix @weather_assistant", "the prompt of node weather_assistant (in code)",
 			"Move what changes per call out of node weather_assistant's system prompt into the latest message"},

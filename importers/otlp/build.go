@@ -274,6 +274,11 @@ type builder struct {
 	parent   map[*otel.Span]*otel.Span
 	// ccBranches are the Claude Code sub-agents met so far, by agent_id
 	ccBranches map[string]*importers.Branch
+	// tlAgents are OpenLLMetry graph spans' agents (traceloopAgent)
+	tlAgents map[*otel.Span]string
+	// goTo holds the tool calls of OpenLLMetry's spans: the one node the
+	// LangGraph Command each returned goes to, "" when it returned none
+	goTo map[*importers.Tool]string
 }
 
 // mark computes which spans have a model call below them and counts the
@@ -320,6 +325,11 @@ func (b *builder) classOf(s *otel.Span) class {
 	c, ok := b.classes[s]
 	if !ok {
 		c = classify(s, b.llmBelow[s])
+		if c == classOther && b.llmBelow[s] && traceloopGraph(s) && b.insideGraph(s) && b.traceloopAgent(s) != "" {
+			// OpenLLMetry: the graph of an agent a LangGraph supervisor
+			// runs as a node, named by its messages
+			c = classAgent
+		}
 		b.classes[s] = c
 	}
 	return c
@@ -462,8 +472,9 @@ func (b *builder) transferTo(st *state, agent string) bool {
 }
 
 // takeOver makes the agent of s the one running the conversation: a
-// hand-off when a transfer_to_* call asked for it (that call becomes the
-// hand-off, as our runtime records it) or when it goes back to the agent
+// hand-off when a transfer_to_* call asked for it (OpenLLMetry's: a call
+// whose LangGraph Command goes to it; that call becomes the hand-off, as
+// our runtime records it) or when it goes back to the agent
 // that handed it over (a supervisor's agent handing back, as
 // langgraph-supervisor's transfer_back_to_* does with no span of its own);
 // else the graph's next node taking its turn, which is no hand-off — its
@@ -483,8 +494,12 @@ func (b *builder) takeOver(st *state, s *otel.Span) {
 		t = st.c.Steps[n-1].Tool
 	}
 	var h *importers.Handoff
+	cmdTo, traceloop := b.goTo[t]
 	switch {
-	case t != nil && strings.HasPrefix(t.Name, "transfer_to_"):
+	case t != nil && traceloop && cmdTo == to, t != nil && !traceloop && strings.HasPrefix(t.Name, "transfer_to_"):
+		// the call that asked for it: for OpenLLMetry, by the Command
+		// the tool returned going to this agent (its name alone says
+		// nothing); for the other instrumentations, a transfer_to_* call
 		h = &importers.Handoff{At: t.Started, From: st.owner, To: to, Reason: reasonOf(t.Args)}
 		st.c.Steps = st.c.Steps[:n-1]
 	case st.handedBy[st.owner] == to:
@@ -578,6 +593,16 @@ func (b *builder) tool(st *state, s *otel.Span) {
 		// made after its own hand-off (a second transfer_to_*, refused) is
 		// the agent's that made the response, not the one taking over
 		t.Agent = a
+	}
+	if s.Attrs.Has("traceloop.entity.output") || s.Attrs.Has("traceloop.entity.input") {
+		to := ""
+		if gotos, _, ok := langGraphCommand(s.Attrs.Str("traceloop.entity.output")); ok && len(gotos) == 1 {
+			to = gotos[0]
+		}
+		if b.goTo == nil {
+			b.goTo = map[*importers.Tool]string{}
+		}
+		b.goTo[t] = to
 	}
 	t.Status, t.Error = spanStatus(s)
 	if t.Status == record.StatusError && t.Result == "" {

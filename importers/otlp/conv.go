@@ -125,6 +125,11 @@ func (b *builder) agentName(s *otel.Span) string {
 	if n, ok := strings.CutPrefix(s.Name, "invoke_agent "); ok && n != "" {
 		return n
 	}
+	if traceloopGraph(s) {
+		if n := b.traceloopAgent(s); n != "" {
+			return n
+		}
+	}
 	if s.Name != "" && !strings.HasPrefix(s.Name, "ai.") {
 		return s.Name
 	}
@@ -814,6 +819,192 @@ func traceloopToolMessage(v string) (content, callID, name string, ok bool) {
 		}
 	}
 	return argsText(found.Kwargs.Content), found.Kwargs.ToolCallID, found.Kwargs.Name, true
+}
+
+// traceloopGraph reports whether s is the span OpenLLMetry's LangChain
+// instrumentation writes for a compiled LangGraph graph ("workflow
+// CompiledStateGraph"): the whole graph, or the graph of an agent that a
+// supervisor runs as one of its nodes. The span names no node or agent.
+func traceloopGraph(s *otel.Span) bool {
+	if !strings.HasPrefix(s.Scope, "@traceloop/") && !s.Attrs.Has("traceloop.span.kind") {
+		return false
+	}
+	n := s.Attrs.Str("traceloop.workflow.name")
+	if n == "" {
+		n = strings.TrimPrefix(s.Name, "workflow ")
+	}
+	return n == "CompiledStateGraph" || n == "CompiledGraph"
+}
+
+// insideGraph reports whether an ancestor of s is an OpenLLMetry graph
+// span: s is then a graph the outer one runs as a node (an agent).
+func (b *builder) insideGraph(s *otel.Span) bool {
+	seen := map[*otel.Span]bool{}
+	for p := b.parent[s]; p != nil && !seen[p]; p = b.parent[p] {
+		if traceloopGraph(p) {
+			return true
+		}
+		seen[p] = true
+	}
+	return false
+}
+
+// traceloopAgent is the agent an OpenLLMetry graph span of a LangGraph
+// node ran, from the messages it recorded, or "": the name on the
+// AIMessages its output added to its input (langgraph-supervisor's agents
+// name their messages so). An agent handing off ends with no output of
+// its own: then the name on those the next agent's graph got beyond s's
+// input, else on the message whose call returned a LangGraph Command below
+// it (the hand-off tool's). A graph span of its own inside s is another
+// agent's, not looked into.
+func (b *builder) traceloopAgent(s *otel.Span) string {
+	if n, ok := b.tlAgents[s]; ok {
+		return n
+	}
+	in, _ := lcMessages(s.Attrs.Str("traceloop.entity.input"))
+	added := func(state string) string {
+		if out, ok := lcMessages(state); ok && len(out) > len(in) {
+			for _, m := range out[len(in):] {
+				if m.ai() && m.Kwargs.Name != "" {
+					return m.Kwargs.Name
+				}
+			}
+		}
+		return ""
+	}
+	name := added(s.Attrs.Str("traceloop.entity.output"))
+	if next := b.nextGraph(s); name == "" && next != nil && !s.Attrs.Has("traceloop.entity.output") {
+		name = added(next.Attrs.Str("traceloop.entity.input"))
+	}
+	var find func(p *otel.Span) string
+	find = func(p *otel.Span) string {
+		for _, c := range b.kids[p.SpanID] {
+			if traceloopGraph(c) {
+				continue
+			}
+			if classify(c, false) == classTool {
+				if _, from, ok := langGraphCommand(c.Attrs.Str("traceloop.entity.output")); ok && from != "" {
+					return from
+				}
+				continue
+			}
+			if n := find(c); n != "" {
+				return n
+			}
+		}
+		return ""
+	}
+	if name == "" {
+		name = find(s)
+	}
+	if b.tlAgents == nil {
+		b.tlAgents = map[*otel.Span]string{}
+	}
+	b.tlAgents[s] = name
+	return name
+}
+
+// nextGraph is the OpenLLMetry graph span that ran after s in the graph
+// that holds s (the next agent's), or nil.
+func (b *builder) nextGraph(s *otel.Span) *otel.Span {
+	outer := b.parent[s]
+	for outer != nil && !traceloopGraph(outer) {
+		outer = b.parent[outer]
+	}
+	if outer == nil {
+		return nil
+	}
+	var next *otel.Span
+	var walk func(p *otel.Span)
+	walk = func(p *otel.Span) {
+		for _, c := range b.kids[p.SpanID] {
+			switch {
+			case !traceloopGraph(c):
+				walk(c)
+			case c != s && !c.Start.Before(s.End) && (next == nil || c.Start.Before(next.Start)):
+				next = c
+			}
+		}
+	}
+	walk(outer)
+	return next
+}
+
+// lcMessage is one message of a LangGraph state as LangChain serialises
+// it ({"lc":1,"type":"constructor","id":[…,"AIMessage"],"kwargs":{…}}),
+// or as the user gave it ({"role","content"}).
+type lcMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Kwargs struct {
+		Name string `json:"name"`
+	} `json:"kwargs"`
+}
+
+// ai reports whether m is an AIMessage (or a chunk of one).
+func (m lcMessage) ai() bool {
+	var id []string
+	if fastJSON.Unmarshal(m.ID, &id) != nil || len(id) == 0 {
+		return false
+	}
+	return id[len(id)-1] == "AIMessage" || id[len(id)-1] == "AIMessageChunk"
+}
+
+// lcMessages reads the messages of a LangGraph state ({"messages":[…]}).
+func lcMessages(v string) ([]lcMessage, bool) {
+	if !strings.Contains(v, `"messages"`) {
+		return nil, false
+	}
+	var st struct {
+		Messages []lcMessage `json:"messages"`
+	}
+	if fastJSON.Unmarshal([]byte(v), &st) != nil {
+		return nil, false
+	}
+	return st.Messages, true
+}
+
+// langGraphCommand reads a LangGraph Command a tool returned, as
+// OpenLLMetry records the tool's output ({"lg_name":"Command","update":
+// {"messages":[…]},"goto":["research_expert"]}): the nodes it goes to (a
+// Send's too), and the name on the last AIMessage of its update — the
+// message that made the call.
+func langGraphCommand(v string) (gotos []string, from string, ok bool) {
+	if !strings.Contains(v, `"Command"`) {
+		return nil, "", false
+	}
+	var c struct {
+		Name   string `json:"lg_name"`
+		Update struct {
+			Messages []lcMessage `json:"messages"`
+		} `json:"update"`
+		Goto json.RawMessage `json:"goto"`
+	}
+	if fastJSON.Unmarshal([]byte(v), &c) != nil || c.Name != "Command" {
+		return nil, "", false
+	}
+	var one string
+	var many []json.RawMessage
+	switch {
+	case fastJSON.Unmarshal(c.Goto, &one) == nil && one != "":
+		gotos = []string{one}
+	case fastJSON.Unmarshal(c.Goto, &many) == nil:
+		for _, g := range many {
+			var send struct {
+				Node string `json:"node"`
+			}
+			if fastJSON.Unmarshal(g, &one) == nil && one != "" {
+				gotos = append(gotos, one)
+			} else if fastJSON.Unmarshal(g, &send) == nil && send.Node != "" {
+				gotos = append(gotos, send.Node)
+			}
+		}
+	}
+	for _, m := range c.Update.Messages {
+		if m.ai() && m.Kwargs.Name != "" {
+			from = m.Kwargs.Name
+		}
+	}
+	return gotos, from, true
 }
 
 // sortedKeys returns m's keys sorted.

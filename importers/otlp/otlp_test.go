@@ -13,13 +13,10 @@ import (
 	"github.com/inspect-dev/inspect/stack"
 )
 
-// TestRead_RealFrameworks reads the traces real frameworks exported
-// (testdata/gen) and compares each Session's outline with what the run
-// was: the expectations are written by hand from the scripts in
-// testdata/gen, never regenerated from this code.
-func TestRead_RealFrameworks(t *testing.T) {
-	for _, tt := range []struct{ file, want string }{
-		{"langgraph-supervisor.otlp.jsonl", `tasks ["What is the combined headcount of the FAANG companies in 2024?"] models [scripted-4o]
+// langGraphSupervisorRun is the run of gen/langgraph.mjs's supervisor
+// (supervisor → research_expert → supervisor → math_expert → supervisor)
+// as OpenInference's trace of it holds it, written by hand from the script.
+const langGraphSupervisorRun = `tasks ["What is the combined headcount of the FAANG companies in 2024?"] models [scripted-4o]
 conv supervisor status=""
   user "What is the combined headcount of the FAANG companies in ..."
   llm scripted-4o in=120 out=12 cached=0/true calls=[transfer_to_research_expert] req=true resp=true ""
@@ -36,7 +33,15 @@ conv supervisor status=""
   handoff math_expert -> supervisor ""
   llm scripted-4o in=330 out=18 cached=256/true calls=[] req=true resp=true "Together the FAANG companies had 1,977,586 employees in 2..."
   final "Together the FAANG companies had 1,977,586 employees in 2..."
-`},
+`
+
+// TestRead_RealFrameworks reads the traces real frameworks exported
+// (testdata/gen) and compares each Session's outline with what the run
+// was: the expectations are written by hand from the scripts in
+// testdata/gen, never regenerated from this code.
+func TestRead_RealFrameworks(t *testing.T) {
+	for _, tt := range []struct{ file, want string }{
+		{"langgraph-supervisor.otlp.jsonl", langGraphSupervisorRun},
 		{"langgraph-mapreduce.otlp.jsonl", `tasks ["List three subjects as a JSON array."] models [scripted-4o]
 conv plan status=""
   user "List three subjects as a JSON array."
@@ -238,4 +243,92 @@ func TestRead_LangGraphByItsMarks(t *testing.T) {
 			t.Errorf("source %q: %s, want acme-tracer 4.1.1: %s", s.Source.Version, stack.For(s.Source).Name, stack.OTLP.Name)
 		}
 	})
+}
+
+// TestRead_OpenLLMetryHandoffs: OpenLLMetry's LangChain instrumentation on
+// the langgraph-supervisor app of testdata/gen-traceloop (supervisor →
+// research_expert → supervisor → math_expert → supervisor) names no agent
+// in its spans, yet the run is the same as OpenInference's trace of it
+// (langgraph-supervisor.otlp.jsonl in TestRead_RealFrameworks): each
+// agent's graph is a "workflow CompiledStateGraph" span named by the
+// AIMessages it added, and the transfer tools' LangGraph Commands (goto)
+// are the hand-offs; handing back to the supervisor has no span of its own.
+// Model calls and tokens as OpenInference's trace has them
+// (langGraphSupervisorRun, written by hand from gen/langgraph.mjs).
+func TestRead_OpenLLMetryHandoffs(t *testing.T) {
+	// OpenInference's run, but for what OpenLLMetry records otherwise:
+	// no cache counts, and a tool's input as LangChain serialises it.
+	want := strings.NewReplacer(
+		"cached=0/true", "cached=0/false", "cached=128/true", "cached=0/false", "cached=256/true", "cached=0/false",
+		"args=FAANG headcount 2024", `args={"query":"FAANG headcount 2024"}`,
+	).Replace(langGraphSupervisorRun)
+	if strings.Count(want, "cached=0/false") != 7 || !strings.Contains(want, `args={"query"`) {
+		t.Fatalf("OpenInference's run changed; say again how OpenLLMetry's differs:\n%s", want)
+	}
+	s := readOne(t, "testdata/openllmetry-langgraph-supervisor.otlp.jsonl")
+	if got := outline(s); got != want {
+		d, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: difflib.SplitLines(want), B: difflib.SplitLines(got), FromFile: "want", ToFile: "got", Context: 2})
+		t.Errorf("outline differs:\n%s", d)
+	}
+}
+
+// TestRead_OpenLLMetryTransferWithoutCommand: a near miss of the above —
+// the first transfer_to_research_expert call returns a plain ToolMessage,
+// not a LangGraph Command, so nothing says the conversation went
+// anywhere: the call stays a tool call (its name alone makes no hand-off),
+// the research expert's graph is the next node taking its turn, and only
+// the second transfer, whose Command goes to math_expert, is a hand-off
+// (with the hand back from it).
+func TestRead_OpenLLMetryTransferWithoutCommand(t *testing.T) {
+	b, err := os.ReadFile("testdata/openllmetry-langgraph-supervisor.otlp.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	edited := 0
+	for i, l := range lines {
+		end := strings.Index(l, `\"goto\":[\"research_expert\"]}`)
+		start := strings.Index(l, `{\"lg_name\":\"Command\"`)
+		if end < 0 || start < 0 || start > end {
+			continue
+		}
+		end += len(`\"goto\":[\"research_expert\"]}`)
+		msg := `{\"lc\":1,\"type\":\"constructor\",\"id\":[\"langchain_core\",\"messages\",\"ToolMessage\"],\"kwargs\":{\"content\":\"Successfully transferred to research_expert\",\"name\":\"transfer_to_research_expert\",\"tool_call_id\":\"call_1_0\"}}`
+		lines[i] = l[:start] + msg + l[end:]
+		edited++
+	}
+	if edited != 1 {
+		t.Fatalf("%d Commands going to research_expert, want the one of the first transfer", edited)
+	}
+	p := filepath.Join(t.TempDir(), "trace.otlp.jsonl")
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := readOne(t, p)
+	var handoffs, tools []string
+	for _, st := range s.Trunk.Steps {
+		switch {
+		case st.Handoff != nil:
+			handoffs = append(handoffs, st.Handoff.From+"->"+st.Handoff.To)
+		case st.Tool != nil:
+			tools = append(tools, st.Tool.Name+"="+st.Tool.Result)
+		case st.LLM != nil && len(st.LLM.Calls) > 0 && st.LLM.Calls[0] == "web_search" && st.LLM.Agent != "research_expert":
+			t.Errorf("the web_search call is agent %q's, want research_expert's (the node taking its turn)", st.LLM.Agent)
+		}
+	}
+	if got := strings.Join(handoffs, " "); got != "supervisor->math_expert math_expert->supervisor" {
+		t.Errorf("hand-offs %q, want only the Command's to math_expert and its hand back", got)
+	}
+	if len(tools) == 0 || tools[0] != "transfer_to_research_expert=Successfully transferred to research_expert" {
+		t.Errorf("tool calls %q: want the transfer without a Command first, as a tool call", tools)
+	}
+}
+
+func readOne(t *testing.T, path string) *importers.Session {
+	t.Helper()
+	ss, err := Format{}.Read(context.Background(), path, importers.Options{})
+	if err != nil || len(ss) != 1 {
+		t.Fatalf("%d sessions, %v", len(ss), err)
+	}
+	return ss[0]
 }
