@@ -155,7 +155,7 @@ func writeMDFindings(ew *errWriter, title string, list []FindingChange) {
 			ew.printf("  - **Not counted:** %s\n", termsafe.Markdown(f.Suppressed.String()))
 		}
 		ew.printf("  - **Cost:** %s\n", termsafe.Markdown(f.CostSummary()))
-		ew.printf("  - **Fix:** %s — %s\n", termsafe.Code(f.Fix.Location.String()), termsafe.Markdown(f.Fix.Text))
+		ew.printf("  - **Fix:** %s — %s\n", termsafe.Code(f.Fix.Location.String()), termsafe.Markdown(f.Fix.Said()))
 		if e := f.Expectation; e != nil {
 			ew.printf("  - **Next run should show:** %s — **%s**: %s\n", termsafe.Markdown(e.Next), e.Result, termsafe.Markdown(e.Detail))
 		}
@@ -178,8 +178,8 @@ func WriteJUnit(w io.Writer, r *Report, failOn findings.Severity) error {
 	suite := junit.Testsuite{Name: fmt.Sprintf("inspect diff %s..%s", r.Base.Run, r.New.Run), Time: "0.000"}
 	for _, f := range r.Findings.New {
 		tc := junit.Testcase{Name: fmt.Sprintf("new %s (agent %s)", f.Rule, f.Agent), Classname: "inspect.diff.findings"}
-		text := report.JUnitText(fmt.Sprintf("%s (nodes %s)\ncost: %s\nfix: %s: %s\nnext: %s", f.Message, report.NodeRanges(f.Nodes, " "),
-			f.CostSummary(), f.Fix.Location, f.Fix.Text, f.Next))
+		text := report.JUnitText(fmt.Sprintf("%s (nodes %s)\ncost: %s\nfix: %s\nnext: %s", f.Message, report.NodeRanges(f.Nodes, " "),
+			f.CostSummary(), f.Fix.Line(), f.Next))
 		if f.Suppressed != nil {
 			text += report.JUnitText("\nnot counted, " + f.Suppressed.String())
 		}

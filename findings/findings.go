@@ -33,6 +33,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/graph"
@@ -244,6 +246,26 @@ type Fix struct {
 	// Text is a verb phrase: what to change.
 	Text string `json:"text"`
 }
+
+// Said is the fix's text for a line that names its location first: a
+// text that opens by naming it again ("In CLAUDE.md, tell …" at
+// CLAUDE.md) starts after that ("Tell …"), so "CLAUDE.md: Tell …" does
+// not say the file twice. JSON and SARIF keep Text whole.
+func (x Fix) Said() string {
+	for _, w := range []string{x.Location.String(), x.Location.Path, x.Location.Label} {
+		if w == "" {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(x.Text, "In "+w+", "); ok && rest != "" {
+			r, size := utf8.DecodeRuneInString(rest)
+			return string(unicode.ToUpper(r)) + rest[size:]
+		}
+	}
+	return x.Text
+}
+
+// Line is the fix as one line: its location, then what to change there.
+func (x Fix) Line() string { return x.Location.String() + ": " + x.Said() }
 
 // Price is what a finding cost, computed from the recording. Zero fields did
 // not apply. A missed fan-out costs time, not tokens; tokens are only counted

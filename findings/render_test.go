@@ -229,3 +229,41 @@ func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	goldenfile.Check(t, name, got, *update)
 }
+
+// TestFix_SaidNamesTheLocationOnce: a fix whose text opens by naming its
+// location again ("In CLAUDE.md, tell …") is printed after the location
+// without it ("CLAUDE.md: Tell …"); a text that names another place, or
+// none, is left whole.
+func TestFix_SaidNamesTheLocationOnce(t *testing.T) {
+	tests := []struct {
+		fix  findings.Fix
+		line string
+	}{
+		{findings.Fix{Location: findings.Location{Path: "CLAUDE.md"}, Text: "In CLAUDE.md, tell the main agent to ask for \"x\""},
+			`CLAUDE.md: Tell the main agent to ask for "x"`},
+		{findings.Fix{Location: findings.Location{Label: "agent analyst's instructions (in code)"}, Text: "In agent analyst's instructions (in code), tell it to make several calls"},
+			"agent analyst's instructions (in code): Tell it to make several calls"},
+		{findings.Fix{Location: findings.Location{Path: "agents/analyst.md", Line: 3}, Text: "In agents/analyst.md, tell analyst to stop"},
+			"agents/analyst.md:3: Tell analyst to stop"},
+		// another file named first: the text stays whole
+		{findings.Fix{Location: findings.Location{Path: "CLAUDE.md"}, Text: "In .claude/agents/reviewer.md, tell the reviewer"},
+			"CLAUDE.md: In .claude/agents/reviewer.md, tell the reviewer"},
+		{findings.Fix{Location: findings.Location{Path: "CLAUDE.md"}, Text: "general-purpose is a built-in agent type of Claude Code"},
+			"CLAUDE.md: general-purpose is a built-in agent type of Claude Code"},
+		// the location and nothing after it: whole
+		{findings.Fix{Location: findings.Location{Path: "CLAUDE.md"}, Text: "In CLAUDE.md, "}, "CLAUDE.md: In CLAUDE.md, "},
+	}
+	for _, tt := range tests {
+		if got := tt.fix.Line(); got != tt.line {
+			t.Errorf("Line() = %q, want %q", got, tt.line)
+		}
+	}
+	// JSON keeps the text whole, with the location beside it
+	b, err := json.Marshal(tests[0].fix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"text":"In CLAUDE.md, tell the main agent`) {
+		t.Errorf("JSON fix text changed: %s", b)
+	}
+}

@@ -490,7 +490,7 @@ func (s *Server) auditView(p *runPage, a *analysed) {
 // audit's order).
 func findingOf(n int, f findings.Finding, a *analysed) findingView {
 	fv := findingView{N: n, Rule: f.Rule, Name: f.Name, Area: string(f.Area), Severity: f.Severity.String(),
-		Agent: f.Agent, Message: f.Message, Nodes: f.Nodes, Fix: f.Fix.Location.String() + ": " + f.Fix.Text,
+		Agent: f.Agent, Message: f.Message, Nodes: f.Nodes, Fix: f.Fix.Line(),
 		Next: f.Next, Price: f.Price.Summary(), Basis: f.Price.Basis, Causes: f.Causes, Penalty: findings.Penalty(f, a.rep)}
 	for _, l := range f.Fix.Also {
 		fv.Also = append(fv.Also, l.String())

@@ -195,7 +195,7 @@ func writeTextFinding(ew *errWriter, i int, f *findings.Finding) {
 	if f.Price.Basis != "" {
 		ew.printf("          %s\n", f.Price.Basis)
 	}
-	ew.printf("   fix:   %s: %s\n", f.Fix.Location, f.Fix.Text)
+	ew.printf("   fix:   %s\n", f.Fix.Line())
 	for _, l := range f.Fix.Also {
 		ew.printf("          also %s\n", l)
 	}
@@ -287,7 +287,7 @@ func writeMarkdownFinding(ew *errWriter, i int, f *findings.Finding) {
 	if f.Price.Basis != "" {
 		ew.printf(" — %s", termsafe.Markdown(f.Price.Basis))
 	}
-	ew.printf("\n- **Fix:** %s — %s", mdLocation(f.Fix.Location), termsafe.Markdown(f.Fix.Text))
+	ew.printf("\n- **Fix:** %s — %s", mdLocation(f.Fix.Location), termsafe.Markdown(f.Fix.Said()))
 	for _, l := range f.Fix.Also {
 		ew.printf("; also %s", mdLocation(l))
 	}
@@ -604,8 +604,8 @@ func WriteJUnit(w io.Writer, r *findings.Report) error {
 		case len(fs) > 0:
 			var b strings.Builder
 			for _, f := range fs {
-				fmt.Fprintf(&b, "%s (agent %s, nodes %s)\ncost: %s\nfix: %s: %s\nnext: %s\n\n", f.Message, f.Agent,
-					NodeRanges(f.Nodes, " "), f.CostSummary(), f.Fix.Location, f.Fix.Text, f.Next)
+				fmt.Fprintf(&b, "%s (agent %s, nodes %s)\ncost: %s\nfix: %s\nnext: %s\n\n", f.Message, f.Agent,
+					NodeRanges(f.Nodes, " "), f.CostSummary(), f.Fix.Line(), f.Next)
 			}
 			tc.Failure = &junit.Result{Message: fmt.Sprintf("%s: %s", fs[0].Name, plural(len(fs), "finding", "findings")),
 				Type: fs[0].Severity.String(), Data: JUnitText(strings.TrimSpace(b.String()))}

@@ -93,7 +93,9 @@ var ForkOverlap = &findings.Rule{
 		Title: "overlapping branches",
 		Detect: "two sibling branches make a call with the same tool and the same arguments once normalised. Siblings given the same " +
 			"inputs by design are not overlap: those with the same instructions (asked to compete or to check each other), and a call on " +
-			"a path both branches' instructions name, or in the folder of one (reviewers split by aspect, each given the same files).",
+			"a path both branches' instructions name, or that the instructions of two or more of the fork's branches name (its common " +
+			"input: the change every reviewer is handed, read by a sibling too), or in the folder of one (reviewers split by aspect, each " +
+			"given the same files).",
 		Price: "the duplicate calls (every copy after the first, in declared branch order): their time and the tokens of the model steps that made them.",
 		Fix:   "the forking agent's prompt: divide the work by subject, so no two branches read the same thing.",
 		Next:  "disjoint subjects: no call made by two branches.",
@@ -600,10 +602,24 @@ func (p *pass) overlaps(f *graph.Fork) []overlapCall {
 	seen := map[string]*graph.Branch{}
 	firstCall := map[string]*graph.Node{}
 	named := map[*graph.Branch]map[string]bool{} // the paths each branch's instructions name
+	times := map[string]int{}                      // how many branches' instructions name a path
 	for _, b := range f.Branches {
 		named[b] = map[string]bool{}
 		for _, t := range pathTokens(b.Instructions) {
+			if !named[b][t] {
+				times[t]++
+			}
 			named[b][t] = true
+		}
+	}
+	// The fork's common input: a file the instructions of two or more
+	// branches name (the change under review, handed to each reviewer).
+	// Any branch reading it reads what the fork was about, not a
+	// sibling's share of the work.
+	common := map[string]bool{}
+	for t, k := range times {
+		if k >= 2 && strings.Contains(t, "/") {
+			common[t] = true
 		}
 	}
 	var out []overlapCall
@@ -616,7 +632,7 @@ func (p *pass) overlaps(f *graph.Fork) []overlapCall {
 			}
 			mine[k] = true
 			if owner, ok := seen[k]; ok && owner != b {
-				if !sameInputs(p.call(n), owner, b, named) {
+				if !sameInputs(p.call(n), owner, b, named, common) {
 					out = append(out, overlapCall{call: n, first: firstCall[k], owner: owner, by: b})
 				}
 				continue
@@ -630,21 +646,26 @@ func (p *pass) overlaps(f *graph.Fork) []overlapCall {
 // sameInputs reports whether two siblings making call a is the fork's
 // design, not overlapping work: they were given the same instructions
 // (asked to compete, or to check each other), or the file the call reads
-// is named in the instructions of both, or lies in the folder of a file
-// both were given (reviewers split by aspect, each given the same
-// change). Only work neither prompt assigned to both is overlap.
-func sameInputs(a *callArgs, x, y *graph.Branch, named map[*graph.Branch]map[string]bool) bool {
+// is named in the instructions of both, or is the fork's common input
+// (named in the instructions of two or more of its branches), or lies in
+// the folder of a file both were given or of a common input (reviewers
+// split by aspect, each given the same change). Only work no two prompts
+// assigned is overlap.
+func sameInputs(a *callArgs, x, y *graph.Branch, named map[*graph.Branch]map[string]bool, common map[string]bool) bool {
 	if strings.TrimSpace(x.Instructions) != "" && strings.TrimSpace(x.Instructions) == strings.TrimSpace(y.Instructions) {
 		return true
 	}
-	var shared []string // the paths both prompts name
+	var shared []string // the paths both prompts name, and the common inputs
 	for q := range named[x] {
 		if named[y][q] && strings.Contains(q, "/") {
 			shared = append(shared, q)
 		}
 	}
+	for q := range common {
+		shared = append(shared, q)
+	}
 	for _, q := range callPaths(a) {
-		if named[x][q] && named[y][q] {
+		if named[x][q] && named[y][q] || common[q] {
 			return true
 		}
 		for _, s := range shared {

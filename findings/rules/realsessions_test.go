@@ -140,23 +140,25 @@ var realWant = map[string][]string{
 	"kimi-cli/with-tool-calls":         {},
 	"kimi-code/sample-main":            {},
 	// The reviewers got the same two files by design: the shared reads are
-	// not overlap; the research branch, told of no file, read the two the
-	// code reviewer was given (a true, small overlap). The code reviewer
+	// not overlap; nor is the research branch, told of no file, reading
+	// those two: four of the five prompts name them, they are what the
+	// fork was about (its common input), and the researcher needed them to
+	// compare the approach (before: fork.overlap, "divide the work by
+	// subject", which no division would have avoided). The code reviewer
 	// grepped the test file, then re-read three ranges of hooks.go it had
 	// read whole before the series: four look-ups known before they
 	// began, one per response (Claude Code runs a response's calls at
 	// once). The 31-minute research straggler is fork.uneven.
 	"claude-code/entire/2.1.37-fanout5-progress": {
 		"fanout.missed @reviewer n26 n27 n28 n29 n30 n31 n32 n33",
-		"fork.overlap @main n8 n10 n11 n122 n130",
 		"fork.uneven @main n8 n81 n145",
 	},
 	// Three sub-agents of types that do not exist, refused at once: one
-	// delegation.rejected per type (not branch.failed with prompt advice).
+	// mistake of one response, one delegation.rejected naming the three
+	// types and their plugin names (not branch.failed with prompt advice;
+	// before: three findings, one a type, the same fix three times).
 	"claude-code/entire/2.1.4-fanout-errors": {
-		"delegation.rejected @main n2 n4 n5",
-		"delegation.rejected @main n4 n6",
-		"delegation.rejected @main n4 n7",
+		"delegation.rejected @main n2 n4 n5 n6 n7",
 	},
 	// One reviewer sub-agent given the code in its prompt: the idiom, a
 	// small share of the run (was fork.one-branch).
@@ -288,10 +290,10 @@ func TestOwner_Fixtures(t *testing.T) {
 		// Claude Code 2.1.37: a custom reviewer sub-agent, and the main agent
 		{"claude-code/entire/2.1.37-fanout5-progress", "fanout.missed @reviewer", ".claude/agents/reviewer.md",
 			"In .claude/agents/reviewer.md, tell the reviewer sub-agent to make several calls (Grep, Read) that do not depend on each other's results"},
-		{"claude-code/entire/2.1.37-fanout5-progress", "fork.overlap @main", "CLAUDE.md",
+		{"testdata/sessions/claude-code/overlap-one-sibling-input/session.jsonl", "fork.overlap @main", "CLAUDE.md",
 			"In CLAUDE.md, tell the main agent to divide the work by subject, naming in each sub-agent's prompt the files or items only it covers"},
 		{"claude-code/entire/2.1.4-fanout-errors", "delegation.rejected @main", "CLAUDE.md",
-			`In CLAUDE.md, tell the main agent to ask for "entire-engineering:research:`},
+			`In CLAUDE.md, tell the main agent to ask for the types by the names they exist under: "entire-engineering:research:repo-research-analyst" for "repo-research-analyst", "entire-engineering:research:best-practices-researcher" for "best-practices-researcher", "entire-engineering:research:framework-docs-researcher" for "framework-docs-researcher", or define them in .claude/agents/ (repo-research-analyst.md, best-practices-researcher.md and framework-docs-researcher.md)`},
 		// a built-in sub-agent type: not the user's to edit
 		{"testdata/sessions/claude-code/parallel-builtin-subagent/session.jsonl", "fanout.missed @general-purpose", "CLAUDE.md",
 			"general-purpose is a built-in agent type of Claude Code, whose prompt is not yours to edit: in CLAUDE.md, tell the main agent to ask it, in the prompt it starts it with, to make several Read calls"},
