@@ -181,7 +181,9 @@ func runBranchFailed(p *pass) {
 		return
 	}
 	_, rejectedOff := p.Options.Off(DelegationRejected.ID)
-	branches, left := 0, 0
+	_, loopOff := p.Options.Off(ToolFailureLoop.ID)
+	tail := failureLoopTail.Get(p.Options)
+	branches, left, looped := 0, 0, 0
 	for _, f := range p.Forks() {
 		for _, b := range f.Branches {
 			branches++
@@ -191,6 +193,10 @@ func runBranchFailed(p *pass) {
 			fl := branchFailure(b)
 			if fl.cause == findings.CauseRejected && refusedDelegation(b.Status, fl.why, b.Conv) && !rejectedOff {
 				left++ // delegation.rejected's
+				continue
+			}
+			if !loopOff && ranOutOnFailures(b.Conv, convCalls(b.Conv), tail) {
+				looped++ // tool.failure-loop's: its fix names the failing tool
 				continue
 			}
 			var price findings.Price
@@ -220,6 +226,9 @@ func runBranchFailed(p *pass) {
 	detail := plural(branches, "branch", "branches") + " examined"
 	if left > 0 {
 		detail += fmt.Sprintf("; %s left to delegation.rejected", plural(left, "refused call", "refused calls"))
+	}
+	if looped > 0 {
+		detail += fmt.Sprintf("; %s that ran out of steps on failing calls left to tool.failure-loop", plural(looped, "branch", "branches"))
 	}
 	p.Clear("%s", detail)
 }

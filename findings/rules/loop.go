@@ -27,7 +27,7 @@ var ToolFailureLoop = &findings.Rule{
 		Title: "failure loop",
 		Detect: "in one conversation, the same call (same tool, same arguments once normalised) failing at least {failure-loop-min} times, " +
 			"with no success of it in between; or a conversation that ran out of steps (its step, turn or token limit ended it) with more " +
-			"than half of its last {failure-loop-tail} calls failing. A call whose arguments are empty or redacted is never the same as another. " +
+			"than half of its last {failure-loop-tail} calls failing, two at least (a branch that did is this rule's, not branch.failed's). A call whose arguments are empty or redacted is never the same as another. " +
 			"A conversation that ran out of steps is one finding, naming the call it repeated, if any.",
 		Price: "the repeated calls' time and tokens: every failing call after the first of its kind (its tool time, and the model step that made it), " +
 			"or, for a conversation that ran out of steps, the failing calls of its last stretch and the model steps that made them.",
@@ -55,6 +55,28 @@ func ranOut(c *graph.Conversation) bool {
 	}
 	last := lastNode(c)
 	return last != nil && last.Status == record.StatusExhausted
+}
+
+// ranOutOnFailures reports whether conversation c, whose tool calls are
+// calls, ran out of steps on failing calls: more than half of its last
+// tail calls failed, and at least two did. One failure before the limit
+// is the limit's doing (a budget of one turn), not a loop: that is
+// branch.failed's, cause limit.
+func ranOutOnFailures(c *graph.Conversation, calls []*graph.Node, tail int) bool {
+	if !ranOut(c) {
+		return false
+	}
+	last := calls
+	if len(last) > tail {
+		last = last[len(last)-tail:]
+	}
+	bad := 0
+	for _, n := range last {
+		if n.Failed() {
+			bad++
+		}
+	}
+	return bad >= 2 && 2*bad > len(last)
 }
 
 // failRun is one call failing again and again in a conversation.
@@ -108,21 +130,9 @@ func runToolFailureLoop(p *pass) {
 		}
 		convs++
 		reps := p.repeats(c, min)
-		if ranOut(c) {
-			last := calls
-			if len(last) > tail {
-				last = last[len(last)-tail:]
-			}
-			bad := 0
-			for _, n := range last {
-				if n.Failed() {
-					bad++
-				}
-			}
-			if 2*bad > len(last) {
-				p.Report(p.ranOutFinding(c, calls, reps))
-				continue
-			}
+		if ranOutOnFailures(c, calls, tail) {
+			p.Report(p.ranOutFinding(c, calls, reps))
+			continue
 		}
 		for _, r := range reps {
 			p.Report(p.repeatFinding(c, r))

@@ -49,6 +49,32 @@ func realSessions(t *testing.T) []realSession {
 		rel, _ := filepath.Rel(filepath.Join(root, "claude-code", "entire"), p)
 		out = append(out, realSession{"claude-code/entire/" + strings.SplitN(filepath.ToSlash(rel), "/", 2)[0], p})
 	}
+	// The traces the real SDKs and frameworks wrote against the scripted
+	// model (importers/*/testdata/gen*: the Agents SDK, the AI SDK,
+	// LangGraph under OpenInference and OpenLLMetry, Mastra), and the
+	// Python SDK's export shape (python-export, by hand).
+	for _, tr := range []string{
+		"openaiagents/testdata/failure.jsonl",
+		"openaiagents/testdata/handoff.jsonl",
+		"openaiagents/testdata/handoff-loop-max-turns.jsonl",
+		"openaiagents/testdata/multiple-handoffs.jsonl",
+		"openaiagents/testdata/parallel-agents-as-tools.jsonl",
+		"openaiagents/testdata/python-export.jsonl",
+		"openaiagents/testdata/serial-loop.jsonl",
+		"otlp/testdata/aisdk.otlp.jsonl",
+		"otlp/testdata/aisdk7-legacy.otlp.jsonl",
+		"otlp/testdata/langgraph-mapreduce.otlp.jsonl",
+		"otlp/testdata/langgraph-supervisor.otlp.jsonl",
+		"otlp/testdata/mastra-workflow.otlp.jsonl",
+		// not otlp/testdata/openllmetry-langgraph-supervisor.otlp.jsonl yet:
+		// its import loses the agents (one "langgraph-supervisor", the
+		// transfer tools plain tools), so the supervisor's and research
+		// expert's requests are compared as one agent's and a false
+		// cache.unstable-prefix ("tool web_search added") is reported; it
+		// joins this list with the import that keeps the hand-offs.
+	} {
+		out = append(out, realSession{"trace/" + strings.Replace(tr, "/testdata/", "/", 1), filepath.Join("..", "..", "importers", filepath.FromSlash(tr))})
+	}
 	agents := importerstest.AgentsRoot(t)
 	for _, cli := range []string{"claude", "codex", "gemini"} {
 		for _, run := range importerstest.AgentsRuns(t, agents, cli) {
@@ -158,7 +184,7 @@ var realWant = map[string][]string{
 	// types and their plugin names (not branch.failed with prompt advice;
 	// before: three findings, one a type, the same fix three times).
 	"claude-code/entire/2.1.4-fanout-errors": {
-		"delegation.rejected @main n2 n4 n5 n6 n7",
+		"delegation.rejected @main n2 n4 n5 n6 n7 cause=rejected",
 	},
 	// One reviewer sub-agent given the code in its prompt: the idiom, a
 	// small share of the run (was fork.one-branch).
@@ -177,10 +203,10 @@ var realWant = map[string][]string{
 	"harness/claude/compaction":           {"cache.unstable-prefix @main n4 n6"},
 	"harness/claude/long-session":         {},
 	"harness/claude/parallel-reads":       {},
-	"harness/claude/subagent-fails":       {"branch.failed @main n3 n5 n6"},
+	"harness/claude/subagent-fails":       {"branch.failed @main n3 n5 n6 cause=provider"},
 	"harness/claude/subagent-fork":        {},
 	"harness/claude/subagent-interrupted": {},
-	"harness/claude/subagent-refused":     {"delegation.rejected @main n2 n3 n4"},
+	"harness/claude/subagent-refused":     {"delegation.rejected @main n2 n3 n4 cause=rejected"},
 	"harness/claude/subagent-resumed":     {"cache.unstable-prefix @main n13 n15"},
 	"harness/claude/subagents-background": {},
 	"harness/claude/subagents-nested":     {},
@@ -189,10 +215,10 @@ var realWant = map[string][]string{
 	"harness/codex/compaction":            {},
 	"harness/codex/long-session":          {},
 	"harness/codex/parallel-reads":        {},
-	"harness/codex/subagent-fails":        {"branch.failed @main n3 n4 n5"},
+	"harness/codex/subagent-fails":        {"branch.failed @main n3 n4 n5 cause=provider"},
 	"harness/codex/subagent-fork":         {},
 	"harness/codex/subagent-interrupted":  {},
-	"harness/codex/subagent-refused":      {"delegation.rejected @main n2 n3 n4"},
+	"harness/codex/subagent-refused":      {"delegation.rejected @main n2 n3 n4 cause=rejected"},
 	"harness/codex/subagent-resumed":      {},
 	"harness/codex/subagents-background":  {},
 	"harness/codex/subagents-nested":      {},
@@ -201,11 +227,44 @@ var realWant = map[string][]string{
 	"harness/gemini/compaction":           {},
 	"harness/gemini/long-session":         {},
 	"harness/gemini/parallel-reads":       {},
-	"harness/gemini/subagent-fails":       {"branch.failed @main n3 n4 n5"},
+	"harness/gemini/subagent-fails":       {"branch.failed @main n3 n4 n5 cause=provider"},
 	"harness/gemini/subagent-interrupted": {},
-	"harness/gemini/subagent-refused":     {"delegation.rejected @main n2 n3 n4"},
+	"harness/gemini/subagent-refused":     {"delegation.rejected @main n2 n3 n4 cause=rejected"},
 	"harness/gemini/subagents-parallel":   {},
 	"harness/gemini/subagents-serial":     {},
+
+	// The frameworks' own traces. Agents SDK: a sub-agent (agent as tool)
+	// whose model call got an HTTP 500 is the provider's failure, told to
+	// retry or fall back, not a prompt mistake.
+	"trace/openaiagents/failure.jsonl": {"branch.failed @lead n2 n4 n9 cause=provider"},
+	// one hand-off, taken: nothing to say
+	"trace/openaiagents/handoff.jsonl": {},
+	// ping and pong handing the turn back and forth until max_turns
+	"trace/openaiagents/handoff-loop-max-turns.jsonl": {"handoff.loop @ping n3 n5 n7 n9"},
+	// triage asked for two hand-offs in one response; the SDK took the
+	// first and dropped the second
+	"trace/openaiagents/multiple-handoffs.jsonl": {"handoff.dropped @triage n2 n3 n4"},
+	// three agents as tools called in one response, run at once: the idiom
+	"trace/openaiagents/parallel-agents-as-tools.jsonl": {},
+	// a sub-agent run with max_turns=1 whose one read failed ("permission
+	// denied") before the limit: the limit ended it (branch.failed, cause
+	// limit: narrower job or more turns); one failure is no failure loop
+	// (before: tool.failure-loop too, the same stretch priced twice)
+	"trace/openaiagents/python-export.jsonl": {"branch.failed @planner n2 n9 n10 cause=limit"},
+	// three reads of region files the request named, one per response, none
+	// using another's result: one response with three calls, which the SDK
+	// runs at once
+	"trace/openaiagents/serial-loop.jsonl": {"fanout.missed @analyst n2 n3 n4 n5 n6 n7"},
+	// the AI SDK (6 and 7): sub-agents as tools started in one step and
+	// run at once, a stable prompt: nothing to say
+	"trace/otlp/aisdk.otlp.jsonl":         {},
+	"trace/otlp/aisdk7-legacy.otlp.jsonl": {},
+	// LangGraph's map-reduce (Send to parallel nodes) and supervisor (one
+	// hand-off each way per expert), Mastra's workflow of parallel steps:
+	// each shape the framework's idiom, run as meant
+	"trace/otlp/langgraph-mapreduce.otlp.jsonl":  {},
+	"trace/otlp/langgraph-supervisor.otlp.jsonl": {},
+	"trace/otlp/mastra-workflow.otlp.jsonl":      {},
 }
 
 // TestRealSessions_Audit audits every real session the project holds and
@@ -254,7 +313,11 @@ func TestRealSessions_UniqueIDs(t *testing.T) {
 func got(rep *findings.Report) []string {
 	var out []string
 	for _, f := range rep.Findings {
-		out = append(out, f.Rule+" @"+f.Agent+" "+strings.Join(f.Nodes, " "))
+		line := f.Rule + " @" + f.Agent + " " + strings.Join(f.Nodes, " ")
+		if f.Cause != "" {
+			line += " cause=" + string(f.Cause)
+		}
+		out = append(out, line)
 	}
 	sort.Strings(out)
 	return out
