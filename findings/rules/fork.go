@@ -602,7 +602,7 @@ func (p *pass) overlaps(f *graph.Fork) []overlapCall {
 	seen := map[string]*graph.Branch{}
 	firstCall := map[string]*graph.Node{}
 	named := map[*graph.Branch]map[string]bool{} // the paths each branch's instructions name
-	times := map[string]int{}                      // how many branches' instructions name a path
+	times := map[string]int{}                    // how many branches' instructions name a path
 	for _, b := range f.Branches {
 		named[b] = map[string]bool{}
 		for _, t := range pathTokens(b.Instructions) {
