@@ -27,7 +27,7 @@ func TestImport_Store(t *testing.T) {
 		{serialID,
 			[]string{`n3["tool shell`, `fork (none context) Hopper`, `interrupted: the sub-agent's rollout file was not found`},
 			[]string{"fanout.missed", "3 shell calls in the trunk ran one after another, one per response (cat regions/eu.md, cat regions/us.md, cat regions/apac.md)",
-				"In AGENTS.md, tell the main agent to make several shell calls", "in one response — Codex runs them at once"}},
+				"AGENTS.md:2: Tell the main agent to make several shell calls", "in one response — Codex runs them at once"}},
 	} {
 		t.Run(tt.id, func(t *testing.T) {
 			g, mm, audit := importerstest.Shown(t, db, read(t, rollout(t, sessions, tt.id), importers.Options{Here: cwd}))

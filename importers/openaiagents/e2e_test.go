@@ -28,7 +28,7 @@ func TestImport_Store(t *testing.T) {
 		{"serial-loop.jsonl", record.StatusOK,
 			[]string{`tool read_file regions/eu.md`, `tool read_file regions/apac.md`},
 			[]string{"WARNING fanout.missed", "3 read_file calls in the trunk ran one after another, one per response (regions/eu.md, regions/us.md, regions/apac.md)",
-				"In agent analyst's instructions (in code), tell it to make several read_file calls", "in one response — the OpenAI Agents SDK runs them at once"}},
+				"agent analyst's instructions (in code): Tell it to make several read_file calls", "in one response — the OpenAI Agents SDK runs them at once"}},
 		{"parallel-agents-as-tools.jsonl", record.StatusOK,
 			// the branches in the order their calls started, which varies from run to run of gen.mjs
 			[]string{`fork (none context) research_`, `join research_`, `research_eu=ok`, `research_apac=ok`, `research_us=ok`, `final: EU 4.2M`},
