@@ -114,6 +114,11 @@ type RuntimeOptions struct {
 // SourceInspect is the source format of runs our own runtime recorded.
 const SourceInspect = "inspect"
 
+// UnrecordedType is the agent of a sub-agent call refused before it ran
+// whose requested type the source does not record (Claude Code's traces
+// keep no tool input): no type that exists, and none the audit may name.
+const UnrecordedType = "unrecorded-type"
+
 // Source says where a run came from: our runtime, or another tool's files
 // read by an importer.
 type Source struct {

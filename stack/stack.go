@@ -294,6 +294,9 @@ var dialects = []struct {
 	p     *Profile
 }{
 	{func(v string) bool { return v == inspectScope || strings.HasPrefix(v, inspectScope+" ") }, InspectTrace},
+	// Claude Code's own traces (com.anthropic.claude_code.tracing): the
+	// CLI's profile, its fixes in CLAUDE.md and .claude/agents
+	{func(v string) bool { return strings.HasPrefix(v, "com.anthropic.claude_code") }, ClaudeCode},
 	{func(v string) bool { return strings.Contains(v, "langgraph") || strings.Contains(v, "langchain") }, LangGraph},
 	{func(v string) bool { return strings.Contains(v, "mastra") }, Mastra},
 	{func(v string) bool {

@@ -63,6 +63,8 @@ func TestFor_OTLPDialects(t *testing.T) {
 		"":                            stack.OTLP,
 		"opentelemetry-genai 1.0":     stack.OTLP,
 		"aiohttp-instrumentation 0.4": stack.OTLP,
+		// Claude Code's own traces, as importers/otlp keeps their scope
+		"com.anthropic.claude_code.tracing 1.0.0": stack.ClaudeCode,
 	} {
 		if got := stack.For(record.Source{Format: "otlp", Version: version}); got != want {
 			t.Errorf("For(otlp %q) = %s, want %s", version, got.Name, want.Name)

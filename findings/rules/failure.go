@@ -64,18 +64,20 @@ type failure struct {
 
 var (
 	// refusalRE is a refusal of the call itself (Claude Code: "Agent type
-	// 'x' not found. Available agents: …"; Codex: "unknown agent_type
-	// 'x'"; Gemini CLI: "Subagent 'x' not found.").
-	refusalRE = regexp.MustCompile(`(?i)\b(sub-?agent|agent[ _]?type|subagent_type|agent_name|agent)\b[^.\n]{0,80}?\b(not found|unknown|not allowed|not permitted|not available|does not exist)\b|\bunknown (sub-?agent|agent)|\bno such agent\b|\bcall was refused\b`)
+	// 'x' not found. Available agents: …", AgentTypeError in its traces;
+	// Codex: "unknown agent_type 'x'"; Gemini CLI: "Subagent 'x' not
+	// found.").
+	refusalRE = regexp.MustCompile(`(?i)\b(sub-?agent|agent[ _]?type|subagent_type|agent_name|agent)\b[^.\n]{0,80}?\b(not found|unknown|not allowed|not permitted|not available|does not exist)\b|\bunknown (sub-?agent|agent)|\bno such agent\b|\bcall was refused\b|\bAgentTypeError\b`)
 	// deniedRE is a call the user, a permission or a hook refused.
 	deniedRE = regexp.MustCompile(`(?i)permission denied|doesn't want to proceed|was denied|\bblocked by\b|\brejected\b`)
 	// limitRE is a limit that ended the work.
 	limitRE = regexp.MustCompile(`(?i)max[_ -]?turns|max[_ -]?steps|maximum (number of )?(turns|steps|iterations)|(step|turn|token|iteration|recursion) limit|max_tokens|budget[_ ]exhausted|context (length|window)|reached its limit|limit reached|exceeded (the )?max`)
 	// providerRE is the model provider failing: HTTP errors, overload,
-	// rate limits, timeouts, a dropped connection. Gemini CLI records
+	// rate limits, timeouts, a dropped connection (Claude Code's traces:
+	// AgentApiErrorTerminationError). Gemini CLI records
 	// Google's error body as it came: {"error":{"code":400,…,"status":
 	// "INVALID_ARGUMENT"}}, its status one of Google's canonical codes.
-	providerRE = regexp.MustCompile(`(?i)\bHTTP ?[45]\d\d\b|\bstatus(code)?[ :=]*[45]\d\d\b|API Error|\bapi_error\b|invalid_request_error|overloaded|rate[ _-]?limit|\b(429|500|502|503|504|529)\b|timed? ?out\b|timeout|ECONNRESET|ECONNREFUSED|connection (reset|refused|closed)|internal server error|service unavailable|bad gateway|model call failed|"code": ?[45]\d\d\b|` + googleStatus)
+	providerRE = regexp.MustCompile(`(?i)\bHTTP ?[45]\d\d\b|\bstatus(code)?[ :=]*[45]\d\d\b|API Error|\bapi_error\b|ApiError|invalid_request_error|overloaded|rate[ _-]?limit|\b(429|500|502|503|504|529)\b|timed? ?out\b|timeout|ECONNRESET|ECONNREFUSED|connection (reset|refused|closed)|internal server error|service unavailable|bad gateway|model call failed|"code": ?[45]\d\d\b|` + googleStatus)
 	// googleStatus is a Google API error's canonical status, as Gemini
 	// CLI records it (upper case: "not found" in a sentence is not one).
 	googleStatus = `(?-i:\b(INVALID_ARGUMENT|FAILED_PRECONDITION|OUT_OF_RANGE|UNAUTHENTICATED|PERMISSION_DENIED|NOT_FOUND|RESOURCE_EXHAUSTED|UNAVAILABLE|DEADLINE_EXCEEDED)\b)`

@@ -188,7 +188,7 @@ func runForkOneBranch(p *pass) {
 	if noForks(p) {
 		return
 	}
-	single, idiom, requested := 0, 0, 0
+	single, idiom, requested, unknown := 0, 0, 0, 0
 	asTool := !p.Profile.Has(stack.Fork) // the stack delegates with a sub-agent tool
 	tok := p.Graph.Tokens()
 	runTokens := tok.In + tok.Out
@@ -210,9 +210,16 @@ func runForkOneBranch(p *pass) {
 			idiom++
 			continue // one sub-agent for one job, cheap next to the run: the stack's idiom
 		}
-		if asTool && p.askedDelegation(f) {
-			requested++
-			continue // the user asked for the sub-agent: the agent did as told
+		if asTool {
+			yes, recorded := p.delegationAsked(f)
+			if yes {
+				requested++
+				continue // the user asked for the sub-agent: the agent did as told
+			}
+			if !recorded {
+				unknown++
+				continue // no prompt recorded: whether the user asked for it cannot be told
+			}
 		}
 		first := firstLLM(b.Conv, 0)
 		price := findings.Price{ConversationStarts: 1}
@@ -271,27 +278,37 @@ func runForkOneBranch(p *pass) {
 		if requested > 0 {
 			d += fmt.Sprintf("; %d the request asked for", requested)
 		}
+		if unknown > 0 {
+			d += fmt.Sprintf("; %d not judged: the recording keeps no prompt to tell whether the user asked for the sub-agent", unknown)
+			if p.Profile == stack.ClaudeCode {
+				d += " (Claude Code's traces keep it with OTEL_LOG_USER_PROMPTS=1)"
+			}
+		}
 		p.Clear("%s", d)
 	}
 }
 
-// askedDelegation reports whether the request of the turn fork f was made
+// delegationAsked reports whether the request of the turn fork f was made
 // in, or of a turn an ancestor branch was started from, asked for a
 // sub-agent: "have a sub-agent that has its own sub-agent read a.txt"
 // asks for the nested one too.
-func (p *pass) askedDelegation(f *graph.Fork) bool {
+// recorded says whether any request of that chain was recorded at all
+// (a trace that keeps no prompt cannot tell).
+func (p *pass) delegationAsked(f *graph.Fork) (yes, recorded bool) {
 	c, seq := f.Parent, f.Node.Seq
 	for c != nil {
-		if asked(p.turnRequest(c, seq), delegationWords) != "" {
-			return true
+		req := p.turnRequest(c, seq)
+		recorded = recorded || strings.TrimSpace(req) != ""
+		if asked(req, delegationWords) != "" {
+			return true, true
 		}
 		b := c.Branch
 		if b == nil || b.Fork == nil {
-			return false
+			return false, recorded
 		}
 		c, seq = b.Fork.Parent, b.Fork.Node.Seq
 	}
-	return false
+	return false, recorded
 }
 
 // delegationWords are how a request asks for a sub-agent.
@@ -355,7 +372,7 @@ func (p *pass) joinRepeats(f *graph.Fork) []repeat {
 	}
 	var out []repeat
 	for i, n := range window {
-		if isCall(n) {
+		if isCall(n) && p.argsKnown(n) { // empty or redacted arguments repeat nothing known
 			if o := made[p.call(n).key]; o != nil && !p.readBeforeEdit(n, window[i+1:]) {
 				out = append(out, repeat{n, o})
 			}
@@ -626,6 +643,9 @@ func (p *pass) overlaps(f *graph.Fork) []overlapCall {
 	for _, b := range f.Branches {
 		mine := map[string]bool{}
 		for _, n := range convCalls(b.Conv) {
+			if !p.argsKnown(n) {
+				continue // empty or redacted arguments: nothing says it was the same call
+			}
 			k := p.call(n).key
 			if mine[k] {
 				continue // a branch repeating itself is not an overlap

@@ -1,6 +1,7 @@
 package rules_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -79,7 +80,36 @@ func realSessions(t *testing.T) []realSession {
 	for _, cli := range []string{"claude", "codex", "gemini"} {
 		for _, run := range importerstest.AgentsRuns(t, agents, cli) {
 			out = append(out, realSession{"harness/" + cli + "/" + run.Scenario, harnessMain(t, run)})
+			// the CLI's own OpenTelemetry traces of the same run (Claude
+			// Code's claude_code.* spans), as a collector's file exporter
+			// writes them: one export a line
+			if files, _ := filepath.Glob(filepath.Join(run.Dir, "otlp", "traces-*.json")); len(files) > 0 {
+				out = append(out, realSession{"harness-otlp/" + cli + "/" + run.Scenario, joinExports(t, files)})
+			}
 		}
+	}
+	return out
+}
+
+// joinExports writes OTLP/JSON export bodies as one JSON lines file, in
+// name order, and returns its path.
+func joinExports(t *testing.T, files []string) string {
+	t.Helper()
+	sort.Strings(files)
+	var buf bytes.Buffer
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Compact(&buf, b); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		buf.WriteByte('\n')
+	}
+	out := filepath.Join(t.TempDir(), "traces.otlp.jsonl")
+	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
@@ -233,6 +263,31 @@ var realWant = map[string][]string{
 	"harness/gemini/subagents-parallel":   {},
 	"harness/gemini/subagents-serial":     {},
 
+	// Claude Code's own traces of the same harness runs (claude_code.*
+	// spans, imported with Claude Code's profile: fixes in CLAUDE.md). They
+	// keep no tool input and no prompt: calls whose arguments are empty are
+	// never "the same call" (before: fork.overlap and join.repeat of
+	// "Read " on subagents-parallel/-background, whose sub-agents read
+	// different files), and a lone sub-agent is not judged against a
+	// request the trace does not hold (before: fork.one-branch on the
+	// scenarios that asked for one). A sub-agent failing on the provider's
+	// HTTP 400 is the provider's (before: cause prompt, from
+	// AgentApiErrorTerminationError); a refused type is delegation.rejected
+	// without naming a type the trace does not record (before: branch.failed,
+	// cause prompt, on a "general-purpose" it never asked for).
+	"harness-otlp/claude/compaction":           {},
+	"harness-otlp/claude/long-session":         {},
+	"harness-otlp/claude/parallel-reads":       {},
+	"harness-otlp/claude/subagent-fails":       {"branch.failed @main n2 n4 n5 cause=provider"},
+	"harness-otlp/claude/subagent-fork":        {},
+	"harness-otlp/claude/subagent-interrupted": {},
+	"harness-otlp/claude/subagent-refused":     {"delegation.rejected @main n1 n2 n3 cause=rejected"},
+	"harness-otlp/claude/subagent-resumed":     {},
+	"harness-otlp/claude/subagents-background": {},
+	"harness-otlp/claude/subagents-nested":     {},
+	"harness-otlp/claude/subagents-parallel":   {},
+	"harness-otlp/claude/subagents-serial":     {},
+
 	// The frameworks' own traces. Agents SDK: a sub-agent (agent as tool)
 	// whose model call got an HTTP 500 is the provider's failure, told to
 	// retry or fall back, not a prompt mistake.
@@ -362,6 +417,11 @@ func TestOwner_Fixtures(t *testing.T) {
 			"general-purpose is a built-in agent type of Claude Code, whose prompt is not yours to edit: in CLAUDE.md, tell the main agent to ask it, in the prompt it starts it with, to make several Read calls"},
 		{"harness/claude/subagent-fails", "branch.failed @main", "the model provider (no instructions to change)",
 			`Not a prompt mistake: the model provider failed under sub-agent "Part t1"`},
+		// Claude Code's own traces: Claude Code's files, not "agent main's
+		// instructions (in code)"; a type the trace does not record is not
+		// named, nor is a file for it
+		{"harness-otlp/claude/subagent-refused", "delegation.rejected @main", "CLAUDE.md",
+			"In CLAUDE.md, tell the main agent to ask for a type that exists (no list of the types that exist was recorded)"},
 		{"harness/codex/subagent-refused", "delegation.rejected @main", "AGENTS.md",
 			"In AGENTS.md, tell the main agent to ask for a type that exists (no list of the types that exist was recorded), or define it in .codex/agents/no-such-agent.toml"},
 		{"harness/gemini/subagent-refused", "delegation.rejected @main", "GEMINI.md",

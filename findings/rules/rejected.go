@@ -11,6 +11,7 @@ import (
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/stack"
 )
 
 // availableRE finds the list of types a refusal offers ("Available
@@ -136,7 +137,11 @@ func (p *pass) rejectedFinding(r *refusal, charged map[*graph.Node]bool) finding
 	if forks > 1 {
 		at = "first at " + first.ID()
 	}
-	msg := fmt.Sprintf("%s's %s call of %s was refused %s (%s)", r.agent, tool, typeWord(r.types, true, "and"), at, truncate(r.why, 140))
+	kind := typeWord(r.types, true, "and")
+	if len(r.types) == 1 && r.types[0] == record.UnrecordedType {
+		kind = "a type the recording does not name"
+	}
+	msg := fmt.Sprintf("%s's %s call of %s was refused %s (%s)", r.agent, tool, kind, at, truncate(r.why, 140))
 	if len(r.calls) > 1 {
 		msg = fmt.Sprintf("%s's %d %s calls of %s were refused %s (%s)", r.agent, len(r.calls), tool, typeWord(r.types, true, "and"), at, truncate(r.why, 140))
 	}
@@ -300,8 +305,8 @@ func (p *pass) rejectedFix(r *refusal, avail []string, near []string) findings.F
 	}
 	o := p.Owner(r.agent, r.types[0], "agent", "subagent")
 	format := p.Profile.Format
-	if p.Project.Imported {
-		format = p.Graph.Source.Format // whatever profile the audit was given
+	if p.Project.Imported && p.Graph.Source.Format != stack.OTLP.Format {
+		format = p.Graph.Source.Format // whatever profile the audit was given; a trace's, by its framework
 	}
 	// in names the definition files: "in .claude/agents/x.md", or "in
 	// .claude/agents/ (x.md and y.md)".
@@ -316,6 +321,10 @@ func (p *pass) rejectedFix(r *refusal, avail []string, near []string) findings.F
 		return fmt.Sprintf("them in %s/ (%s and %s)", dir, strings.Join(f[:len(f)-1], ", "), f[len(f)-1])
 	}
 	var define string
+	if len(r.types) == 1 && r.types[0] == record.UnrecordedType {
+		// nothing to define: the recording does not say what was asked for
+		return findings.Fix{Location: o.Location, Text: o.Tell(use)}
+	}
 	switch format {
 	case "claude-code":
 		define = "or define " + in(".claude/agents", ".md")

@@ -233,6 +233,11 @@ func (b *builder) ccLLM(s *otel.Span) *importers.LLM {
 	if st, msg := spanStatus(s); st == record.StatusError {
 		l.Status, l.Error = st, msg
 	}
+	if code := a.Str("status_code"); l.Status == record.StatusError && code != "" && !strings.Contains(l.Error, code) {
+		// as Claude Code words it in its session files ("API Error: 400
+		// …"): the provider's status is what says retry or not
+		l.Error = "API Error: " + code + " " + l.Error
+	}
 	return l
 }
 
@@ -290,6 +295,11 @@ func (b *builder) ccBranch(t *otel.Span) *importers.Branch {
 	if br.Name == "" {
 		br.Name = br.CallID
 	}
+	if e.Attrs.Str("error_class") == "AgentTypeError" && len(b.kids[e.SpanID]) == 0 {
+		// refused at the call: the type it asked for is in the call's
+		// input, which the trace does not carry; it is no general-purpose
+		br.Agent = record.UnrecordedType
+	}
 	if b.ccBranches == nil {
 		b.ccBranches = map[string]*importers.Branch{}
 	}
@@ -308,9 +318,11 @@ func (b *builder) ccBranch(t *otel.Span) *importers.Branch {
 	if v, ok := e.Attrs["success"].(bool); ok && !v && c.Status == "" {
 		c.Status, c.Error = record.StatusError, "the sub-agent failed"
 	}
-	if n := len(c.Steps); n > 0 && c.Status == "" {
-		if l := c.Steps[n-1].LLM; l != nil && l.Status == record.StatusError {
-			c.Status, c.Error = record.StatusError, l.Error
+	if n := len(c.Steps); n > 0 && (c.Status == "" || c.Status == record.StatusError) {
+		if l := c.Steps[n-1].LLM; l != nil && l.Status == record.StatusError && !strings.Contains(c.Error, l.Error) {
+			// the model call that ended it says why: "AgentApiErrorTermination
+			// Error: API Error: 400 …", not the error class alone
+			c.Status, c.Error = record.StatusError, strings.TrimPrefix(c.Error+": "+l.Error, ": ")
 		}
 	}
 	br.Conv = c
