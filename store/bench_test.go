@@ -97,71 +97,37 @@ func BenchmarkBareInsertCommit(b *testing.B) {
 // §12: ≤ 2× the floor. Reports the medians and the ratio:
 //
 //	go test ./store -run '^$' -bench RecordLLM -benchtime 400x
+//
+// BenchmarkRecordLLMParts measures the parts of the same call alone.
 func BenchmarkRecordLLM(b *testing.B) {
-	for _, size := range []struct {
-		name    string
-		history int
-	}{{"6KB", 6 << 10}, {"100KB", 100 << 10}, {"1MB", 1 << 20}} {
+	for _, size := range benchSizes {
 		b.Run(size.name, func(b *testing.B) {
 			ctx := context.Background()
 			db, _ := openTemp(b)
 			rec := newRun(b, db)
 			bare := openBare(b)
-			tools := `[{"type":"function","function":{"name":"read_file","description":"Read a file of the workspace.","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}}]`
-			msgs := []string{`{"role":"system","content":"You are the analyst. Read the regional reports and answer."}`}
-			for total := 0; total < size.history; {
-				m := fmt.Sprintf(`{"role":"tool","tool_call_id":"call_h%d","content":"Region %d: revenue %d.%dM, up %d%% on Q2; the largest account renewed early."}`, len(msgs), len(msgs), len(msgs)%9, len(msgs)%7, len(msgs)%13)
-				msgs = append(msgs, m)
-				total += len(m) + 1
-			}
-			history := len(msgs)
-			// Bodies are built in two buffers in turn (the recorder keeps the
-			// previous one), so the benchmark itself allocates little.
-			var bufs [2][]byte
-			body := func(i int) []byte {
-				b := append(bufs[i%2][:0], `{"model":"gpt-4.1-mini","messages":[`...)
-				for k, m := range msgs {
-					if k > 0 {
-						b = append(b, ',')
-					}
-					b = append(b, m...)
-				}
-				b = append(append(b, `],"tools":`...), tools...)
-				bufs[i%2] = append(b, '}')
-				return bufs[i%2]
-			}
-			conv, steps := -1, 8 // the first iteration starts conversation 0, untimed
+			c := newBenchConv(size.history)
 			var recNS, startNS, bareNS, sqlNS []time.Duration
 			for i := 0; b.Loop(); i++ {
-				if steps == 8 { // keep the history near its size: a new conversation of the same history
-					msgs, conv, steps = msgs[:history], conv+1, 0
-					n := &record.Node{Kind: record.KindLLM, Branch: fmt.Sprintf("c%d", conv), ForkSeq: 1, Started: t0, LLM: &record.LLM{Model: "m", Request: body(i + 1)}}
-					if err := rec.AddNode(ctx, n); err != nil {
+				call := c.next(i, func(first *record.Node) {
+					if err := rec.AddNode(ctx, first); err != nil {
 						b.Fatal(err)
 					}
-				}
-				steps++
-				call := fmt.Sprintf(`{"role":"assistant","tool_calls":[{"id":"call_%d","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"regions/r%d.md\"}"}}]}`, i, i)
-				result := fmt.Sprintf(`{"role":"tool","tool_call_id":"call_%d","content":"Region %d: revenue %d.%dM, up %d%% on Q2; the largest account renewed early."}`, i, i, i%9, i%7, i%13)
-				msgs = append(msgs, call, result)
-				req := body(i)
-				resp := []byte(fmt.Sprintf(`{"id":"chatcmpl-%d","object":"chat.completion","model":"gpt-4.1-mini","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_%d","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"regions/r%d.md\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":%d,"completion_tokens":21}}`, i, i+1, i+1, len(req)/4))
-				added := append([]byte(","+call+","+result), resp...)
-
+				})
 				t1 := time.Now()
-				n := &record.Node{Kind: record.KindLLM, Branch: fmt.Sprintf("c%d", conv), ForkSeq: 1, Agent: "analyst", Started: t0, LLM: &record.LLM{Model: "gpt-4.1-mini", Request: req}}
+				n := call.node()
 				if err := rec.StartNode(ctx, n); err != nil {
 					b.Fatal(err)
 				}
 				ts := time.Now()
-				n.LLM.Calls, n.LLM.Response, n.LLM.Usage = []string{"read_file"}, resp, record.Usage{In: int64(len(req) / 4), Out: 21}
+				call.finished(n)
 				if err := rec.FinishNode(ctx, n); err != nil {
 					b.Fatal(err)
 				}
 				t2 := time.Now()
-				bare.insert(b, i, added)
+				bare.insert(b, i, call.added)
 				t3 := time.Now()
-				bare.insertSQL(b, i, added)
+				bare.insertSQL(b, i, call.added)
 				recNS = append(recNS, t2.Sub(t1))
 				startNS = append(startNS, ts.Sub(t1))
 				bareNS = append(bareNS, t3.Sub(t2))
@@ -178,6 +144,88 @@ func BenchmarkRecordLLM(b *testing.B) {
 	}
 }
 
+// benchSizes are the histories the recording benchmarks run at.
+var benchSizes = []struct {
+	name    string
+	history int
+}{{"6KB", 6 << 10}, {"100KB", 100 << 10}, {"1MB", 1 << 20}}
+
+// benchConv is the conversation the recording benchmarks record: a system
+// message and tool results up to its history, then each call adds an
+// assistant message and a tool result. Every eighth call starts a new
+// conversation of the same history (a fresh branch), so the history stays
+// near its size; that first request is recorded untimed (fresh).
+type benchConv struct {
+	msgs    []string
+	history int // messages of the history
+	conv    int
+	steps   int
+	// Bodies are built in two buffers in turn (the recorder keeps the
+	// previous one), so the benchmark itself allocates little.
+	bufs [2][]byte
+}
+
+const benchTools = `[{"type":"function","function":{"name":"read_file","description":"Read a file of the workspace.","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}}]`
+
+func newBenchConv(history int) *benchConv {
+	c := &benchConv{msgs: []string{`{"role":"system","content":"You are the analyst. Read the regional reports and answer."}`}, conv: -1, steps: 8}
+	for total := 0; total < history; {
+		m := fmt.Sprintf(`{"role":"tool","tool_call_id":"call_h%d","content":"Region %d: revenue %d.%dM, up %d%% on Q2; the largest account renewed early."}`, len(c.msgs), len(c.msgs), len(c.msgs)%9, len(c.msgs)%7, len(c.msgs)%13)
+		c.msgs = append(c.msgs, m)
+		total += len(m) + 1
+	}
+	c.history = len(c.msgs)
+	return c
+}
+
+func (c *benchConv) body(i int) []byte {
+	b := append(c.bufs[i%2][:0], `{"model":"gpt-4.1-mini","messages":[`...)
+	for k, m := range c.msgs {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, m...)
+	}
+	b = append(append(b, `],"tools":`...), benchTools...)
+	c.bufs[i%2] = append(b, '}')
+	return c.bufs[i%2]
+}
+
+// benchCall is one model call of a benchConv.
+type benchCall struct {
+	branch   string
+	req      []byte
+	resp     []byte
+	messages []byte // the messages the call adds to the request: ",call,result"
+	added    []byte // the bytes the call adds: its messages and its response
+}
+
+// next is call i; fresh records the first request of a new conversation.
+func (c *benchConv) next(i int, fresh func(*record.Node)) benchCall {
+	if c.steps == 8 {
+		c.msgs, c.conv, c.steps = c.msgs[:c.history], c.conv+1, 0
+		fresh(&record.Node{Kind: record.KindLLM, Branch: fmt.Sprintf("c%d", c.conv), ForkSeq: 1, Started: t0, LLM: &record.LLM{Model: "m", Request: c.body(i + 1)}})
+	}
+	c.steps++
+	call := fmt.Sprintf(`{"role":"assistant","tool_calls":[{"id":"call_%d","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"regions/r%d.md\"}"}}]}`, i, i)
+	result := fmt.Sprintf(`{"role":"tool","tool_call_id":"call_%d","content":"Region %d: revenue %d.%dM, up %d%% on Q2; the largest account renewed early."}`, i, i, i%9, i%7, i%13)
+	c.msgs = append(c.msgs, call, result)
+	req := c.body(i)
+	resp := []byte(fmt.Sprintf(`{"id":"chatcmpl-%d","object":"chat.completion","model":"gpt-4.1-mini","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_%d","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"regions/r%d.md\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":%d,"completion_tokens":21}}`, i, i+1, i+1, len(req)/4))
+	messages := []byte("," + call + "," + result)
+	return benchCall{branch: fmt.Sprintf("c%d", c.conv), req: req, resp: resp, messages: messages, added: append(slices.Clip(messages), resp...)}
+}
+
+// node is the call's node as StartNode gets it.
+func (c benchCall) node() *record.Node {
+	return &record.Node{Kind: record.KindLLM, Branch: c.branch, ForkSeq: 1, Agent: "analyst", Started: t0, LLM: &record.LLM{Model: "gpt-4.1-mini", Request: c.req}}
+}
+
+// finished fills in what FinishNode records.
+func (c benchCall) finished(n *record.Node) {
+	n.LLM.Calls, n.LLM.Response, n.LLM.Usage = []string{"read_file"}, c.resp, record.Usage{In: int64(len(c.req) / 4), Out: 21}
+}
+
 func median(d []time.Duration) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
@@ -192,6 +240,7 @@ func median(d []time.Duration) time.Duration {
 // (a Tx and Stmt), which adds a goroutine per transaction and converts
 // every argument: the floor earlier figures were measured against.
 type bareDB struct {
+	path string
 	db   *sql.DB
 	st   *sql.Stmt
 	conn *sql.Conn
@@ -215,7 +264,7 @@ func openBare(b *testing.B) *bareDB {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close() })
-	d := &bareDB{db: db, st: st}
+	d := &bareDB{path: path, db: db, st: st}
 	if d.conn, err = db.Conn(context.Background()); err != nil {
 		b.Fatal(err)
 	}

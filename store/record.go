@@ -72,6 +72,7 @@ type Recorder struct {
 	blobs map[[32]byte]int64     // committed blob ids by hash
 	links map[link]int64         // committed chain ids by (prev, hash)
 	convs map[convKey]*convState // each open conversation's last stored request
+	open  map[int64]int64        // the row ids of nodes started and not finished, by seq
 
 	// batch, when set, is the transaction AddNode writes into (an import
 	// commits its nodes in batches; see DB.ImportRun).
@@ -148,7 +149,7 @@ func runColumns(r *record.Run) (tasks, opts, models []byte, err error) {
 // share their blobs) and returns the Recorder of r with the ids it wrote,
 // to remember once tx commits.
 func (db *DB) storeProject(ctx context.Context, tx *sql.Tx, r *record.Run) (*Recorder, *requestWriter, error) {
-	rec := &Recorder{db: db, run: r.ID, blobs: map[[32]byte]int64{}, links: map[link]int64{}, convs: map[convKey]*convState{}}
+	rec := &Recorder{db: db, run: r.ID, blobs: map[[32]byte]int64{}, links: map[link]int64{}, convs: map[convKey]*convState{}, open: map[int64]int64{}}
 	w := &requestWriter{e: txExec{ctx, tx, db}, rec: rec, p: &pendingIDs{blobs: map[[32]byte]int64{}, links: map[link]int64{}}}
 	for i := range r.Project.Files {
 		f := &r.Project.Files[i]
@@ -220,43 +221,48 @@ func (rec *Recorder) insert(ctx context.Context, n *record.Node) (err error) {
 	if err != nil {
 		return err
 	}
-	args := []any{rec.run, n.Seq, string(n.Kind), n.Branch, n.ForkSeq, n.Agent, n.Depth, n.Started.UnixNano(), endedNS(n),
-		string(n.Status), n.Error, row.name, row.calls, row.callID, row.in, row.out, row.cached, row.cacheWrite, row.reasoning, row.fidelity, row.attempts, row.research, row.args, row.text, row.data, n.CalledBy}
+	args := nodeArgs(rec.run, n, row)
 	if n.Kind == record.KindFinal && n.ForkSeq != 0 {
 		// A branch ends with its final; the trunk's next turn goes on
 		// from its last request, so what the trunk sent stays known.
 		rec.forget(convKey{n.ForkSeq, n.Branch})
 	}
 	if rec.batch != nil {
-		pending, err := rec.insertIn(txExec{ctx, rec.batch, rec.db}, n, args)
+		_, pending, err := rec.insertIn(txExec{ctx, rec.batch, rec.db}, n, args)
 		rec.remember(pending) // the batch's commit makes them durable; a failed one ends the import
 		return err
 	}
 	// A node without a request is one statement, which commits on its own.
 	withRequest := n.Kind == record.KindLLM && n.LLM != nil && n.LLM.Request != nil
 	var pending *pendingIDs
+	var id int64
 	err = rec.db.write(ctx, withRequest, "record", n.Seq, func(e execer) error {
 		var err error
-		pending, err = rec.insertIn(e, n, args)
+		id, pending, err = rec.insertIn(e, n, args)
 		return err
 	})
 	if err != nil {
 		return err
 	}
 	rec.remember(pending)
+	if n.Ended.IsZero() {
+		rec.mu.Lock()
+		rec.open[n.Seq] = id
+		rec.mu.Unlock()
+	}
 	return nil
 }
 
 // insertIn inserts node n (its row args) and, for an llm node, its request,
-// through e; the ids it wrote are to be remembered once e's transaction
-// commits.
-func (rec *Recorder) insertIn(e execer, n *record.Node, args []any) (*pendingIDs, error) {
+// through e, and returns the node's row id; the ids it wrote are to be
+// remembered once e's transaction commits.
+func (rec *Recorder) insertIn(e execer, n *record.Node, args []any) (int64, *pendingIDs, error) {
 	id, _, err := e.exec(stInsertNode, args...)
 	if err != nil {
-		return nil, fmt.Errorf("record n%d: %w", n.Seq, err)
+		return 0, nil, fmt.Errorf("record n%d: %w", n.Seq, err)
 	}
 	if n.Kind != record.KindLLM || n.LLM == nil || n.LLM.Request == nil {
-		return nil, nil
+		return id, nil, nil
 	}
 	var response []byte
 	if !n.Ended.IsZero() {
@@ -264,9 +270,9 @@ func (rec *Recorder) insertIn(e execer, n *record.Node, args []any) (*pendingIDs
 	}
 	pending, err := rec.storeRequest(e, id, convKey{n.ForkSeq, n.Branch}, n.LLM.Request, response)
 	if err != nil {
-		return nil, fmt.Errorf("record request of n%d: %w", n.Seq, err)
+		return 0, nil, fmt.Errorf("record request of n%d: %w", n.Seq, err)
 	}
-	return pending, nil
+	return id, pending, nil
 }
 
 // FinishNode closes an open node: its end time (db.Now() when zero), status
@@ -284,24 +290,63 @@ func (rec *Recorder) FinishNode(ctx context.Context, n *record.Node) (err error)
 	if err != nil {
 		return err
 	}
+	// The node's row id, kept from its start, spares both statements a
+	// lookup of (run_id, seq).
+	rec.mu.Lock()
+	id, byID := rec.open[n.Seq]
+	rec.mu.Unlock()
 	// With a response, two statements in one transaction; else one.
 	withResponse := n.Kind == record.KindLLM && n.LLM != nil && n.LLM.Response != nil
-	return rec.db.write(ctx, withResponse, "finish", n.Seq, func(e execer) error {
-		if err := execFinish(e, rec.run, n, row); err != nil {
+	err = rec.db.write(ctx, withResponse, "finish", n.Seq, func(e execer) error {
+		if err := execFinish(e, rec.run, n, row, id); err != nil {
 			return err
 		}
 		if withResponse {
-			if _, _, err := e.exec(stSetResponse, n.LLM.Response, rec.run, n.Seq); err != nil {
+			var err error
+			if byID {
+				_, _, err = e.exec(stSetResponseID, n.LLM.Response, id)
+			} else {
+				_, _, err = e.exec(stSetResponse, n.LLM.Response, rec.run, n.Seq)
+			}
+			if err != nil {
 				return fmt.Errorf("finish n%d: %w", n.Seq, err)
 			}
 		}
 		return nil
 	})
+	if err == nil && byID {
+		rec.mu.Lock()
+		delete(rec.open, n.Seq)
+		rec.mu.Unlock()
+	}
+	return err
 }
 
-func execFinish(e execer, run string, n *record.Node, row nodeRow) error {
-	_, k, err := e.exec(stFinishNode, n.Ended.UnixNano(), string(n.Status), n.Error,
-		row.name, row.calls, row.callID, row.in, row.out, row.cached, row.cacheWrite, row.reasoning, row.fidelity, row.attempts, row.research, row.args, row.text, row.data, n.CalledBy, run, n.Seq)
+// nodeArgs are the values stInsertNode binds for n of run.
+func nodeArgs(run string, n *record.Node, row nodeRow) []any {
+	return []any{run, n.Seq, string(n.Kind), n.Branch, n.ForkSeq, n.Agent, n.Depth, n.Started.UnixNano(), endedNS(n),
+		string(n.Status), n.Error, row.name, row.calls, row.callID, row.in, row.out, row.cached, row.cacheWrite, row.reasoning, row.fidelity, row.attempts, row.research, row.args, row.text, row.data, n.CalledBy}
+}
+
+// finishArgs are the values stFinishNode binds for n of run, or
+// stFinishNodeID's with id, the node's row id, when it is not 0.
+func finishArgs(run string, n *record.Node, row nodeRow, id int64) []any {
+	args := []any{n.Ended.UnixNano(), string(n.Status), n.Error,
+		row.name, row.calls, row.callID, row.in, row.out, row.cached, row.cacheWrite, row.reasoning, row.fidelity, row.attempts, row.research, row.args, row.text, row.data, n.CalledBy, run, n.Seq}
+	if id != 0 {
+		args = append(args, id)
+	}
+	return args
+}
+
+// execFinish updates node n with its finished fields, by its row id when
+// id is not 0.
+func execFinish(e execer, run string, n *record.Node, row nodeRow, id int64) error {
+	st := stFinishNode
+	if id != 0 {
+		st = stFinishNodeID
+	}
+	_, k, err := e.exec(st, finishArgs(run, n, row, id)...)
 	if err != nil {
 		return fmt.Errorf("finish n%d: %w", n.Seq, err)
 	}
@@ -334,7 +379,13 @@ func (rec *Recorder) Finish(ctx context.Context, status record.Status, errMsg st
 	if err := writeTotals(ctx, tx, rec.run); err != nil {
 		return fmt.Errorf("finish run: %w", err)
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	rec.mu.Lock()
+	clear(rec.open) // closed with the run
+	rec.mu.Unlock()
+	return nil
 }
 
 // nodeRow is a node's kind-specific fields in column form.

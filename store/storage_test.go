@@ -326,3 +326,54 @@ func TestRequestFrame(t *testing.T) {
 	}
 	check("v3 layout")
 }
+
+// TestRecorder_PagesOfAModelCall: a model call's start and finish write
+// the database pages of the B-trees the contract needs and no more (WAL
+// frames, each commit after a TRUNCATE checkpoint; SQLite is
+// deterministic, so the count is too). The start: the node, its (run_id,
+// seq) index, the two messages, the chain's lookup index, the request;
+// the finish: the node, the index of llm nodes by end, the response.
+// Before schema v12 an open call had an entry in that index too, written
+// by the start: 6.4 + 3.1 pages a call here, 5.4 + 3.1 now (the rest are
+// splits; BenchmarkRecordLLMParts measures their time).
+func TestRecorder_PagesOfAModelCall(t *testing.T) {
+	ctx := context.Background()
+	db, path := openTemp(t)
+	rec := newRun(t, db)
+	var pageSize int64
+	if err := db.r.QueryRow(`PRAGMA page_size`).Scan(&pageSize); err != nil {
+		t.Fatal(err)
+	}
+	frames := func(fn func() error) int64 {
+		t.Helper()
+		if _, err := db.w.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+			t.Fatal(err)
+		}
+		if err := fn(); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(path + "-wal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return (fi.Size() - 32) / (pageSize + 24) // the WAL's header, then frames
+	}
+	c := newBenchConv(6 << 10)
+	const calls = 64
+	var start, finish int64
+	for i := 0; i < calls; i++ {
+		call := c.next(i, func(first *record.Node) {
+			if err := rec.AddNode(ctx, first); err != nil {
+				t.Fatal(err)
+			}
+		})
+		n := call.node()
+		start += frames(func() error { return rec.StartNode(ctx, n) })
+		call.finished(n)
+		finish += frames(func() error { return rec.FinishNode(ctx, n) })
+	}
+	t.Logf("pages a call: start %.2f, finish %.2f", float64(start)/calls, float64(finish)/calls)
+	if start > 6*calls || 10*finish > 34*calls {
+		t.Errorf("a call writes %.2f + %.2f pages (start + finish), want at most 6 + 3.4: a B-tree written that the contract does not need", float64(start)/calls, float64(finish)/calls)
+	}
+}

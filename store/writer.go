@@ -32,6 +32,8 @@ const (
 	stInsertLink
 	stInsertRequest
 	stSetResponse
+	stFinishNodeID
+	stSetResponseID
 	numStmts
 )
 
@@ -49,6 +51,12 @@ var stmtSQL = [numStmts]string{
 	stInsertLink:    `INSERT INTO chain (prev, hkey, data) VALUES (?,?,?)`,
 	stInsertRequest: `INSERT INTO requests (node_id, head, system, last, tail, size, sha256, response) VALUES (?,?,?,?,?,?,?,?)`,
 	stSetResponse:   `UPDATE requests SET response=? WHERE node_id=(SELECT id FROM nodes WHERE run_id=? AND seq=?)`,
+	// The same two by the node's row id, which the recorder keeps from
+	// the node's start: no lookup of (run_id, seq) in the finish.
+	stFinishNodeID: `UPDATE nodes SET ended_ns=?, status=?, error=?,
+		name=?, calls=?, call_id=?, tokens_in=?, tokens_out=?, tokens_cached=?, tokens_cache_write=?, tokens_reasoning=?, fidelity=?, attempts=?, research=?, args=?, text=?, data=?, called_by=?
+		WHERE run_id=? AND seq=? AND id=?`,
+	stSetResponseID: `UPDATE requests SET response=? WHERE node_id=?`,
 }
 
 // execer runs the recording path's statements in one transaction.
