@@ -225,13 +225,10 @@ func droppedByCompact(what string) bool {
 
 // messageWhat describes one message's JSON.
 func messageWhat(data []byte) string {
-	body := make([]byte, 0, len(data)+16)
-	body = append(append(append(body, `{"messages":[`...), data...), "]}"...)
-	req, err := chat.ReadRequest(body, "")
-	if err != nil || len(req.Messages) != 1 {
+	m, ok := chat.ReadMessage(data)
+	if !ok {
 		return "a message"
 	}
-	m := req.Messages[0]
 	switch {
 	case m.Role == "assistant" && len(m.Calls) > 0:
 		return "the assistant's call of " + strings.Join(m.CallNames(), ", ")

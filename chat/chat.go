@@ -577,3 +577,26 @@ func errorBody(o obj) *ErrorBody {
 	}
 	return &ErrorBody{Type: e.str("type"), Code: code, Message: e.str("message")}
 }
+
+// ReadMessage reads one element of a request's messages array on its own:
+// the message ReadRequest reads from a body holding only that message (its
+// format told from it alone), without building that body — cheaper for a
+// reader that describes messages one at a time (the cache analysis names
+// the message where each call's reuse broke). ok is false when that body
+// would not read as exactly one message.
+func ReadMessage(data []byte) (m Message, ok bool) {
+	if o := object(bytes.TrimSpace(data)); o != nil {
+		if c := o["content"]; len(c) == 0 || c[0] != '[' {
+			// no content blocks, so nothing only Anthropic has
+			// (looksAnthropic): Chat Completions, as chatRequest reads it
+			return chatMessage(o), true
+		}
+	}
+	body := make([]byte, 0, len(data)+16)
+	body = append(append(append(body, `{"messages":[`...), data...), "]}"...)
+	req, err := ReadRequest(body, "")
+	if err != nil || len(req.Messages) != 1 {
+		return Message{}, false
+	}
+	return req.Messages[0], true
+}
