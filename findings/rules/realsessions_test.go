@@ -1,7 +1,6 @@
 package rules_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -78,33 +77,10 @@ func realSessions(t *testing.T) []realSession {
 			// the CLI's own OpenTelemetry traces of the same run (Claude
 			// Code's claude_code.* spans), as a collector's file exporter
 			// writes them: one export a line
-			if files, _ := filepath.Glob(filepath.Join(run.Dir, "otlp", "traces-*.json")); len(files) > 0 {
-				out = append(out, realSession{"harness-otlp/" + cli + "/" + run.Scenario, joinExports(t, files)})
+			if p := run.OTLP(t); p != "" {
+				out = append(out, realSession{"harness-otlp/" + cli + "/" + run.Scenario, p})
 			}
 		}
-	}
-	return out
-}
-
-// joinExports writes OTLP/JSON export bodies as one JSON lines file, in
-// name order, and returns its path.
-func joinExports(t *testing.T, files []string) string {
-	t.Helper()
-	sort.Strings(files)
-	var buf bytes.Buffer
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Compact(&buf, b); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		buf.WriteByte('\n')
-	}
-	out := filepath.Join(t.TempDir(), "traces.otlp.jsonl")
-	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
 	}
 	return out
 }

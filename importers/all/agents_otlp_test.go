@@ -2,12 +2,9 @@ package all_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -30,14 +27,12 @@ func TestAgents_ClaudeCodeOTLP(t *testing.T) {
 	root := importerstest.AgentsRoot(t)
 	n := 0
 	for _, run := range importerstest.AgentsRuns(t, root, "claude") {
-		files, _ := filepath.Glob(filepath.Join(run.Dir, "otlp", "traces-*.json"))
-		if len(files) == 0 {
+		if files, _ := filepath.Glob(filepath.Join(run.Dir, "otlp", "traces-*.json")); len(files) == 0 {
 			continue
 		}
 		n++
 		t.Run(run.Scenario, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "traces.otlp.jsonl")
-			joinOTLP(t, files, path)
+			path := run.OTLP(t)
 			ss, err := otlp.Format{}.Read(context.Background(), path, importers.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -80,26 +75,6 @@ func TestAgents_ClaudeCodeOTLP(t *testing.T) {
 			t.Fatalf("no Claude Code scenario under %s kept its traces (the harness's -otel)", root)
 		}
 		t.Skip("no Claude Code scenario kept its traces (run the harness with -otel)")
-	}
-}
-
-// joinOTLP writes the OTLP/JSON export bodies as one request a line.
-func joinOTLP(t *testing.T, files []string, out string) {
-	t.Helper()
-	sort.Strings(files)
-	var buf bytes.Buffer
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Compact(&buf, b); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		buf.WriteByte('\n')
-	}
-	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -2,6 +2,7 @@ package importerstest
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -234,4 +235,33 @@ func TaskOf(text string) string {
 		return ""
 	}
 	return rest[:j]
+}
+
+// OTLP is the run's own OpenTelemetry traces (otlp/traces-*.json, the
+// export bodies the CLI sent, as inspect collect kept them) joined as one
+// OTLP/JSON lines file in t's temporary folder, as a collector's file
+// exporter writes them; "" when the CLI sent none.
+func (r *AgentsRun) OTLP(t testing.TB) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(r.Dir, "otlp", "traces-*.json"))
+	if len(files) == 0 {
+		return ""
+	}
+	sort.Strings(files)
+	var buf bytes.Buffer
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Compact(&buf, b); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		buf.WriteByte('\n')
+	}
+	out := filepath.Join(t.TempDir(), "traces.otlp.jsonl")
+	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
