@@ -71,9 +71,19 @@ func (a *Analyzer) Open(ctx context.Context, ref string, load Load) (*Run, error
 	}
 	r := &Run{Ref: ref, src: src, id: id, policy: a.policy()}
 	var eg errgroup.Group
+	var graphSrc graph.Source = src
+	if load != LoadGraph {
+		// the run's record first: its stack says what the requests read
+		// beside the graph leave out of their comparison
+		rec, err := src.LoadRun(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		graphSrc, r.Profile = recorded{src, rec}, stack.For(rec.Source)
+	}
 	eg.Go(func() error {
 		var err error
-		r.Graph, err = graph.Load(ctx, src, id)
+		r.Graph, err = graph.Load(ctx, graphSrc, id)
 		return err
 	})
 	if load != LoadGraph {
@@ -123,9 +133,14 @@ func (r *Run) Policy() *Policy { return r.policy }
 func (r *Run) Source() Source { return r.src }
 
 // requests are the run's stored requests as the cache analyses read them,
-// read once.
+// read once, each without what its stack's provider leaves out of the
+// prefix it compares (r.Profile, set before they are read).
 func (r *Run) requests(ctx context.Context) (*cache.Requests, error) {
-	r.reqsOnce.Do(func() { r.reqs, r.reqsErr = cache.Read(ctx, r.src, r.id, nil, r.policy.CacheOptions()) })
+	r.reqsOnce.Do(func() {
+		o := r.policy.CacheOptions()
+		o.Stack = r.Profile
+		r.reqs, r.reqsErr = cache.Read(ctx, r.src, r.id, nil, o)
+	})
 	return r.reqs, r.reqsErr
 }
 

@@ -46,6 +46,7 @@ import (
 	"github.com/inspect-dev/inspect/graph"
 	"github.com/inspect-dev/inspect/money"
 	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/stack"
 	"github.com/inspect-dev/inspect/store/layout"
 )
 
@@ -84,6 +85,20 @@ type Options struct {
 	// cache saved on it and what its uncached input would have cost less
 	// as cache reads, summed per conversation, agent and run.
 	Prices *money.Table
+	// Stack is the profile of the stack the run came from: the parts of
+	// its requests its provider leaves out of the prefix it compares
+	// (stack.Profile.Unkeyed) are left out of the comparison, and a
+	// history its compaction rewrote (Compacted) starts again. Read, which
+	// has no graph, takes it from here (nil: none); Analyze, when it is
+	// nil, from the graph's source.
+	Stack *stack.Profile
+}
+
+func (o *Options) stack() *stack.Profile {
+	if o == nil {
+		return nil
+	}
+	return o.Stack
 }
 
 // DefaultMinPrefix is Options.MinPrefix's default.
@@ -164,6 +179,10 @@ type Call struct {
 	// conversation and agent (Previous), the prefix broke before that
 	// request's last message: something early changed (cache.unstable-prefix).
 	Unstable *Unstable
+	// Unkeyed is set when, against Previous, the prefix holds only because
+	// the part that changed is one the provider leaves out of it (Claude
+	// Code's billing block): an endpoint that compares it breaks there.
+	Unkeyed *UnkeyedChange
 	// Previous is the llm node before this one in its conversation, or nil.
 	Previous *graph.Node
 	// Money is the call in money; nil without a price table or when the
@@ -229,6 +248,8 @@ type Break struct {
 	// What names the element: "tool fork added", "agents/analyst.md:3",
 	// "a tool result (call_1)".
 	What string
+	// Tool is, in the tools, the tool What names ("" when it names none).
+	Tool string
 	// Cause is one of the Cause constants; Why says it in words, with the
 	// evidence ("new agent billing after the hand-off at n9").
 	Cause string
@@ -313,6 +334,24 @@ type Unstable struct {
 	// Lost is the tokens re-sent uncached: the previous request's prompt
 	// up to its last message that this call did not share.
 	Lost int64
+}
+
+// UnkeyedChange is a part the provider leaves out of the compared prefix
+// (stack.Unkeyed) that changed against the previous request of the same
+// conversation and agent while the rest of the prefix held.
+type UnkeyedChange struct {
+	// Previous is that request; Part the part, What how it changed
+	// (`"…cf6; cc_entrypoint=cli;", was "…780; cc_entrypoint=cli;"`).
+	Previous *graph.Node
+	Part     *stack.Unkeyed
+	What     string
+	// Kept is the tokens of the prefix the call shares with Previous
+	// without the part: what the provider can reuse. Lost is those after
+	// the part: what an endpoint that compares it sends uncached.
+	Kept, Lost int64
+	// Fresh is set when Previous had finished within the cache lifetime
+	// before the call started (so a low reported read is not its age).
+	Fresh bool
 }
 
 // Totals sum calls.
@@ -475,12 +514,23 @@ type frame struct {
 	system []byte        // the system part: the leading system message, or the top-level system/instructions
 	req    *chat.Request // the frame read (tools, system text); nil when unreadable
 	body   []byte        // head, system and tail joined: the store's RequestFrame
+	// left holds, per entry of the stack's Unkeyed, the elements left out of
+	// tools and system (their JSON, joined); nil when none was.
+	left [][]byte
 }
 
 type frameKey struct{ head, system, tail int64 }
 
 // Analyze runs the analysis of run g, reading its stored requests from src.
 func Analyze(ctx context.Context, g *graph.Run, src Source, o *Options) (*Report, error) {
+	if o.stack() == nil {
+		with := Options{}
+		if o != nil {
+			with = *o
+		}
+		with.Stack = stack.For(g.Source)
+		o = &with
+	}
 	reqs, err := Read(ctx, src, g.ID, readSet(g, o), o)
 	if err != nil {
 		return nil, err
@@ -495,6 +545,9 @@ func Analyze(ctx context.Context, g *graph.Run, src Source, o *Options) (*Report
 func AnalyzeRequests(ctx context.Context, g *graph.Run, reqs *Requests, o *Options) (*Report, error) {
 	if reqs.run != g.ID {
 		return nil, fmt.Errorf("internal error: the requests of run %s given for run %s", reqs.run, g.ID)
+	}
+	if p := stack.For(g.Source); !slices.Equal(reqs.stack.Unkeyed(), p.Unkeyed()) {
+		return nil, fmt.Errorf("internal error: the requests of run %s were read for another stack than %s", g.ID, p.Name)
 	}
 	a := &analysis{Requests: reqs, g: g, o: o}
 	a.context()
@@ -610,7 +663,8 @@ func (o *Options) seqsOrNil() []int64 {
 // each one's prompt interned in one prefix.Tree. Analyses only read them.
 type Requests struct {
 	run      string
-	src      Source // what they were read from: a full analysis reads the bytes it quotes there
+	src      Source         // what they were read from: a full analysis reads the bytes it quotes there
+	stack    *stack.Profile // its parts left out of each request's prompt (Options.Stack)
 	tree     *prefix.Tree
 	frames   map[frameKey]*frame
 	links    layout.Links              // the links read, in id order
@@ -648,7 +702,7 @@ func Read(ctx context.Context, src Source, run string, seqs []int64, o *Options)
 // reference).
 func read(ctx context.Context, src Source, run string, seqs []int64, o *Options, every bool) (*Requests, error) {
 	r := &Requests{run: run, src: src, frames: map[frameKey]*frame{},
-		rerooted: map[prefix.Msg]prefix.Msg{}}
+		rerooted: map[prefix.Msg]prefix.Msg{}, stack: o.stack()}
 	links, reqs, err := src.RequestParts(ctx, run, seqs, every)
 	if err != nil {
 		return nil, err
@@ -1017,7 +1071,7 @@ func (a *Requests) prompt(rp layout.RequestParts) *prompt {
 	k := frameKey{rp.HeadID, rp.SystemID, rp.TailID}
 	f := a.frames[k]
 	if f == nil {
-		f = readFrame(rp)
+		f = readFrame(rp, a.stack.Unkeyed())
 		a.frames[k] = f
 	}
 	p := &prompt{frame: f, ok: true, inArray: len(rp.System) > 0, inChain: rp.SystemInChain}
@@ -1062,15 +1116,23 @@ func (a *Requests) reroot(m, first prefix.Msg) prefix.Msg {
 
 // readFrame reads the tools and system prompt of a request from its head,
 // system message and tail, which join into a JSON body whose messages
-// array holds only the system message.
-func readFrame(rp layout.RequestParts) *frame {
+// array holds only the system message. The parts unkeyed names are left
+// out of the top-level tools and system (and kept in frame.left).
+func readFrame(rp layout.RequestParts, unkeyed []stack.Unkeyed) *frame {
 	body := make([]byte, 0, len(rp.Head)+len(rp.System)+len(rp.Tail))
 	body = append(append(append(body, rp.Head...), rp.System...), rp.Tail...)
 	f := &frame{tools: []byte("null"), system: rp.System, body: body}
 	var top map[string]json.RawMessage
 	if json.Unmarshal(body, &top) == nil {
-		if t := top["tools"]; len(t) > 0 && string(t) != "null" && string(t) != "[]" {
-			f.tools = t
+		t := top["tools"]
+		has := len(t) > 0 && string(t) != "null" && string(t) != "[]"
+		if len(unkeyed) > 0 && leaveOut(top, unkeyed, f) {
+			if b, err := json.Marshal(top); err == nil {
+				body = b
+			}
+		}
+		if has {
+			f.tools = top["tools"] // "[]" when every tool was left out
 		}
 		if len(f.system) == 0 { // Anthropic's system, Responses' instructions
 			for _, key := range []string{"system", "instructions"} {
@@ -1085,4 +1147,57 @@ func readFrame(rp layout.RequestParts) *frame {
 		f.req = req
 	}
 	return f
+}
+
+// leaveOut takes the parts unkeyed names out of top's tools and system
+// arrays into f.left, reporting whether it took any.
+func leaveOut(top map[string]json.RawMessage, unkeyed []stack.Unkeyed, f *frame) bool {
+	took := false
+	for _, key := range []string{"system", "tools"} {
+		var elems []json.RawMessage
+		if v := top[key]; len(v) == 0 || v[0] != '[' || json.Unmarshal(v, &elems) != nil {
+			continue
+		}
+		keep := elems[:0:0]
+		for _, e := range elems {
+			i := slices.IndexFunc(unkeyed, func(u stack.Unkeyed) bool { return marks(u, key, e) })
+			if i < 0 {
+				keep = append(keep, e)
+				continue
+			}
+			if f.left == nil {
+				f.left = make([][]byte, len(unkeyed))
+			}
+			if len(f.left[i]) > 0 {
+				f.left[i] = append(f.left[i], ',')
+			}
+			f.left[i] = append(f.left[i], e...)
+			took = true
+		}
+		if len(keep) < len(elems) {
+			b := []byte{'['}
+			for j, e := range keep {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, e...)
+			}
+			top[key] = append(b, ']')
+		}
+	}
+	return took
+}
+
+// marks reports whether element e of the request's key array ("system",
+// "tools") is the part u names.
+func marks(u stack.Unkeyed, key string, e json.RawMessage) bool {
+	switch {
+	case key == "system" && u.SystemText != "":
+		var b struct{ Type, Text string }
+		return json.Unmarshal(e, &b) == nil && b.Type == "text" && strings.HasPrefix(b.Text, u.SystemText)
+	case key == "tools" && u.ToolFlag != "":
+		var t map[string]json.RawMessage
+		return json.Unmarshal(e, &t) == nil && string(t[u.ToolFlag]) == "true"
+	}
+	return false
 }

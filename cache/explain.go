@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -48,12 +49,80 @@ func (a *analysis) unstable(c *Call, rep *Report) {
 	if pp.Last != prefix.Root {
 		lastStart += a.tree.Offset(pp.Last, a.tree.Depth(pp.Last))
 	}
-	cut := br.Where == prefix.InMessages && a.tree.Depth(q.p.Last) < a.tree.Depth(pp.Last)
+	cut := br.Where == prefix.InMessages && (a.tree.Depth(q.p.Last) < a.tree.Depth(pp.Last) || a.compacted(q, pp, br))
 	if br.Shared >= lastStart || cut {
+		a.unkeyedChange(c, q, pq, br, rep)
 		return
 	}
 	lost := a.tree.Len(pp) - 1 - br.Shared
 	c.Unstable = &Unstable{Previous: prev, Break: a.describe(c, prev, br), Lost: a.tokens(c, lost, rep)}
+}
+
+// unkeyedChange sets c.Unkeyed when a part the provider leaves out of the
+// compared prefix, and that an endpoint elsewhere compares, changed
+// against the previous request while the rest held (br: where the two
+// part without it).
+func (a *analysis) unkeyedChange(c *Call, q, pq *prompt, br prefix.Break, rep *Report) {
+	unkeyed := a.stack.Unkeyed()
+	for i := range unkeyed {
+		u := &unkeyed[i]
+		now, was := q.frame.leftOf(i), pq.frame.leftOf(i)
+		if u.Elsewhere == "" || string(now) == string(was) {
+			continue
+		}
+		prev := c.Previous
+		// the part stood first in the system prompt, after the tools
+		before := len(a.tree.PartBytes(q.p.Tools))
+		c.Unkeyed = &UnkeyedChange{Previous: prev, Part: u, What: leftChange(now, was),
+			Kept: a.tokens(c, br.Shared, rep), Lost: a.tokens(c, max(br.Shared-before, 0), rep),
+			Fresh: !prev.Ended.IsZero() && prefix.Reusable(prev.Ended, c.Node.Started, rep.Lifetime)}
+		return
+	}
+}
+
+// leftOf is the JSON of the elements left out for the stack's Unkeyed[i].
+func (f *frame) leftOf(i int) []byte {
+	if f == nil || i >= len(f.left) {
+		return nil
+	}
+	return f.left[i]
+}
+
+// leftChange says how the text of the elements left out changed: where
+// the two texts first differ, as systemChange quotes a line.
+func leftChange(now, was []byte) string {
+	text := func(b []byte) string {
+		var blocks []struct{ Text string }
+		if json.Unmarshal(append(append([]byte{'['}, b...), ']'), &blocks) != nil {
+			return string(b)
+		}
+		var ts []string
+		for _, x := range blocks {
+			ts = append(ts, x.Text)
+		}
+		return strings.Join(ts, "\n")
+	}
+	n, w := text(now), text(was)
+	d := 0
+	for d < len(n) && d < len(w) && n[d] == w[d] {
+		d++
+	}
+	// from the start of the field that differs ("cc_version=…")
+	start := max(strings.LastIndexAny(n[:d], " ;")+1, 0)
+	return fmt.Sprintf("%q, was %q", snippet(n[start:]), snippet(w[min(start, len(w)):]))
+}
+
+// compacted reports whether q's history, from where it parts from the
+// earlier request m's at br (both go on there), starts again with the
+// summary the stack's compaction writes (stack.Profile.Compacted). The
+// message there is read whatever the analysis: it has company at its
+// path.
+func (a *analysis) compacted(q *prompt, m prefix.Prompt, br prefix.Break) bool {
+	if a.stack == nil || a.stack.Compacted == "" || br.Where != prefix.InMessages ||
+		a.tree.Depth(q.p.Last) < br.Index || a.tree.Depth(m.Last) < br.Index {
+		return false
+	}
+	return strings.HasPrefix(strings.TrimSpace(messageText(a.tree.Data(a.tree.Ancestor(q.p.Last, br.Index)))), a.stack.Compacted)
 }
 
 // context links each llm node to the llm node before it in its
@@ -113,7 +182,8 @@ func (a *analysis) describe(c *Call, m *graph.Node, br prefix.Break) Break {
 	case prefix.InTools, prefix.InSystem:
 		what := "tool array"
 		if br.Where == prefix.InTools {
-			out.Where, out.What = "tools", toolsChange(q.frame, mp.frame)
+			out.Where = "tools"
+			out.What, out.Tool = toolsChange(q.frame, mp.frame)
 		} else {
 			what = "system prompt"
 			out.Where = "system"
@@ -171,6 +241,9 @@ func (a *analysis) describe(c *Call, m *graph.Node, br prefix.Break) Break {
 	case sameConv && a.tree.Depth(q.p.Last) < a.tree.Depth(mp.p.Last):
 		out.Cause = CauseCut
 		out.Why = fmt.Sprintf("the history was cut (a compaction): it keeps %d of %s's %d messages and parts from it at %s", a.tree.Depth(q.p.Last), m.ID(), a.tree.Depth(mp.p.Last), out.Where)
+	case sameConv && a.compacted(q, mp.p, br):
+		out.Cause = CauseCut
+		out.Why = fmt.Sprintf("the history was rewritten by %s's compaction: from %s on it starts again with the summary (%s)", a.stack.Name, out.Where, out.What)
 	case sameConv:
 		out.Cause, out.Expected = CauseEdited, false
 		out.Why = fmt.Sprintf("%s differs from %s's (%s): an earlier message was changed, so everything after it is sent uncached", out.Where, m.ID(), mWhat)
@@ -223,6 +296,12 @@ func droppedByCompact(what string) bool {
 	return strings.HasPrefix(what, "the assistant's call") || strings.HasPrefix(what, "a tool result")
 }
 
+// messageText is the text of one message's JSON ("" when it is none).
+func messageText(data []byte) string {
+	m, _ := chat.ReadMessage(data)
+	return m.Text
+}
+
 // messageWhat describes one message's JSON.
 func messageWhat(data []byte) string {
 	m, ok := chat.ReadMessage(data)
@@ -258,10 +337,11 @@ func snippet(s string) string {
 }
 
 // toolsChange names the first difference of q's tool array against m's:
-// a tool added, removed, changed or moved.
-func toolsChange(q, m *frame) string {
+// a tool added, removed, changed or moved, and the tool ("" when it
+// names none).
+func toolsChange(q, m *frame) (string, string) {
 	if q.req == nil || m.req == nil {
-		return "the tool array"
+		return "the tool array", ""
 	}
 	a, b := q.req.Tools, m.req.Tools
 	has := func(ts []chat.Tool, name string) bool {
@@ -274,30 +354,30 @@ func toolsChange(q, m *frame) string {
 	}
 	for i, t := range a {
 		if i >= len(b) {
-			return fmt.Sprintf("tool %s added", t.Name)
+			return fmt.Sprintf("tool %s added", t.Name), t.Name
 		}
 		if t.Name == b[i].Name {
 			if t.Description != b[i].Description || string(t.Parameters) != string(b[i].Parameters) {
-				return fmt.Sprintf("tool %s changed", t.Name)
+				return fmt.Sprintf("tool %s changed", t.Name), t.Name
 			}
 			continue
 		}
 		switch {
 		case !has(b, t.Name):
-			return fmt.Sprintf("tool %s added", t.Name)
+			return fmt.Sprintf("tool %s added", t.Name), t.Name
 		case !has(a, b[i].Name):
-			return fmt.Sprintf("tool %s removed", b[i].Name)
+			return fmt.Sprintf("tool %s removed", b[i].Name), b[i].Name
 		}
 		for j := range b {
 			if b[j].Name == t.Name {
-				return fmt.Sprintf("tool %s moved from position %d to %d", t.Name, j+1, i+1)
+				return fmt.Sprintf("tool %s moved from position %d to %d", t.Name, j+1, i+1), t.Name
 			}
 		}
 	}
 	if len(b) > len(a) {
-		return fmt.Sprintf("tool %s removed", b[len(a)].Name)
+		return fmt.Sprintf("tool %s removed", b[len(a)].Name), b[len(a)].Name
 	}
-	return "the tool array (the same tools, encoded differently)"
+	return "the tool array (the same tools, encoded differently)", ""
 }
 
 // systemChange names where q's system prompt first differs from m's: the

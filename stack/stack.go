@@ -76,6 +76,71 @@ type Profile struct {
 	// Trace is set when the stack's runs are read from a trace (spans: the
 	// Agents SDK's export, OTLP) rather than a session file.
 	Trace bool
+	// LeftOut are the parts of the stack's requests its own provider
+	// leaves out of the prefix its prompt cache compares (Claude Code's
+	// billing block, its deferred tools): the cache analysis compares a
+	// request without them (DESIGN §15, §18).
+	LeftOut []Unkeyed
+	// Compacted is the text the first message of a history the stack's
+	// compaction rewrote starts with (Claude Code's summary): the
+	// conversation starts again there, its earlier messages gone.
+	Compacted string
+	// UserTools, when set, tells the tools the user adds (Claude Code's
+	// MCP tools) from the stack's own: those are built in, and no file of
+	// the user's changes them. Nil when every tool of a request is the
+	// user's (a program's tools).
+	UserTools *UserTools
+}
+
+// UserTools are the tools a user adds to a stack whose own are built in.
+type UserTools struct {
+	// Prefix starts their names ("mcp__": mcp__<server>__<tool>), the
+	// server's name following it up to "__".
+	Prefix string
+	// File is where the user configures their servers (".mcp.json").
+	File string
+	// Deferred is the setting that has the stack load them deferred,
+	// outside the cached prefix; "" when it has none.
+	Deferred string
+}
+
+// Unkeyed is a part of a stack's requests that its own provider leaves
+// out of the prefix its prompt cache compares: it may change from call to
+// call without costing a cache read there. An endpoint that caches by the
+// request's bytes (a proxy, another provider the stack is pointed at)
+// compares it, and breaks on it where Off says how to stop the stack
+// sending it.
+type Unkeyed struct {
+	// Name says what it is, in the stack's words ("the billing block
+	// (x-anthropic-billing-header)").
+	Name string
+	// SystemText marks a text block of the request's system array that
+	// starts with it.
+	SystemText string
+	// ToolFlag marks a tool definition whose member of that name is true
+	// ("defer_loading").
+	ToolFlag string
+	// Why says why the provider leaves it out.
+	Why string
+	// Elsewhere says which endpoints compare it; Off what the user sets so
+	// the stack stops sending it, in the file OffFile, or OffEnv in the
+	// environment. "" when no endpoint the stack reaches compares it.
+	Elsewhere, Off, OffFile, OffEnv string
+}
+
+// Unkeyed is p's LeftOut (none for a nil profile).
+func (p *Profile) Unkeyed() []Unkeyed {
+	if p == nil {
+		return nil
+	}
+	return p.LeftOut
+}
+
+// UserTool reports whether tool name is one the user added (an MCP
+// server's), not one built into the stack; every tool is the user's on a
+// stack whose tools are a program's own (UserTools nil).
+func (p *Profile) UserTool(name string) bool {
+	return p == nil || p.UserTools == nil || strings.HasPrefix(name, p.UserTools.Prefix)
 }
 
 // The APIs a stack speaks (package chat's format names: stack imports
@@ -147,6 +212,30 @@ var ClaudeCode = &Profile{
 	Delegate:     "the Task (Agent) tool with a subagent_type",
 	Instructions: []string{"CLAUDE.md", ".claude/agents/<type>.md"},
 	API:          APIAnthropic,
+	LeftOut: []Unkeyed{{
+		// 2.1.36 on: system[0], cc_version=<version>.<3 hex of the first
+		// prompt>; cc_entrypoint=…; (a native build adds cch=<5 hex>, of the
+		// request's content)
+		Name:       "the billing block (x-anthropic-billing-header)",
+		SystemText: "x-anthropic-billing-header:",
+		Why:        "Anthropic's API reads it as a header and leaves it out of the cached prompt",
+		Elsewhere:  "an endpoint that caches by prefix (a proxy or another provider reached through ANTHROPIC_BASE_URL)",
+		Off:        `"env": {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}`,
+		OffFile:    ".claude/settings.json",
+		OffEnv:     "CLAUDE_CODE_ATTRIBUTION_HEADER=0",
+	}, {
+		// tools ToolSearch loads (SendMessage, MCP tools) are sent with
+		// defer_loading: true
+		Name:     "a deferred tool (defer_loading, loaded by ToolSearch)",
+		ToolFlag: "defer_loading",
+		Why:      "Anthropic's API keeps deferred tools out of the prompt prefix and adds the one the model finds as a tool_reference in the conversation",
+	}},
+	// the summary message a compaction (/compact, or automatic) starts
+	// the history with
+	Compacted: "This session is being continued from a previous conversation",
+	UserTools: &UserTools{Prefix: "mcp__", File: ".mcp.json",
+		// ToolSearch sends the tools it loads with defer_loading
+		Deferred: `"env": {"ENABLE_TOOL_SEARCH": "true"} in .claude/settings.json`},
 }
 
 // Codex is OpenAI's Codex CLI (importers/codex).

@@ -62,13 +62,28 @@ func runCacheUnstablePrefix(p *pass) {
 	}
 	var order []key
 	groups := map[key]*group{}
+	add := func(k key, c *cache.Call, lost int64) {
+		g := groups[k]
+		if g == nil {
+			g = &group{}
+			groups[k] = g
+			order = append(order, k)
+		}
+		g.calls = append(g.calls, c)
+		g.lost += lost
+	}
 	compared := 0
+	var own []string // the stack's own changes: not the user's to fix
 	for _, c := range rep.Calls {
 		if !c.Analyzed {
 			continue
 		}
 		if prev := c.Previous; prev != nil && prev.Agent == c.Node.Agent {
 			compared++
+		}
+		if x := c.Unkeyed; x != nil && unkeyedMissed(c) {
+			add(key{c.Node.Agent, "unkeyed", x.Part.Name}, c, x.Lost)
+			continue
 		}
 		u := c.Unstable
 		if u == nil {
@@ -78,15 +93,11 @@ func runCacheUnstablePrefix(p *pass) {
 		if strings.HasPrefix(part, "messages[") {
 			part = "messages"
 		}
-		k := key{c.Node.Agent, part, u.Break.Location.String()}
-		g := groups[k]
-		if g == nil {
-			g = &group{}
-			groups[k] = g
-			order = append(order, k)
+		if part == "tools" && u.Break.Tool != "" && !p.Profile.UserTool(u.Break.Tool) {
+			own = append(own, fmt.Sprintf("%s at %s", u.Break.What, c.Node.ID()))
+			continue
 		}
-		g.calls = append(g.calls, c)
-		g.lost += u.Lost
+		add(key{c.Node.Agent, part, u.Break.Location.String()}, c, u.Lost)
 	}
 	if compared == 0 {
 		p.NotApplicable("no request followed another of the same agent in a conversation (with its tools and system prompt recorded)")
@@ -94,6 +105,10 @@ func runCacheUnstablePrefix(p *pass) {
 	}
 	for _, k := range order {
 		g := groups[k]
+		if k.part == "unkeyed" {
+			p.Report(unkeyedFinding(p, k.agent, g.calls, g.lost))
+			continue
+		}
 		first := g.calls[0]
 		u := first.Unstable
 		var nodes []string
@@ -133,12 +148,78 @@ func runCacheUnstablePrefix(p *pass) {
 			if a := p.Project.Agent(k.agent); a != nil && a.ToolsLine > 0 {
 				f.Fix.Location = findings.Location{Path: findings.AgentsFile, Line: a.ToolsLine}
 			}
+			if p.Profile.UserTools != nil && p.Profile.UserTool(u.Break.Tool) {
+				f.Fix = userToolsFix(p, k.agent, u.Break)
+			}
 		default:
 			f.Fix.Text = fmt.Sprintf("Append to %s's conversation instead of editing earlier messages (%s changed)", who, u.Break.Where)
 		}
 		p.Report(f)
 	}
-	p.Clear("%s compared with the previous request of the same agent and conversation", plural(compared, "request", "requests"))
+	clear := fmt.Sprintf("%s compared with the previous request of the same agent and conversation", plural(compared, "request", "requests"))
+	if len(own) > 0 {
+		// a built-in tool the stack adds itself: no file of the user's
+		// changes it, so it is no mistake of theirs
+		clear += fmt.Sprintf("; not counted, as %s changed them itself (its own tools, which no file of yours sets): %s", p.Profile.Name, strings.Join(own, ", "))
+	}
+	p.Clear("%s", clear)
+}
+
+// unkeyedMissed reports whether the provider's report shows that c's
+// prefix was not reused although only a part its own provider leaves out
+// of the comparison changed (Claude Code's billing block): cached tokens
+// reported, the previous request fresh, and fewer than half of the prefix
+// that held without the part — an endpoint that compares the part.
+func unkeyedMissed(c *cache.Call) bool {
+	x, r := c.Unkeyed, c.Reported
+	if x == nil || x.Part.Off == "" || !x.Fresh || !r.CachedReported || c.Node.Status != record.StatusOK || x.Lost <= 0 {
+		return false
+	}
+	return 2*r.Cached < x.Kept
+}
+
+// unkeyedFinding is the finding of calls whose prefix an endpoint broke on
+// a part the stack's own provider leaves out (unkeyedMissed): the fix is
+// the stack's setting that stops it sending the part.
+func unkeyedFinding(p *pass, agent string, calls []*cache.Call, lost int64) findings.Finding {
+	x := calls[0].Unkeyed
+	var nodes []string
+	var cached, kept int64
+	for _, c := range calls {
+		nodes = append(nodes, c.Unkeyed.Previous.ID(), c.Node.ID())
+		cached += c.Reported.Cached
+		kept += c.Unkeyed.Kept
+	}
+	nodes = dedupe(nodes)
+	n := plural(len(calls), "request", "requests")
+	return findings.Finding{
+		Agent: agent,
+		Message: fmt.Sprintf("%s of agent %s reported %d cached tokens of the ≈%d their prefix kept: the only early change was %s's %s (%s); %s, but %s compares it, so ≈%d tokens were re-sent uncached",
+			n, agent, cached, kept, p.Profile.Name, x.Part.Name, x.What, x.Part.Why, x.Part.Elsewhere, lost),
+		Nodes: nodes,
+		Next:  fmt.Sprintf("agent %s's consecutive requests reuse the previous one's prefix (reported cached tokens of at least half its input)", agent),
+		Price: findings.Price{TokensIn: lost, LLMCalls: len(calls), CachedTokens: cached, CachedReported: true,
+			Basis: fmt.Sprintf("%s re-sent ≈%d tokens after %s uncached, as the reported cached tokens show", n, lost, x.Part.Name)},
+		Fix: findings.Fix{Location: findings.Location{Label: x.Part.OffFile, Source: p.Owner(agent).Location.Source},
+			Text: fmt.Sprintf("Set %s in %s (or %s in the environment) so %s stops sending %s: these requests reached %s, where it breaks the prefix each time it changes (%s, so the setting costs nothing there)",
+				x.Part.Off, x.Part.OffFile, x.Part.OffEnv, p.Profile.Name, x.Part.Name, x.Part.Elsewhere, x.Part.Why)},
+		Shape:   "unkeyed " + x.Part.Name,
+		Promise: unstablePromise{Agent: agent, Part: "system"},
+	}
+}
+
+// userToolsFix is the fix of a tool array that changed on a tool the user
+// added to a stack whose own tools are built in (Claude Code's MCP tools,
+// mcp__<server>__<tool>): that server's tools, not the agent's prompt.
+func userToolsFix(p *pass, agent string, br cache.Break) findings.Fix {
+	ut := p.Profile.UserTools
+	server, _, _ := strings.Cut(strings.TrimPrefix(br.Tool, ut.Prefix), "__")
+	text := fmt.Sprintf("Keep the tools of MCP server %s (%s) the same for the whole session (%s): have it list every tool when it connects instead of adding or changing them mid-session (tools/list_changed)",
+		server, ut.File, br.What)
+	if ut.Deferred != "" {
+		text += fmt.Sprintf(", or have %s load them deferred, outside the cached prefix (%s)", p.Profile.Name, ut.Deferred)
+	}
+	return findings.Fix{Location: findings.Location{Label: ut.File, Source: p.Owner(agent).Location.Source}, Text: text}
 }
 
 func dedupe(ids []string) []string {
