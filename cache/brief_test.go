@@ -19,6 +19,7 @@ import (
 	"github.com/inspect-dev/inspect/importers/importerstest"
 	"github.com/inspect-dev/inspect/internal/fixturetest"
 	"github.com/inspect-dev/inspect/record"
+	"github.com/inspect-dev/inspect/stack"
 	"github.com/inspect-dev/inspect/store"
 	"github.com/inspect-dev/inspect/store/layout"
 )
@@ -41,6 +42,7 @@ type figures struct {
 	unstableFrom               int64
 	unstableBreak              cache.Break
 	lost                       int64
+	unkeyed                    cache.UnkeyedChange
 }
 
 func seqOf(n *graph.Node) int64 {
@@ -58,6 +60,9 @@ func briefFigures(c *cache.Call) figures {
 	}
 	if u := c.Unstable; u != nil {
 		f.unstable, f.unstableFrom, f.unstableBreak, f.lost = true, seqOf(u.Previous), u.Break, u.Lost
+	}
+	if x := c.Unkeyed; x != nil {
+		f.unkeyed = *x
 	}
 	return f
 }
@@ -116,7 +121,8 @@ func briefAgrees(t *testing.T, what string, db cache.Source, g *graph.Run) *cach
 		t.Fatalf("%s: %v", what, err)
 	}
 	sameFigures(t, what+", brief against full", brief, full)
-	all, err := cache.ReadEvery(ctx, db, g.ID)
+	st := &cache.Options{Stack: stack.For(g.Source)} // what Read leaves out of the requests
+	all, err := cache.ReadEvery(ctx, db, g.ID, st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +136,7 @@ func briefAgrees(t *testing.T, what string, db cache.Source, g *graph.Run) *cach
 		t.Fatal(err)
 	}
 	sameReport(t, what+", full against full of every byte", full, fullEvery)
-	lean, err := cache.Read(ctx, db, g.ID, nil, &cache.Options{Brief: true, Lifetime: time.Hour})
+	lean, err := cache.Read(ctx, db, g.ID, nil, &cache.Options{Brief: true, Lifetime: time.Hour, Stack: st.Stack})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,6 +164,24 @@ func TestBrief_SameFiguresAsFull(t *testing.T) {
 	ctx := context.Background()
 	t.Run("fixtures", func(t *testing.T) {
 		eachFixture(t, func(name string, db *store.DB, g *graph.Run) { briefAgrees(t, name, db, g) })
+	})
+	// Claude Code sessions (fixtures naming one): their billing block and
+	// deferred tools are left out, a compaction summary starts the history
+	// again — read in a brief analysis too
+	t.Run("sessions", func(t *testing.T) {
+		dirs, _ := filepath.Glob(filepath.Join("..", "fixtures", "cache-claude-*", "session.txt"))
+		if len(dirs) < 4 {
+			t.Fatalf("%d Claude Code cache fixtures", len(dirs))
+		}
+		for _, d := range dirs {
+			name := filepath.Base(filepath.Dir(d))
+			db := importerstest.Store(t)
+			g, err := fixturetest.Record(ctx, db, filepath.Dir(d), t.TempDir(), "run-"+name, t0)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			briefAgrees(t, name, db, g)
+		}
 	})
 	t.Run("realistic", func(t *testing.T) {
 		db := &countingSource{DB: importerstest.Store(t)}

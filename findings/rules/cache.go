@@ -194,8 +194,8 @@ func unkeyedFinding(p *pass, agent string, calls []*cache.Call, lost int64) find
 	n := plural(len(calls), "request", "requests")
 	return findings.Finding{
 		Agent: agent,
-		Message: fmt.Sprintf("%s of agent %s reported %d cached tokens of the ≈%d their prefix kept: the only early change was %s's %s (%s); %s, but %s compares it, so ≈%d tokens were re-sent uncached",
-			n, agent, cached, kept, p.Profile.Name, x.Part.Name, x.What, x.Part.Why, x.Part.Elsewhere, lost),
+		Message: fmt.Sprintf("%s of agent %s reported %d cached tokens of the ≈%d their prefix kept: the only early change was %s, which %s writes itself (%s); %s, but %s compares it, so ≈%d tokens were re-sent uncached",
+			n, agent, cached, kept, x.Part.Name, p.Profile.Name, x.What, x.Part.Why, x.Part.Elsewhere, lost),
 		Nodes: nodes,
 		Next:  fmt.Sprintf("agent %s's consecutive requests reuse the previous one's prefix (reported cached tokens of at least half its input)", agent),
 		Price: findings.Price{TokensIn: lost, LLMCalls: len(calls), CachedTokens: cached, CachedReported: true,

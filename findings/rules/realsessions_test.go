@@ -196,19 +196,25 @@ var realWant = map[string][]string{
 	// mistake of the agent's: "one at a time" (compaction, long-session),
 	// "then another" (subagents-serial), a sub-agent for one read
 	// (subagent-*, subagents-nested, "fork yourself"). Failed sub-agents
-	// are branch.failed, refused ones delegation.rejected. cache.unstable-prefix is not this change's rule
-	// and is left as it reports: Claude Code's billing header line in the
-	// system prompt changes between two requests (compaction), and
-	// SendMessage joins the tool array once ToolSearch loads it
-	// (subagent-resumed).
-	"harness/claude/compaction":           {"cache.unstable-prefix @main n4 n6"},
+	// are branch.failed, refused ones delegation.rejected.
+	// cache.unstable-prefix finds nothing on Claude Code's own changes:
+	// in compaction the billing block (system[0], whose cc_version
+	// fingerprint follows the first prompt) changes with the summary that
+	// rewrites the history at n6 — Anthropic's API leaves the block out of
+	// its cache, n6 reported 6,398 cached of the ≈9,700 its prefix kept
+	// without it, and the summary starts the conversation again (was:
+	// the billing line, fixed in "CLAUDE.md"); in subagent-resumed
+	// ToolSearch loads SendMessage at n15 as a deferred tool
+	// (defer_loading), which Anthropic's API keeps out of the prompt
+	// prefix (was: "Offer agent main's tools in one fixed order").
+	"harness/claude/compaction":           {},
 	"harness/claude/long-session":         {},
 	"harness/claude/parallel-reads":       {},
 	"harness/claude/subagent-fails":       {"branch.failed @main n3 n5 n6 cause=provider"},
 	"harness/claude/subagent-fork":        {},
 	"harness/claude/subagent-interrupted": {},
 	"harness/claude/subagent-refused":     {"delegation.rejected @main n2 n3 n4 cause=rejected"},
-	"harness/claude/subagent-resumed":     {"cache.unstable-prefix @main n13 n15"},
+	"harness/claude/subagent-resumed":     {},
 	"harness/claude/subagents-background": {},
 	"harness/claude/subagents-nested":     {},
 	"harness/claude/subagents-parallel":   {},
@@ -405,6 +411,10 @@ func TestOwner_Fixtures(t *testing.T) {
 			"In AGENTS.md, tell the main agent to ask for a type that exists (no list of the types that exist was recorded), or define it in .codex/agents/no-such-agent.toml"},
 		{"harness/gemini/subagent-refused", "delegation.rejected @main", "GEMINI.md",
 			"In GEMINI.md, tell the main agent to ask for a type that exists (no list of the types that exist was recorded), or define it in .gemini/agents/no-such-agent.md"},
+		// Claude Code's billing block, changed with nothing else while the
+		// endpoint reported no cache reads: Claude Code's setting, not CLAUDE.md
+		{"testdata/sessions/claude-code/cache-billing-missed/session.jsonl", "cache.unstable-prefix @main", ".claude/settings.json",
+			`Set "env": {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"} in .claude/settings.json (or CLAUDE_CODE_ATTRIBUTION_HEADER=0 in the environment) so Claude Code stops sending the billing block`},
 		// the Agents SDK: the agent's instructions in code
 		{"../../importers/openaiagents/testdata/serial-loop.jsonl", "fanout.missed @analyst", "agent analyst's instructions (in code)",
 			"In agent analyst's instructions (in code), tell it to make several read_file calls that do not depend on each other's results (regions/eu.md, regions/us.md, regions/apac.md) in one response"},
