@@ -124,3 +124,36 @@ func TestFor_ImportedRunThroughATrace(t *testing.T) {
 		}
 	}
 }
+
+// TestUserTool: on Claude Code only an MCP server's tools are the user's
+// (its other tools are built in); a program's tools (our runtime, the
+// SDKs) are all the user's. Written by hand.
+func TestUserTool(t *testing.T) {
+	tests := []struct {
+		p    *stack.Profile
+		tool string
+		want bool
+	}{
+		{stack.ClaudeCode, "mcp__github__create_issue", true},
+		{stack.ClaudeCode, "SendMessage", false},
+		{stack.ClaudeCode, "Read", false},
+		{stack.Inspect, "read_file", true},
+		{stack.LangGraph, "get_forecast", true},
+		{nil, "anything", true},
+	}
+	for _, tt := range tests {
+		if got := tt.p.UserTool(tt.tool); got != tt.want {
+			t.Errorf("%v UserTool(%q) = %v, want %v", tt.p, tt.tool, got, tt.want)
+		}
+	}
+	// what Claude Code's provider leaves out of the cached prefix; no
+	// other stack's requests have parts left out
+	if u := stack.ClaudeCode.Unkeyed(); len(u) != 2 || u[0].SystemText != "x-anthropic-billing-header:" || u[0].OffEnv != "CLAUDE_CODE_ATTRIBUTION_HEADER=0" || u[1].ToolFlag != "defer_loading" {
+		t.Errorf("Claude Code leaves out %+v", u)
+	}
+	for _, p := range stack.Profiles {
+		if p != stack.ClaudeCode && (len(p.Unkeyed()) > 0 || p.Compacted != "" || p.UserTools != nil) {
+			t.Errorf("%s: parts left out %+v, compaction %q, user tools %+v", p.Name, p.Unkeyed(), p.Compacted, p.UserTools)
+		}
+	}
+}

@@ -25,12 +25,19 @@ var CacheUnstablePrefix = &findings.Rule{
 			"or changed tool array, an edited earlier message — so everything after it is sent uncached. A hand-off, a fork " +
 			"branch's start, a new turn and a history cut by a compaction are not this rule. Read from the stored request bytes " +
 			"(exact requests, and reconstructed ones that kept the system prompt and tools); never called measured unless the " +
-			"provider reported cached tokens.",
+			"provider reported cached tokens. In the stack's own terms: what its provider leaves out of the prefix it caches is " +
+			"left out of the comparison (Claude Code's billing block, x-anthropic-billing-header, and the deferred tools ToolSearch " +
+			"loads), a history its compaction rewrote starts again, and a change the stack makes to its own built-in tools is " +
+			"named in the check, not reported (no file of the user's changes it). A change of Claude Code's billing block alone is " +
+			"reported only when the provider's reported cached tokens are under half of the prefix kept without it: an endpoint " +
+			"that caches by prefix (a proxy reached through ANTHROPIC_BASE_URL) compares it.",
 		Price: "the tokens re-sent uncached: for each such request, the previous request's prompt it did not share (bytes/4, or " +
 			"the provider's tokens in proportion when it reported the input); the cached tokens the provider reported on those " +
 			"requests beside it.",
 		Fix: "the file and line of the text that changed (a system prompt), else the agent's entry: keep the prefix still — move " +
-			"what changes per call to the latest message, offer the tools in one fixed order.",
+			"what changes per call to the latest message, offer the tools in one fixed order. An MCP server's tools that change " +
+			"mid-session: that server (.mcp.json), or Claude Code's deferred loading; Claude Code's billing block at an endpoint " +
+			"that compares it: \"env\": {\"CLAUDE_CODE_ATTRIBUTION_HEADER\": \"0\"} in .claude/settings.json.",
 		Next: "the agent's consecutive requests in a conversation reuse the previous one's prefix: each reports cached tokens of at " +
 			"least half the previous request's input.",
 	},
