@@ -382,23 +382,18 @@ var separatorBodies = []string{
 func recordBodies(t *testing.T, db *store.DB, bodies []string) *graph.Run {
 	t.Helper()
 	ctx := context.Background()
-	rec, err := db.CreateRun(ctx, &record.Run{Started: t0, Tasks: []string{"bodies"}, Models: []string{"m"}})
+	var nodes []*record.Node
+	at := t0
+	for _, b := range bodies {
+		nodes = append(nodes, &record.Node{Kind: record.KindLLM, Agent: "a", Started: at, Ended: at.Add(time.Second), Status: record.StatusOK,
+			LLM: &record.LLM{Model: "m", Request: []byte(b), Usage: record.Usage{In: int64(len(b) / 4), Out: 5}}})
+		at = at.Add(2 * time.Second)
+	}
+	id, err := graphtest.RecordNodes(ctx, db, &record.Run{Started: t0, Tasks: []string{"bodies"}, Models: []string{"m"}}, nodes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := t0
-	for i, b := range bodies {
-		n := &record.Node{Kind: record.KindLLM, Agent: "a", Started: at, Ended: at.Add(time.Second), Status: record.StatusOK,
-			LLM: &record.LLM{Model: "m", Request: []byte(b), Usage: record.Usage{In: int64(len(b) / 4), Out: 5}}}
-		if err := rec.AddNode(ctx, n); err != nil {
-			t.Fatalf("body %d: %v", i+1, err)
-		}
-		at = at.Add(2 * time.Second)
-	}
-	if err := rec.Finish(ctx, record.StatusOK, "", at); err != nil {
-		t.Fatal(err)
-	}
-	g, err := graph.Load(ctx, db, rec.RunID())
+	g, err := graph.Load(ctx, db, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,10 +11,9 @@ import (
 	"github.com/inspect-dev/inspect/cache"
 	"github.com/inspect-dev/inspect/findings"
 	"github.com/inspect-dev/inspect/findings/rules"
-	"github.com/inspect-dev/inspect/graph"
+	"github.com/inspect-dev/inspect/graph/graphtest"
+	"github.com/inspect-dev/inspect/importers/importerstest"
 	"github.com/inspect-dev/inspect/record"
-	"github.com/inspect-dev/inspect/stack"
-	"github.com/inspect-dev/inspect/store"
 )
 
 // ccRequest is one request of a hand-made Claude Code conversation in
@@ -62,46 +60,25 @@ func ccBody(i int, r ccRequest) string {
 func auditRequests(t *testing.T, format string, reqs []ccRequest) (*cache.Report, *findings.Report) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := importerstest.Store(t)
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	rec, err := db.CreateRun(ctx, &record.Run{Started: t0, Tasks: []string{"sum"}, Models: []string{"claude-opus-5-5"},
-		Source: record.Source{Format: format, Version: "2.1.332", Path: "session.jsonl"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var nodes []*record.Node
 	at := t0
 	for i, r := range reqs {
 		at = at.Add(r.gap)
 		body := ccBody(i, r)
 		in := int64(len(body) / 3)
-		n := &record.Node{Kind: record.KindLLM, Agent: "main", Started: at, Ended: at.Add(time.Second), Status: record.StatusOK,
+		nodes = append(nodes, &record.Node{Kind: record.KindLLM, Agent: "main", Started: at, Ended: at.Add(time.Second), Status: record.StatusOK,
 			LLM: &record.LLM{Model: "claude-opus-5-5", Request: []byte(body), Fidelity: record.FidelityExact,
-				Usage: record.Usage{In: in, Out: 20, Cached: in * int64(r.cached) / 100, CachedReported: true}}}
-		if err := rec.AddNode(ctx, n); err != nil {
-			t.Fatal(err)
-		}
+				Usage: record.Usage{In: in, Out: 20, Cached: in * int64(r.cached) / 100, CachedReported: true}}})
 		at = at.Add(2 * time.Second)
 	}
-	if err := rec.Finish(ctx, record.StatusOK, "", at); err != nil {
-		t.Fatal(err)
-	}
-	g, err := graph.Load(ctx, db, rec.RunID())
+	id, err := graphtest.RecordNodes(ctx, db, &record.Run{Started: t0, Tasks: []string{"sum"}, Models: []string{"claude-opus-5-5"},
+		Source: record.Source{Format: format, Version: "2.1.332", Path: "session.jsonl"}}, nodes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cr, err := cache.Analyze(ctx, g, db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := (&findings.Config{Rules: []*findings.Rule{rules.CacheUnstablePrefix}, Profile: stack.For(g.Source),
-		Cache: func() (*cache.Report, error) { return cr, nil }}).Audit(g)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, cr, rep := auditStored(t, db, id, []*findings.Rule{rules.CacheUnstablePrefix})
 	return cr, rep
 }
 

@@ -137,6 +137,15 @@ func auditReal(t *testing.T, db *store.DB, path string) (*graph.Run, *findings.R
 	if err != nil {
 		t.Fatal(err)
 	}
+	g, _, rep := auditStored(t, db, id, rules.All)
+	return g, rep
+}
+
+// auditStored audits run id of db with rules as inspect audit does: the
+// stack's profile, the recorded requests and the prompt-cache analysis.
+func auditStored(t *testing.T, db *store.DB, id string, rs []*findings.Rule) (*graph.Run, *cache.Report, *findings.Report) {
+	t.Helper()
+	ctx := context.Background()
 	g, err := graph.Load(ctx, db, id)
 	if err != nil {
 		t.Fatal(err)
@@ -145,13 +154,13 @@ func auditReal(t *testing.T, db *store.DB, path string) (*graph.Run, *findings.R
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := (&findings.Config{Rules: rules.All, Profile: stack.For(g.Source),
+	rep, err := (&findings.Config{Rules: rs, Profile: stack.For(g.Source),
 		Requests: func(seq int64) ([]byte, error) { return db.Request(ctx, id, seq) },
 		Cache:    func() (*cache.Report, error) { return cr, nil }}).Audit(g)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return g, rep
+	return g, cr, rep
 }
 
 // realWant is what each real session's audit must report, written by

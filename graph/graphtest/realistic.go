@@ -347,3 +347,21 @@ func LongConversation(n int, fn func(*record.Node) error) error {
 	g.final(trunk, "Done.", record.StatusOK, "")
 	return g.err
 }
+
+// RecordNodes records run r with nodes, in order, into db through the
+// store's recorder, finished ok at the end of the last one, and returns
+// the run id.
+func RecordNodes(ctx context.Context, db *store.DB, r *record.Run, nodes []*record.Node) (string, error) {
+	rec, err := db.CreateRun(ctx, r)
+	if err != nil {
+		return "", err
+	}
+	end := r.Started
+	for i, nd := range nodes {
+		if err := rec.AddNode(ctx, nd); err != nil {
+			return "", fmt.Errorf("node %d: %w", i+1, err)
+		}
+		end = nd.Ended
+	}
+	return rec.RunID(), rec.Finish(ctx, record.StatusOK, "", end)
+}
