@@ -74,10 +74,12 @@ func realSessions(t *testing.T) []realSession {
 	for _, cli := range []string{"claude", "codex", "gemini"} {
 		for _, run := range importerstest.AgentsRuns(t, agents, cli) {
 			out = append(out, realSession{"harness/" + cli + "/" + run.Scenario, harnessMain(t, run)})
-			// the CLI's own OpenTelemetry traces of the same run (Claude
-			// Code's claude_code.* spans), as a collector's file exporter
-			// writes them: one export a line
-			if p := run.OTLP(t); p != "" {
+			// Claude Code's own OpenTelemetry traces of the same run
+			// (claude_code.* spans), as a collector's file exporter writes
+			// them: one export a line. Not Gemini CLI's, which a fresh
+			// harness run collects too: they import as one run a trace,
+			// not as the session.
+			if p := run.OTLP(t); p != "" && cli == "claude" {
 				out = append(out, realSession{"harness-otlp/" + cli + "/" + run.Scenario, p})
 			}
 		}
