@@ -343,7 +343,11 @@ func (p *pass) rejectedFix(r *refusal, avail []string, near []string) findings.F
 		return findings.Fix{Location: p.Project.ForkLocation(r.agent), Also: []findings.Location{o.Location},
 			Text: fmt.Sprintf("Fork only to the agents %s may fork to (%s): say in %s which of them does what, or add %s to fork: agents: of %s in agents.yaml", r.agent, may, o.Where, strings.Join(r.types, ", "), r.agent)}
 	default:
-		define = fmt.Sprintf("or give %s a sub-agent of %s in the code that builds it", r.agent, map[bool]string{true: "each name", false: "that name"}[len(r.types) > 1])
+		name := "that name"
+		if len(r.types) > 1 {
+			name = "each name"
+		}
+		define = fmt.Sprintf("or give %s a sub-agent of %s in the code that builds it", r.agent, name)
 	}
 	return findings.Fix{Location: o.Location, Text: o.Tell(use) + ", " + define}
 }
