@@ -22,6 +22,10 @@ type LineReader struct {
 	r   *bufio.Reader
 	n   int
 	buf []byte
+	pos int64 // bytes read from r
+	// the span in the input of the last line returned, its line end
+	// and blanks around it included
+	from, to int64
 }
 
 // NewLineReader reads r.
@@ -37,9 +41,12 @@ func (l *LineReader) Next() (line []byte, n int, unterminated bool, err error) {
 	for {
 		l.buf = l.buf[:0]
 		l.n++
+		l.from = l.pos
 		tooLong := false
 		for {
 			chunk, rerr := l.r.ReadSlice('\n')
+			l.pos += int64(len(chunk))
+			l.to = l.pos
 			if !tooLong {
 				if len(l.buf)+len(chunk) > MaxLine {
 					tooLong = true
@@ -74,6 +81,11 @@ func (l *LineReader) Next() (line []byte, n int, unterminated bool, err error) {
 		}
 	}
 }
+
+// Span returns where the last line Next returned lies in the input: its
+// offset and length, its line end and the blanks around it included (the
+// line is those bytes, trimmed), so it can be read again in place.
+func (l *LineReader) Span() (off int64, n int) { return l.from, int(l.to - l.from) }
 
 // Skip counts one skipped record of an unknown type (or attribute).
 func (r *Report) Skip(kind string) {

@@ -24,6 +24,10 @@ func TestLineReader(t *testing.T) {
 			break
 		}
 		all = append(all, got{string(line), n, unter, err})
+		// the line read again in place, from its span
+		if off, size := lr.Span(); err == nil && strings.TrimSpace(in[off:off+int64(size)]) != string(line) {
+			t.Errorf("line %d: span %d+%d holds %q, want %q", n, off, size, in[off:off+int64(size)], line)
+		}
 		if len(all) > 10 {
 			t.Fatal("no end")
 		}

@@ -13,9 +13,11 @@ import (
 
 // BenchmarkImportMemory runs `inspect import` as a whole process on
 // generated sessions of 100 MB, 300 MB and 1 GB in the shapes of the real
-// Claude Code and Kimi CLI samples and of the Codex, Kimi Code, OTLP and
-// Agents SDK fixtures (importerstest.BigClaudeCode, BigKimiCLI, BigCodex,
-// BigKimiCode, BigOTLP, BigAgents) and reports its peak RSS as GNU time
+// Claude Code and Kimi CLI samples, of the Codex, Kimi Code, OTLP and
+// Agents SDK fixtures and of the harness's Gemini CLI sessions
+// (importerstest.BigClaudeCode, BigKimiCLI, BigCodex, BigKimiCode, BigOTLP,
+// BigAgents, BigGemini; gemini-cli-json is BigGeminiJSON, the single-JSON
+// file of earlier Gemini CLI versions) and reports its peak RSS as GNU time
 // measures it (DESIGN §13: memory stays bounded on a file of any size),
 // its wall time (fastest run) and the throughput. The sessions are
 // written under os.TempDir() and deleted after each size; a size the disk
@@ -28,7 +30,8 @@ func BenchmarkImportMemory(b *testing.B) {
 	formats := []struct {
 		name string
 		gen  func(dir string, size int64) (string, error)
-	}{{"claude-code", importerstest.BigClaudeCode}, {"kimi-cli", importerstest.BigKimiCLI}, {"codex", importerstest.BigCodex}, {"kimi-code", importerstest.BigKimiCode}, {"otlp", importerstest.BigOTLP}, {"openai-agents", importerstest.BigAgents}}
+	}{{"claude-code", importerstest.BigClaudeCode}, {"kimi-cli", importerstest.BigKimiCLI}, {"codex", importerstest.BigCodex}, {"kimi-code", importerstest.BigKimiCode}, {"otlp", importerstest.BigOTLP}, {"openai-agents", importerstest.BigAgents},
+		{"gemini-cli", importerstest.BigGemini}, {"gemini-cli-json", importerstest.BigGeminiJSON}}
 	sizes := []struct {
 		name  string
 		bytes int64
@@ -60,7 +63,7 @@ func BenchmarkImportMemory(b *testing.B) {
 					b.ResetTimer()
 					for i := 0; b.Loop(); i++ {
 						db := filepath.Join(dir, fmt.Sprintf("runs-%d.db", i))
-						m := runProcess(b, []int{0}, bin, "import", "--format", f.name, "--db", db, path)
+						m := runProcess(b, []int{0}, bin, "import", "--format", formatOf(f.name), "--db", db, path)
 						best.wall, best.rss = min(best.wall, m.wall), max(best.rss, m.rss)
 						for _, p := range []string{db, db + "-wal", db + "-shm"} {
 							os.Remove(p)
@@ -73,4 +76,13 @@ func BenchmarkImportMemory(b *testing.B) {
 			}
 		})
 	}
+}
+
+// formatOf is the --format of a benchmark's name: gemini-cli-json is
+// gemini-cli's single-JSON file.
+func formatOf(name string) string {
+	if name == "gemini-cli-json" {
+		return "gemini-cli"
+	}
+	return name
 }

@@ -27,7 +27,8 @@ func TestImport_MemoryBounded(t *testing.T) {
 		small int64 // the smaller input, in MiB; the larger is four times it
 	}{{"codex", importerstest.BigCodex, 16}, {"otlp", importerstest.BigOTLP, 16}, {"kimi-code", importerstest.BigKimiCode, 16},
 		// 12 KB traces, each a run: 1,400 runs at 16 MB take half a minute
-		{"openai-agents", importerstest.BigAgents, 4}}
+		{"openai-agents", importerstest.BigAgents, 4},
+		{"gemini-cli", importerstest.BigGemini, 16}, {"gemini-cli-json", importerstest.BigGeminiJSON, 16}}
 	bin := os.Getenv("INSPECT_BENCH_BIN") // another build: the one before a change fails
 	if bin == "" {
 		bin = builtInspect(t)
@@ -41,7 +42,7 @@ func TestImport_MemoryBounded(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				m := runProcess(t, []int{0}, bin, "import", "--format", f.name, "--db", filepath.Join(dir, "runs.db"), path)
+				m := runProcess(t, []int{0}, bin, "import", "--format", formatOf(f.name), "--db", filepath.Join(dir, "runs.db"), path)
 				rss[i] = m.rss
 				os.RemoveAll(dir)
 			}

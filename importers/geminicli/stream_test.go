@@ -1,7 +1,6 @@
 package geminicli_test
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/inspect-dev/inspect/importers/geminicli"
@@ -28,5 +27,3 @@ func TestStoredRun_Generated(t *testing.T) {
 		})
 	}
 }
-
-var _ = filepath.Join
