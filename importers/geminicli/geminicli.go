@@ -12,8 +12,11 @@
 // calls of one response are one fork; each sub-agent's chat is
 // chats/<session id>/<agentId>.jsonl (kind subagent), ended by its
 // complete_task call. Gemini CLI 0.61 and the single-JSON session files
-// of earlier versions ({..., "messages": [...]}) are read. It only parses:
-// importers.Write records the Session.
+// of earlier versions ({..., "messages": [...]}) are read. A session is
+// streamed (importers.Streamer): each chat is read twice, a line (or a
+// message of a single-JSON file) at a time, and handed over a step at a
+// time, so memory follows what is open at once, not the file (read.go,
+// stream.go). It only parses: importers.Write records the Session.
 package geminicli
 
 import (

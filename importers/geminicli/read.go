@@ -416,13 +416,33 @@ func skipTo(dec *json.Decoder, key int) error {
 		if _, err := dec.Token(); err != nil {
 			return err
 		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
+		if err := skip(dec); err != nil {
 			return err
 		}
 	}
 	_, err := dec.Token()
 	return err
+}
+
+// skip moves dec past the value at hand a token at a time (an earlier
+// "messages" list is not held whole).
+func skip(dec *json.Decoder) error {
+	depth := 0
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
 }
 
 // messages is the second pass over a chat: its messages in order, each
