@@ -45,7 +45,11 @@ func TestStream_FileChanged(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ss, err := geminicli.Format{}.Stream(context.Background(), path, importers.Options{})
+			sf, ok := any(geminicli.Format{}).(importers.Streamer)
+			if !ok {
+				t.Fatal("gemini-cli does not stream its sessions")
+			}
+			ss, err := sf.Stream(context.Background(), path, importers.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
