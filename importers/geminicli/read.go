@@ -3,6 +3,7 @@ package geminicli
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -69,9 +70,71 @@ type chat struct {
 	firstUser int
 }
 
+// seen is a message as the first pass reads it: message's fields of the
+// same types (a record it takes is one message takes), its texts not kept
+// but hashed (content) or passed over.
+type seen struct {
+	ID        string `json:"id"`
+	Timestamp string `json:"timestamp"`
+	Type      string `json:"type"`
+	Content   digest `json:"content"`
+	Tokens    *struct {
+		Input    int64 `json:"input"`
+		Output   int64 `json:"output"`
+		Cached   int64 `json:"cached"`
+		Thoughts int64 `json:"thoughts"`
+	} `json:"tokens"`
+	Model     string `json:"model"`
+	ToolCalls []struct {
+		ID        string  `json:"id"`
+		Name      string  `json:"name"`
+		Args      ignored `json:"args"`
+		Result    ignored `json:"result"`
+		Status    string  `json:"status"`
+		Timestamp string  `json:"timestamp"`
+		AgentID   string  `json:"agentId"`
+		Display   ignored `json:"resultDisplay"`
+	} `json:"toolCalls"`
+}
+
+// ignored is a JSON value passed over (where message has a RawMessage,
+// which takes any value).
+type ignored struct{}
+
+func (*ignored) UnmarshalJSON([]byte) error { return nil }
+
+// digest is a JSON value's hash (its bytes, trimmed), in place of the
+// value; the zero digest is a value absent.
+type digest struct {
+	sum uint64
+	set bool
+}
+
+var digestSeed = maphash.MakeSeed()
+
+func (d *digest) UnmarshalJSON(b []byte) error {
+	d.sum, d.set = maphash.Bytes(digestSeed, bytes.TrimSpace(b)), true
+	return nil
+}
+
+// key identifies a message by its type and content.
+func key(typ string, content digest) uint64 {
+	if !content.set {
+		content.sum = maphash.Bytes(digestSeed, nil)
+	}
+	var h maphash.Hash
+	h.SetSeed(digestSeed)
+	h.WriteString(typ)
+	h.WriteByte(0)
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], content.sum)
+	h.Write(b[:])
+	return h.Sum64()
+}
+
 // kindOf says what message m is to the conversation: a user message, a
 // model response, or neither.
-func kindOf(m *message) uint8 {
+func kindOf(m *seen) uint8 {
 	switch {
 	case m.Type == "user":
 		return kindUser
@@ -82,7 +145,7 @@ func kindOf(m *message) uint8 {
 }
 
 // agentsOf lists the sub-agent ids m's invoke_agent calls name.
-func agentsOf(m *message) []string {
+func agentsOf(m *seen) []string {
 	if m.Type != "gemini" {
 		return nil
 	}
@@ -104,21 +167,11 @@ func readChat(ctx context.Context, path string, opt importers.Options, report *i
 	}
 	defer f.Close()
 	c := &chat{path: path, lastLLM: -1, firstUser: -1, key: -1}
-	seed := maphash.MakeSeed()
-	// key identifies a message by its type and content.
-	key := func(typ string, content json.RawMessage) uint64 {
-		var h maphash.Hash
-		h.SetSeed(seed)
-		h.WriteString(typ)
-		h.WriteByte(0)
-		h.Write(bytes.TrimSpace(content))
-		return h.Sum64()
-	}
 	byID := map[string]int{}
 	read := map[uint64]bool{}    // key of every message read
 	agents := map[int][]string{} // the sub-agents the messages name, by index
 	upsert := func(raw json.RawMessage, at loc) {
-		var m message
+		var m seen
 		if json.Unmarshal(raw, &m) != nil || m.Type == "" {
 			report.Skip("message without a type")
 			return
@@ -149,9 +202,9 @@ func readChat(ctx context.Context, path string, opt importers.Options, report *i
 			at.elem = int32(k)
 			if !empty {
 				var m struct {
-					ID      string          `json:"id"`
-					Type    string          `json:"type"`
-					Content json.RawMessage `json:"content"`
+					ID      string `json:"id"`
+					Type    string `json:"type"`
+					Content digest `json:"content"`
 				}
 				if json.Unmarshal(raw, &m) == nil && m.ID != "" {
 					if _, ok := byID[m.ID]; ok {
@@ -188,7 +241,8 @@ func readChat(ctx context.Context, path string, opt importers.Options, report *i
 		}
 		off, size := lr.Span()
 		at := loc{off: off, n: int32(size), elem: -1}
-		var probe map[string]json.RawMessage
+		// which fields the record has (a map: keys match exactly)
+		var probe map[string]ignored
 		if err := json.Unmarshal(raw, &probe); err != nil {
 			if unterminated {
 				report.Skip("truncated last line")
@@ -203,9 +257,12 @@ func readChat(ctx context.Context, path string, opt importers.Options, report *i
 			}
 			continue
 		}
+		_, isSet := probe["$set"]
+		_, hasID := probe["sessionId"]
+		_, hasType := probe["type"]
 		switch {
-		case probe["$set"] != nil:
-			set, err := setOf(probe)
+		case isSet:
+			set, err := setOf(raw)
 			if err != nil {
 				if perr := report.Problem(opt, path, n, fmt.Errorf("$set: %v", err)); perr != nil {
 					return nil, perr
@@ -219,7 +276,7 @@ func readChat(ctx context.Context, path string, opt importers.Options, report *i
 			if set.Summary != nil {
 				c.summary = *set.Summary
 			}
-		case probe["sessionId"] != nil && probe["type"] == nil:
+		case hasID && !hasType:
 			var h header
 			if err := json.Unmarshal(raw, &h); err != nil {
 				return nil, fmt.Errorf("%s:%d: session header: %v", path, n, err)
@@ -236,7 +293,7 @@ func readChat(ctx context.Context, path string, opt importers.Options, report *i
 				}
 			}
 			// a later header is a run that resumed the session
-		case probe["type"] != nil:
+		case hasType:
 			upsert(raw, at)
 		default:
 			report.Skip("record without a type")
@@ -275,9 +332,13 @@ type patch struct {
 	Summary     *string            `json:"summary"`
 }
 
-// setOf reads the patch of a "$set" record (probe, the record's fields).
-func setOf(probe map[string]json.RawMessage) (patch, error) {
+// setOf reads the patch of a "$set" record.
+func setOf(line []byte) (patch, error) {
 	var set patch
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(line, &probe); err != nil {
+		return set, err
+	}
 	err := json.Unmarshal(probe["$set"], &set)
 	return set, err
 }
@@ -292,11 +353,7 @@ func listOf(line []byte, list uint8) ([]json.RawMessage, error) {
 		}
 		return h.Messages, nil
 	}
-	var probe map[string]json.RawMessage
-	if err := json.Unmarshal(line, &probe); err != nil {
-		return nil, err
-	}
-	set, err := setOf(probe)
+	set, err := setOf(line)
 	if err != nil || set.Messages == nil {
 		return nil, err
 	}
@@ -366,7 +423,7 @@ func readWhole(ctx context.Context, f *os.File, path string, report *importers.R
 			if err := dec.Decode(&raw); err != nil {
 				return nil, notSession(path)
 			}
-			var m message
+			var m seen
 			if json.Unmarshal(raw, &m) != nil || m.Type == "" {
 				untyped++
 				continue
