@@ -14,8 +14,9 @@ import (
 // once recorded (DESIGN §13). The growth from 16 MB to 64 MB of input (4
 // to 16 MB of Agents SDK traces, each a run) must stay under 24 MB of RSS;
 // a format read whole grows by more than the input (before they streamed,
-// 16 → 64 MB: codex 84 → 181 MB, OTLP 82 → 187 MB, Kimi Code 86 → 184 MB;
-// Agents SDK 4 → 16 MB: 53 → 97 MB).
+// 16 → 64 MB: codex 84 → 181 MB, OTLP 82 → 187 MB, Kimi Code 86 → 184 MB,
+// Gemini CLI 100 → 229 MB and its single-JSON file 109 → 361 MB; Agents
+// SDK 4 → 16 MB: 53 → 97 MB).
 // BenchmarkImportMemory measures 100 MB to 1 GB.
 func TestImport_MemoryBounded(t *testing.T) {
 	if testing.Short() {
