@@ -6,10 +6,12 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"time"
 
@@ -46,7 +48,6 @@ type Run struct {
 	// A run still running has been going on until then.
 	ReadAt time.Time
 
-	bySeq     map[int64]*Node
 	first     map[string]*Node
 	forksFrom map[*Conversation][]*Fork
 	groupOf   map[*Node]*Group // by llm node
@@ -316,7 +317,6 @@ func Build(r *record.Run, nodes []*record.Node) (*Run, error) {
 	g := &Run{
 		Run:       r,
 		Nodes:     make([]*Node, len(nodes)),
-		bySeq:     make(map[int64]*Node, len(nodes)),
 		first:     map[string]*Node{},
 		forksFrom: map[*Conversation][]*Fork{},
 	}
@@ -325,22 +325,28 @@ func Build(r *record.Run, nodes []*record.Node) (*Run, error) {
 	g.Conversations = []*Conversation{g.Trunk}
 	convs := map[convKey]*Conversation{{}: g.Trunk}
 	forks := map[int64]*Fork{}
+	// most nodes follow one of the same agent and conversation: those
+	// need no lookup
+	var prev *record.Node
+	var c *Conversation
 	for i, sn := range nodes {
 		n := &all[i]
 		n.Node = sn
 		g.Nodes[i] = n
-		if _, dup := g.bySeq[sn.Seq]; dup {
+		if prev != nil && prev.Seq == sn.Seq { // sorted: a second node of a seq is next to the first
 			return nil, fmt.Errorf("run %s: two nodes numbered n%d", r.ID, sn.Seq)
 		}
-		g.bySeq[sn.Seq] = n
-		if sn.Agent != "" {
+		if sn.Agent != "" && (prev == nil || prev.Agent != sn.Agent) {
 			if _, ok := g.first[sn.Agent]; !ok {
 				g.first[sn.Agent] = n
 				g.Agents = append(g.Agents, sn.Agent)
 			}
 		}
 		key := convKey{sn.ForkSeq, sn.Branch}
-		c := convs[key]
+		if prev == nil || prev.ForkSeq != key.fork || prev.Branch != key.branch {
+			c = convs[key]
+		}
+		prev = sn
 		if c == nil {
 			c = &Conversation{Path: sn.Branch, Depth: sn.Depth}
 			convs[key] = c
@@ -455,7 +461,7 @@ func (g *Run) groups() {
 		default:
 			continue
 		}
-		llm := g.bySeq[n.CalledBy]
+		llm := g.Node(n.CalledBy)
 		if n.CalledBy == 0 || llm == nil || llm.Kind != record.KindLLM || llm.Conv != n.Conv || llm.Seq >= n.Seq {
 			continue
 		}
@@ -519,7 +525,22 @@ func openBranchState(r *record.Run, c *Conversation, forked, last time.Time) (re
 }
 
 // Node returns node n<seq>, or nil.
-func (g *Run) Node(seq int64) *Node { return g.bySeq[seq] }
+func (g *Run) Node(seq int64) *Node {
+	if len(g.Nodes) == 0 {
+		return nil
+	}
+	// a run's nodes are numbered one after another (the usual case): the
+	// node at its offset from the first; else a binary search of the
+	// nodes, which are in seq order
+	if i := seq - g.Nodes[0].Seq; i >= 0 && i < int64(len(g.Nodes)) && g.Nodes[i].Seq == seq {
+		return g.Nodes[i]
+	}
+	i, ok := slices.BinarySearchFunc(g.Nodes, seq, func(n *Node, seq int64) int { return cmp.Compare(n.Seq, seq) })
+	if !ok {
+		return nil
+	}
+	return g.Nodes[i]
+}
 
 // FirstOwned returns the first node owned by agent, or nil.
 func (g *Run) FirstOwned(agent string) *Node { return g.first[agent] }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -337,5 +339,80 @@ func TestBuild_CancelledBranchNeverSlowest(t *testing.T) {
 	f := g.Forks[0]
 	if f.Slowest != nil || !f.Open() || f.Branches[0].Slowest() || f.Branches[1].Slowest() {
 		t.Errorf("slowest %v, open %v; want none, open", f.Slowest, f.Open())
+	}
+}
+
+// BenchmarkBuild100k links the nodes of a realistic 100,000-node run in
+// memory (Load's work after the rows are read).
+func BenchmarkBuild100k(b *testing.B) {
+	var nodes []*record.Node
+	if err := graphtest.Realistic(100_000, func(n *record.Node) error { nodes = append(nodes, n); return nil }); err != nil {
+		b.Fatal(err)
+	}
+	r := graphtest.RealisticRun()
+	for b.Loop() {
+		if _, err := graph.Build(r, slices.Clone(nodes)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestBuild_NodeBySeq: Node finds every node by its seq, numbered one
+// after another or with gaps (a run imported with nodes left out), and
+// nothing for a seq the run does not have; Build refuses two nodes of one
+// seq in any order given, and interleaved conversations keep their nodes.
+func TestBuild_NodeBySeq(t *testing.T) {
+	mk := func(seqs ...int64) []*record.Node {
+		var nodes []*record.Node
+		for i, s := range seqs {
+			branch := ""
+			if i%3 == 1 { // every third node on another branch, interleaved
+				branch = "b"
+			}
+			nodes = append(nodes, &record.Node{Seq: s, Kind: record.KindTool, Agent: "a" + branch, Branch: branch, Started: graphtest.Start, Status: record.StatusOK})
+		}
+		return nodes
+	}
+	for _, tt := range []struct {
+		name   string
+		seqs   []int64
+		absent []int64
+	}{
+		{"dense", []int64{3, 1, 2, 4, 5, 6}, []int64{0, 7, -1, 100}},
+		{"gaps", []int64{1, 2, 5, 9, 10, 40}, []int64{0, 3, 4, 6, 8, 11, 39, 41}},
+		{"one", []int64{7}, []int64{6, 8}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g, err := graph.Build(run(), mk(tt.seqs...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range tt.seqs {
+				if n := g.Node(s); n == nil || n.Seq != s {
+					t.Errorf("Node(%d) = %v", s, n)
+				}
+			}
+			for _, s := range tt.absent {
+				if n := g.Node(s); n != nil {
+					t.Errorf("Node(%d) = n%d, want none", s, n.Seq)
+				}
+			}
+			for _, n := range g.Nodes {
+				if want := map[bool]string{false: "", true: "b"}[n.Branch == "b"]; n.Conv.Path != want {
+					t.Errorf("n%d (branch %q) is in conversation %q", n.Seq, n.Branch, n.Conv.Path)
+				}
+			}
+			if len(g.Agents) != 2 && len(tt.seqs) > 1 {
+				t.Errorf("agents %v, want a and ab", g.Agents)
+			}
+		})
+	}
+	if g, err := (&graph.Run{}), error(nil); g.Node(1) != nil || err != nil {
+		t.Error("an empty run has a node")
+	}
+	for _, seqs := range [][]int64{{1, 2, 2, 3}, {2, 1, 3, 2}, {5, 5}} {
+		if _, err := graph.Build(run(), mk(seqs...)); err == nil || !strings.Contains(err.Error(), "two nodes numbered n") {
+			t.Errorf("Build of seqs %v: %v, want two nodes numbered …", seqs, err)
+		}
 	}
 }
