@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"time"
@@ -24,13 +26,6 @@ import (
 // Size and Sep say what they are), for a reader that needs the bytes of
 // only a few (ScanMessages).
 func (db *DB) RequestParts(ctx context.Context, run string, seqs []int64, data bool) (layout.Links, []layout.RequestParts, error) {
-	where := `n.run_id = ?1`
-	args := []any{run}
-	if seqs != nil {
-		list, _ := json.Marshal(seqs)
-		where += ` AND n.seq IN (SELECT value FROM json_each(?2))`
-		args = append(args, string(list))
-	}
 	fail := func(err error) (layout.Links, []layout.RequestParts, error) {
 		return nil, nil, fmt.Errorf("load the requests of run %s: %w", run, err)
 	}
@@ -38,22 +33,13 @@ func (db *DB) RequestParts(ctx context.Context, run string, seqs []int64, data b
 	// The requests (read before their blobs: a run has a few distinct
 	// heads, system messages and tails, each read once).
 	var reqs []layout.RequestParts
-	err := db.rawQuery(ctx, `SELECT n.seq, r.head, r.system, r.last, r.tail, r.size, n.started_ns, n.ended_ns, n.status, n.name, n.fidelity
-		FROM requests r JOIN nodes n ON n.id = r.node_id WHERE `+where+` ORDER BY n.seq`, args, func(r *rowReader) error {
-		var p layout.RequestParts
-		p.Seq, p.HeadID = r.int64(), r.int64()
-		system := r.int64()
-		p.Last, p.TailID, p.Size = r.int64(), r.int64(), r.int64()
-		started, ended := r.int64(), r.nullInt64()
-		p.Status, p.Model, p.Fidelity = record.Status(r.string()), r.string(), record.Fidelity(r.string())
-		p.SystemInChain, p.SystemID = system < 0, max(system, 0)
-		p.Started = time.Unix(0, started)
-		if ended.Valid {
-			p.Ended = time.Unix(0, ended.Int64)
-		}
-		reqs = appendDoubling(reqs, p)
-		return nil
-	})
+	var err error
+	if seqs != nil {
+		list, _ := json.Marshal(seqs)
+		reqs, err = db.requestRows(ctx, `n.run_id = ?1 AND n.seq IN (SELECT value FROM json_each(?2))`, run, string(list))
+	} else {
+		reqs, err = db.requestHalves(ctx, run)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -113,6 +99,64 @@ func (db *DB) RequestParts(ctx context.Context, run string, seqs []int64, data b
 		}
 	}
 	return links, reqs, nil
+}
+
+// requestHalves reads the request rows of every llm node of run, in seq
+// order: on more than one CPU the two halves of a large run at once, on
+// two connections, as graph.Load reads its nodes (the rows are most of
+// what a cache analysis reads, and it reads them while the graph loads).
+func (db *DB) requestHalves(ctx context.Context, run string) ([]layout.RequestParts, error) {
+	var last sql.NullInt64
+	if err := db.r.QueryRowContext(ctx, `SELECT max(seq) FROM nodes WHERE run_id = ?`, run).Scan(&last); err != nil {
+		return nil, err
+	}
+	mid := last.Int64 / 2
+	if mid < halvesFrom/2 || runtime.GOMAXPROCS(0) < 2 {
+		return db.requestRows(ctx, `n.run_id = ?1`, run)
+	}
+	var first []layout.RequestParts
+	var firstErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		first, firstErr = db.requestRows(ctx, `n.run_id = ?1 AND n.seq <= ?2`, run, mid)
+	}()
+	second, err := db.requestRows(ctx, `n.run_id = ?1 AND n.seq > ?2`, run, mid)
+	<-done
+	if err == nil {
+		err = firstErr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append(first, second...), nil
+}
+
+// halvesFrom is the number of nodes from which requestHalves reads a
+// run's requests in two halves at once.
+const halvesFrom = 20_000
+
+// requestRows reads the request rows of the llm nodes n that where
+// selects (with args ?1, ?2), in seq order.
+func (db *DB) requestRows(ctx context.Context, where string, args ...any) ([]layout.RequestParts, error) {
+	var reqs []layout.RequestParts
+	err := db.rawQuery(ctx, `SELECT n.seq, r.head, r.system, r.last, r.tail, r.size, n.started_ns, n.ended_ns, n.status, n.name, n.fidelity
+		FROM requests r JOIN nodes n ON n.id = r.node_id WHERE `+where+` ORDER BY n.seq`, args, func(r *rowReader) error {
+		var p layout.RequestParts
+		p.Seq, p.HeadID = r.int64(), r.int64()
+		system := r.int64()
+		p.Last, p.TailID, p.Size = r.int64(), r.int64(), r.int64()
+		started, ended := r.int64(), r.nullInt64()
+		p.Status, p.Model, p.Fidelity = record.Status(r.string()), r.string(), record.Fidelity(r.string())
+		p.SystemInChain, p.SystemID = system < 0, max(system, 0)
+		p.Started = time.Unix(0, started)
+		if ended.Valid {
+			p.Ended = time.Unix(0, ended.Int64)
+		}
+		reqs = appendDoubling(reqs, p)
+		return nil
+	})
+	return reqs, err
 }
 
 // appendDoubling is append with the capacity doubled when full (append
