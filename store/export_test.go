@@ -32,3 +32,11 @@ func (db *DB) ForeignKeyCheck(ctx context.Context) (string, error) {
 	}
 	return strings.Join(out, "\n"), rows.Err()
 }
+
+// SetHalvesFrom sets the run size from which RequestParts reads a run's
+// requests in two halves, until the returned function restores it.
+func SetHalvesFrom(n int) func() {
+	old := halvesFrom
+	halvesFrom = n
+	return func() { halvesFrom = old }
+}

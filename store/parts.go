@@ -111,7 +111,7 @@ func (db *DB) requestHalves(ctx context.Context, run string) ([]layout.RequestPa
 		return nil, err
 	}
 	mid := last.Int64 / 2
-	if mid < halvesFrom/2 || runtime.GOMAXPROCS(0) < 2 {
+	if mid < int64(halvesFrom)/2 || mid < 1 || runtime.GOMAXPROCS(0) < 2 {
 		return db.requestRows(ctx, `n.run_id = ?1`, run)
 	}
 	var first []layout.RequestParts
@@ -134,7 +134,7 @@ func (db *DB) requestHalves(ctx context.Context, run string) ([]layout.RequestPa
 
 // halvesFrom is the number of nodes from which requestHalves reads a
 // run's requests in two halves at once.
-const halvesFrom = 20_000
+var halvesFrom = 20_000
 
 // requestRows reads the request rows of the llm nodes n that where
 // selects (with args ?1, ?2), in seq order.

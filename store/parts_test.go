@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -259,6 +260,38 @@ func TestRequestParts_WithoutData(t *testing.T) {
 		}
 		if !slices.Equal(got, ids) {
 			t.Errorf("ScanMessages gave %v, want %v (an id the chain lacks left out)", got, ids)
+		}
+	}
+}
+
+// TestRequestParts_Halves: a run's requests read in two halves at once
+// (a large run, on more than one CPU) are the requests read in one query,
+// in seq order, each once, whether the middle seq is a model call or not.
+func TestRequestParts_Halves(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, n := range []int{301, 302, 40} {
+		run, err := graphtest.RecordRealistic(ctx, db, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		restore := store.SetHalvesFrom(1 << 30)
+		wholeLinks, whole, err := db.RequestParts(ctx, run, nil, false)
+		restore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.SetHalvesFrom(2)()
+		links, halves, err := db.RequestParts(ctx, run, nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(whole) < 10 || !reflect.DeepEqual(halves, whole) || !reflect.DeepEqual(links, wholeLinks) {
+			t.Errorf("%d nodes: %d requests and %d links in halves, %d and %d whole", n, len(halves), len(links), len(whole), len(wholeLinks))
 		}
 	}
 }
