@@ -274,8 +274,13 @@ func TestRequestParts_Halves(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	for _, n := range []int{301, 302, 40} {
+	midCall, midOther := false, false
+	for n := 300; n < 340 && !(midCall && midOther); n++ {
 		run, err := graphtest.RecordRealistic(ctx, db, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last, err := db.LastSeq(ctx, &record.Run{ID: run})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,5 +298,13 @@ func TestRequestParts_Halves(t *testing.T) {
 		if len(whole) < 10 || !reflect.DeepEqual(halves, whole) || !reflect.DeepEqual(links, wholeLinks) {
 			t.Errorf("%d nodes: %d requests and %d links in halves, %d and %d whole", n, len(halves), len(links), len(whole), len(wholeLinks))
 		}
+		if slices.ContainsFunc(whole, func(p layout.RequestParts) bool { return p.Seq == last/2 }) {
+			midCall = true
+		} else {
+			midOther = true
+		}
+	}
+	if !midCall || !midOther {
+		t.Fatalf("the runs tried split at a model call: %v, elsewhere: %v", midCall, midOther)
 	}
 }
