@@ -275,7 +275,7 @@ func TestRequestParts_Halves(t *testing.T) {
 	}
 	defer db.Close()
 	midCall, midOther := false, false
-	for n := 300; n < 340 && !(midCall && midOther); n++ {
+	for n := 200; n < 600 && !(midCall && midOther); n += 7 {
 		run, err := graphtest.RecordRealistic(ctx, db, n)
 		if err != nil {
 			t.Fatal(err)
