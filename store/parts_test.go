@@ -274,37 +274,43 @@ func TestRequestParts_Halves(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	midCall, midOther := false, false
-	for n := 200; n < 600 && !(midCall && midOther); n += 7 {
-		run, err := graphtest.RecordRealistic(ctx, db, n)
+	// model calls at even seqs, tools between: 40 nodes split at n20 (a
+	// call), 42 at n21 (a tool)
+	for _, n := range []int{40, 42} {
+		rec, err := db.CreateRun(ctx, &record.Run{Started: graphtest.Start, Tasks: []string{"halves"}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		last, err := db.LastSeq(ctx, &record.Run{ID: run})
-		if err != nil {
+		msgs := `{"role":"user","content":"go"}`
+		for i := 1; i <= n; i++ {
+			nd := &record.Node{Kind: record.KindTool, Tool: &record.Tool{Name: "read"}, Started: graphtest.Start, Ended: graphtest.Start, Status: record.StatusOK}
+			if i%2 == 0 {
+				msgs += fmt.Sprintf(`,{"role":"assistant","content":"step %d"}`, i)
+				nd = &record.Node{Kind: record.KindLLM, Started: graphtest.Start, Ended: graphtest.Start, Status: record.StatusOK,
+					LLM: &record.LLM{Model: "m", Request: []byte(`{"model":"m","messages":[` + msgs + `]}`)}}
+			}
+			if err := rec.AddNode(ctx, nd); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := rec.Finish(ctx, record.StatusOK, "", graphtest.Start); err != nil {
 			t.Fatal(err)
 		}
+		run := rec.RunID()
 		restore := store.SetHalvesFrom(1 << 30)
 		wholeLinks, whole, err := db.RequestParts(ctx, run, nil, false)
 		restore()
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer store.SetHalvesFrom(2)()
+		restore = store.SetHalvesFrom(2)
 		links, halves, err := db.RequestParts(ctx, run, nil, false)
+		restore()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(whole) < 10 || !reflect.DeepEqual(halves, whole) || !reflect.DeepEqual(links, wholeLinks) {
+		if len(whole) != n/2 || !reflect.DeepEqual(halves, whole) || !reflect.DeepEqual(links, wholeLinks) {
 			t.Errorf("%d nodes: %d requests and %d links in halves, %d and %d whole", n, len(halves), len(links), len(whole), len(wholeLinks))
 		}
-		if slices.ContainsFunc(whole, func(p layout.RequestParts) bool { return p.Seq == last/2 }) {
-			midCall = true
-		} else {
-			midOther = true
-		}
-	}
-	if !midCall || !midOther {
-		t.Fatalf("the runs tried split at a model call: %v, elsewhere: %v", midCall, midOther)
 	}
 }
