@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/inspect-dev/inspect/graph/graphtest"
-	"github.com/inspect-dev/inspect/store"
 )
 
 // Whole-process benchmarks (DESIGN §12): the inspect command built as a
@@ -28,9 +26,8 @@ import (
 //	go test ./cmd/inspect -run '^$' -bench 'Process/show/1M' -benchtime 5x
 //	go test ./cmd/inspect -run '^$' -bench Startup -benchtime 20x
 //
-// The generated files are kept in $TMPDIR/inspect-bench (1M nodes take a few
-// minutes to record, about 1 GB), named by the generator's and the schema's
-// versions; delete the folder to regenerate.
+// The generated files are kept in $TMPDIR/inspect-bench
+// (graphtest.RealisticFile).
 
 var benchSizes = []struct {
 	name  string
@@ -62,47 +59,6 @@ func builtInspect(b testing.TB) string {
 		b.Fatal(buildOnce.err)
 	}
 	return buildOnce.path
-}
-
-// realisticDB returns a database file holding one Realistic run of n nodes
-// and the run's id, generating it on first use.
-func realisticDB(b *testing.B, n int) (string, string) {
-	b.Helper()
-	dir := filepath.Join(os.TempDir(), "inspect-bench")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	path := filepath.Join(dir, fmt.Sprintf("realistic-g%d-s%d-%d.db", graphtest.RealisticVersion, store.SchemaVersion(), n))
-	ctx := context.Background()
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		tmp := path + ".tmp"
-		os.Remove(tmp)
-		db, err := store.Open(ctx, tmp)
-		if err != nil {
-			b.Fatal(err)
-		}
-		t0 := time.Now()
-		if _, err := graphtest.RecordRealistic(ctx, db, n); err != nil {
-			b.Fatal(err)
-		}
-		if err := db.Close(); err != nil {
-			b.Fatal(err)
-		}
-		b.Logf("recorded %d nodes in %s", n, time.Since(t0).Round(time.Millisecond))
-		if err := os.Rename(tmp, path); err != nil {
-			b.Fatal(err)
-		}
-	}
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	id, err := db.ResolveRun(ctx, "latest")
-	if err != nil {
-		b.Fatal(err)
-	}
-	return path, id
 }
 
 // measured is one process run: wall time and peak resident memory.
@@ -196,7 +152,7 @@ func BenchmarkProcess(b *testing.B) {
 				b.Run(size.name, func(b *testing.B) {
 					sqlite := sqlite3CLI(b)
 					bin := builtInspect(b)
-					path, id := realisticDB(b, size.nodes)
+					path, id := graphtest.RealisticFile(b, size.nodes)
 					args := c.args(path, id)
 					floor, got := measured{wall: time.Hour}, measured{wall: time.Hour}
 					b.ResetTimer()
@@ -225,7 +181,7 @@ func BenchmarkProcess(b *testing.B) {
 //	go test ./cmd/inspect -run '^$' -bench Cache100k -benchtime 3x
 func BenchmarkCache100k(b *testing.B) {
 	bin := builtInspect(b)
-	path, id := realisticDB(b, 100_000)
+	path, id := graphtest.RealisticFile(b, 100_000)
 	graph, cache := measured{wall: time.Hour}, measured{wall: time.Hour}
 	for b.Loop() {
 		g := runProcess(b, []int{0}, bin, "graph", "--db", path, id)
