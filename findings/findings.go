@@ -25,11 +25,14 @@
 package findings
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -610,8 +613,9 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 	}
 	rep.Notice = notice(run)
 	ran := make([]ruleResult, len(rules))
+	all := &whole{}
 	pass := func(r *Rule, shared *audit) *Pass {
-		return &Pass{Rule: r, Graph: run, Options: opts, Project: proj, Profile: profile, requests: c.Requests, frames: c.Frames, shared: shared, cache: c.Cache}
+		return &Pass{Rule: r, Graph: run, Options: opts, Project: proj, Profile: profile, requests: c.Requests, frames: c.Frames, shared: shared, whole: all, cache: c.Cache}
 	}
 	var lanes sync.WaitGroup
 	for _, lane := range ruleLanes(rules) {
@@ -694,6 +698,7 @@ type Pass struct {
 	cache         func() (*cache.Report, error)
 	frames        func(seq int64) ([]byte, error)
 	shared        *audit
+	whole         *whole
 	open          int // open forks the rule left out (Pass.forks)
 	found         []Finding
 	detail        string
@@ -750,6 +755,34 @@ type audit struct {
 	cacheDone bool
 
 	memo map[any]any // Pass.Memo
+}
+
+// whole holds what every lane of an audit shares (Pass.Shared).
+type whole struct {
+	mu   sync.Mutex
+	memo map[any]any
+}
+
+// Shared is Memo for facts every lane of the audit reads, made once per
+// audit whatever the lanes, by the first rule that asks, while the others
+// wait: the value must be safe for concurrent use (a table of parsed
+// calls, each made once). Outside an audit each Pass has its own.
+func (p *Pass) Shared(key any, make func() any) any {
+	if p.whole == nil {
+		p.whole = &whole{}
+	}
+	w := p.whole
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if v, ok := w.memo[key]; ok {
+		return v
+	}
+	if w.memo == nil {
+		w.memo = map[any]any{}
+	}
+	v := make()
+	w.memo[key] = v
+	return v
 }
 
 // Memo returns the value held under key in this audit, made by make on
@@ -860,12 +893,34 @@ func notice(g *graph.Run) string {
 }
 
 func sortNodeIDs(ids []string) {
-	sort.SliceStable(ids, func(i, j int) bool {
-		var a, b int64
-		fmt.Sscanf(ids[i], "n%d", &a)
-		fmt.Sscanf(ids[j], "n%d", &b)
-		return a < b
-	})
+	if len(ids) < 2 {
+		return
+	}
+	type keyed struct {
+		seq int64
+		id  string
+	}
+	ks := make([]keyed, len(ids))
+	for i, id := range ids {
+		ks[i] = keyed{nodeSeq(id), id}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int { return cmp.Compare(a.seq, b.seq) })
+	for i, k := range ks {
+		ids[i] = k.id
+	}
+}
+
+// nodeSeq is the seq of display id n<seq>, read as fmt.Sscanf(id, "n%d")
+// reads it (0 when it is none), parsed once per id rather than per
+// comparison of a sort.
+func nodeSeq(id string) int64 {
+	if len(id) > 1 && len(id) < 20 && id[0] == 'n' && strings.Trim(id[1:], "0123456789") == "" {
+		v, _ := strconv.ParseInt(id[1:], 10, 64)
+		return v
+	}
+	var v int64
+	fmt.Sscanf(id, "n%d", &v)
+	return v
 }
 
 func orDash(s string) string {

@@ -9,8 +9,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/inspect-dev/inspect/chat"
 	"github.com/inspect-dev/inspect/findings"
@@ -201,7 +203,7 @@ type fanoutFacts struct {
 // (findings.Pass.Memo).
 type sharedFacts struct {
 	fanout *fanoutFacts
-	args   map[*graph.Node]*callArgs
+	calls  *callTable // the run's parsed calls, shared by every lane
 	io     map[*graph.Branch]*branchIO           // fork.sequence: what each branch read and wrote
 	users  map[*graph.Conversation][]*graph.Node // each conversation's user nodes (turnUser)
 }
@@ -219,14 +221,60 @@ type callArgs struct {
 	path, pattern string
 }
 
+// callsKey keys the run's parsed calls in findings.Pass.Shared.
+type callsKey struct{}
+
+// callTable holds the parsed arguments of a run's calls, each parsed once
+// per audit by the first rule that asks, whatever its lane (rules of every
+// lane look at every call): a slot per node of the run, by its index.
+type callTable struct {
+	nodes []*graph.Node
+	slots []callSlot
+}
+
+type callSlot struct {
+	once sync.Once
+	args *callArgs
+}
+
+func newCallTable(g *graph.Run) *callTable {
+	return &callTable{nodes: g.Nodes, slots: make([]callSlot, len(g.Nodes))}
+}
+
+// index is n's index in the run's nodes, -1 when it is not one of them:
+// nodes are in seq order, seq 1, 2, 3… in a run without gaps.
+func (t *callTable) index(n *graph.Node) int {
+	if len(t.nodes) == 0 {
+		return -1
+	}
+	if i := n.Seq - t.nodes[0].Seq; i >= 0 && i < int64(len(t.nodes)) && t.nodes[i] == n {
+		return int(i)
+	}
+	i := sort.Search(len(t.nodes), func(i int) bool { return t.nodes[i].Seq >= n.Seq })
+	if i < len(t.nodes) && t.nodes[i] == n {
+		return i
+	}
+	return -1
+}
+
 // call returns the parsed arguments of call n.
 func (p *pass) call(n *graph.Node) *callArgs {
-	if a, ok := p.shared.args[n]; ok {
-		return a
+	t := p.shared.calls
+	if t == nil {
+		t = p.Shared(callsKey{}, func() any { return newCallTable(p.Graph) }).(*callTable)
+		p.shared.calls = t
 	}
-	if p.shared.args == nil {
-		p.shared.args = map[*graph.Node]*callArgs{}
+	i := t.index(n)
+	if i < 0 {
+		return parseCall(n)
 	}
+	s := &t.slots[i]
+	s.once.Do(func() { s.args = parseCall(n) })
+	return s.args
+}
+
+// parseCall parses call n's arguments into the forms the rules read.
+func parseCall(n *graph.Node) *callArgs {
 	canon, text, fields := parseArgs(n.Tool.Name, n.Tool.Args)
 	a := &callArgs{key: n.Tool.Name + " " + canon, text: text, summary: summarize(text), fields: fields}
 	for _, k := range []string{"command", "cmd"} {
@@ -249,7 +297,6 @@ func (p *pass) call(n *graph.Node) *callArgs {
 			a.summary = shorten(a.path)
 		}
 	}
-	p.shared.args[n] = a
 	return a
 }
 
@@ -380,7 +427,21 @@ func (p *pass) argsKnown(n *graph.Node) bool {
 // redacted reports whether text holds a redaction mark: inspect's own
 // ([redacted]) or a source's ([REDACTED], REDACTED_SIGNATURE, @REDACTED).
 func redacted(text string) bool {
-	return strings.Contains(text, "REDACTED") || strings.Contains(strings.ToLower(text), "[redacted")
+	if strings.Contains(text, "REDACTED") {
+		return true
+	}
+	if !isASCII(text) {
+		return strings.Contains(strings.ToLower(text), "[redacted")
+	}
+	for t := text; ; {
+		i := strings.IndexByte(t, '[')
+		if i < 0 {
+			return false
+		}
+		if t = t[i+1:]; len(t) >= 8 && strings.EqualFold(t[:8], "redacted") {
+			return true
+		}
+	}
 }
 
 // pathTokens are the paths in text, whole and by file name, lower-case: a
@@ -391,36 +452,60 @@ func redacted(text string) bool {
 // folders, the name, the extension) was known before.
 func pathTokens(text string) []string {
 	var out []string
-	f := strings.FieldsFunc(text, func(r rune) bool {
-		switch r {
-		case '"', '\'', '`', '(', ')', '[', ']', '{', '}', '<', '>', ',', ';', '|', '=', '\\', '\n', '\t', ' ', '\r':
-			return true
+	eachPathToken(text, func(t string) { out = append(out, t) })
+	return out
+}
+
+// eachPathToken calls fn with each of pathTokens(text), in order, without
+// making the list: the words are cut from text as they are scanned (every
+// separator is one ASCII byte, which no byte of a longer UTF-8 sequence
+// is), and a word with neither / nor . is no path.
+func eachPathToken(text string, fn func(string)) {
+	for i := 0; i < len(text); {
+		for i < len(text) && pathSep(text[i]) {
+			i++
 		}
-		return false
-	})
-	for _, w := range f {
-		w = strings.TrimRight(w, ".:")
-		if i := strings.IndexByte(w, ':'); i > 0 && !strings.Contains(w[:i], "/") && strings.Contains(w[i:], "/") {
-			continue // a URL scheme or a host:port, not a path
+		s := i
+		for i < len(text) && !pathSep(text[i]) {
+			i++
 		}
-		w, _, _ = strings.Cut(w, ":") // path:line of a search result
-		w = strings.TrimPrefix(w, "./")
-		if w == "" || w == "." || w == "/" {
-			continue
-		}
-		base := path.Base(w)
-		ext := path.Ext(base)
-		hasExt := len(ext) > 1 && len(base) > len(ext) && strings.IndexFunc(ext[1:], func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) < 0 &&
-			strings.IndexFunc(ext[1:], unicode.IsLetter) >= 0
-		if !strings.Contains(w, "/") && !hasExt {
-			continue
-		}
-		out = append(out, strings.ToLower(path.Clean(w)))
-		if base != w && base != "." && base != "/" {
-			out = append(out, strings.ToLower(base))
+		if w := text[s:i]; w != "" && strings.ContainsAny(w, "/.") {
+			pathWord(w, fn)
 		}
 	}
-	return out
+}
+
+func pathSep(b byte) bool {
+	switch b {
+	case '"', '\'', '`', '(', ')', '[', ']', '{', '}', '<', '>', ',', ';', '|', '=', '\\', '\n', '\t', ' ', '\r':
+		return true
+	}
+	return false
+}
+
+// pathWord calls fn with the path of word w and its file name, when it
+// names one.
+func pathWord(w string, fn func(string)) {
+	w = strings.TrimRight(w, ".:")
+	if i := strings.IndexByte(w, ':'); i > 0 && !strings.Contains(w[:i], "/") && strings.Contains(w[i:], "/") {
+		return // a URL scheme or a host:port, not a path
+	}
+	w, _, _ = strings.Cut(w, ":") // path:line of a search result
+	w = strings.TrimPrefix(w, "./")
+	if w == "" || w == "." || w == "/" {
+		return
+	}
+	base := path.Base(w)
+	ext := path.Ext(base)
+	hasExt := len(ext) > 1 && len(base) > len(ext) && strings.IndexFunc(ext[1:], func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) < 0 &&
+		strings.IndexFunc(ext[1:], unicode.IsLetter) >= 0
+	if !strings.Contains(w, "/") && !hasExt {
+		return
+	}
+	fn(strings.ToLower(path.Clean(w)))
+	if base != w && base != "." && base != "/" {
+		fn(strings.ToLower(base))
+	}
 }
 
 // listingTools are the tools that list a folder (their folder is their
@@ -581,6 +666,7 @@ type tokenScan struct {
 	c      *graph.Conversation
 	next   int              // index in c.Nodes of the next node to see
 	origin map[string]int64 // token → seq of the result it first appeared in (0: not a result)
+	buf    []byte           // a token lower-cased (seeWords)
 }
 
 func newTokenScan(p *pass, c *graph.Conversation) *tokenScan {
@@ -596,8 +682,63 @@ func newTokenScan(p *pass, c *graph.Conversation) *tokenScan {
 }
 
 func (sc *tokenScan) see(text string, seq int64, min int) {
-	sc.seeTokens(tokens(text, min), seq)
-	sc.seeTokens(pathTokens(text), seq)
+	sc.seeWords(text, seq, min)
+	eachPathToken(text, func(t string) { sc.seeToken(t, seq) })
+}
+
+// seeWords records seq as the origin of each of tokens(text, min) not seen
+// before. An ASCII text (most tool results) is cut in place: a token is a
+// run of letters and digits, lower-cased in a buffer of the scan's only
+// when it holds a capital, and a key is made only for a token not seen.
+func (sc *tokenScan) seeWords(text string, seq int64, min int) {
+	if !isASCII(text) {
+		sc.seeTokens(tokens(text, min), seq)
+		return
+	}
+	for i := 0; i < len(text); {
+		for i < len(text) && !isAlnum(text[i]) {
+			i++
+		}
+		s, upper := i, false
+		for i < len(text) && isAlnum(text[i]) {
+			upper = upper || 'A' <= text[i] && text[i] <= 'Z'
+			i++
+		}
+		if i == s || i-s < min {
+			continue
+		}
+		if !upper {
+			sc.seeToken(text[s:i], seq)
+			continue
+		}
+		sc.buf = append(sc.buf[:0], text[s:i]...)
+		for k, b := range sc.buf {
+			if 'A' <= b && b <= 'Z' {
+				sc.buf[k] = b + 'a' - 'A'
+			}
+		}
+		if _, ok := sc.origin[string(sc.buf)]; !ok {
+			sc.origin[string(sc.buf)] = seq
+		}
+	}
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(b byte) bool { return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' }
+
+// seeToken records seq as the origin of t if it was not seen before.
+func (sc *tokenScan) seeToken(t string, seq int64) {
+	if _, ok := sc.origin[t]; !ok {
+		sc.origin[t] = seq
+	}
 }
 
 // seeTokens records seq as the origin of each of toks not seen before.
@@ -720,8 +861,9 @@ func independentSegments(p *pass, sc *tokenScan, run []*step) [][]*step {
 			// each text tokenised once: its words, then its paths
 			args := p.call(n).text
 			argToks := append(tokens(args, min), pathTokens(args)...)
-			resultPaths := pathTokens(n.Tool.Result)
+			var resultPaths []string // listed for a series item only
 			if j, ok := call[n.Seq]; ok {
+				resultPaths = pathTokens(n.Tool.Result)
 				uses(j, argToks)
 				repeatsBranch(j, n)
 				namedBefore(j, callPaths(p.call(n)))
@@ -734,8 +876,12 @@ func independentSegments(p *pass, sc *tokenScan, run []*step) [][]*step {
 				}
 			}
 			sc.seeTokens(argToks, 0)
-			sc.seeTokens(tokens(n.Tool.Result, min), n.Seq)
-			sc.seeTokens(resultPaths, n.Seq)
+			sc.seeWords(n.Tool.Result, n.Seq, min)
+			if resultPaths != nil {
+				sc.seeTokens(resultPaths, n.Seq)
+			} else {
+				eachPathToken(n.Tool.Result, func(t string) { sc.seeToken(t, n.Seq) })
+			}
 		case record.KindFork:
 			if n.ForkOf == nil {
 				continue
