@@ -94,6 +94,18 @@ var (
 // refusing the request itself — a 4xx other than 408 (timeout) and 429
 // (rate limit), an invalid request, a key or model it does not know —
 // which the same request meets again, so a retry cannot help.
+func (p *pass) badRequest(why string) bool {
+	if v, ok := p.shared.bad[why]; ok {
+		return v
+	}
+	if p.shared.bad == nil {
+		p.shared.bad = map[string]bool{}
+	}
+	v := badRequest(why)
+	p.shared.bad[why] = v
+	return v
+}
+
 func badRequest(why string) bool {
 	if m := httpStatusRE.FindStringSubmatch(why); m != nil {
 		return m[1][0] == '4' && m[1] != "408" && m[1] != "429"
@@ -102,9 +114,9 @@ func badRequest(why string) bool {
 }
 
 // branchFailure tells why branch b (status error or exhausted) failed.
-func branchFailure(b *graph.Branch) failure {
+func (p *pass) branchFailure(b *graph.Branch) failure {
 	f := branchWhy(b)
-	f.cause = classify(b.Status, f.why, b.Conv)
+	f.cause = p.classify(b.Status, f.why, b.Conv)
 	if f.cause == findings.CauseTool {
 		f.tool = failingTool(b.Conv)
 	}
@@ -131,17 +143,17 @@ func branchWhy(b *graph.Branch) failure {
 
 // classify is the cause of a conversation c that ended with status st for
 // reason why.
-func classify(st record.Status, why string, c *graph.Conversation) string {
+func (p *pass) classify(st record.Status, why string, c *graph.Conversation) string {
 	switch {
-	case refusedDelegation(st, why, c):
+	case p.refusedDelegation(st, why, c):
 		return findings.CauseRejected
-	case st == record.StatusExhausted || limitRE.MatchString(why):
+	case st == record.StatusExhausted || p.matches(limitRE, why):
 		return findings.CauseLimit
-	case providerRE.MatchString(why):
+	case p.matches(providerRE, why):
 		return findings.CauseProvider
 	case failingTool(c) != nil:
 		return findings.CauseTool
-	case deniedRE.MatchString(why):
+	case p.matches(deniedRE, why):
 		return findings.CauseRejected
 	}
 	return findings.CausePrompt
@@ -150,11 +162,33 @@ func classify(st record.Status, why string, c *graph.Conversation) string {
 // refusedDelegation reports whether a branch conversation c that ended
 // with status st for reason why was refused at its call: no model call
 // ran in it, and the reason is a refusal.
-func refusedDelegation(st record.Status, why string, c *graph.Conversation) bool {
+func (p *pass) refusedDelegation(st record.Status, why string, c *graph.Conversation) bool {
 	if st != record.StatusError || c == nil || firstLLM(c, 0) != nil {
 		return false
 	}
-	return refusalRE.MatchString(why) && !providerRE.MatchString(why)
+	return p.matches(refusalRE, why) && !p.matches(providerRE, why)
+}
+
+// matchKey is a pattern and a text it was matched against.
+type matchKey struct {
+	re   *regexp.Regexp
+	text string
+}
+
+// matches reports whether re matches text, matched once per lane of the
+// audit: a run's failures repeat a few reasons, and every failed branch's
+// cause reads its reason again.
+func (p *pass) matches(re *regexp.Regexp, text string) bool {
+	k := matchKey{re, text}
+	if v, ok := p.shared.matched[k]; ok {
+		return v
+	}
+	if p.shared.matched == nil {
+		p.shared.matched = map[matchKey]bool{}
+	}
+	v := re.MatchString(text)
+	p.shared.matched[k] = v
+	return v
 }
 
 // failingTool is the failed tool call conversation c ended on: the last
@@ -192,8 +226,8 @@ func runBranchFailed(p *pass) {
 			if b.Status != record.StatusError && b.Status != record.StatusExhausted {
 				continue // ok, or stopped by Ctrl-C or a dead process: no prompt mistake
 			}
-			fl := branchFailure(b)
-			if fl.cause == findings.CauseRejected && refusedDelegation(b.Status, fl.why, b.Conv) && !rejectedOff {
+			fl := p.branchFailure(b)
+			if fl.cause == findings.CauseRejected && p.refusedDelegation(b.Status, fl.why, b.Conv) && !rejectedOff {
 				left++ // delegation.rejected's
 				continue
 			}
@@ -284,7 +318,7 @@ func toolError(n *graph.Node) string {
 // changed; a request the provider refused (a 400, a bad key or model) fails
 // the same way again, so the advice is what to check, and another model.
 func retryAdvice(p *pass, why string) string {
-	if badRequest(why) {
+	if p.badRequest(why) {
 		check := fmt.Sprintf("the model, the API key and the endpoint %s is configured with", p.Profile.Name)
 		switch {
 		case ours(p):

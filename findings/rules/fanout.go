@@ -186,6 +186,29 @@ type serialRun struct {
 	Conv  *graph.Conversation
 	Agent string
 	Items []*step
+
+	// what both fan-out rules read of the series, made once by the first
+	// (serialRun.items, serialRun.asked)
+	named    *seriesItems
+	askedFor *string
+}
+
+// items is p.seriesItems(sr), named once for both fan-out rules.
+func (sr *serialRun) items(p *pass) seriesItems {
+	if sr.named == nil {
+		it := p.seriesItems(sr)
+		sr.named = &it
+	}
+	return *sr.named
+}
+
+// asked is p.askedSerial(sr), looked up once for both fan-out rules.
+func (sr *serialRun) asked(p *pass) string {
+	if sr.askedFor == nil {
+		w := p.askedSerial(sr)
+		sr.askedFor = &w
+	}
+	return *sr.askedFor
 }
 
 // fanoutFacts are computed once per audit and shared by both fanout rules.
@@ -204,8 +227,12 @@ type fanoutFacts struct {
 type sharedFacts struct {
 	fanout *fanoutFacts
 	calls  *callTable // the run's parsed calls, shared by every lane
-	io     map[*graph.Branch]*branchIO           // fork.sequence: what each branch read and wrote
-	users  map[*graph.Conversation][]*graph.Node // each conversation's user nodes (turnUser)
+	// the failure patterns matched, by pattern and reason (pass.matches),
+	// and the reasons that are a request the provider refused (badRequest)
+	matched map[matchKey]bool
+	bad     map[string]bool
+	io      map[*graph.Branch]*branchIO           // fork.sequence: what each branch read and wrote
+	users   map[*graph.Conversation][]*graph.Node // each conversation's user nodes (turnUser)
 }
 
 // callArgs are a call's arguments in the forms rules compare and print,
@@ -462,26 +489,26 @@ func pathTokens(text string) []string {
 // is), and a word with neither / nor . is no path.
 func eachPathToken(text string, fn func(string)) {
 	for i := 0; i < len(text); {
-		for i < len(text) && pathSep(text[i]) {
+		for i < len(text) && pathSep[text[i]] {
 			i++
 		}
-		s := i
-		for i < len(text) && !pathSep(text[i]) {
-			i++
+		s, pathy := i, false
+		for ; i < len(text) && !pathSep[text[i]]; i++ {
+			pathy = pathy || text[i] == '/' || text[i] == '.'
 		}
-		if w := text[s:i]; w != "" && strings.ContainsAny(w, "/.") {
-			pathWord(w, fn)
+		if pathy {
+			pathWord(text[s:i], fn)
 		}
 	}
 }
 
-func pathSep(b byte) bool {
-	switch b {
-	case '"', '\'', '`', '(', ')', '[', ']', '{', '}', '<', '>', ',', ';', '|', '=', '\\', '\n', '\t', ' ', '\r':
-		return true
+// pathSep holds the bytes that separate the words pathTokens reads.
+var pathSep = func() (sep [256]bool) {
+	for _, b := range []byte("\"'`()[]{}<>,;|=\\\n\t \r") {
+		sep[b] = true
 	}
-	return false
-}
+	return sep
+}()
 
 // pathWord calls fn with the path of word w and its file name, when it
 // names one.
@@ -732,7 +759,9 @@ func isASCII(s string) bool {
 	return true
 }
 
-func isAlnum(b byte) bool { return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' }
+func isAlnum(b byte) bool {
+	return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9'
+}
 
 // seeToken records seq as the origin of t if it was not seen before.
 func (sc *tokenScan) seeToken(t string, seq int64) {
@@ -973,11 +1002,11 @@ func runFanout(p *pass, withFork bool) {
 	ff := p.fanoutFacts()
 	asked := 0
 	for _, sr := range ff.found {
-		if p.askedSerial(sr) != "" {
+		if sr.asked(p) != "" {
 			asked++
 			continue
 		}
-		items := p.seriesItems(sr)
+		items := sr.items(p)
 		if items.distinct == 1 {
 			// One call N times is no set of items to fork: reported
 			// once, by fanout.missed, whatever the agent's tools (as

@@ -77,7 +77,7 @@ func runDelegationRejected(p *pass) {
 		case n.Kind == record.KindFork && n.ForkOf != nil:
 			for _, b := range n.ForkOf.Branches {
 				calls++
-				if why := branchWhy(b).why; refusedDelegation(b.Status, why, b.Conv) {
+				if why := branchWhy(b).why; p.refusedDelegation(b.Status, why, b.Conv) {
 					add(forkingAgent(n.ForkOf), b.Agent, why, refused{call: n, end: lastNode(b.Conv), wait: b.Duration})
 				}
 			}
@@ -371,11 +371,11 @@ type rejectedPromise struct{ Types []string }
 // call of that type is refused (a run where it delegates nothing shows
 // nothing of the fix).
 func expectDelegationRejected(pr rejectedPromise, f findings.Finding, next *graph.Run) findings.Verdict {
-	n := 0
+	n, lp := 0, laterPass(next)
 	for _, fk := range forksBy(next, f.Agent) {
 		for _, b := range fk.Branches {
 			n++
-			if slices.Contains(pr.Types, b.Agent) && refusedDelegation(b.Status, branchWhy(b).why, b.Conv) {
+			if slices.Contains(pr.Types, b.Agent) && lp.refusedDelegation(b.Status, branchWhy(b).why, b.Conv) {
 				return verdict(false, "the call of type %q at %s was refused", b.Agent, fk.Node.ID())
 			}
 		}

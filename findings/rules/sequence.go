@@ -3,7 +3,6 @@ package rules
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -31,33 +30,101 @@ var ForkSequence = &findings.Rule{
 	Expect: expectForkSequence,
 }
 
-var (
-	pathRe     = regexp.MustCompile(`[A-Za-z0-9_][A-Za-z0-9_./-]*\.[A-Za-z0-9]+`)
-	sentenceRe = regexp.MustCompile(`[.;!?\n]\s`)
-)
-
 // writtenPaths lists the paths a branch's instructions say it writes: path
-// tokens in a sentence that mentions writing or saving, cleaned.
+// tokens in a sentence that mentions writing or saving, cleaned. A
+// sentence ends at one of . ; ! ? or a line end followed by white space.
 func writtenPaths(instr string) []string {
 	var out []string
-	for _, sentence := range sentenceRe.Split(instr, -1) {
-		low := strings.ToLower(sentence)
-		if !strings.Contains(low, "write") && !strings.Contains(low, "save") && !strings.Contains(low, "store") && !strings.Contains(low, "create") {
+	ascii := isASCII(instr)
+	for rest := instr; ; {
+		sentence, more := rest, false
+		for i := 0; i+1 < len(rest); i++ {
+			if sentenceEnd(rest[i]) && space(rest[i+1]) {
+				sentence, rest, more = rest[:i], rest[i+2:], true
+				break
+			}
+		}
+		if says(sentence, ascii, "write", "save", "store", "create") {
+			for _, t := range pathsIn(sentence) {
+				out = append(out, path.Clean(t))
+			}
+		}
+		if !more {
+			return out
+		}
+	}
+}
+
+func sentenceEnd(b byte) bool { return b == '.' || b == ';' || b == '!' || b == '?' || b == '\n' }
+
+func space(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\f' || b == '\r' }
+
+// says reports whether text, lower-cased, holds one of words (lower-case
+// ASCII); an ASCII text is compared in place.
+func says(text string, ascii bool, words ...string) bool {
+	if !ascii {
+		low := strings.ToLower(text)
+		for _, w := range words {
+			if strings.Contains(low, w) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := 0; i < len(text); i++ {
+		for _, w := range words {
+			if text[i]|0x20 == w[0] && len(text)-i >= len(w) && strings.EqualFold(text[i:i+len(w)], w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pathsIn lists the path tokens of text: a letter, digit or _, then any of
+// those and . / -, ending in a dot and letters or digits (the leftmost
+// longest ones, as the regular expression
+// [A-Za-z0-9_][A-Za-z0-9_./-]*\.[A-Za-z0-9]+ finds them), in one pass.
+func pathsIn(text string) []string {
+	var out []string
+	for i := 0; i < len(text); {
+		if !pathStart(text[i]) {
+			i++
 			continue
 		}
-		for _, t := range pathRe.FindAllString(sentence, -1) {
-			out = append(out, path.Clean(t))
+		s, e := i, i+1
+		for e < len(text) && (pathStart(text[e]) || text[e] == '.' || text[e] == '/' || text[e] == '-') {
+			e++
 		}
+		dot := -1 // the last dot of the run followed by a letter or digit
+		for k := e - 2; k > s; k-- {
+			if text[k] == '.' && isAlnum(text[k+1]) {
+				dot = k
+				break
+			}
+		}
+		if dot < 0 {
+			i = e // no token starts in this run
+			continue
+		}
+		end := dot + 1
+		for end < len(text) && isAlnum(text[end]) {
+			end++
+		}
+		out = append(out, text[s:end])
+		i = end
 	}
 	return out
 }
+
+func pathStart(b byte) bool { return isAlnum(b) || b == '_' }
 
 // namedPaths lists the path tokens of text, cleaned: a sibling's file is
 // named only as a whole path, so regions/eu.md does not name eu.md and
 // layout.md does not name out.md.
 func namedPaths(text string) []string {
 	var out []string
-	for _, t := range pathRe.FindAllString(text, -1) {
+	for _, t := range pathsIn(text) {
 		out = append(out, path.Clean(t))
 	}
 	return out
