@@ -124,6 +124,116 @@ func isResearch(n *graph.Node) bool { return isCall(n) && n.Tool.Research }
 // top-level fields each as one string (a string as it is, anything else as
 // its JSON), for naming what differs between calls.
 func parseArgs(tool, args string) (canon, text string, fields map[string]string) {
+	if m, ok := flatArgs(args); ok {
+		return flatParsed(tool, m)
+	}
+	return decodedArgs(tool, args)
+}
+
+// flatArgs reads args when it is a JSON object of string values whose keys
+// and values are printable ASCII that JSON writes as it is (no quote,
+// backslash, <, > or &): the shape of most calls' arguments, read in one
+// pass, as encoding/json would read it (the last of a repeated key wins).
+// ok is false for any other text, which decodedArgs reads.
+func flatArgs(args string) (m map[string]any, ok bool) {
+	i := 0
+	ws := func() {
+		for i < len(args) && (args[i] == ' ' || args[i] == '\t' || args[i] == '\n' || args[i] == '\r') {
+			i++
+		}
+	}
+	str := func() (string, bool) {
+		if i >= len(args) || args[i] != '"' {
+			return "", false
+		}
+		s := i + 1
+		for i = s; i < len(args) && args[i] != '"'; i++ {
+			if c := args[i]; c < 0x20 || c > 0x7e || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return "", false
+			}
+		}
+		if i == len(args) {
+			return "", false
+		}
+		i++
+		return args[s : i-1], true
+	}
+	ws()
+	if i >= len(args) || args[i] != '{' {
+		return nil, false
+	}
+	i++
+	m = map[string]any{}
+	ws()
+	if i < len(args) && args[i] == '}' {
+		i++
+	} else {
+		for {
+			ws()
+			k, ok := str()
+			if !ok {
+				return nil, false
+			}
+			ws()
+			if i >= len(args) || args[i] != ':' {
+				return nil, false
+			}
+			i++
+			ws()
+			v, ok := str()
+			if !ok {
+				return nil, false
+			}
+			m[k] = v
+			ws()
+			if i < len(args) && args[i] == ',' {
+				i++
+				continue
+			}
+			if i < len(args) && args[i] == '}' {
+				i++
+				break
+			}
+			return nil, false
+		}
+	}
+	ws()
+	return m, i == len(args)
+}
+
+// flatParsed is parseArgs of flat arguments m (flatArgs): their values
+// are strings JSON writes as they are, so the canonical form is written
+// here, keys sorted as encoding/json sorts them.
+func flatParsed(tool string, m map[string]any) (canon, text string, fields map[string]string) {
+	cleanBuiltinPath(tool, m)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	fields = make(map[string]string, len(m))
+	var cb, tb strings.Builder
+	cb.WriteByte('{')
+	for i, k := range keys {
+		v := m[k].(string)
+		fields[k] = v
+		if i > 0 {
+			cb.WriteByte(',')
+		}
+		cb.WriteByte('"')
+		cb.WriteString(k)
+		cb.WriteString(`":"`)
+		cb.WriteString(v)
+		cb.WriteByte('"')
+		tb.WriteString(v)
+		tb.WriteByte(' ')
+	}
+	cb.WriteByte('}')
+	return cb.String(), tb.String(), fields
+}
+
+// decodedArgs is parseArgs of any arguments, decoded with encoding/json.
+func decodedArgs(tool, args string) (canon, text string, fields map[string]string) {
 	var v any
 	if err := json.Unmarshal([]byte(args), &v); err != nil {
 		return strings.TrimSpace(args), args, nil

@@ -136,3 +136,58 @@ func TestRedacted_AsLowerCased(t *testing.T) {
 		}
 	}
 }
+
+// TestParseArgs_AsDecoded: arguments read by the flat fast path (flatArgs)
+// parse as encoding/json decodes them, for the built-in tools (whose path
+// is cleaned) and any other; texts off the path's shape fall back.
+func TestParseArgs_AsDecoded(t *testing.T) {
+	texts := []string{
+		`{}`, ` { } `, `{"path":"a.md"}`, `{"path":"./a//b/../c.md"}`, `{"path":""}`, `{"path":"/"}`, `{"pattern":"x"}`,
+		`{"b":"2","a":"1"}`, `{"a":"1","a":"2"}`, "{\n\t\"a\" : \"1\" ,\r\n \"b\":\"x y\"}", `{"a":"1"} x`, `{"a":"1",}`, `{"a":1}`,
+		`{"a":"<b>"}`, `{"a":"\u0041"}`, `{"a":"x\"y"}`, `{"a":"é"}`, `{"a":"1"`, `{"a" "1"}`, `[]`, `"a"`, ``, `{"":""}`,
+		`{"command":"ls -la notes","description":"list"}`, `{"path":"a.md","content":"# A\n"}`,
+	}
+	const alphabet = `abAB09 ./-_:,{}"\<>&` + "\t\n"
+	r := rand.New(rand.NewPCG(30, 2))
+	for range 20000 {
+		var b strings.Builder
+		b.WriteString(" {"[r.IntN(2):])
+		for k := range r.IntN(4) {
+			if k > 0 {
+				b.WriteString([]string{",", ", ", " ,\n"}[r.IntN(3)])
+			}
+			for _, part := range []string{[]string{"path", "pattern", "a", "b"}[r.IntN(4)], ""} {
+				if part == "" {
+					for range r.IntN(8) {
+						part += string(alphabet[r.IntN(len(alphabet))])
+					}
+				}
+				b.WriteString(`"` + part + `"`)
+				if r.IntN(2) == 0 {
+					b.WriteString(":")
+				} else {
+					b.WriteString(" : ")
+				}
+			}
+		}
+		s := strings.TrimSuffix(b.String(), ": ")
+		s = strings.TrimSuffix(s, ":")
+		texts = append(texts, s+[]string{"}", "} ", "", "}}"}[r.IntN(4)])
+	}
+	flat := 0
+	for _, tool := range []string{"read_file", "list_dir", "find_files", "write_file", "Grep"} {
+		for _, s := range texts {
+			if _, ok := flatArgs(s); ok {
+				flat++
+			}
+			c, x, f := parseArgs(tool, s)
+			wc, wx, wf := decodedArgs(tool, s)
+			if c != wc || x != wx || !reflect.DeepEqual(f, wf) {
+				t.Errorf("parseArgs(%s, %q) = %q, %q, %v; decoded: %q, %q, %v", tool, s, c, x, f, wc, wx, wf)
+			}
+		}
+	}
+	if flat < 5*len(texts)/10 {
+		t.Errorf("only %d of %d texts took the flat path: the test compares too little of it", flat, 5*len(texts))
+	}
+}
