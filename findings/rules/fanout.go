@@ -595,9 +595,12 @@ func listedFolder(tool string, a *callArgs) (string, bool) {
 
 // callPaths are the path-like argument values of call a: the paths
 // pathTokens finds in its values, whole (not their file names).
-func callPaths(a *callArgs) []string {
+func callPaths(a *callArgs) []string { return wholePaths(pathTokens(a.text)) }
+
+// wholePaths are the paths of path tokens toks, without their file names.
+func wholePaths(toks []string) []string {
 	var out []string
-	for _, t := range pathTokens(a.text) {
+	for _, t := range toks {
 		if strings.Contains(t, "/") || strings.Contains(t, ".") {
 			out = append(out, t)
 		}
@@ -862,9 +865,9 @@ func independentSegments(p *pass, sc *tokenScan, run []*step) [][]*step {
 	// readsListed cuts before item j when it reads inside a folder an
 	// earlier item of the segment listed: a listing is never an item
 	// together with the reads that depend on it.
-	readsListed := func(j int, n *graph.Node) {
+	readsListed := func(j int, n *graph.Node, paths []string) {
 		a := p.call(n)
-		if j > start && readsInside(callPaths(a), listed, start, j) {
+		if j > start && readsInside(paths, listed, start, j) {
 			cut(j)
 		}
 		if dir, ok := listedFolder(n.Tool.Name, a); ok {
@@ -889,17 +892,19 @@ func independentSegments(p *pass, sc *tokenScan, run []*step) [][]*step {
 			}
 			// each text tokenised once: its words, then its paths
 			args := p.call(n).text
-			argToks := append(tokens(args, min), pathTokens(args)...)
+			argPaths := pathTokens(args)
+			argToks := append(tokens(args, min), argPaths...)
 			var resultPaths []string // listed for a series item only
 			if j, ok := call[n.Seq]; ok {
+				paths := wholePaths(argPaths) // callPaths
 				resultPaths = pathTokens(n.Tool.Result)
 				uses(j, argToks)
 				repeatsBranch(j, n)
-				namedBefore(j, callPaths(p.call(n)))
-				readsListed(j, n)
+				namedBefore(j, paths)
+				readsListed(j, n, paths)
 				nameResult(j, resultPaths)
 				if isSearch(n.Tool.Name, p.call(n)) {
-					for _, q := range callPaths(p.call(n)) {
+					for _, q := range paths {
 						named[j][q] = true // where to read in a file it searched comes from its hits
 					}
 				}
