@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
 )
 
 // TestCPUProfile: INSPECT_CPUPROFILE=FILE writes a profile of the whole
