@@ -33,15 +33,19 @@ type Stats struct {
 // MaxLine bounds one line of an OTLP/JSON lines file (one export request).
 const MaxLine = 256 << 20
 
-// Read reads OTLP trace data from r and calls fn with each span, streaming
-// an OTLP/JSON lines file one request at a time (memory stays that of the
-// largest line). The format is found from the content: a JSON object a line,
+// Read reads OTLP trace data from r and calls fn with each span, as it
+// comes: an OTLP/JSON lines file one request at a time (memory stays that
+// of the largest line), one document a batch of spans at a time (doc.go,
+// proto.go). The format is found from the content: a JSON object a line,
 // one JSON document (pretty-printed, or Jaeger's {"result": ...} answer of
 // /api/v3/traces), or else OTLP/protobuf (one ExportTraceServiceRequest or
-// TracesData message). A malformed line is a Problem and reading goes on;
-// data that is OTLP nowhere is ErrNotOTLP. An error from fn stops the read.
+// TracesData message; read whole unless r reads at an offset, as a file
+// does). A malformed line is a Problem and reading goes on; data that is
+// OTLP nowhere is ErrNotOTLP; a document found wrong halfway is an error
+// after the spans before it. An error from fn stops the read.
 func Read(ctx context.Context, r io.Reader, lim Limits, fn func(*Span) error) (Stats, error) {
 	var st Stats
+	ra, start := readerAt(r)
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, err := br.Peek(512)
 	if len(head) == 0 {
@@ -49,6 +53,10 @@ func Read(ctx context.Context, r io.Reader, lim Limits, fn func(*Span) error) (S
 			return st, fmt.Errorf("%w: the input is empty", ErrNotOTLP)
 		}
 		return st, err
+	}
+	if ra != nil && looksLikeProto(head) {
+		// one ExportTraceServiceRequest read a field at a time (proto.go)
+		return st, readProto(ctx, ra, start, lim, &st, fn)
 	}
 	if t := bytes.TrimLeft(head, " \t\r\n"); len(t) == 0 || t[0] != '{' { // protobuf may start with 0x0a, a newline
 		data, err := io.ReadAll(br)
@@ -61,34 +69,84 @@ func Read(ctx context.Context, r io.Reader, lim Limits, fn func(*Span) error) (S
 		}
 		return st, emit(td, lim, &st, fn)
 	}
-	var buf []byte // one line's bytes, reused: pdata copies what it keeps
-	line, err := readLine(br, buf)
-	if err != nil && err != io.EOF {
+	first, long, err := readFirstLine(br)
+	if err != nil {
 		return st, err
+	}
+	if long {
+		// a first line longer than firstLineCap: a document (one line may
+		// hold a whole export) read as it comes; lines may follow it
+		rest, err := readDocs(ctx, io.MultiReader(bytes.NewReader(first), br), lim, &st, fn, true)
+		if err != nil {
+			return st, err
+		}
+		return st, readLines(ctx, bufio.NewReaderSize(rest, 64<<10), nil, 1, lim, &st, fn, true)
 	}
 	if _, perr := br.Peek(1); perr == io.EOF {
 		// the whole input is one line (Jaeger's answer): parsed once,
 		// not first checked for being a line of its own
-		if td, err := UnmarshalJSON(line); err == nil {
+		if td, err := UnmarshalJSON(first); err == nil {
 			return st, emit(td, lim, &st, fn)
 		}
 	}
-	if !json.Valid(bytes.TrimSpace(line)) {
-		// not a line of its own: one (pretty-printed) document
-		rest, rerr := io.ReadAll(br)
-		if rerr != nil {
-			return st, rerr
-		}
-		td, err := UnmarshalJSON(append(line, rest...))
-		if err != nil {
-			return st, err
-		}
-		return st, emit(td, lim, &st, fn)
+	if !json.Valid(bytes.TrimSpace(first)) {
+		// not a line of its own: one (pretty-printed) document, read as
+		// it comes (doc.go)
+		_, err := readDocs(ctx, io.MultiReader(bytes.NewReader(first), br), lim, &st, fn, false)
+		return st, err
 	}
+	return st, readLines(ctx, br, first, 1, lim, &st, fn, false)
+}
+
+// readerAt is r as an io.ReaderAt and where it stands, when it is one
+// that seeks too (a file, a bytes.Reader); nil otherwise.
+func readerAt(r io.Reader) (io.ReaderAt, int64) {
+	a, ok := r.(io.ReaderAt)
+	s, ok2 := r.(io.Seeker)
+	if !ok || !ok2 {
+		return nil, 0
+	}
+	off, err := s.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return nil, 0
+	}
+	return a, off
+}
+
+// readFirstLine reads br's first line, up to firstLineCap bytes; long
+// says it goes on (what was read is returned, the rest left in br).
+func readFirstLine(br *bufio.Reader) (line []byte, long bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		line = append(line, chunk...)
+		if err == bufio.ErrBufferFull {
+			if len(line) > firstLineCap {
+				return line, true, nil
+			}
+			continue
+		}
+		if err != nil && err != io.EOF {
+			return nil, false, err
+		}
+		return line, false, nil
+	}
+}
+
+// readLines reads OTLP/JSON lines from br, line first (nil: read the
+// next), numbering them from n. after says lines came before (a first
+// line read as a document): none valid here is then no error.
+func readLines(ctx context.Context, br *bufio.Reader, line []byte, n int, lim Limits, st *Stats, fn func(*Span) error, after bool) error {
+	var err error
+	if line == nil {
+		if line, err = readLine(br, nil); err != nil && err != io.EOF {
+			return err
+		}
+	}
+	var buf []byte // one line's bytes, reused: pdata copies what it keeps
 	valid := 0
-	for n := 1; ; n++ {
+	for ; ; n++ {
 		if err := ctx.Err(); err != nil {
-			return st, err
+			return err
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			td, perr := UnmarshalJSON(line)
@@ -96,8 +154,8 @@ func Read(ctx context.Context, r io.Reader, lim Limits, fn func(*Span) error) (S
 				st.Problems = append(st.Problems, Problem{Line: n, Err: perr.Error()})
 			} else {
 				valid++
-				if err := emit(td, lim, &st, fn); err != nil {
-					return st, err
+				if err := emit(td, lim, st, fn); err != nil {
+					return err
 				}
 			}
 		}
@@ -109,18 +167,18 @@ func Read(ctx context.Context, r io.Reader, lim Limits, fn func(*Span) error) (S
 			if errors.Is(err, errLongLine) {
 				st.Problems = append(st.Problems, Problem{Line: n + 1, Err: err.Error()})
 				if line, err = skipLine(br, buf); err != nil && err != io.EOF {
-					return st, err
+					return err
 				}
 				n++
 				continue
 			}
-			return st, err
+			return err
 		}
 	}
-	if valid == 0 {
-		return st, fmt.Errorf("%w: no line is one (line %d: %s)", ErrNotOTLP, st.Problems[0].Line, st.Problems[0].Err)
+	if valid == 0 && !after {
+		return fmt.Errorf("%w: no line is one (line %d: %s)", ErrNotOTLP, st.Problems[0].Line, st.Problems[0].Err)
 	}
-	return st, nil
+	return nil
 }
 
 func emit(td ptrace.Traces, lim Limits, st *Stats, fn func(*Span) error) error {

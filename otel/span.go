@@ -2,7 +2,8 @@
 // (one ExportTraceServiceRequest a line, as the Collector's file exporter
 // writes, or one document, Jaeger's /api/v3 answer included) and
 // OTLP/protobuf, parsed with the Collector's pdata into Spans, a flat form
-// an importer can hold many of. Live: Handler is the OTLP/HTTP receiver
+// an importer can hold many of; a file is read as it comes, a line, or a
+// batch of one document's spans, at a time (doc.go, proto.go). Live: Handler is the OTLP/HTTP receiver
 // (POST /v1/traces). Out: Export and Stream turn a recorded run into GenAI
 // spans through the OTel Go SDK. It knows no rules, no rendering and no SQL;
 // what spans mean as a run is importers/otlp's job.

@@ -1,9 +1,7 @@
 package otlp
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -16,19 +14,17 @@ import (
 
 var _ importers.Streamer = Format{}
 
-// Stream implements importers.Streamer. An OTLP/JSON lines file is read
-// twice, a line at a time. The first pass keeps a count of spans per run
-// (RunKey) and the file's problems; the second (importers.Wholes) holds
-// the spans of each run until its last one has come, and the run is built
-// alone (Build, importers.BuiltLater) when it is written, its spans let go. Memory so follows the traces
-// open at once in the file — a Collector's file exporter writes each
-// trace's spans close together — not the file. One document (JSON or
-// protobuf, parsed whole by pdata) and a file of OpenLLMetry's one-span
-// traces (joined across the file, regroup) are read whole, as Read does.
+// Stream implements importers.Streamer. An OTLP file — JSON lines, one
+// JSON document or one protobuf request, each read as it comes by
+// otel.Read — is read twice. The first pass keeps a count of spans per
+// run (RunKey) and the file's problems; the second (importers.Wholes)
+// holds the spans of each run until its last one has come, and the run
+// is built alone (Build, importers.BuiltLater) when it is written, its
+// spans let go. Memory so follows the traces open at once in the file — a
+// Collector's file exporter and the document exports write each trace's
+// spans close together — not the file. A file of OpenLLMetry's one-span
+// traces (joined across the file, regroup) is read whole, as Read does.
 func (f Format) Stream(ctx context.Context, path string, opt importers.Options) ([]*importers.Session, error) {
-	if !jsonLines(path) {
-		return f.Read(ctx, path, opt)
-	}
 	fh, err := importers.OpenRegular(path)
 	if err != nil {
 		return nil, err
@@ -127,16 +123,4 @@ func secondPass(ctx context.Context, path string, counts map[string]int, emit fu
 		return nil
 	})
 	return err
-}
-
-// jsonLines reports whether path is OTLP/JSON lines: its first line a
-// JSON object of its own (otel.Read reads such a file a line at a time).
-func jsonLines(path string) bool {
-	f, err := importers.OpenRegular(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	line, _, _, err := importers.NewLineReader(f).Next()
-	return err == nil && len(line) > 0 && line[0] == '{' && json.Valid(bytes.TrimSpace(line))
 }

@@ -77,3 +77,48 @@ func TestStream_InterleavedTraces(t *testing.T) {
 		}
 	}
 }
+
+// TestStream_DocumentsAsLines: one pretty-printed JSON document and one
+// protobuf request holding 40 traces (the LangGraph supervisor fixture
+// again and again, 2,400 spans in one spans array) import, through the
+// stream, as the same 40 runs as the JSON lines file of the same spans
+// (a span a line), in the same order, each recorded the same.
+func TestStream_DocumentsAsLines(t *testing.T) {
+	ctx := context.Background()
+	lines, doc, proto, err := importerstest.OTLPShapes(t.TempDir(), 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := importerstest.Store(t)
+	want, err := importers.Import(ctx, db, otlp.Format{}, lines, importers.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != 40 {
+		t.Fatalf("the lines file imported as %d runs, want 40", len(want))
+	}
+	for _, path := range []string{doc, proto} {
+		t.Run(filepath.Ext(path), func(t *testing.T) {
+			db2 := importerstest.Store(t)
+			got, err := importers.Import(ctx, db2, otlp.Format{}, path, importers.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d runs, want the lines file's %d", len(got), len(want))
+			}
+			for i := range got {
+				if got[i].Source.ID != want[i].Source.ID {
+					t.Fatalf("run %d is %s, want %s", i, got[i].Source.ID, want[i].Source.ID)
+				}
+				a := strings.Split(importerstest.StoredRun(t, db2, got[i].RunID, map[string]string{path: "FILE"}), "\n")
+				b := strings.Split(importerstest.StoredRun(t, db, want[i].RunID, map[string]string{lines: "FILE"}), "\n")
+				for j := range max(len(a), len(b)) {
+					if j >= len(a) || j >= len(b) || a[j] != b[j] {
+						t.Fatalf("run %d (%s) is recorded otherwise than from the lines file, at line %d of %d:\n%.3000s\nlines:\n%.3000s", i, got[i].Source.ID, j, len(b), strings.Join(a[j:], "\n"), strings.Join(b[j:], "\n"))
+					}
+				}
+			}
+		})
+	}
+}
