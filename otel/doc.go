@@ -1,6 +1,7 @@
 package otel
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -48,7 +49,7 @@ type member struct {
 
 type docReader struct {
 	ctx   context.Context
-	dec   *json.Decoder
+	sc    *scanner
 	lim   Limits
 	st    *Stats
 	fn    func(*Span) error
@@ -60,21 +61,26 @@ type docReader struct {
 // readDocs reads the JSON documents of r in turn (one is usual); with
 // one set, it stops after the first and returns the rest of the input.
 func readDocs(ctx context.Context, r io.Reader, lim Limits, st *Stats, fn func(*Span) error, one bool) (io.Reader, error) {
-	d := &docReader{ctx: ctx, dec: json.NewDecoder(r), lim: lim, st: st, fn: fn}
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, 64<<10)
+	}
+	d := &docReader{ctx: ctx, sc: &scanner{br: br}, lim: lim, st: st, fn: fn}
 	for n := 0; ; n++ {
-		tok, err := d.dec.Token()
+		c, err := d.sc.ws()
 		if err == io.EOF && n > 0 {
 			return nil, nil
 		}
 		if err != nil {
-			return nil, d.syntax(err)
+			return nil, d.sc.fail(err)
 		}
-		if tok != json.Delim('{') {
+		if c != '{' {
 			if n > 0 {
-				return nil, &notOTLP{"OTLP/JSON", fmt.Sprintf("after its first document, at byte %d, it holds a JSON %s, not another {\"resourceSpans\": [...]}", d.dec.InputOffset(), tokKind(tok))}
+				return nil, &notOTLP{"OTLP/JSON", fmt.Sprintf("after its first document, at byte %d, it holds a JSON %s, not another {\"resourceSpans\": [...]}", d.sc.off, startKind(c))}
 			}
-			return nil, &notOTLP{"OTLP/JSON", fmt.Sprintf("it is a JSON %s, not an object {\"resourceSpans\": [...]}", tokKind(tok))}
+			return nil, &notOTLP{"OTLP/JSON", fmt.Sprintf("it is a JSON %s, not an object {\"resourceSpans\": [...]}", startKind(c))}
 		}
+		d.sc.next()
 		empty, err := d.top()
 		if err != nil {
 			return nil, err
@@ -83,7 +89,7 @@ func readDocs(ctx context.Context, r io.Reader, lim Limits, st *Stats, fn func(*
 			return nil, &notOTLP{"OTLP/JSON", "the JSON object has no resourceSpans member (an export request is {\"resourceSpans\": [...]})"}
 		}
 		if one {
-			return io.MultiReader(d.dec.Buffered(), r), nil
+			return br, nil
 		}
 	}
 }
@@ -92,93 +98,74 @@ func readDocs(ctx context.Context, r io.Reader, lim Limits, st *Stats, fn func(*
 // Jaeger's {"result": {...}} included; empty says it had none.
 func (d *docReader) top() (empty bool, err error) {
 	empty = true
-	for d.dec.More() {
+	err = d.sc.members(func(key string) error {
 		empty = false
-		key, err := d.key()
-		if err != nil {
-			return false, err
-		}
 		switch key {
 		case "resourceSpans", "resource_spans":
 			d.found = true
-			if err := d.array(key, d.resource); err != nil {
-				return false, err
-			}
+			return d.array(key, d.resource)
 		case "result":
-			tok, err := d.dec.Token()
+			c, err := d.sc.ws()
 			if err != nil {
-				return false, d.syntax(err)
+				return d.sc.fail(err)
 			}
-			if tok != json.Delim('{') {
-				if err := d.skip(tok); err != nil {
-					return false, err
-				}
-				continue
+			if c != '{' {
+				return d.sc.skip()
 			}
-			if _, err := d.top(); err != nil {
-				return false, err
-			}
-		default:
-			if err := d.skipValue(); err != nil {
-				return false, err
-			}
-		}
-	}
-	_, err = d.dec.Token() // '}'
-	return empty, d.syntax(err)
-}
-
-// array reads the array at path, calling each with its elements' index
-// after their opening token; null is an empty array.
-func (d *docReader) array(path string, each func(path string, i int) error) error {
-	tok, err := d.dec.Token()
-	if err != nil {
-		return d.syntax(err)
-	}
-	if tok == nil {
-		return nil
-	}
-	if tok != json.Delim('[') {
-		return &notOTLP{"OTLP/JSON", fmt.Sprintf("%s is a JSON %s, not an array", path, tokKind(tok))}
-	}
-	for i := 0; d.dec.More(); i++ {
-		tok, err := d.dec.Token()
-		if err != nil {
-			return d.syntax(err)
-		}
-		ep := fmt.Sprintf("%s[%d]", path, i)
-		if tok != json.Delim('{') {
-			return &notOTLP{"OTLP/JSON", fmt.Sprintf("%s is a JSON %s, not an object", ep, tokKind(tok))}
-		}
-		if err := each(ep, i); err != nil {
+			d.sc.next()
+			_, err = d.top()
 			return err
 		}
+		return d.sc.skip()
+	})
+	return empty, err
+}
+
+// array reads the array at path, calling each after its elements'
+// opening '{'; null is an empty array.
+func (d *docReader) array(path string, each func(path string) error) error {
+	c, err := d.sc.ws()
+	if err != nil {
+		return d.sc.fail(err)
 	}
-	_, err = d.dec.Token() // ']'
-	return d.syntax(err)
+	if c == 'n' {
+		return d.sc.literal("null")
+	}
+	if c != '[' {
+		return &notOTLP{"OTLP/JSON", fmt.Sprintf("%s is a JSON %s, not an array", path, startKind(c))}
+	}
+	d.sc.next()
+	return d.sc.elements(func(i int) error {
+		c, err := d.sc.ws()
+		if err != nil {
+			return d.sc.fail(err)
+		}
+		ep := fmt.Sprintf("%s[%d]", path, i)
+		if c != '{' {
+			return &notOTLP{"OTLP/JSON", fmt.Sprintf("%s is a JSON %s, not an object", ep, startKind(c))}
+		}
+		d.sc.next()
+		return each(ep)
+	})
 }
 
 // resource reads one resourceSpans element: its resource, then its
 // scopeSpans one by one.
-func (d *docReader) resource(path string, _ int) error {
+func (d *docReader) resource(path string) error {
 	ri := d.rs
 	d.rs++
 	var head []member
-	sawResource, held := false, false
-	for d.dec.More() {
-		key, err := d.key()
+	sawResource, held, sj := false, false, 0
+	err := d.sc.members(func(key string) error {
+		if (key == "scopeSpans" || key == "scope_spans") && sawResource && !held {
+			return d.array(path+"."+key, func(p string) error {
+				sj++
+				return d.scope(p, ri, sj-1, head)
+			})
+		}
+		raw, err := d.sc.raw(nil)
 		if err != nil {
 			return err
-		}
-		if (key == "scopeSpans" || key == "scope_spans") && sawResource && !held {
-			if err := d.array(path+"."+key, func(p string, j int) error { return d.scope(p, ri, j, head) }); err != nil {
-				return err
-			}
-			continue
-		}
-		var raw json.RawMessage
-		if err := d.dec.Decode(&raw); err != nil {
-			return d.syntax(err)
 		}
 		switch key {
 		case "resource":
@@ -187,9 +174,10 @@ func (d *docReader) resource(path string, _ int) error {
 			held = true // before its resource: parsed whole below
 		}
 		head = append(head, member{key, raw})
-	}
-	if _, err := d.dec.Token(); err != nil { // '}'
-		return d.syntax(err)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if held {
 		return d.parse(ri, -1, 0, head, nil, nil)
@@ -202,20 +190,13 @@ func (d *docReader) resource(path string, _ int) error {
 func (d *docReader) scope(path string, ri, sj int, res []member) error {
 	var head []member
 	sawScope, held := false, false
-	for d.dec.More() {
-		key, err := d.key()
+	err := d.sc.members(func(key string) error {
+		if key == "spans" && sawScope && !held {
+			return d.spans(path+".spans", ri, sj, res, head)
+		}
+		raw, err := d.sc.raw(nil)
 		if err != nil {
 			return err
-		}
-		if key == "spans" && sawScope && !held {
-			if err := d.spans(path+".spans", ri, sj, res, head); err != nil {
-				return err
-			}
-			continue
-		}
-		var raw json.RawMessage
-		if err := d.dec.Decode(&raw); err != nil {
-			return d.syntax(err)
 		}
 		switch key {
 		case "scope":
@@ -224,9 +205,10 @@ func (d *docReader) scope(path string, ri, sj int, res []member) error {
 			held = true // before its scope: parsed whole below
 		}
 		head = append(head, member{key, raw})
-	}
-	if _, err := d.dec.Token(); err != nil { // '}'
-		return d.syntax(err)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if held {
 		return d.parse(ri, sj, 0, res, head, nil)
@@ -236,45 +218,69 @@ func (d *docReader) scope(path string, ri, sj int, res []member) error {
 
 // spans reads a spans array, handing pdata docBatch spans at a time.
 func (d *docReader) spans(path string, ri, sj int, res, scope []member) error {
-	tok, err := d.dec.Token()
+	c, err := d.sc.ws()
 	if err != nil {
-		return d.syntax(err)
+		return d.sc.fail(err)
 	}
-	if tok == nil {
+	if c == 'n' {
+		return d.sc.literal("null")
+	}
+	if c != '[' {
+		return &notOTLP{"OTLP/JSON", fmt.Sprintf("%s is a JSON %s, not an array", path, startKind(c))}
+	}
+	d.sc.next()
+	var buf []byte // the batch's spans, one after another
+	var ends []int
+	var at []int64 // where each span starts in the input
+	k0 := 0
+	flush := func() error {
+		if len(ends) == 0 {
+			return nil
+		}
+		spans := make([]json.RawMessage, len(ends))
+		for i, e := range ends {
+			b := 0
+			if i > 0 {
+				b = ends[i-1]
+			}
+			spans[i] = buf[b:e]
+		}
+		if err := d.parse(ri, sj, k0, res, scope, spans, at...); err != nil {
+			return err
+		}
+		k0 += len(ends)
+		buf, ends, at = buf[:0], ends[:0], at[:0]
 		return nil
 	}
-	if tok != json.Delim('[') {
-		return &notOTLP{"OTLP/JSON", fmt.Sprintf("%s is a JSON %s, not an array", path, tokKind(tok))}
-	}
-	var batch []json.RawMessage
-	size, k0 := 0, 0
-	for k := 0; d.dec.More(); k++ {
-		var raw json.RawMessage
-		if err := d.dec.Decode(&raw); err != nil {
-			return d.syntax(err)
+	err = d.sc.elements(func(int) error {
+		if _, err := d.sc.ws(); err != nil {
+			return d.sc.fail(err)
 		}
-		batch = append(batch, raw)
-		if size += len(raw); len(batch) >= docBatch || size >= docBatchBytes {
-			if err := d.parse(ri, sj, k0, res, scope, batch); err != nil {
-				return err
+		at = append(at, d.sc.off)
+		start := len(buf)
+		if buf, err = d.sc.raw(buf); err != nil {
+			if why := syntaxAt(buf[start:], at[len(at)-1]); why != "" {
+				return &notOTLP{"OTLP/JSON", why} // what threw the brackets off
 			}
-			batch, size, k0 = batch[:0], 0, k+1
+			return err
 		}
+		ends = append(ends, len(buf))
+		if len(ends) >= docBatch || len(buf) >= docBatchBytes {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	if _, err := d.dec.Token(); err != nil { // ']'
-		return d.syntax(err)
-	}
-	if len(batch) > 0 {
-		return d.parse(ri, sj, k0, res, scope, batch)
-	}
-	return nil
+	return flush()
 }
 
 // parse hands pdata the small document of res's members, scope's (with
 // sj >= 0) and spans (when scope is not nil), and emits its spans. Its
 // problems are said at their place in the whole document: resourceSpans
-// ri, scopeSpans sj, the spans from k0.
-func (d *docReader) parse(ri, sj, k0 int, res, scope []member, spans []json.RawMessage) error {
+// ri, scopeSpans sj, the spans from k0 (starting at the offsets at).
+func (d *docReader) parse(ri, sj, k0 int, res, scope []member, spans []json.RawMessage, at ...int64) error {
 	if err := d.ctx.Err(); err != nil {
 		return err
 	}
@@ -305,9 +311,29 @@ func (d *docReader) parse(ri, sj, k0 int, res, scope []member, spans []json.RawM
 	b.WriteString(`}]}`)
 	td, err := d.u.UnmarshalTraces(b.Bytes())
 	if err != nil {
+		// a span that is not JSON: said at its byte in the input
+		for i, s := range spans {
+			if i < len(at) && !json.Valid(s) {
+				if why := syntaxAt(s, at[i]); why != "" {
+					return &notOTLP{"OTLP/JSON", why}
+				}
+				return &notOTLP{"OTLP/JSON", fmt.Sprintf("it is not valid JSON (the value at byte %d)", at[i])}
+			}
+		}
 		return &notOTLP{"OTLP/JSON", placed(jsonProblem(b.Bytes(), err), ri, sj, k0)}
 	}
 	return emit(td, d.lim, d.st, d.fn)
+}
+
+// syntaxAt says where the JSON value v, starting at byte at of the input,
+// breaks; "" if nothing before its end does.
+func syntaxAt(v []byte, at int64) string {
+	var x any
+	var se *json.SyntaxError
+	if err := json.Unmarshal(v, &x); errors.As(err, &se) && se.Offset < int64(len(v)) {
+		return fmt.Sprintf("it is not valid JSON (%s, at byte %d)", strings.TrimPrefix(se.Error(), "json: "), at+se.Offset)
+	}
+	return ""
 }
 
 func writeMembers(b *bytes.Buffer, ms []member) {
@@ -345,87 +371,257 @@ func placed(why string, ri, sj, k0 int) string {
 	return why[:m[0]] + p + why[m[1]:]
 }
 
-// key reads an object's next member name.
-func (d *docReader) key() (string, error) {
-	tok, err := d.dec.Token()
-	if err != nil {
-		return "", d.syntax(err)
-	}
-	k, ok := tok.(string)
-	if !ok {
-		return "", d.syntax(fmt.Errorf("a member name is %v", tok))
-	}
-	return k, nil
+// scanner reads JSON's structure from br — objects, arrays, member
+// names — and values as their bytes, unparsed (pdata parses them, and
+// says what is wrong with one), faster than a token decoder: a span is
+// copied once, its strings skipped a run at a time.
+type scanner struct {
+	br  *bufio.Reader
+	off int64 // bytes read
 }
 
-// skipValue reads past the next value without holding it.
-func (d *docReader) skipValue() error {
-	tok, err := d.dec.Token()
-	if err != nil {
-		return d.syntax(err)
-	}
-	return d.skip(tok)
-}
-
-// skip reads past the rest of the value tok starts.
-func (d *docReader) skip(tok json.Token) error {
-	depth := 0
+// ws skips white space and returns the next byte, unread.
+func (s *scanner) ws() (byte, error) {
 	for {
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
+		b, err := s.br.Peek(1)
+		if err != nil {
+			return 0, err
 		}
-		if depth == 0 {
-			return nil
+		switch b[0] {
+		case ' ', '\t', '\r', '\n':
+			s.br.Discard(1)
+			s.off++
+			continue
 		}
-		var err error
-		if tok, err = d.dec.Token(); err != nil {
-			return d.syntax(err)
-		}
+		return b[0], nil
 	}
 }
 
-// syntax turns the decoder's errors into ErrNotOTLP in the words
-// jsonProblem uses for a document read whole; nil stays nil.
-func (d *docReader) syntax(err error) error {
-	if err == nil {
-		return nil
-	}
+// next reads the byte ws returned.
+func (s *scanner) next() {
+	s.br.Discard(1)
+	s.off++
+}
+
+// fail says err, met at the current byte, in jsonProblem's words.
+func (s *scanner) fail(err error) error {
 	var n *notOTLP
-	if errors.As(err, &n) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.As(err, &n) {
 		return err
-	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return &notOTLP{"OTLP/JSON", fmt.Sprintf("it is not valid JSON (%s, at byte %d)", strings.TrimPrefix(se.Error(), "json: "), se.Offset)}
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return &notOTLP{"OTLP/JSON", "it is not valid JSON: " + jsonWhy(io.ErrUnexpectedEOF)}
 	}
-	if strings.HasPrefix(err.Error(), "json: ") || strings.HasPrefix(err.Error(), "a member name") {
-		return &notOTLP{"OTLP/JSON", fmt.Sprintf("it is not valid JSON (%s, near byte %d)", strings.TrimPrefix(err.Error(), "json: "), d.dec.InputOffset())}
-	}
 	return err // the reader's own
 }
 
-// tokKind names the JSON kind a token starts.
-func tokKind(tok json.Token) string {
-	switch v := tok.(type) {
-	case json.Delim:
-		if v == '[' {
-			return "array"
-		}
-		return "object"
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case float64, json.Number:
-		return "number"
-	case string:
-		return "string"
+func (s *scanner) unexpected(c byte, looking string) error {
+	return &notOTLP{"OTLP/JSON", fmt.Sprintf("it is not valid JSON (invalid character %s %s, at byte %d)", quoteChar(c), looking, s.off+1)}
+}
+
+func quoteChar(c byte) string {
+	if c == '\'' {
+		return `'\''`
 	}
-	return "value"
+	if c == '"' {
+		return `'"'`
+	}
+	return strconv.QuoteRune(rune(c))
+}
+
+// literal reads the literal word (null).
+func (s *scanner) literal(word string) error {
+	for i := 0; i < len(word); i++ {
+		c, err := s.br.ReadByte()
+		if err != nil {
+			return s.fail(err)
+		}
+		s.off++
+		if c != word[i] {
+			return s.unexpected(c, "in literal "+word)
+		}
+	}
+	return nil
+}
+
+// members reads an object's members after its '{' through its '}',
+// calling fn with each name, the reader at its value.
+func (s *scanner) members(fn func(key string) error) error {
+	for i := 0; ; i++ {
+		c, err := s.ws()
+		if err != nil {
+			return s.fail(err)
+		}
+		if c == '}' {
+			s.next()
+			return nil
+		}
+		if i > 0 {
+			if c != ',' {
+				return s.unexpected(c, "after object key:value pair")
+			}
+			s.next()
+			if c, err = s.ws(); err != nil {
+				return s.fail(err)
+			}
+		}
+		if c != '"' {
+			return s.unexpected(c, "looking for beginning of object key string")
+		}
+		raw, err := s.raw(nil)
+		if err != nil {
+			return err
+		}
+		var key string
+		if err := json.Unmarshal(raw, &key); err != nil {
+			return &notOTLP{"OTLP/JSON", fmt.Sprintf("it is not valid JSON (a member name %.40s, before byte %d)", raw, s.off)}
+		}
+		if c, err = s.ws(); err != nil {
+			return s.fail(err)
+		}
+		if c != ':' {
+			return s.unexpected(c, "after object key")
+		}
+		s.next()
+		if err := fn(key); err != nil {
+			return err
+		}
+	}
+}
+
+// elements reads an array's elements after its '[' through its ']',
+// calling fn with each one's index, the reader at it.
+func (s *scanner) elements(fn func(i int) error) error {
+	for i := 0; ; i++ {
+		c, err := s.ws()
+		if err != nil {
+			return s.fail(err)
+		}
+		if c == ']' {
+			s.next()
+			return nil
+		}
+		if i > 0 {
+			if c != ',' {
+				return s.unexpected(c, "after array element")
+			}
+			s.next()
+		}
+		if err := fn(i); err != nil {
+			return err
+		}
+	}
+}
+
+// skip reads past the next value.
+func (s *scanner) skip() error {
+	_, err := s.raw(nil)
+	return err
+}
+
+// raw appends the next value's bytes to dst: a string, an object or an
+// array through its end (strings in it skipped whole, so brackets in them
+// do not count), or a number or literal up to the byte after it. Only
+// its brackets are checked; what is in it is the parser's to check.
+func (s *scanner) raw(dst []byte) ([]byte, error) {
+	c, err := s.ws()
+	if err != nil {
+		return dst, s.fail(err)
+	}
+	switch c {
+	case '}', ']', ',', ':':
+		return dst, s.unexpected(c, "looking for beginning of value")
+	}
+	depth, inString, escaped := 0, false, false
+	scalar := c != '{' && c != '[' && c != '"'
+	for {
+		chunk, err := s.br.Peek(max(s.br.Buffered(), 1))
+		if len(chunk) == 0 {
+			if scalar && err == io.EOF && len(dst) > 0 {
+				return dst, nil
+			}
+			return dst, s.fail(err)
+		}
+		i := 0
+		done := false
+	scan:
+		for i < len(chunk) {
+			b := chunk[i]
+			if inString {
+				if escaped {
+					escaped = false
+					i++
+					continue
+				}
+				// to the next quote or backslash at once
+				j := bytes.IndexAny(chunk[i:], "\"\\")
+				if j < 0 {
+					i = len(chunk)
+					break
+				}
+				i += j
+				if chunk[i] == '\\' {
+					escaped = true
+					i++
+					continue
+				}
+				inString = false
+				i++
+				if depth == 0 {
+					done = true
+					break scan
+				}
+				continue
+			}
+			if scalar {
+				switch b {
+				case ' ', '\t', '\r', '\n', ',', '}', ']', ':':
+					done = true
+					break scan
+				}
+				i++
+				continue
+			}
+			switch b {
+			case '"':
+				inString = true
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					i++
+					done = true
+					break scan
+				}
+			}
+			i++
+		}
+		dst = append(dst, chunk[:i]...)
+		s.br.Discard(i)
+		s.off += int64(i)
+		if done {
+			return dst, nil
+		}
+		if len(dst) > MaxLine {
+			return dst, &notOTLP{"OTLP/JSON", fmt.Sprintf("a value longer than %d MiB, at byte %d", MaxLine>>20, s.off-int64(len(dst)))}
+		}
+	}
+}
+
+// startKind names the JSON kind a value starting with c has.
+func startKind(c byte) string {
+	switch c {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "boolean"
+	}
+	return "number"
 }

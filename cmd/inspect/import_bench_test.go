@@ -15,12 +15,12 @@ import (
 // BenchmarkImportMemory runs `inspect import` as a whole process on
 // generated sessions of 100 MB, 300 MB and 1 GB in the shapes of the real
 // Claude Code and Kimi CLI samples, of the Codex, Kimi Code, OTLP (JSON
-// lines, one pretty-printed JSON document, one protobuf request) and
-// Agents SDK fixtures and of the harness's Gemini CLI sessions
-// (importerstest.BigClaudeCode, BigKimiCLI, BigCodex, BigKimiCode, BigOTLP,
-// BigOTLPDoc, BigOTLPProto, BigAgents, BigGemini; gemini-cli-json is
-// BigGeminiJSON, the single-JSON file of earlier Gemini CLI versions) and
-// reports its peak RSS as GNU time
+// lines, one pretty-printed JSON document, one protobuf request,
+// OpenLLMetry's one-span traces) and Agents SDK fixtures and of the
+// harness's Gemini CLI sessions (importerstest.BigClaudeCode, BigKimiCLI,
+// BigCodex, BigKimiCode, BigOTLP, BigOTLPDoc, BigOTLPProto, BigOpenLLMetry,
+// BigAgents, BigGemini; gemini-cli-json is BigGeminiJSON, the single-JSON
+// file of earlier Gemini CLI versions) and reports its peak RSS as GNU time
 // measures it (DESIGN §13: memory stays bounded on a file of any size),
 // its wall time (fastest run) and the throughput. The sessions are
 // written under os.TempDir() and deleted after each size; a size the disk
@@ -34,8 +34,8 @@ func BenchmarkImportMemory(b *testing.B) {
 		name string
 		gen  func(dir string, size int64) (string, error)
 	}{{"claude-code", importerstest.BigClaudeCode}, {"kimi-cli", importerstest.BigKimiCLI}, {"codex", importerstest.BigCodex}, {"kimi-code", importerstest.BigKimiCode}, {"otlp", importerstest.BigOTLP},
-		{"otlp-doc", importerstest.BigOTLPDoc}, {"otlp-proto", importerstest.BigOTLPProto}, {"openai-agents", importerstest.BigAgents},
-		{"gemini-cli", importerstest.BigGemini}, {"gemini-cli-json", importerstest.BigGeminiJSON}}
+		{"otlp-doc", importerstest.BigOTLPDoc}, {"otlp-proto", importerstest.BigOTLPProto}, {"otlp-openllmetry", importerstest.BigOpenLLMetry},
+		{"openai-agents", importerstest.BigAgents}, {"gemini-cli", importerstest.BigGemini}, {"gemini-cli-json", importerstest.BigGeminiJSON}}
 	sizes := []struct {
 		name  string
 		bytes int64

@@ -27,8 +27,8 @@ func TestImport_MemoryBounded(t *testing.T) {
 		gen   func(dir string, size int64) (string, error)
 		small int64 // the smaller input, in MiB; the larger is four times it
 	}{{"codex", importerstest.BigCodex, 16}, {"otlp", importerstest.BigOTLP, 16}, {"kimi-code", importerstest.BigKimiCode, 16},
-		// one OTLP document, pretty-printed JSON and protobuf
-		{"otlp-doc", importerstest.BigOTLPDoc, 16}, {"otlp-proto", importerstest.BigOTLPProto, 16},
+		// one OTLP document, pretty-printed JSON and protobuf; OpenLLMetry's one-span traces
+		{"otlp-doc", importerstest.BigOTLPDoc, 16}, {"otlp-proto", importerstest.BigOTLPProto, 16}, {"otlp-openllmetry", importerstest.BigOpenLLMetry, 16},
 		// 12 KB traces, each a run: 1,400 runs at 16 MB take half a minute
 		{"openai-agents", importerstest.BigAgents, 4},
 		{"gemini-cli", importerstest.BigGemini, 16}, {"gemini-cli-json", importerstest.BigGeminiJSON, 16}}

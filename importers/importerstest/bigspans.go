@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 )
 
 // fixture is the path of a committed fixture under importers/.
@@ -24,7 +25,14 @@ var hexID = regexp.MustCompile(`("(?:traceId|spanId|parentSpanId)":")([0-9a-f]{8
 // path until it holds size bytes, each copy's ids made new (their first
 // eight hex digits are the copy's number), so that each copy is a trace
 // of its own with the fixture's shape.
-func repeatLines(rel, path string, size int64) error {
+func repeatLines(rel, path string, size int64) error { return repeatShifted(rel, path, size, 0) }
+
+// unixNano matches OTLP/JSON's times (nanoseconds since 1970, 19 digits).
+var unixNano = regexp.MustCompile(`"(?:start|end)?[tT]imeUnixNano":"([0-9]{19})"`)
+
+// repeatShifted is repeatLines with each copy's OTLP/JSON times later by
+// shift nanoseconds than the copy before it.
+func repeatShifted(rel, path string, size int64, shift int64) error {
 	src, err := os.ReadFile(fixture(rel))
 	if err != nil {
 		return err
@@ -47,6 +55,12 @@ func repeatLines(rel, path string, size int64) error {
 			at = append(at, m[8])
 		}
 	}
+	var times [][2]int
+	if shift != 0 {
+		for _, m := range unixNano.FindAllSubmatchIndex(src, -1) {
+			times = append(times, [2]int{m[2], m[3]})
+		}
+	}
 	var total int64
 	out := make([]byte, len(src))
 	for k := 0; total < size; k++ {
@@ -54,6 +68,10 @@ func repeatLines(rel, path string, size int64) error {
 		prefix := fmt.Sprintf("%08x", k)
 		for _, i := range at {
 			copy(out[i:i+8], prefix)
+		}
+		for _, t := range times {
+			n, _ := strconv.ParseInt(string(src[t[0]:t[1]]), 10, 64)
+			copy(out[t[0]:t[1]], strconv.FormatInt(n+int64(k)*shift, 10))
 		}
 		n, _ := w.Write(out)
 		w.WriteByte('\n')
@@ -82,4 +100,14 @@ func BigOTLP(dir string, size int64) (string, error) {
 func BigAgents(dir string, size int64) (string, error) {
 	path := filepath.Join(dir, "big.jsonl")
 	return path, repeatLines("openaiagents/testdata/parallel-agents-as-tools.jsonl", path, size)
+}
+
+// BigOpenLLMetry writes an OTLP/JSON lines file of at least size bytes
+// under dir, the OpenLLMetry LangGraph supervisor run of
+// importers/otlp/testdata (67 spans, each a trace of its own, 418 KB)
+// repeated as new runs a minute apart, and returns its path: what
+// regroup joins across the file.
+func BigOpenLLMetry(dir string, size int64) (string, error) {
+	path := filepath.Join(dir, "big-openllmetry.otlp.jsonl")
+	return path, repeatShifted("otlp/testdata/openllmetry-langgraph-supervisor.otlp.jsonl", path, size, 60e9)
 }

@@ -80,11 +80,10 @@ func (Format) Read(ctx context.Context, path string, opt importers.Options) ([]*
 				s.Report.Skipped[fmt.Sprintf("attribute values over %d MiB (cut)", otel.DefaultMaxValue>>20)] += st.Truncated
 			}
 			if n := nested[t.ID]; n > 0 {
-				// said plainly: the run's structure is inferred (regroup)
-				s.Report.Skipped["spans that were traces of their own, with no parent (OpenLLMetry), joined into this run by service and time: their nesting is inferred from their times"] += n
+				s.Report.Skipped[nestedSkip] += n
 			}
 			if n := doubled[t.ID]; n > 0 {
-				s.Report.Skipped["model calls two instrumentations recorded (one copy kept)"] += n
+				s.Report.Skipped[doubledSkip] += n
 			}
 			out[i] = s
 			return nil
@@ -96,6 +95,13 @@ func (Format) Read(ctx context.Context, path string, opt importers.Options) ([]*
 	}
 	return out, nil
 }
+
+// What a run of joined one-span traces says of them (regroup): said
+// plainly, the run's structure is inferred.
+const (
+	nestedSkip  = "spans that were traces of their own, with no parent (OpenLLMetry), joined into this run by service and time: their nesting is inferred from their times"
+	doubledSkip = "model calls two instrumentations recorded (one copy kept)"
+)
 
 // RunKey is the run a span belongs to: its trace, except for Claude
 // Code, which starts a trace per user prompt (and per background

@@ -45,9 +45,70 @@ func regroup(traces []*Trace) ([]*Trace, map[string]int, map[string]int) {
 			lone = append(lone, t.spans[0])
 		}
 	}
-	if len(lone) < 2 {
+	js, inside := joinLone(lone)
+	if len(js) == 0 {
 		return traces, nil, nil
 	}
+	joined := map[string]*Trace{} // outermost span id -> its joined trace
+	nested, doubled := map[string]int{}, map[string]int{}
+	for _, j := range js {
+		t := j.trace(func(s *otel.Span) *otel.Span { return s })
+		joined[j.root.SpanID] = t
+		nested[j.root.TraceID] = len(j.members)
+		doubled[j.root.TraceID] = len(j.doubled)
+	}
+	out := make([]*Trace, 0, len(traces))
+	for _, t := range traces {
+		if !lonely(t) {
+			out = append(out, t)
+			continue
+		}
+		s := t.spans[0]
+		if j := joined[s.SpanID]; j != nil {
+			out = append(out, j)
+		} else if !inside[s.SpanID] {
+			out = append(out, t) // alone in its time
+		}
+	}
+	return out, nested, doubled
+}
+
+// join is one execution's one-span traces, to be joined: its outermost
+// span, the spans inside its time each with the span it nests in, and
+// the second records of model calls (twice), left out.
+type join struct {
+	root    *otel.Span
+	members []member
+	doubled []*otel.Span
+}
+
+type member struct {
+	span   *otel.Span
+	parent string // the span id it nests in
+}
+
+// trace is j's joined trace, of j's root and members as of (the span
+// itself, or, for a plan made of stand-ins, the real span), each member a
+// copy in the root's trace under its parent.
+func (j join) trace(of func(*otel.Span) *otel.Span) *Trace {
+	t := NewTrace(j.root.TraceID)
+	t.Add(of(j.root))
+	for _, m := range j.members {
+		c := *of(m.span)
+		c.TraceID, c.ParentID = j.root.TraceID, m.parent
+		t.Add(&c)
+	}
+	return t
+}
+
+// joinLone finds the executions among lone, the spans of lonely traces
+// in the order their traces came: the joins of two spans or more, and
+// the span ids that went into one other than as its root.
+func joinLone(lone []*otel.Span) ([]join, map[string]bool) {
+	if len(lone) < 2 {
+		return nil, nil
+	}
+	lone = append([]*otel.Span(nil), lone...)
 	// Outermost first: by start, the longer first on a tie.
 	sort.SliceStable(lone, func(i, j int) bool {
 		if !lone[i].Start.Equal(lone[j].Start) {
@@ -68,53 +129,47 @@ func regroup(traces []*Trace) ([]*Trace, map[string]int, map[string]int) {
 		}
 		roots = append(roots, s)
 	}
-	joined := map[string]*Trace{} // outermost span id -> its joined trace
-	nested, doubled := map[string]int{}, map[string]int{}
 	members := map[*otel.Span][]*otel.Span{}
 	for _, s := range lone {
 		if r := into[s.SpanID]; r != nil {
 			members[r] = append(members[r], s)
 		}
 	}
+	var js []join
 	for _, r := range roots {
 		ms := twice(members[r])
 		if len(ms) == 0 {
 			continue
 		}
-		t := NewTrace(r.TraceID)
-		t.Add(r)
+		j := join{root: r}
 		// Each member nests in the innermost earlier span whose time holds it.
 		stack := []*otel.Span{r}
 		for _, s := range ms {
 			for len(stack) > 1 && !within(s, stack[len(stack)-1]) {
 				stack = stack[:len(stack)-1]
 			}
-			c := *s
-			c.TraceID, c.ParentID = r.TraceID, stack[len(stack)-1].SpanID
-			t.Add(&c)
-			stack = append(stack, &c)
+			j.members = append(j.members, member{s, stack[len(stack)-1].SpanID})
+			stack = append(stack, s)
 		}
-		joined[r.SpanID] = t
-		nested[r.TraceID] = len(ms)
-		doubled[r.TraceID] = len(members[r]) - len(ms)
-	}
-	if len(joined) == 0 {
-		return traces, nil, nil
-	}
-	out := make([]*Trace, 0, len(traces))
-	for _, t := range traces {
-		if !lonely(t) {
-			out = append(out, t)
-			continue
+		kept := map[*otel.Span]bool{}
+		for _, s := range ms {
+			kept[s] = true
 		}
-		s := t.spans[0]
-		if j := joined[s.SpanID]; j != nil {
-			out = append(out, j)
-		} else if into[s.SpanID] == nil {
-			out = append(out, t) // alone in its time
+		for _, s := range members[r] {
+			if !kept[s] {
+				j.doubled = append(j.doubled, s)
+			}
 		}
+		js = append(js, j)
 	}
-	return out, nested, doubled
+	if len(js) == 0 {
+		return nil, nil
+	}
+	inside := make(map[string]bool, len(into))
+	for id := range into {
+		inside[id] = true
+	}
+	return js, inside
 }
 
 // twice drops the second record of a model call two instrumentations

@@ -22,8 +22,13 @@ var _ importers.Streamer = Format{}
 // is built alone (Build, importers.BuiltLater) when it is written, its
 // spans let go. Memory so follows the traces open at once in the file — a
 // Collector's file exporter and the document exports write each trace's
-// spans close together — not the file. A file of OpenLLMetry's one-span
-// traces (joined across the file, regroup) is read whole, as Read does.
+// spans close together — not the file. OpenLLMetry's one-span traces
+// (regroup) are planned in the first pass from a stand-in of each
+// (standIn: ids, times, service, scope and the attributes twice reads),
+// and in the second each join's traces are held until the last has come
+// (the execution's outermost span, which ends last), then joined as
+// regroup joins them: what grows with the file is the first pass's
+// count, and stand-in, a trace.
 func (f Format) Stream(ctx context.Context, path string, opt importers.Options) ([]*importers.Session, error) {
 	fh, err := importers.OpenRegular(path)
 	if err != nil {
@@ -31,18 +36,25 @@ func (f Format) Stream(ctx context.Context, path string, opt importers.Options) 
 	}
 	counts := map[string]int{}
 	var order []string
-	bad, lone := 0, false
+	bad := 0
+	one := map[string]*otel.Span{} // an OpenLLMetry trace's stand-in (standIn) while it has one span id
 	st, err := otel.Read(ctx, fh, otel.Limits{}, func(s *otel.Span) error {
 		if s.TraceID == "" || s.SpanID == "" {
 			bad++
 			return nil
 		}
-		if strings.HasPrefix(s.Scope, "@traceloop/") {
-			lone = true
-		}
 		key := RunKey(s)
 		if _, ok := counts[key]; !ok {
 			order = append(order, key)
+			if strings.HasPrefix(s.Scope, "@traceloop/") {
+				one[key] = standIn(s)
+			}
+		} else if o := one[key]; o != nil {
+			if o.SpanID != s.SpanID {
+				delete(one, key)
+			} else if o.End.IsZero() && !s.End.IsZero() {
+				one[key] = standIn(s) // the copy Trace.Add keeps
+			}
 		}
 		counts[key]++
 		return nil
@@ -53,9 +65,6 @@ func (f Format) Stream(ctx context.Context, path string, opt importers.Options) 
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		return nil, err
-	}
-	if lone {
-		return f.Read(ctx, path, opt)
 	}
 	if bad > 0 {
 		st.Problems = append(st.Problems, otel.Problem{Err: fmt.Sprintf("%d spans without a trace or span id dropped", bad)})
@@ -68,8 +77,11 @@ func (f Format) Stream(ctx context.Context, path string, opt importers.Options) 
 	if len(order) == 0 {
 		return nil, fmt.Errorf("%s: no spans in it", path)
 	}
+	p := planJoins(order, counts, one)
+	one = nil
+	order = p.order
 	w := importers.NewWholes(ctx, len(order), func(ctx context.Context, emit func(string, *Trace) error) error {
-		return secondPass(ctx, path, counts, emit)
+		return secondPass(ctx, path, counts, p, emit)
 	})
 	out := make([]*importers.Session, len(order))
 	for i, key := range order {
@@ -89,6 +101,12 @@ func (f Format) Stream(ctx context.Context, path string, opt importers.Options) 
 			if st.Truncated > 0 {
 				b.Report.Skipped[fmt.Sprintf("attribute values over %d MiB (cut)", otel.DefaultMaxValue>>20)] += st.Truncated
 			}
+			if j, ok := p.roots[key]; ok {
+				b.Report.Skipped[nestedSkip] += len(j.members)
+				if len(j.doubled) > 0 {
+					b.Report.Skipped[doubledSkip] += len(j.doubled)
+				}
+			}
 			return b, nil
 		})
 		out[i] = s
@@ -96,20 +114,115 @@ func (f Format) Stream(ctx context.Context, path string, opt importers.Options) 
 	return out, nil
 }
 
+// joins is how a file's OpenLLMetry one-span traces join (regroup),
+// found in the first pass from their stand-ins: the runs in the order
+// Read gives them, each joined trace's plan by its root's key and the
+// root's key of each trace that went into one.
+type joins struct {
+	order []string
+	roots map[string]join
+	into  map[string]string
+}
+
+// planJoins plans the joins of the lonely traces among order (one holds
+// their stand-ins), moving the counts of the traces joined to their
+// root's.
+func planJoins(order []string, counts map[string]int, one map[string]*otel.Span) joins {
+	p := joins{order: order}
+	var lone []*otel.Span
+	for _, key := range order {
+		if o := one[key]; o != nil && o.ParentID == "" && !o.End.IsZero() && strings.HasPrefix(o.Scope, "@traceloop/") {
+			lone = append(lone, o)
+		}
+	}
+	js, _ := joinLone(lone)
+	if len(js) == 0 {
+		return p
+	}
+	p.roots, p.into = map[string]join{}, map[string]string{}
+	for _, j := range js {
+		root := j.root.TraceID
+		p.roots[root] = j
+		for _, m := range j.members {
+			p.into[m.span.TraceID] = root
+		}
+		for _, d := range j.doubled {
+			p.into[d.TraceID] = root
+		}
+	}
+	p.order = make([]string, 0, len(order)-len(p.into))
+	for _, key := range order {
+		if root, ok := p.into[key]; ok {
+			counts[root] += counts[key]
+			delete(counts, key)
+			continue
+		}
+		p.order = append(p.order, key)
+	}
+	return p
+}
+
+// standIn is what the first pass keeps of a span that may be a lonely
+// trace: what regroup and twice read of it.
+func standIn(s *otel.Span) *otel.Span {
+	c := &otel.Span{TraceID: s.TraceID, SpanID: s.SpanID, ParentID: s.ParentID, Start: s.Start, End: s.End,
+		Service: s.Service, Scope: s.Scope, ScopeVersion: s.ScopeVersion}
+	for _, k := range []string{otel.AttrOperationName, "gen_ai.request.model", "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "gen_ai.tool.definitions"} {
+		if v, ok := s.Attrs[k]; ok {
+			if c.Attrs == nil {
+				c.Attrs = otel.Attrs{}
+			}
+			if k == "gen_ai.tool.definitions" {
+				v = true // only whether it is there
+			}
+			c.Attrs[k] = v
+		}
+	}
+	return c
+}
+
 // secondPass reads the file's spans again, holding each run's in its
 // trace, and emits a trace once all the spans the first pass counted came.
-func secondPass(ctx context.Context, path string, counts map[string]int, emit func(string, *Trace) error) error {
+// The one-span traces of a join are held each alone and joined, as
+// regroup joins them, once the last has come.
+func secondPass(ctx context.Context, path string, counts map[string]int, p joins, emit func(string, *Trace) error) error {
 	f, err := importers.OpenRegular(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	held, got := map[string]*Trace{}, map[string]int{}
+	parts := map[string]*Trace{} // a joined trace's one-span traces, by their keys
 	_, err = otel.Read(ctx, f, otel.Limits{}, func(s *otel.Span) error {
 		if s.TraceID == "" || s.SpanID == "" {
 			return nil
 		}
 		k := RunKey(s)
+		root, in := p.into[k]
+		if _, isRoot := p.roots[k]; in || isRoot {
+			if !in {
+				root = k
+			}
+			t := parts[k]
+			if t == nil {
+				t = NewTrace(k)
+				parts[k] = t
+			}
+			t.Add(s)
+			if got[root]++; got[root] < counts[root] {
+				return nil
+			}
+			j := p.roots[root]
+			joined := j.trace(func(st *otel.Span) *otel.Span { return parts[st.TraceID].spans[0] })
+			delete(parts, root)
+			for _, m := range j.members {
+				delete(parts, m.span.TraceID)
+			}
+			for _, d := range j.doubled {
+				delete(parts, d.TraceID)
+			}
+			return emit(root, joined)
+		}
 		t := held[k]
 		if t == nil {
 			t = NewTrace(k)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -120,5 +121,68 @@ func TestStream_DocumentsAsLines(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStream_OpenLLMetryJoined: OpenLLMetry's one-span traces, five runs
+// of its LangGraph supervisor a minute apart with the AI SDK's trace
+// between the second and the third, import through the stream (the joins
+// planned in the first pass, each run's spans held in the second until
+// its last has come) as the runs Read's whole file and regroup give, in
+// the same order, each recorded the same and saying its nesting was
+// inferred.
+func TestStream_OpenLLMetryJoined(t *testing.T) {
+	dir := t.TempDir()
+	big, err := importerstest.BigOpenLLMetry(dir, 5*417_000) // five copies
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aisdk, err := os.ReadFile(filepath.Join("testdata", "aisdk.otlp.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	per := len(lines) / 5
+	path := filepath.Join(dir, "mixed.otlp.jsonl")
+	mixed := strings.Join(lines[:2*per], "") + string(aisdk) + strings.Join(lines[2*per:], "")
+	if err := os.WriteFile(path, []byte(mixed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	db := importerstest.Store(t)
+	res, err := importers.Import(ctx, db, otlp.Format{}, path, importers.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := otlp.Format{}.Read(ctx, path, importers.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != len(tree) || len(tree) < 6 {
+		t.Fatalf("%d runs streamed, %d read whole; want the same, 6 or more", len(res), len(tree))
+	}
+	db2 := importerstest.Store(t)
+	joined := 0
+	for i, s := range tree {
+		id, err := importers.Write(ctx, db2, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := importerstest.StoredRun(t, db, res[i].RunID, nil), importerstest.StoredRun(t, db2, id, nil); a != b {
+			t.Errorf("run %d (%s): the stream and the whole file record different runs:\nstream:\n%.2000s\nwhole:\n%.2000s", i, s.Source.ID, a, b)
+		}
+		if res[i].Source.ID != s.Source.ID || !reflect.DeepEqual(res[i].Report.Skipped, s.Report.Skipped) {
+			t.Errorf("run %d: %s %v, want %s %v", i, res[i].Source.ID, res[i].Report.Skipped, s.Source.ID, s.Report.Skipped)
+		}
+		if s.Report.Skipped["spans that were traces of their own, with no parent (OpenLLMetry), joined into this run by service and time: their nesting is inferred from their times"] > 0 {
+			joined++
+		}
+	}
+	if joined != 5 {
+		t.Errorf("%d runs joined from one-span traces, want the 5 copies", joined)
 	}
 }
