@@ -357,3 +357,30 @@ func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	c.n += int64(n)
 	return n, err
 }
+
+// TestFlatten_Keys: with Limits.Keys a span holds only those attributes
+// and no events, and the values cut are counted as when it holds all.
+func TestFlatten_Keys(t *testing.T) {
+	td := ptrace.NewTraces()
+	sp := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	sp.SetTraceID(pcommon.TraceID{1})
+	sp.SetSpanID(pcommon.SpanID{2})
+	sp.Attributes().PutStr("session.id", "s1")
+	sp.Attributes().PutStr("gen_ai.prompt", strings.Repeat("x", DefaultMaxValue+1))
+	sp.Attributes().PutEmptySlice("list").AppendEmpty().SetStr(strings.Repeat("y", DefaultMaxValue+1))
+	ev := sp.Events().AppendEmpty()
+	ev.SetName("log")
+	ev.Attributes().PutEmptyBytes("raw").FromRaw(make([]byte, DefaultMaxValue+1))
+	var all, some *Span
+	nAll := Flatten(td, Limits{}, func(s *Span) { all = s })
+	nSome := Flatten(td, Limits{Keys: []string{"session.id", "absent"}}, func(s *Span) { some = s })
+	if nAll != 3 || nSome != nAll {
+		t.Errorf("cut %d values with Keys, %d without; want 3 both", nSome, nAll)
+	}
+	if !reflect.DeepEqual(some.Attrs, Attrs{"session.id": "s1"}) || some.Events != nil {
+		t.Errorf("with Keys: attrs %v, events %v; want session.id alone, no events", some.Attrs, some.Events)
+	}
+	if len(all.Attrs) != 3 || len(all.Events) != 1 {
+		t.Errorf("without Keys: %d attrs, %d events", len(all.Attrs), len(all.Events))
+	}
+}

@@ -115,6 +115,11 @@ type Limits struct {
 	// MaxValue caps a string or bytes attribute value; a longer one keeps
 	// its first MaxValue bytes and is counted in Truncated. 0 = 4 MiB.
 	MaxValue int
+	// Keys, when set, are the only attributes a span's Attrs hold, and
+	// its Events are left out (the values cut are counted all the same):
+	// for a pass over a file that needs ids and a few attributes, not
+	// what the spans say.
+	Keys []string
 }
 
 // DefaultMaxValue is the cap of one attribute value.
@@ -127,7 +132,7 @@ func Flatten(td ptrace.Traces, lim Limits, fn func(*Span)) (truncated int) {
 	if max <= 0 {
 		max = DefaultMaxValue
 	}
-	conv := converter{max: max}
+	conv := converter{max: max, keys: lim.Keys}
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -150,6 +155,7 @@ func Flatten(td ptrace.Traces, lim Limits, fn func(*Span)) (truncated int) {
 
 type converter struct {
 	max       int
+	keys      []string
 	truncated int
 }
 
@@ -176,7 +182,11 @@ func (c *converter) span(s ptrace.Span, service, scope, version string) *Span {
 		out.Status = "error"
 	}
 	out.StatusMessage = s.Status().Message()
-	if evs := s.Events(); evs.Len() > 0 {
+	if evs := s.Events(); c.keys != nil {
+		for i := 0; i < evs.Len(); i++ {
+			evs.At(i).Attributes().Range(func(_ string, v pcommon.Value) bool { c.count(v); return true })
+		}
+	} else if evs.Len() > 0 {
 		out.Events = make([]Event, evs.Len())
 		for i := 0; i < evs.Len(); i++ {
 			e := evs.At(i)
@@ -189,6 +199,23 @@ func (c *converter) span(s ptrace.Span, service, scope, version string) *Span {
 func (c *converter) attrs(m pcommon.Map) Attrs {
 	if m.Len() == 0 {
 		return nil
+	}
+	if c.keys != nil {
+		var out Attrs
+		m.Range(func(k string, v pcommon.Value) bool {
+			for _, key := range c.keys {
+				if k == key {
+					if out == nil {
+						out = Attrs{}
+					}
+					out[k] = c.value(v)
+					return true
+				}
+			}
+			c.count(v)
+			return true
+		})
+		return out
 	}
 	out := make(Attrs, m.Len())
 	m.Range(func(k string, v pcommon.Value) bool {
@@ -237,6 +264,27 @@ func (c *converter) value(v pcommon.Value) any {
 		return out
 	}
 	return nil
+}
+
+// count counts the values in v that value would cut, converting none.
+func (c *converter) count(v pcommon.Value) {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		if len(v.Str()) > c.max {
+			c.truncated++
+		}
+	case pcommon.ValueTypeBytes:
+		if v.Bytes().Len() > c.max {
+			c.truncated++
+		}
+	case pcommon.ValueTypeSlice:
+		sl := v.Slice()
+		for i := 0; i < sl.Len(); i++ {
+			c.count(sl.At(i))
+		}
+	case pcommon.ValueTypeMap:
+		v.Map().Range(func(_ string, x pcommon.Value) bool { c.count(x); return true })
+	}
 }
 
 func timeOf(ts pcommon.Timestamp) time.Time {

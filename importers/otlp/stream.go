@@ -38,7 +38,7 @@ func (f Format) Stream(ctx context.Context, path string, opt importers.Options) 
 	var order []string
 	bad := 0
 	one := map[string]*otel.Span{} // an OpenLLMetry trace's stand-in (standIn) while it has one span id
-	st, err := otel.Read(ctx, fh, otel.Limits{}, func(s *otel.Span) error {
+	st, err := otel.Read(ctx, fh, otel.Limits{Keys: firstPassKeys}, func(s *otel.Span) error {
 		if s.TraceID == "" || s.SpanID == "" {
 			bad++
 			return nil
@@ -161,6 +161,10 @@ func planJoins(order []string, counts map[string]int, one map[string]*otel.Span)
 	}
 	return p
 }
+
+// firstPassKeys are the attributes the first pass reads: RunKey's and
+// standIn's.
+var firstPassKeys = []string{"session.id", otel.AttrOperationName, "gen_ai.request.model", "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "gen_ai.tool.definitions"}
 
 // standIn is what the first pass keeps of a span that may be a lonely
 // trace: what regroup and twice read of it.
