@@ -52,7 +52,7 @@ func regroup(traces []*Trace) ([]*Trace, map[string]int, map[string]int) {
 	joined := map[string]*Trace{} // outermost span id -> its joined trace
 	nested, doubled := map[string]int{}, map[string]int{}
 	for _, j := range js {
-		t := j.trace(func(s *otel.Span) *otel.Span { return s })
+		t := j.trace()
 		joined[j.root.SpanID] = t
 		nested[j.root.TraceID] = len(j.members)
 		doubled[j.root.TraceID] = len(j.doubled)
@@ -87,14 +87,13 @@ type member struct {
 	parent string // the span id it nests in
 }
 
-// trace is j's joined trace, of j's root and members as of (the span
-// itself, or, for a plan made of stand-ins, the real span), each member a
-// copy in the root's trace under its parent.
-func (j join) trace(of func(*otel.Span) *otel.Span) *Trace {
+// trace is j's joined trace: its root, and each member a copy in the
+// root's trace under its parent.
+func (j join) trace() *Trace {
 	t := NewTrace(j.root.TraceID)
-	t.Add(of(j.root))
+	t.Add(j.root)
 	for _, m := range j.members {
-		c := *of(m.span)
+		c := *m.span
 		c.TraceID, c.ParentID = j.root.TraceID, m.parent
 		t.Add(&c)
 	}

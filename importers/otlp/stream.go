@@ -77,35 +77,40 @@ func (f Format) Stream(ctx context.Context, path string, opt importers.Options) 
 	if len(order) == 0 {
 		return nil, fmt.Errorf("%s: no spans in it", path)
 	}
-	p := planJoins(order, counts, one)
+	p, counts := planJoins(order, counts, one)
 	one = nil
 	order = p.order
-	w := importers.NewWholes(ctx, len(order), func(ctx context.Context, emit func(string, *Trace) error) error {
-		return secondPass(ctx, path, counts, p, emit)
+	// each run is built as the second pass emits it, in the reading
+	// goroutine, while the one before is written
+	build := func(key string, t *Trace) *importers.Session {
+		b := Build(t, opt)
+		for _, p := range st.Problems {
+			b.Report.Problems = append(b.Report.Problems, importers.Problem{File: path, Line: p.Line, Err: p.Err})
+		}
+		if st.Truncated > 0 {
+			b.Report.Skipped[fmt.Sprintf("attribute values over %d MiB (cut)", otel.DefaultMaxValue>>20)] += st.Truncated
+		}
+		if j, ok := p.roots[key]; ok {
+			b.Report.Skipped[nestedSkip] += len(j.members)
+			if len(j.doubled) > 0 {
+				b.Report.Skipped[doubledSkip] += len(j.doubled)
+			}
+		}
+		return b
+	}
+	w := importers.NewWholes(ctx, len(order), func(ctx context.Context, emit func(string, *importers.Session) error) error {
+		return secondPass(ctx, path, counts, p, func(key string, t *Trace) error { return emit(key, build(key, t)) })
 	})
 	out := make([]*importers.Session, len(order))
 	for i, key := range order {
 		s := &importers.Session{Source: record.Source{Format: Name, ID: key, Path: path}, Close: w.Done}
 		importers.BuiltLater(s, func() (*importers.Session, error) {
-			t, ok, err := w.Take(key)
+			b, ok, err := w.Take(key)
 			if err != nil {
 				return nil, err
 			}
 			if !ok {
 				return nil, fmt.Errorf("%s changed while it was read: the spans of %s are gone", path, key)
-			}
-			b := Build(t, opt)
-			for _, p := range st.Problems {
-				b.Report.Problems = append(b.Report.Problems, importers.Problem{File: path, Line: p.Line, Err: p.Err})
-			}
-			if st.Truncated > 0 {
-				b.Report.Skipped[fmt.Sprintf("attribute values over %d MiB (cut)", otel.DefaultMaxValue>>20)] += st.Truncated
-			}
-			if j, ok := p.roots[key]; ok {
-				b.Report.Skipped[nestedSkip] += len(j.members)
-				if len(j.doubled) > 0 {
-					b.Report.Skipped[doubledSkip] += len(j.doubled)
-				}
 			}
 			return b, nil
 		})
@@ -117,17 +122,41 @@ func (f Format) Stream(ctx context.Context, path string, opt importers.Options) 
 // joins is how a file's OpenLLMetry one-span traces join (regroup),
 // found in the first pass from their stand-ins: the runs in the order
 // Read gives them, each joined trace's plan by its root's key and the
-// root's key of each trace that went into one.
+// root's key of each trace that went into one. It holds keys only, the
+// stand-ins let go.
 type joins struct {
 	order []string
-	roots map[string]join
+	roots map[string]*plan
 	into  map[string]string
+}
+
+// plan is a joined trace's: its members' keys, each with the span id it
+// nests in, in regroup's order, and the keys of the second records left
+// out (twice).
+type plan struct {
+	members []planned
+	doubled []string
+}
+
+type planned struct{ key, parent string }
+
+// trace joins the one-span traces of root and its plan's members (parts,
+// by their keys) as join.trace does.
+func (p *plan) trace(root string, parts map[string]*Trace) *Trace {
+	t := NewTrace(root)
+	t.Add(parts[root].spans[0])
+	for _, m := range p.members {
+		c := *parts[m.key].spans[0]
+		c.TraceID, c.ParentID = root, m.parent
+		t.Add(&c)
+	}
+	return t
 }
 
 // planJoins plans the joins of the lonely traces among order (one holds
 // their stand-ins), moving the counts of the traces joined to their
-// root's.
-func planJoins(order []string, counts map[string]int, one map[string]*otel.Span) joins {
+// root's; counts is returned anew, without them.
+func planJoins(order []string, counts map[string]int, one map[string]*otel.Span) (joins, map[string]int) {
 	p := joins{order: order}
 	var lone []*otel.Span
 	for _, key := range order {
@@ -137,29 +166,33 @@ func planJoins(order []string, counts map[string]int, one map[string]*otel.Span)
 	}
 	js, _ := joinLone(lone)
 	if len(js) == 0 {
-		return p
+		return p, counts
 	}
-	p.roots, p.into = map[string]join{}, map[string]string{}
+	p.roots, p.into = map[string]*plan{}, map[string]string{}
 	for _, j := range js {
 		root := j.root.TraceID
-		p.roots[root] = j
-		for _, m := range j.members {
+		pl := &plan{members: make([]planned, len(j.members))}
+		for i, m := range j.members {
+			pl.members[i] = planned{m.span.TraceID, m.parent}
 			p.into[m.span.TraceID] = root
 		}
 		for _, d := range j.doubled {
 			p.into[d.TraceID] = root
+			pl.doubled = append(pl.doubled, d.TraceID)
 		}
+		p.roots[root] = pl
 	}
 	p.order = make([]string, 0, len(order)-len(p.into))
+	left := make(map[string]int, len(order)-len(p.into))
 	for _, key := range order {
 		if root, ok := p.into[key]; ok {
-			counts[root] += counts[key]
-			delete(counts, key)
+			left[root] += counts[key]
 			continue
 		}
 		p.order = append(p.order, key)
+		left[key] += counts[key]
 	}
-	return p
+	return p, left
 }
 
 // firstPassKeys are the attributes the first pass reads: RunKey's and
@@ -216,14 +249,14 @@ func secondPass(ctx context.Context, path string, counts map[string]int, p joins
 			if got[root]++; got[root] < counts[root] {
 				return nil
 			}
-			j := p.roots[root]
-			joined := j.trace(func(st *otel.Span) *otel.Span { return parts[st.TraceID].spans[0] })
+			pl := p.roots[root]
+			joined := pl.trace(root, parts)
 			delete(parts, root)
-			for _, m := range j.members {
-				delete(parts, m.span.TraceID)
+			for _, m := range pl.members {
+				delete(parts, m.key)
 			}
-			for _, d := range j.doubled {
-				delete(parts, d.TraceID)
+			for _, k := range pl.doubled {
+				delete(parts, k)
 			}
 			return emit(root, joined)
 		}
