@@ -99,6 +99,7 @@ func readProto(ctx context.Context, ra io.ReaderAt, start int64, lim Limits, st 
 // encoding's place (from start) and length, tag and all.
 type wireField struct {
 	num      protowire.Number
+	bytes    bool // length-delimited
 	off, len int64
 }
 
@@ -147,7 +148,7 @@ func (p *protoReader) walk(off, n int64) ([]wireField, error) {
 		if vl < 0 {
 			return nil, broken(at, wireWhy(vl))
 		}
-		f := wireField{num, at, int64(tl + vl)}
+		f := wireField{num, typ == protowire.BytesType, at, int64(tl + vl)}
 		if f.off+f.len > end {
 			return nil, broken(at, "a field longer than the message holding it")
 		}
@@ -216,7 +217,7 @@ func (p *protoReader) resource(n int64) error {
 	}
 	var head []byte // the fields but its scope spans
 	for _, f := range fields {
-		if f.num != 2 {
+		if f.num != 2 || !f.bytes {
 			b, err := p.read(f)
 			if err != nil {
 				return err
@@ -230,7 +231,7 @@ func (p *protoReader) resource(n int64) error {
 		}
 		f := fields[0]
 		fields = fields[1:]
-		if f.num != 2 {
+		if f.num != 2 || !f.bytes {
 			if _, err := p.discard(f.len); err != nil {
 				return err
 			}
@@ -261,7 +262,7 @@ func (p *protoReader) scope(n int64, ri, sj int, res []byte) error {
 	}
 	var head, batch []byte
 	for _, f := range fields {
-		if f.num != 2 {
+		if f.num != 2 || !f.bytes {
 			b, err := p.read(f)
 			if err != nil {
 				return err
@@ -282,7 +283,7 @@ func (p *protoReader) scope(n int64, ri, sj int, res []byte) error {
 		return nil
 	}
 	for _, f := range fields {
-		if f.num != 2 {
+		if f.num != 2 || !f.bytes {
 			if _, err := p.discard(f.len); err != nil {
 				return err
 			}
