@@ -18,15 +18,16 @@ import (
 // One OTLP/JSON document — an ExportTraceServiceRequest
 // {"resourceSpans":[...]} as otel-cli, Jaeger, Tempo and a Collector's
 // one-shot dumps write it, one line or pretty-printed over many — is read
-// with a token decoder, not whole: it descends resourceSpans → scopeSpans
-// → spans and hands pdata small documents of one resource, one scope and
-// a batch of spans, so memory stays that of a batch (and the largest
-// span), not the document's. The OTLP encoders write a resource before
-// its scopeSpans and a scope before its spans (field order); an element
-// whose spans come before the resource or scope they belong to is held
-// whole and parsed once it has ended, as before. Documents that follow
-// one another in the input (a lines file pretty-printed by jq) are read
-// in turn.
+// as it comes, not whole: a scanner of its structure (scanner) descends
+// resourceSpans → scopeSpans → spans and hands pdata small documents of
+// one resource, one scope and a batch of spans, so memory stays that of a
+// batch (and the largest span), not the document's. The OTLP/JSON
+// encoders (pdata's, protojson's) write a resource before its scopeSpans
+// and a scope before its spans; an element whose spans come before the
+// resource or scope they belong to is held whole and parsed once it has
+// ended, as before. Documents that follow one another in the input (a
+// lines file pretty-printed by jq, of which a whole read kept the first
+// only) are read in turn.
 
 // docBatch bounds the spans of one small document: this many, or
 // docBatchBytes of their JSON, whichever comes first.
