@@ -15,8 +15,10 @@ import (
 // to 16 MB of Agents SDK traces, each a run) must stay under 24 MB of RSS;
 // a format read whole grows by more than the input (before they streamed,
 // 16 → 64 MB: codex 84 → 181 MB, OTLP 82 → 187 MB, Kimi Code 86 → 184 MB,
-// Gemini CLI 100 → 229 MB and its single-JSON file 109 → 361 MB; Agents
-// SDK 4 → 16 MB: 53 → 97 MB).
+// Gemini CLI 100 → 229 MB and its single-JSON file 109 → 361 MB, one
+// OTLP/JSON document 119 → 324 MB, one OTLP/protobuf request 114 → 314 MB,
+// OpenLLMetry's one-span traces 81 → 179 MB; Agents SDK 4 → 16 MB: 53 →
+// 97 MB).
 // BenchmarkImportMemory measures 100 MB to 1 GB.
 func TestImport_MemoryBounded(t *testing.T) {
 	if testing.Short() {
