@@ -632,6 +632,11 @@ func (c *Config) Audit(run *graph.Run) (*Report, error) {
 		lanes.Go(work)
 	}
 	lanes.Wait()
+	found := 0
+	for _, rr := range ran {
+		found += len(rr.found)
+	}
+	rep.Findings = make([]Finding, 0, found)
 	for _, rr := range ran {
 		rep.Checks = append(rep.Checks, rr.check)
 		rep.Findings = append(rep.Findings, rr.found...)

@@ -124,8 +124,8 @@ func isResearch(n *graph.Node) bool { return isCall(n) && n.Tool.Research }
 // top-level fields each as one string (a string as it is, anything else as
 // its JSON), for naming what differs between calls.
 func parseArgs(tool, args string) (canon, text string, fields map[string]string) {
-	if m, ok := flatArgs(args); ok {
-		return flatParsed(tool, m)
+	if fields, ok := flatArgs(args); ok {
+		return flatParsed(tool, fields)
 	}
 	return decodedArgs(tool, args)
 }
@@ -135,7 +135,7 @@ func parseArgs(tool, args string) (canon, text string, fields map[string]string)
 // backslash, <, > or &): the shape of most calls' arguments, read in one
 // pass, as encoding/json would read it (the last of a repeated key wins).
 // ok is false for any other text, which decodedArgs reads.
-func flatArgs(args string) (m map[string]any, ok bool) {
+func flatArgs(args string) (fields map[string]string, ok bool) {
 	i := 0
 	ws := func() {
 		for i < len(args) && (args[i] == ' ' || args[i] == '\t' || args[i] == '\n' || args[i] == '\r') {
@@ -163,7 +163,7 @@ func flatArgs(args string) (m map[string]any, ok bool) {
 		return nil, false
 	}
 	i++
-	m = map[string]any{}
+	fields = map[string]string{}
 	ws()
 	if i < len(args) && args[i] == '}' {
 		i++
@@ -184,7 +184,7 @@ func flatArgs(args string) (m map[string]any, ok bool) {
 			if !ok {
 				return nil, false
 			}
-			m[k] = v
+			fields[k] = v
 			ws()
 			if i < len(args) && args[i] == ',' {
 				i++
@@ -198,25 +198,31 @@ func flatArgs(args string) (m map[string]any, ok bool) {
 		}
 	}
 	ws()
-	return m, i == len(args)
+	return fields, i == len(args)
 }
 
-// flatParsed is parseArgs of flat arguments m (flatArgs): their values
-// are strings JSON writes as they are, so the canonical form is written
-// here, keys sorted as encoding/json sorts them.
-func flatParsed(tool string, m map[string]any) (canon, text string, fields map[string]string) {
-	cleanBuiltinPath(tool, m)
-	keys := make([]string, 0, len(m))
-	for k := range m {
+// flatParsed is parseArgs of flat arguments (flatArgs): their values are
+// strings JSON writes as they are, so the canonical form is written here,
+// keys sorted as encoding/json sorts them.
+func flatParsed(tool string, fields map[string]string) (canon, text string, _ map[string]string) {
+	if snapshot.IsBuiltinTool(tool) { // cleanBuiltinPath, of string values
+		folder := tool == snapshot.ToolListDir || tool == snapshot.ToolFindFiles
+		switch s, ok := fields["path"]; {
+		case ok && s != "" && s != "/":
+			fields["path"] = path.Clean(s)
+		case folder && (s == "" || s == "/"):
+			fields["path"] = "."
+		}
+	}
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	fields = make(map[string]string, len(m))
 	var cb, tb strings.Builder
 	cb.WriteByte('{')
 	for i, k := range keys {
-		v := m[k].(string)
-		fields[k] = v
+		v := fields[k]
 		if i > 0 {
 			cb.WriteByte(',')
 		}

@@ -246,6 +246,7 @@ type callArgs struct {
 	// for the workspace itself), "" for any other call; pattern is
 	// find_files's substring.
 	path, pattern string
+	known         bool // the arguments say what the call did (pass.argsKnown)
 }
 
 // callsKey keys the run's parsed calls in findings.Pass.Shared.
@@ -324,6 +325,7 @@ func parseCall(n *graph.Node) *callArgs {
 			a.summary = shorten(a.path)
 		}
 	}
+	a.known = knownArgs(a)
 	return a
 }
 
@@ -434,8 +436,11 @@ func (p *pass) known(s *step) bool {
 // argsKnown reports whether call n's arguments say what it did: not empty
 // and not redacted ([REDACTED], [redacted]…). Two calls whose arguments
 // are unknown are never "the same call".
-func (p *pass) argsKnown(n *graph.Node) bool {
-	a := p.call(n)
+func (p *pass) argsKnown(n *graph.Node) bool { return p.call(n).known }
+
+// knownArgs is argsKnown of parsed arguments a, read once when they are
+// parsed.
+func knownArgs(a *callArgs) bool {
 	if redacted(a.text) {
 		return false
 	}
