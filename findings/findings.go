@@ -770,8 +770,9 @@ type whole struct {
 
 // Shared is Memo for facts every lane of the audit reads, made once per
 // audit whatever the lanes, by the first rule that asks, while the others
-// wait: the value must be safe for concurrent use (a table of parsed
-// calls, each made once). Outside an audit each Pass has its own.
+// wait (make runs under a lock, so it must not call Shared): the value
+// must be safe for concurrent use (a table of parsed calls, each made
+// once). Outside an audit each Pass has its own.
 func (p *Pass) Shared(key any, make func() any) any {
 	if p.whole == nil {
 		p.whole = &whole{}

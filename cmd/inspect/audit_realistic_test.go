@@ -67,10 +67,10 @@ func TestAuditRun_RealisticReportUnchanged(t *testing.T) {
 		t.Log(err)
 	}
 	t.Errorf("the report differs from %s at line %d (got %d lines, want %d; the whole report is in %s):\ngot:  %s\nwant: %s",
-		realisticReport, line+1, len(gl), len(wl), saved, at(gl, line), at(wl, line))
+		realisticReport, line+1, len(gl), len(wl), saved, lineAt(gl, line), lineAt(wl, line))
 }
 
-func at(lines []string, i int) string {
+func lineAt(lines []string, i int) string {
 	if i < len(lines) {
 		return lines[i]
 	}
