@@ -3,6 +3,7 @@ package otlp
 import (
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/inspect-dev/inspect/otel"
 )
@@ -39,23 +40,37 @@ func lonely(t *Trace) bool {
 // joined trace got its parent from times and how many model calls it had
 // recorded twice (by the joined trace's id).
 func regroup(traces []*Trace) ([]*Trace, map[string]int, map[string]int) {
-	var lone []*otel.Span
+	var spans []*otel.Span
+	var ls []lone
 	for _, t := range traces {
 		if lonely(t) {
-			lone = append(lone, t.spans[0])
+			spans = append(spans, t.spans[0])
+			ls = append(ls, loneOf(t.spans[0]))
 		}
 	}
-	js, inside := joinLone(lone)
+	js := joinLone(ls)
 	if len(js) == 0 {
 		return traces, nil, nil
 	}
-	joined := map[string]*Trace{} // outermost span id -> its joined trace
+	joined := map[*otel.Span]*Trace{} // outermost span -> its joined trace
+	inside := map[*otel.Span]bool{}   // spans joined into another's
 	nested, doubled := map[string]int{}, map[string]int{}
 	for _, j := range js {
-		t := j.trace()
-		joined[j.root.SpanID] = t
-		nested[j.root.TraceID] = len(j.members)
-		doubled[j.root.TraceID] = len(j.doubled)
+		r := spans[j.root]
+		t := NewTrace(r.TraceID)
+		t.Add(r)
+		for _, m := range j.members {
+			c := *spans[m.i]
+			c.TraceID, c.ParentID = r.TraceID, m.parent
+			t.Add(&c)
+			inside[spans[m.i]] = true
+		}
+		for _, d := range j.doubled {
+			inside[spans[d]] = true
+		}
+		joined[r] = t
+		nested[r.TraceID] = len(j.members)
+		doubled[r.TraceID] = len(j.doubled)
 	}
 	out := make([]*Trace, 0, len(traces))
 	for _, t := range traces {
@@ -64,139 +79,144 @@ func regroup(traces []*Trace) ([]*Trace, map[string]int, map[string]int) {
 			continue
 		}
 		s := t.spans[0]
-		if j := joined[s.SpanID]; j != nil {
+		if j := joined[s]; j != nil {
 			out = append(out, j)
-		} else if !inside[s.SpanID] {
+		} else if !inside[s] {
 			out = append(out, t) // alone in its time
 		}
 	}
 	return out, nested, doubled
 }
 
-// join is one execution's one-span traces, to be joined: its outermost
-// span, the spans inside its time each with the span it nests in, and
-// the second records of model calls (twice), left out.
+// lone is what regroup reads of a lonely trace's span: its trace (the
+// run's key) and span ids, times, service and scope, and for a chat span
+// what twice compares. Small, so the stream's first pass can keep one a
+// trace.
+type lone struct {
+	trace, span    string
+	start, end     time.Time
+	service, scope string
+	chat           *chatOf
+}
+
+type chatOf struct {
+	model, in, out string
+	defs           bool // it has the tool definitions
+}
+
+func loneOf(s *otel.Span) lone {
+	l := lone{trace: s.TraceID, span: s.SpanID, start: s.Start, end: s.End, service: s.Service, scope: s.Scope}
+	if s.Attrs.Str(otel.AttrOperationName) == "chat" {
+		l.chat = &chatOf{model: s.Attrs.Str("gen_ai.request.model"), in: s.Attrs.Str("gen_ai.usage.input_tokens"),
+			out: s.Attrs.Str("gen_ai.usage.output_tokens"), defs: s.Attrs.Has("gen_ai.tool.definitions")}
+	}
+	return l
+}
+
+// join is one execution's one-span traces, to be joined, by their index
+// in joinLone's input: its outermost span, the spans inside its time
+// each with the span id it nests in, and the second records of model
+// calls (twice), left out.
 type join struct {
-	root    *otel.Span
+	root    int
 	members []member
-	doubled []*otel.Span
+	doubled []int
 }
 
 type member struct {
-	span   *otel.Span
-	parent string // the span id it nests in
+	i      int
+	parent string
 }
 
-// trace is j's joined trace: its root, and each member a copy in the
-// root's trace under its parent.
-func (j join) trace() *Trace {
-	t := NewTrace(j.root.TraceID)
-	t.Add(j.root)
-	for _, m := range j.members {
-		c := *m.span
-		c.TraceID, c.ParentID = j.root.TraceID, m.parent
-		t.Add(&c)
+// joinLone finds the executions among ls, the spans of lonely traces in
+// the order their traces came: the joins of two spans or more.
+func joinLone(ls []lone) []join {
+	if len(ls) < 2 {
+		return nil
 	}
-	return t
-}
-
-// joinLone finds the executions among lone, the spans of lonely traces
-// in the order their traces came: the joins of two spans or more, and
-// the span ids that went into one other than as its root.
-func joinLone(lone []*otel.Span) ([]join, map[string]bool) {
-	if len(lone) < 2 {
-		return nil, nil
-	}
-	lone = append([]*otel.Span(nil), lone...)
 	// Outermost first: by start, the longer first on a tie.
-	sort.SliceStable(lone, func(i, j int) bool {
-		if !lone[i].Start.Equal(lone[j].Start) {
-			return lone[i].Start.Before(lone[j].Start)
-		}
-		return lone[i].End.After(lone[j].End)
-	})
-	within := func(s, p *otel.Span) bool {
-		return s.Service == p.Service && !s.Start.Before(p.Start) && !s.End.After(p.End)
+	order := make([]int, len(ls))
+	for i := range order {
+		order[i] = i
 	}
-	// groups: an outermost span and the spans inside its time.
-	into := map[string]*otel.Span{} // span id -> its group's outermost span
-	var roots []*otel.Span
-	for _, s := range lone {
-		if len(roots) > 0 && within(s, roots[len(roots)-1]) {
-			into[s.SpanID] = roots[len(roots)-1]
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := &ls[order[i]], &ls[order[j]]
+		if !a.start.Equal(b.start) {
+			return a.start.Before(b.start)
+		}
+		return a.end.After(b.end)
+	})
+	within := func(s, p *lone) bool {
+		return s.service == p.service && !s.start.Before(p.start) && !s.end.After(p.end)
+	}
+	// groups: an outermost span and the spans inside its time, in order.
+	var roots []int
+	members := map[int][]int{}
+	for _, i := range order {
+		if len(roots) > 0 && within(&ls[i], &ls[roots[len(roots)-1]]) {
+			r := roots[len(roots)-1]
+			members[r] = append(members[r], i)
 			continue
 		}
-		roots = append(roots, s)
-	}
-	members := map[*otel.Span][]*otel.Span{}
-	for _, s := range lone {
-		if r := into[s.SpanID]; r != nil {
-			members[r] = append(members[r], s)
-		}
+		roots = append(roots, i)
 	}
 	var js []join
 	for _, r := range roots {
-		ms := twice(members[r])
+		ms := twice(ls, members[r])
 		if len(ms) == 0 {
 			continue
 		}
 		j := join{root: r}
 		// Each member nests in the innermost earlier span whose time holds it.
-		stack := []*otel.Span{r}
-		for _, s := range ms {
-			for len(stack) > 1 && !within(s, stack[len(stack)-1]) {
+		stack := []int{r}
+		for _, i := range ms {
+			for len(stack) > 1 && !within(&ls[i], &ls[stack[len(stack)-1]]) {
 				stack = stack[:len(stack)-1]
 			}
-			j.members = append(j.members, member{s, stack[len(stack)-1].SpanID})
-			stack = append(stack, s)
+			j.members = append(j.members, member{i, ls[stack[len(stack)-1]].span})
+			stack = append(stack, i)
 		}
-		kept := map[*otel.Span]bool{}
-		for _, s := range ms {
-			kept[s] = true
-		}
-		for _, s := range members[r] {
-			if !kept[s] {
-				j.doubled = append(j.doubled, s)
+		if len(ms) < len(members[r]) {
+			kept := map[int]bool{}
+			for _, i := range ms {
+				kept[i] = true
+			}
+			for _, i := range members[r] {
+				if !kept[i] {
+					j.doubled = append(j.doubled, i)
+				}
 			}
 		}
 		js = append(js, j)
 	}
-	if len(js) == 0 {
-		return nil, nil
-	}
-	inside := make(map[string]bool, len(into))
-	for id := range into {
-		inside[id] = true
-	}
-	return js, inside
+	return js
 }
 
 // twice drops the second record of a model call two instrumentations
 // recorded (OpenLLMetry's LangChain and OpenAI instrumentations both write
 // a chat span for one request): of two chat spans of different scopes,
 // the same model and token counts, whose times overlap, the one without
-// the tool definitions goes.
-func twice(ss []*otel.Span) []*otel.Span {
-	isChat := func(s *otel.Span) bool { return s.Attrs.Str(otel.AttrOperationName) == "chat" }
-	same := func(a, b *otel.Span) bool {
-		return a.Scope != b.Scope && a.Attrs.Str("gen_ai.request.model") == b.Attrs.Str("gen_ai.request.model") &&
-			a.Attrs.Str("gen_ai.usage.input_tokens") == b.Attrs.Str("gen_ai.usage.input_tokens") &&
-			a.Attrs.Str("gen_ai.usage.output_tokens") == b.Attrs.Str("gen_ai.usage.output_tokens") &&
-			a.Start.Before(b.End) && b.Start.Before(a.End)
+// the tool definitions goes. ss are indexes in ls.
+func twice(ls []lone, ss []int) []int {
+	same := func(a, b *lone) bool {
+		return a.scope != b.scope && a.chat.model == b.chat.model && a.chat.in == b.chat.in && a.chat.out == b.chat.out &&
+			a.start.Before(b.end) && b.start.Before(a.end)
 	}
-	drop := map[*otel.Span]bool{}
-	for i, a := range ss {
-		if !isChat(a) || drop[a] {
+	drop := map[int]bool{}
+	for n, i := range ss {
+		a := &ls[i]
+		if a.chat == nil || drop[i] {
 			continue
 		}
-		for _, b := range ss[i+1:] {
-			if !isChat(b) || drop[b] || !same(a, b) {
+		for _, k := range ss[n+1:] {
+			b := &ls[k]
+			if b.chat == nil || drop[k] || !same(a, b) {
 				continue
 			}
-			if a.Attrs.Has("gen_ai.tool.definitions") && !b.Attrs.Has("gen_ai.tool.definitions") {
-				drop[b] = true
+			if a.chat.defs && !b.chat.defs {
+				drop[k] = true
 			} else {
-				drop[a] = true
+				drop[i] = true
 			}
 			break
 		}
@@ -205,9 +225,9 @@ func twice(ss []*otel.Span) []*otel.Span {
 		return ss
 	}
 	out := ss[:0:0]
-	for _, s := range ss {
-		if !drop[s] {
-			out = append(out, s)
+	for _, i := range ss {
+		if !drop[i] {
+			out = append(out, i)
 		}
 	}
 	return out

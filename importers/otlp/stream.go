@@ -37,7 +37,8 @@ func (f Format) Stream(ctx context.Context, path string, opt importers.Options) 
 	counts := map[string]int{}
 	var order []string
 	bad := 0
-	one := map[string]*otel.Span{} // an OpenLLMetry trace's stand-in (standIn) while it has one span id
+	one := map[string]*loneSpan{} // an OpenLLMetry trace's stand-in while it has one span id
+	names := map[string]string{}  // services and scopes, held once
 	st, err := otel.Read(ctx, fh, otel.Limits{Keys: firstPassKeys}, func(s *otel.Span) error {
 		if s.TraceID == "" || s.SpanID == "" {
 			bad++
@@ -47,13 +48,13 @@ func (f Format) Stream(ctx context.Context, path string, opt importers.Options) 
 		if _, ok := counts[key]; !ok {
 			order = append(order, key)
 			if strings.HasPrefix(s.Scope, "@traceloop/") {
-				one[key] = standIn(s)
+				one[key] = standIn(s, key, names)
 			}
 		} else if o := one[key]; o != nil {
-			if o.SpanID != s.SpanID {
+			if o.span != s.SpanID {
 				delete(one, key)
-			} else if o.End.IsZero() && !s.End.IsZero() {
-				one[key] = standIn(s) // the copy Trace.Add keeps
+			} else if o.end.IsZero() && !s.End.IsZero() {
+				one[key] = standIn(s, key, names) // the copy Trace.Add keeps
 			}
 		}
 		counts[key]++
@@ -156,29 +157,29 @@ func (p *plan) trace(root string, parts map[string]*Trace) *Trace {
 // planJoins plans the joins of the lonely traces among order (one holds
 // their stand-ins), moving the counts of the traces joined to their
 // root's; counts is returned anew, without them.
-func planJoins(order []string, counts map[string]int, one map[string]*otel.Span) (joins, map[string]int) {
+func planJoins(order []string, counts map[string]int, one map[string]*loneSpan) (joins, map[string]int) {
 	p := joins{order: order}
-	var lone []*otel.Span
+	ls := make([]lone, 0, len(one))
 	for _, key := range order {
-		if o := one[key]; o != nil && o.ParentID == "" && !o.End.IsZero() && strings.HasPrefix(o.Scope, "@traceloop/") {
-			lone = append(lone, o)
+		if o := one[key]; o != nil && o.parentless && !o.end.IsZero() && strings.HasPrefix(o.scope, "@traceloop/") {
+			ls = append(ls, o.lone)
 		}
 	}
-	js, _ := joinLone(lone)
+	js := joinLone(ls)
 	if len(js) == 0 {
 		return p, counts
 	}
 	p.roots, p.into = map[string]*plan{}, map[string]string{}
 	for _, j := range js {
-		root := j.root.TraceID
+		root := ls[j.root].trace
 		pl := &plan{members: make([]planned, len(j.members))}
 		for i, m := range j.members {
-			pl.members[i] = planned{m.span.TraceID, m.parent}
-			p.into[m.span.TraceID] = root
+			pl.members[i] = planned{ls[m.i].trace, m.parent}
+			p.into[ls[m.i].trace] = root
 		}
 		for _, d := range j.doubled {
-			p.into[d.TraceID] = root
-			pl.doubled = append(pl.doubled, d.TraceID)
+			p.into[ls[d].trace] = root
+			pl.doubled = append(pl.doubled, ls[d].trace)
 		}
 		p.roots[root] = pl
 	}
@@ -196,26 +197,29 @@ func planJoins(order []string, counts map[string]int, one map[string]*otel.Span)
 }
 
 // firstPassKeys are the attributes the first pass reads: RunKey's and
-// standIn's.
+// loneOf's.
 var firstPassKeys = []string{"session.id", otel.AttrOperationName, "gen_ai.request.model", "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "gen_ai.tool.definitions"}
 
-// standIn is what the first pass keeps of a span that may be a lonely
-// trace: what regroup and twice read of it.
-func standIn(s *otel.Span) *otel.Span {
-	c := &otel.Span{TraceID: s.TraceID, SpanID: s.SpanID, ParentID: s.ParentID, Start: s.Start, End: s.End,
-		Service: s.Service, Scope: s.Scope, ScopeVersion: s.ScopeVersion}
-	for _, k := range []string{otel.AttrOperationName, "gen_ai.request.model", "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "gen_ai.tool.definitions"} {
-		if v, ok := s.Attrs[k]; ok {
-			if c.Attrs == nil {
-				c.Attrs = otel.Attrs{}
-			}
-			if k == "gen_ai.tool.definitions" {
-				v = true // only whether it is there
-			}
-			c.Attrs[k] = v
+// loneSpan is what the first pass keeps of the span of a trace that may
+// be lonely: what regroup reads (lone), and whether it has a parent.
+type loneSpan struct {
+	lone
+	parentless bool
+}
+
+// standIn is s's loneSpan, its trace id the run's key and its service and
+// scope the ones names holds (a lines file gives each span its own).
+func standIn(s *otel.Span, key string, names map[string]string) *loneSpan {
+	l := &loneSpan{lone: loneOf(s), parentless: s.ParentID == ""}
+	l.trace = key
+	for _, n := range []*string{&l.service, &l.scope} {
+		if v, ok := names[*n]; ok {
+			*n = v
+		} else if len(names) < 1000 {
+			names[*n] = *n
 		}
 	}
-	return c
+	return l
 }
 
 // secondPass reads the file's spans again, holding each run's in its
