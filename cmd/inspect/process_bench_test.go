@@ -61,10 +61,13 @@ func builtInspect(b testing.TB) string {
 	return buildOnce.path
 }
 
-// measured is one process run: wall time and peak resident memory.
+// measured is one process run: wall time, peak resident memory and CPU
+// time (user and system, GNU time's: steadier than wall time on a shared
+// machine).
 type measured struct {
 	wall time.Duration
 	rss  int64 // bytes
+	cpu  time.Duration
 }
 
 // runProcess runs name args with stdout discarded and returns its time and
@@ -81,7 +84,7 @@ func runProcess(b testing.TB, ok []int, name string, args ...string) measured {
 		b.Skip("GNU time is not installed (apt-get install time; .ci/run installs it)")
 	}
 	rssFile := filepath.Join(b.TempDir(), "rss")
-	cmd := exec.Command(timeBin, append([]string{"-f", "%M", "-o", rssFile, name}, args...)...)
+	cmd := exec.Command(timeBin, append([]string{"-f", "%M %U %S", "-o", rssFile, name}, args...)...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1", "OPENAI_API_KEY=")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -106,12 +109,17 @@ func runProcess(b testing.TB, ok []int, name string, args ...string) measured {
 	if err != nil {
 		b.Fatal(err)
 	}
-	lines := strings.Fields(string(out))
-	kb, err := strconv.ParseInt(lines[len(lines)-1], 10, 64)
-	if err != nil {
+	f := strings.Fields(string(out)) // after any "Command exited with …" line
+	if len(f) < 3 {
+		b.Fatalf("GNU time wrote %q", out)
+	}
+	kb, err := strconv.ParseInt(f[len(f)-3], 10, 64)
+	user, uerr := strconv.ParseFloat(f[len(f)-2], 64)
+	sys, serr := strconv.ParseFloat(f[len(f)-1], 64)
+	if err = errors.Join(err, uerr, serr); err != nil {
 		b.Fatalf("GNU time wrote %q: %v", out, err)
 	}
-	return measured{wall: wall, rss: kb * 1024}
+	return measured{wall: wall, rss: kb * 1024, cpu: time.Duration((user + sys) * float64(time.Second))}
 }
 
 // scanSQL is the floor: every column inspect reads of the run's nodes, in
