@@ -247,7 +247,11 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil || a == nil {
 		return err
 	}
-	p := s.runView(a, false)
+	// A page written before its audit is in (a large run's first) fetches
+	// the cache figures as a part even when they are in already (the full
+	// cache analysis starts with the graph, the audit after the page), so
+	// that what it holds does not hang on which of the two came first.
+	p := s.view(a, false, a.cached() && a.audited())
 	if n := r.URL.Query().Get("node"); n != "" {
 		if seq, err := parseNode(n); err == nil {
 			if b := a.chart.BoxOf(seq); b != nil {
@@ -379,6 +383,11 @@ func (s *Server) runState(w http.ResponseWriter, r *http.Request) error {
 
 // runView builds the run page of a.
 func (s *Server) runView(a *analysed, report bool) *runPage {
+	return s.view(a, report, a.cached())
+}
+
+// view is runView with the cache figures shown when cacheIn (they are in).
+func (s *Server) view(a *analysed, report, cacheIn bool) *runPage {
 	g := a.g
 	p := &runPage{pageData: s.base("run "+g.ID, "run"), ID: g.ID, Run: g, Status: string(g.Status), Error: g.Error,
 		Started: g.Started, Elapsed: g.Elapsed(), Agents: g.Agents, Models: g.Models, Tokens: g.Tokens(),
@@ -413,8 +422,8 @@ func (s *Server) runView(a *analysed, report bool) *runPage {
 	}
 	p.Tools = g.ToolCounts().Total
 	p.Pending = !report && !a.audited()
-	p.CachePending = !report && !a.cached()
-	s.auditView(p, a)
+	p.CachePending = !report && !cacheIn
+	s.auditView(p, a, cacheIn)
 	p.Graph = a.svg
 	if a.svgErr != nil {
 		p.GraphErr = a.svgErr.Error()
@@ -422,7 +431,7 @@ func (s *Server) runView(a *analysed, report bool) *runPage {
 	p.Timeline = timelineOf(a.tl)
 	a.chart.Walk(func(b *chart.Box, in *chart.Branch) {
 		v := boxOf(g, b, in)
-		if b.Node != nil && !b.Collapsed() && b.Node.Kind == record.KindLLM && a.cached() && a.cache != nil {
+		if b.Node != nil && !b.Collapsed() && b.Node.Kind == record.KindLLM && cacheIn && a.cache != nil {
 			if c := a.cache.Call(b.Node.Seq); c != nil && c.Analyzed {
 				v.Detail = append(v.Detail, "prompt cache: "+pctf(c.Share)+" of the request reusable (predicted); "+c.Break.Why)
 			}
@@ -439,8 +448,8 @@ const maxPerRule = 5
 
 // auditView fills the page's audit parts that are in: grades, findings
 // and checks, and cache figures.
-func (s *Server) auditView(p *runPage, a *analysed) {
-	if a.cached() {
+func (s *Server) auditView(p *runPage, a *analysed, cacheIn bool) {
+	if cacheIn {
 		p.Cache = cacheOf(a.cache, a.cacheErr)
 	}
 	if !a.audited() {

@@ -281,8 +281,9 @@ type analysed struct {
 	svgErr error
 
 	auditDone, cacheDone chan struct{}
-	// later starts the audit and cache analysis of a large run (once):
-	// after its page is written, or when something waits for them.
+	// later starts the audit of a large run (once): after its page is
+	// written, or when something waits for it. Its full cache analysis
+	// starts as soon as its graph is in.
 	later func()
 	rep   *findings.Report
 	// repErr says why the audit is missing.
@@ -388,16 +389,21 @@ func (s *Server) build(ctx context.Context, r *record.Run, later bool) (*analyse
 	}
 	g := run.Graph
 	a := &analysed{run: run, g: g, auditDone: make(chan struct{}), cacheDone: make(chan struct{})}
-	slow := func() {
-		// The full cache analysis and the audit (which reads the brief
-		// one, as inspect audit does) at once, each part shown when it is
-		// in. A request the analysis cannot read leaves the page without
+	var cacheOnce sync.Once
+	fullCache := func() {
+		// A request the analysis cannot read leaves the page without
 		// cache figures (it says why), not without the run.
-		var wg sync.WaitGroup
-		wg.Go(func() {
+		cacheOnce.Do(func() {
 			a.cache, a.cacheErr = run.Cache(ctx)
 			close(a.cacheDone)
 		})
+	}
+	slow := func() {
+		// The full cache analysis and the audit (which reads the brief
+		// one, as inspect audit does) at once, each part shown when it is
+		// in.
+		var wg sync.WaitGroup
+		wg.Go(fullCache)
 		if a.rep, a.repErr = run.Audit(ctx, nil); a.repErr != nil {
 			a.repErr = fmt.Errorf("audit run %s: %w", g.ID, a.repErr)
 		}
@@ -406,7 +412,12 @@ func (s *Server) build(ctx context.Context, r *record.Run, later bool) (*analyse
 	}
 	progressive := later && len(g.Nodes) >= s.opts.Progressive
 	mc := &mermaid.Config{Hooks: true}
-	if !progressive {
+	if progressive {
+		// The full cache analysis, the later part, starts now that the
+		// graph is in: reading the requests, its first and longest step,
+		// takes the core the chart and the drawing leave (one each).
+		go fullCache()
+	} else {
 		slow()
 		mc.Notes = report.Notes(a.cache)
 	}
@@ -414,8 +425,8 @@ func (s *Server) build(ctx context.Context, r *record.Run, later bool) (*analyse
 	a.tl = timeline.Build(a.chart)
 	a.svg, a.svgErr = drawGraph(ctx, mc, g)
 	if progressive {
-		// not before the page is out: the audit would take the CPU its
-		// rendering needs
+		// the audit not before the page is out: it would take the CPU the
+		// page's rendering needs
 		var once sync.Once
 		a.later = func() { once.Do(func() { go slow() }) }
 	}
