@@ -225,9 +225,13 @@ func (a *analysis) describe(c *Call, m *graph.Node, br prefix.Break) Break {
 	} else {
 		out.What = messageWhat(a.data(a.tree.Ancestor(q.p.Last, k)))
 	}
-	mWhat := ""
-	if !mEnd {
-		mWhat = messageWhat(a.data(a.tree.Ancestor(mp.p.Last, k)))
+	// the earlier request's message, read only by the causes that quote
+	// it (most breaks name the request's message alone)
+	mWhat := func() string {
+		if mEnd {
+			return ""
+		}
+		return messageWhat(a.data(a.tree.Ancestor(mp.p.Last, k)))
 	}
 	switch {
 	case sameConv && mEnd:
@@ -246,7 +250,7 @@ func (a *analysis) describe(c *Call, m *graph.Node, br prefix.Break) Break {
 		out.Why = fmt.Sprintf("the history was rewritten by %s's compaction: from %s on it starts again with the summary (%s)", a.stack.Name, out.Where, out.What)
 	case sameConv:
 		out.Cause, out.Expected = CauseEdited, false
-		out.Why = fmt.Sprintf("%s differs from %s's (%s): an earlier message was changed, so everything after it is sent uncached", out.Where, m.ID(), mWhat)
+		out.Why = fmt.Sprintf("%s differs from %s's (%s): an earlier message was changed, so everything after it is sent uncached", out.Where, m.ID(), mWhat())
 	case m.Conv.Branch != nil && m.Conv.Branch.Fork.Parent == n.Conv && joinedSince(n, since, m.Conv.Branch.Fork):
 		out.Cause = CauseJoin
 		out.Why = fmt.Sprintf("the parent after the join of fork %s: its prefix up to the fork call is reused (%s, branch %s, sent the same); the join's result is new", m.Conv.Branch.Fork.Node.ID(), m.ID(), m.Conv.Branch.Name)
@@ -255,9 +259,9 @@ func (a *analysis) describe(c *Call, m *graph.Node, br prefix.Break) Break {
 		f := b.Fork
 		out.Cause = CauseBranch
 		switch {
-		case f.Context == "compact" && m.Conv == f.Parent && droppedByCompact(mWhat):
+		case f.Context == "compact" && m.Conv == f.Parent && droppedByCompact(mWhat()):
 			out.Cause = CauseCompact
-			out.Why = fmt.Sprintf("compact context dropped the parent's %s (%s, in %s): the branch reuses the parent's prefix only up to the first dropped tool call", out.Where, mWhat, m.ID())
+			out.Why = fmt.Sprintf("compact context dropped the parent's %s (%s, in %s): the branch reuses the parent's prefix only up to the first dropped tool call", out.Where, mWhat(), m.ID())
 		case f.Context == "none":
 			out.Why = fmt.Sprintf("branch %s of fork %s starts from its instructions (none context): only the system prompt and tools are shared, with %s", b.Name, f.Node.ID(), m.ID())
 		default:
