@@ -62,32 +62,35 @@ type Result struct {
 	Redacted *secret.Tally
 }
 
+// EachStreamer is a Format that hands its sessions over one at a time
+// as it reads them, none made before it is handed: a file of many runs
+// (traces) holds only the one being written. Import prefers it to
+// Streamer and Read. each is called with every session in the order a
+// Read would list them; an error from each stops the reading and is
+// returned. A session handed over is the caller's until each returns
+// (its Close, when set, is called by the caller).
+type EachStreamer interface {
+	StreamEach(ctx context.Context, path string, opt Options, each func(*Session) error) error
+}
+
 // Import reads path as format f and records each session it holds through
-// w (again into the same run when it was imported before). A Streamer's
-// sessions are recorded as they are read, in bounded memory.
+// w (again into the same run when it was imported before), returning
+// their results: ImportEach, collected.
 func Import(ctx context.Context, w Writer, f Format, path string, opt Options) ([]Result, error) {
-	var sessions []*Session
-	var err error
-	if sf, ok := f.(Streamer); ok {
-		sessions, err = sf.Stream(ctx, path, opt)
-	} else {
-		sessions, err = f.Read(ctx, path, opt)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		for _, s := range sessions {
-			if s != nil && s.Close != nil {
-				s.Close()
-			}
-		}
-	}()
-	out := make([]Result, 0, len(sessions))
-	for i, s := range sessions {
-		// A session written is let go (its texts, project and tools): a
-		// file of many runs holds only their results.
-		sessions[i] = nil
+	var out []Result
+	err := ImportEach(ctx, w, f, path, opt, func(r Result) error {
+		out = append(out, r)
+		return nil
+	})
+	return out, err
+}
+
+// ImportEach is Import handing each session's result to done as soon as
+// it is written, holding none: an EachStreamer's sessions are made one at
+// a time, a Streamer's recorded as they are read. An error from done
+// stops the import and is returned.
+func ImportEach(ctx context.Context, w Writer, f Format, path string, opt Options, done func(Result) error) error {
+	one := func(s *Session) error {
 		if s.Source.Format == "" {
 			s.Source.Format = f.Name()
 		}
@@ -97,24 +100,65 @@ func Import(ctx context.Context, w Writer, f Format, path string, opt Options) (
 			s.Close = nil
 		}
 		if err != nil {
-			return out, err
+			return err
 		}
 		trunk := s.Trunk
 		if trunk == nil {
 			trunk = &Conversation{}
 		}
 		st, _ := convStatus(trunk)
-		out = append(out, Result{RunID: wr.id, Source: s.Source, Title: wr.redactedTitle(s.Title), Status: st,
+		return done(Result{RunID: wr.id, Source: s.Source, Title: wr.redactedTitle(s.Title), Status: st,
 			Conversations: wr.convs, Nodes: wr.nodes, Report: s.Report, Redacted: wr.redacted})
 	}
-	return out, nil
+	if ef, ok := f.(EachStreamer); ok {
+		return ef.StreamEach(ctx, path, opt, one)
+	}
+	var sessions []*Session
+	var err error
+	if sf, ok := f.(Streamer); ok {
+		sessions, err = sf.Stream(ctx, path, opt)
+	} else {
+		sessions, err = f.Read(ctx, path, opt)
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, s := range sessions {
+			if s != nil && s.Close != nil {
+				s.Close()
+			}
+		}
+	}()
+	for i, s := range sessions {
+		// A session written is let go (its texts, project and tools): a
+		// file of many runs holds only their results.
+		sessions[i] = nil
+		if err := one(s); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Watch imports path now and again whenever its files change (polled
-// every interval), calling done after each import, until ctx ends; it
-// returns nil then. A failed re-import (a line being written, say) is
-// reported through done's error and retried at the next change.
+// every interval), calling done after each import with its results, until
+// ctx ends; it returns nil then. A failed re-import (a line being
+// written, say) is reported through done's error and retried at the next
+// change. WatchEach holds no results.
 func Watch(ctx context.Context, w Writer, f Format, path string, opt Options, interval time.Duration, done func([]Result, error)) error {
+	var res []Result
+	return WatchEach(ctx, w, f, path, opt, interval, func(r Result) {
+		res = append(res, r)
+	}, func(err error) {
+		done(res, err)
+		res = nil
+	})
+}
+
+// WatchEach is Watch handing each result to each as its session is
+// written, and calling done after each import (with its error).
+func WatchEach(ctx context.Context, w Writer, f Format, path string, opt Options, interval time.Duration, each func(Result), done func(error)) error {
 	files := []string{path}
 	if wf, ok := f.(Watched); ok {
 		files = wf.Files(path)
@@ -124,11 +168,14 @@ func Watch(ctx context.Context, w Writer, f Format, path string, opt Options, in
 		sig := signature(files)
 		if sig != last {
 			last = sig
-			res, err := Import(ctx, w, f, path, opt)
+			err := ImportEach(ctx, w, f, path, opt, func(r Result) error {
+				each(r)
+				return nil
+			})
 			if ctx.Err() != nil {
 				return nil
 			}
-			done(res, err)
+			done(err)
 		}
 		select {
 		case <-ctx.Done():

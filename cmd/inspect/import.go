@@ -211,10 +211,15 @@ func importRun(ctx context.Context, opts *ImportOptions) error {
 			printImported(opts, res)
 		})
 	}
-	var imported []importers.Result
+	// Each run's line is printed as it is written (the progress of a file
+	// of many runs); only the last run's id is kept, for the hints.
+	last := ""
 	for i, p := range paths {
-		res, err := importers.Import(ctx, db, chosen[i], p, opt)
-		imported = append(imported, res...)
+		err := importers.ImportEach(ctx, db, chosen[i], p, opt, func(r importers.Result) error {
+			printResult(opts, &r)
+			last = r.RunID
+			return nil
+		})
 		if err != nil {
 			if opts.Strict && !errors.Is(err, context.Canceled) {
 				return &UsageError{Err: err}
@@ -222,9 +227,7 @@ func importRun(ctx context.Context, opts *ImportOptions) error {
 			return err
 		}
 	}
-	printImported(opts, imported)
-	if len(imported) > 0 {
-		last := imported[len(imported)-1].RunID
+	if last != "" {
 		fmt.Fprintf(opts.F.IO.ErrOut, "next: %s\n", hint(opts.F.DBPath, "graph", last))
 		fmt.Fprintf(opts.F.IO.ErrOut, "next: %s\n", hint(opts.F.DBPath, "audit", last))
 	}
@@ -313,39 +316,45 @@ const maxProblems = 10
 // printImported prints one line per run, then what was skipped or could
 // not be read.
 func printImported(opts *ImportOptions, res []importers.Result) {
+	for i := range res {
+		printResult(opts, &res[i])
+	}
+}
+
+// printResult prints one run's line, then what its import skipped or
+// could not read.
+func printResult(opts *ImportOptions, r *importers.Result) {
 	io := opts.F.IO
-	for _, r := range res {
-		src := r.Source.Format
-		if r.Source.Version != "" {
-			src += " " + r.Source.Version
+	src := r.Source.Format
+	if r.Source.Version != "" {
+		src += " " + r.Source.Version
+	}
+	secrets := ""
+	if n := r.Redacted.Total(); n > 0 {
+		secrets = fmt.Sprintf(" · %d %s redacted", n, plural(n, "secret", "secrets"))
+	}
+	fmt.Fprintf(io.Out, "imported run %s · %s · session %s · %s · %d %s · %d nodes%s\n", r.RunID, src, r.Source.ID, r.Status,
+		r.Conversations, plural(r.Conversations, "conversation", "conversations"), r.Nodes, secrets)
+	if n := r.Redacted.Total(); n > 0 {
+		fmt.Fprintf(io.ErrOut, "  redacted %d %s the session held (%s): stored, shown and exported as [redacted]\n",
+			n, plural(n, "value that looks like a secret", "values that look like secrets"), r.Redacted.Rules())
+	}
+	if n := len(r.Report.Skipped); n > 0 {
+		total := 0
+		kinds := make([]string, 0, n)
+		for k, c := range r.Report.Skipped {
+			total += c
+			kinds = append(kinds, fmt.Sprintf("%s ×%d", k, c))
 		}
-		secrets := ""
-		if n := r.Redacted.Total(); n > 0 {
-			secrets = fmt.Sprintf(" · %d %s redacted", n, plural(n, "secret", "secrets"))
+		sort.Strings(kinds)
+		fmt.Fprintf(io.ErrOut, "  skipped %d %s of %d unknown %s: %s\n", total, plural(total, "record", "records"), n, plural(n, "type", "types"), strings.Join(kinds, ", "))
+	}
+	for i, p := range r.Report.Problems {
+		if i == maxProblems {
+			fmt.Fprintf(io.ErrOut, "  … and %d more malformed lines\n", len(r.Report.Problems)-maxProblems)
+			break
 		}
-		fmt.Fprintf(io.Out, "imported run %s · %s · session %s · %s · %d %s · %d nodes%s\n", r.RunID, src, r.Source.ID, r.Status,
-			r.Conversations, plural(r.Conversations, "conversation", "conversations"), r.Nodes, secrets)
-		if n := r.Redacted.Total(); n > 0 {
-			fmt.Fprintf(io.ErrOut, "  redacted %d %s the session held (%s): stored, shown and exported as [redacted]\n",
-				n, plural(n, "value that looks like a secret", "values that look like secrets"), r.Redacted.Rules())
-		}
-		if n := len(r.Report.Skipped); n > 0 {
-			total := 0
-			kinds := make([]string, 0, n)
-			for k, c := range r.Report.Skipped {
-				total += c
-				kinds = append(kinds, fmt.Sprintf("%s ×%d", k, c))
-			}
-			sort.Strings(kinds)
-			fmt.Fprintf(io.ErrOut, "  skipped %d %s of %d unknown %s: %s\n", total, plural(total, "record", "records"), n, plural(n, "type", "types"), strings.Join(kinds, ", "))
-		}
-		for i, p := range r.Report.Problems {
-			if i == maxProblems {
-				fmt.Fprintf(io.ErrOut, "  … and %d more malformed lines\n", len(r.Report.Problems)-maxProblems)
-				break
-			}
-			fmt.Fprintf(io.ErrOut, "  %s\n", problemLine(p))
-		}
+		fmt.Fprintf(io.ErrOut, "  %s\n", problemLine(p))
 	}
 }
 

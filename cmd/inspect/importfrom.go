@@ -170,25 +170,28 @@ func importFrom(ctx context.Context, opts *ImportOptions) error {
 			fmt.Fprintf(errOut, "\r\x1b[Kjaeger: %d/%d traces · %d imported · %d skipped · at %s", p.Done, p.Found, p.Imported, p.Skipped, p.Window.UTC().Format(time.RFC3339))
 		}
 	}
+	// Each run's line is printed as it is recorded (over the progress
+	// line, which the next trace draws again): nothing is kept of it.
+	im.OnRun = func(r jaeger.Run) {
+		if tty {
+			fmt.Fprint(errOut, "\r\x1b[K")
+		}
+		printResult(opts, &r.Result)
+	}
 	sum, err := im.Import(ctx, q)
 	if tty {
 		fmt.Fprint(errOut, "\r\x1b[K")
 	}
-	res := make([]importers.Result, len(sum.Imported))
-	for i, r := range sum.Imported {
-		res[i] = r.Result
-	}
-	printImported(opts, res)
 	for _, id := range sum.TooLarge {
 		fmt.Fprintf(errOut, "skipped trace %s: its OTLP JSON is over %d bytes (--max-trace-bytes)\n", id, o.MaxBytes)
 	}
 	fmt.Fprintf(errOut, "%s: %d %s found from %s to %s · %d imported (%d still running, %d completed) · %d already here · %d over the size cap · %d gone\n",
 		base, sum.Found, plural(sum.Found, "trace", "traces"), sum.From.UTC().Format(time.RFC3339), sum.To.UTC().Format(time.RFC3339),
-		len(sum.Imported), sum.Running, sum.Completed, sum.Known, len(sum.TooLarge), sum.Gone)
+		sum.Imported, sum.Running, sum.Completed, sum.Known, len(sum.TooLarge), sum.Gone)
 	if err != nil {
-		return fromError(base, err, len(sum.Imported))
+		return fromError(base, err, sum.Imported)
 	}
-	if n := len(sum.Imported); n > 0 {
+	if sum.Imported > 0 {
 		fmt.Fprintf(errOut, "next: %s\n", hint(opts.F.DBPath, "fleet", "--source", "otlp"))
 	}
 	return nil

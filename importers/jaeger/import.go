@@ -52,6 +52,10 @@ type Importer struct {
 	Options importers.Options // as for any OTLP file
 	// Now is the current time (tests inject it); default time.Now.
 	Now func() time.Time
+	// OnRun, when set, is told of each trace recorded as it is: the
+	// summary keeps their count only, so an import of many traces holds
+	// nothing per run.
+	OnRun func(Run)
 	// Progress, when set, is told of each trace fetched, skipped or found
 	// already there.
 	Progress func(Progress)
@@ -67,7 +71,7 @@ type Progress struct {
 // Summary is what an import did.
 type Summary struct {
 	Found     int      // traces the searches listed (and the open ones fetched again)
-	Imported  []Run    // recorded (new or updated)
+	Imported  int      // traces recorded (new or updated), each told to OnRun
 	Known     int      // already imported whole: not fetched
 	TooLarge  []string // the ids of the traces over the size cap, skipped
 	Gone      int      // listed, then not there when fetched (Jaeger's retention)
@@ -146,7 +150,7 @@ func (im *Importer) Import(ctx context.Context, q Query) (Summary, error) {
 		}
 		return im.Store.SetImportMark(ctx, key, string(text))
 	}
-	full := func() bool { return q.Limit > 0 && len(sum.Imported) >= q.Limit }
+	full := func() bool { return q.Limit > 0 && sum.Imported >= q.Limit }
 
 	// The traces recorded running: fetched again first.
 	open := map[string]bool{}
@@ -330,7 +334,10 @@ func (im *Importer) record(ctx context.Context, t *otlp.Trace, truncated int, su
 		r.Status = record.StatusRunning
 		sum.Running++
 	}
-	sum.Imported = append(sum.Imported, *r)
+	sum.Imported++
+	if im.OnRun != nil {
+		im.OnRun(*r)
+	}
 	return r, nil
 }
 

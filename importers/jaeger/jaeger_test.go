@@ -163,6 +163,14 @@ func importer(srv *httptest.Server, db *store.DB, depth int) *Importer {
 		Store: db, Now: func() time.Time { return t0.Add(24 * time.Hour) }}
 }
 
+// recorded has im tell each run it records into the list returned,
+// emptied by the caller before each import.
+func recorded(im *Importer) *[]Run {
+	var runs []Run
+	im.OnRun = func(r Run) { runs = append(runs, r) }
+	return &runs
+}
+
 func query() Query { return Query{Service: "svc", Since: t0.Add(-time.Hour)} }
 
 func runCount(t *testing.T, db *store.DB) int {
@@ -180,12 +188,14 @@ func TestImport_SplitsFullWindows(t *testing.T) {
 	srv := httptest.NewServer(f)
 	defer srv.Close()
 	db := openDB(t)
-	sum, err := importer(srv, db, 4).Import(t.Context(), query())
+	im := importer(srv, db, 4)
+	runs := recorded(im)
+	sum, err := im.Import(t.Context(), query())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sum.Imported) != 25 || runCount(t, db) != 25 {
-		t.Fatalf("imported %d (%d runs), want 25; searches %v", len(sum.Imported), runCount(t, db), f.searches)
+	if sum.Imported != 25 || len(*runs) != 25 || runCount(t, db) != 25 {
+		t.Fatalf("imported %d (%d runs), want 25; searches %v", sum.Imported, runCount(t, db), f.searches)
 	}
 	if len(f.searches) < 8 {
 		t.Errorf("%d searches for 25 traces at depth 4: the window was not split", len(f.searches))
@@ -193,23 +203,24 @@ func TestImport_SplitsFullWindows(t *testing.T) {
 	if len(f.fetched) != 0 {
 		t.Errorf("%d traces fetched one by one: the searches' answers hold them whole", len(f.fetched))
 	}
-	for _, r := range sum.Imported {
+	for _, r := range *runs {
 		if r.Status != record.StatusOK || r.Nodes == 0 {
 			t.Errorf("run %s: %s, %d nodes", r.RunID, r.Status, r.Nodes)
 		}
 	}
 	f.fetched = nil
 	sum, err = importer(srv, db, 4).Import(t.Context(), query())
-	if err != nil || len(sum.Imported) != 0 || len(f.fetched) != 0 {
-		t.Fatalf("second import: %d imported, fetched %v, %v", len(sum.Imported), f.fetched, err)
+	if err != nil || sum.Imported != 0 || len(f.fetched) != 0 {
+		t.Fatalf("second import: %d imported, fetched %v, %v", sum.Imported, f.fetched, err)
 	}
 	// a trace that reaches Jaeger late (started within Settle of the
 	// last search's end) is the only one imported next time
 	late := fakeTrace{id: fmt.Sprintf("%032x", 999), start: t0.Add(24*time.Hour - 10*time.Second), agent: "main"}
 	f.traces[late.id] = late
-	sum, err = importer(srv, db, 4).Import(t.Context(), query())
-	if err != nil || len(sum.Imported) != 1 || sum.Imported[0].Trace != late.id || runCount(t, db) != 26 {
-		t.Fatalf("third import: %d imported, %d runs, %v", len(sum.Imported), runCount(t, db), err)
+	*runs = nil
+	sum, err = im.Import(t.Context(), query())
+	if err != nil || sum.Imported != 1 || len(*runs) != 1 || (*runs)[0].Trace != late.id || runCount(t, db) != 26 {
+		t.Fatalf("third import: %d imported, %d runs, %v", sum.Imported, runCount(t, db), err)
 	}
 }
 
@@ -241,8 +252,8 @@ func TestImport_ErrorsMidway(t *testing.T) {
 	var retries []string
 	im.Client.OnRetry = func(what string, err error, wait time.Duration) { retries = append(retries, err.Error()) }
 	sum, err := im.Import(t.Context(), query())
-	if err != nil || len(sum.Imported) != 10 {
-		t.Fatalf("imported %d, %v; want 10 after retries", len(sum.Imported), err)
+	if err != nil || sum.Imported != 10 {
+		t.Fatalf("imported %d, %v; want 10 after retries", sum.Imported, err)
 	}
 	if len(retries) != 2 || !strings.Contains(retries[0], "503") {
 		t.Errorf("retries = %q", retries)
@@ -255,26 +266,31 @@ func TestImport_ErrorsMidway(t *testing.T) {
 	db2 := openDB(t)
 	im2 := importer(srv2, db2, 3)
 	im2.Client.Retries = 2
+	runs := recorded(im2)
 	sum, err = im2.Import(t.Context(), query())
 	if err == nil || !strings.Contains(err.Error(), "503") {
 		t.Fatalf("err = %v, want the 503", err)
 	}
-	before := len(sum.Imported)
+	before := sum.Imported
 	if before == 0 || before >= 10 || runCount(t, db2) != before {
 		t.Fatalf("imported %d (%d runs) before the failure, want some of the 10", before, runCount(t, db2))
 	}
 	first := map[string]bool{}
-	for _, r := range sum.Imported {
+	for _, r := range *runs {
 		first[r.Trace] = true
 	}
+	if len(first) != before {
+		t.Errorf("%d runs told, %d imported", len(first), before)
+	}
+	*runs = nil
 	f2.mu.Lock()
 	f2.failFrom = 0
 	f2.mu.Unlock()
 	sum, err = im2.Import(t.Context(), query())
-	if err != nil || len(sum.Imported) != 10-before || runCount(t, db2) != 10 {
-		t.Fatalf("resumed: imported %d (%d runs), %v; want the %d left", len(sum.Imported), runCount(t, db2), err, 10-before)
+	if err != nil || sum.Imported != 10-before || runCount(t, db2) != 10 {
+		t.Fatalf("resumed: imported %d (%d runs), %v; want the %d left", sum.Imported, runCount(t, db2), err, 10-before)
 	}
-	for _, r := range sum.Imported {
+	for _, r := range *runs {
 		if first[r.Trace] {
 			t.Errorf("trace %s imported again after it was imported", r.Trace)
 		}
@@ -294,8 +310,8 @@ func TestImport_Auth(t *testing.T) {
 	}
 	im.Client.Auth = func(r *http.Request) { r.Header.Set("Authorization", "Bearer s3cret-token") }
 	sum, err := im.Import(t.Context(), query())
-	if err != nil || len(sum.Imported) != 2 {
-		t.Fatalf("with the token: %d imported, %v", len(sum.Imported), err)
+	if err != nil || sum.Imported != 2 {
+		t.Fatalf("with the token: %d imported, %v", sum.Imported, err)
 	}
 }
 
@@ -312,8 +328,8 @@ func TestImport_SizeCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sum.Imported) != 2 || len(sum.TooLarge) != 1 || sum.TooLarge[0] != ts[1].id {
-		t.Fatalf("imported %d, too large %v; want 2 and %s", len(sum.Imported), sum.TooLarge, ts[1].id)
+	if sum.Imported != 2 || len(sum.TooLarge) != 1 || sum.TooLarge[0] != ts[1].id {
+		t.Fatalf("imported %d, too large %v; want 2 and %s", sum.Imported, sum.TooLarge, ts[1].id)
 	}
 }
 
@@ -327,8 +343,8 @@ func TestImport_RunningTrace(t *testing.T) {
 	defer srv.Close()
 	db := openDB(t)
 	sum, err := importer(srv, db, 100).Import(t.Context(), query())
-	if err != nil || len(sum.Imported) != 2 || sum.Running != 1 {
-		t.Fatalf("imported %d, running %d, %v", len(sum.Imported), sum.Running, err)
+	if err != nil || sum.Imported != 2 || sum.Running != 1 {
+		t.Fatalf("imported %d, running %d, %v", sum.Imported, sum.Running, err)
 	}
 	id, _ := db.RunBySource(t.Context(), "otlp", ts[1].id)
 	run, err := db.LoadRun(t.Context(), id)
@@ -374,12 +390,12 @@ func TestImport_AttrAndLimit(t *testing.T) {
 	q.Attrs = map[string]string{"gen_ai.agent.name": "main"}
 	q.Limit = 4
 	sum, err := importer(srv, db, 100).Import(t.Context(), q)
-	if err != nil || len(sum.Imported) != 4 {
-		t.Fatalf("imported %d, %v; want 4", len(sum.Imported), err)
+	if err != nil || sum.Imported != 4 {
+		t.Fatalf("imported %d, %v; want 4", sum.Imported, err)
 	}
 	sum, err = importer(srv, db, 100).Import(t.Context(), q)
-	if err != nil || len(sum.Imported) != 2 || runCount(t, db) != 6 {
-		t.Fatalf("then %d (%d runs), %v; want the 2 left of main's 6", len(sum.Imported), runCount(t, db), err)
+	if err != nil || sum.Imported != 2 || runCount(t, db) != 6 {
+		t.Fatalf("then %d (%d runs), %v; want the 2 left of main's 6", sum.Imported, runCount(t, db), err)
 	}
 	if id, _ := db.RunBySource(t.Context(), "otlp", ts[6].id); id != "" {
 		t.Errorf("agent other's trace imported under --attr gen_ai.agent.name=main")

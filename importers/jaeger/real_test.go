@@ -170,6 +170,7 @@ func TestImport_Slow(t *testing.T) {
 		Store: db, Now: func() time.Time { return t0.Add(24 * time.Hour) }}
 	var retried []string
 	im.Client.OnRetry = func(what string, err error, wait time.Duration) { retried = append(retried, err.Error()) }
+	runs := recorded(im)
 	q := Query{Service: service, Since: t0.Add(-time.Hour)}
 	start := time.Now()
 	sum, err := im.Import(t.Context(), q)
@@ -183,14 +184,15 @@ func TestImport_Slow(t *testing.T) {
 	if len(retried) != 1 || !strings.HasSuffix(retried[0], ": no answer within 1s") {
 		t.Errorf("retries told: %q", retried)
 	}
-	before := len(sum.Imported)
+	before := sum.Imported
 	if before == 0 || before > 3 || runCount(t, db) != before {
 		t.Fatalf("imported %d (%d runs) before the stall, want those of the windows before the 4th trace's", before, runCount(t, db))
 	}
 	first := map[string]bool{}
-	for _, r := range sum.Imported {
+	for _, r := range *runs {
 		first[r.Trace] = true
 	}
+	*runs = nil
 	if first[ts[3].id] {
 		t.Errorf("the stalled trace was imported")
 	}
@@ -202,10 +204,10 @@ func TestImport_Slow(t *testing.T) {
 	p.stall = map[string]bool{}
 	p.mu.Unlock()
 	sum, err = im.Import(t.Context(), q)
-	if err != nil || len(sum.Imported) != 6-before || runCount(t, db) != 6 {
-		t.Fatalf("resumed: imported %d (%d runs), %v; want the %d left", len(sum.Imported), runCount(t, db), err, 6-before)
+	if err != nil || sum.Imported != 6-before || runCount(t, db) != 6 {
+		t.Fatalf("resumed: imported %d (%d runs), %v; want the %d left", sum.Imported, runCount(t, db), err, 6-before)
 	}
-	for _, r := range sum.Imported {
+	for _, r := range *runs {
 		if first[r.Trace] {
 			t.Errorf("trace %s imported again", r.Trace)
 		}
