@@ -2,13 +2,9 @@ package web_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
@@ -25,40 +21,7 @@ import (
 // whole-process benchmarks use (the generator's and the schema's
 // versions), so the two share one file; and the run's id.
 func keptRealistic(b *testing.B, n int) (string, string) {
-	b.Helper()
-	dir := filepath.Join(os.TempDir(), "inspect-bench")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	path := filepath.Join(dir, fmt.Sprintf("realistic-g%d-s%d-%d.db", graphtest.RealisticVersion, store.SchemaVersion(), n))
-	ctx := context.Background()
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		tmp := path + ".tmp"
-		os.Remove(tmp)
-		db, err := store.Open(ctx, tmp)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := graphtest.RecordRealistic(ctx, db, n); err != nil {
-			b.Fatal(err)
-		}
-		if err := db.Close(); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			b.Fatal(err)
-		}
-	}
-	db, err := store.OpenReadOnly(ctx, path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	id, err := db.ResolveRun(ctx, "latest")
-	if err != nil {
-		b.Fatal(err)
-	}
-	return path, id
+	return graphtest.RealisticFile(b, n)
 }
 
 // BenchmarkRunParts100k is the wait a user has on the page of a realistic
