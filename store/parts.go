@@ -11,6 +11,8 @@ import (
 	"sort"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/inspect-dev/inspect/record"
 	"github.com/inspect-dev/inspect/store/layout"
 )
@@ -114,19 +116,17 @@ func (db *DB) requestHalves(ctx context.Context, run string) ([]layout.RequestPa
 	if mid < int64(halvesFrom)/2 || mid < 1 || runtime.GOMAXPROCS(0) < 2 {
 		return db.requestRows(ctx, `n.run_id = ?1`, run)
 	}
-	var first []layout.RequestParts
-	var firstErr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		first, firstErr = db.requestRows(ctx, `n.run_id = ?1 AND n.seq <= ?2`, run, mid)
-	}()
-	second, err := db.requestRows(ctx, `n.run_id = ?1 AND n.seq > ?2`, run, mid)
-	<-done
-	if err == nil {
-		err = firstErr
-	}
-	if err != nil {
+	var first, second []layout.RequestParts
+	var eg errgroup.Group
+	eg.Go(func() (err error) {
+		first, err = db.requestRows(ctx, `n.run_id = ?1 AND n.seq <= ?2`, run, mid)
+		return err
+	})
+	eg.Go(func() (err error) {
+		second, err = db.requestRows(ctx, `n.run_id = ?1 AND n.seq > ?2`, run, mid)
+		return err
+	})
+	if err := eg.Wait(); err != nil {
 		return nil, err
 	}
 	return append(first, second...), nil
