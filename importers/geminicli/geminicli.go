@@ -69,20 +69,23 @@ type header struct {
 	Messages []json.RawMessage `json:"messages"`
 }
 
+// tokens is a response's usage as Gemini CLI records it.
+type tokens struct {
+	Input    int64 `json:"input"`
+	Output   int64 `json:"output"`
+	Cached   int64 `json:"cached"`
+	Thoughts int64 `json:"thoughts"`
+}
+
 // message is one chat record.
 type message struct {
 	ID        string          `json:"id"`
 	Timestamp string          `json:"timestamp"`
 	Type      string          `json:"type"`
 	Content   json.RawMessage `json:"content"`
-	Tokens    *struct {
-		Input    int64 `json:"input"`
-		Output   int64 `json:"output"`
-		Cached   int64 `json:"cached"`
-		Thoughts int64 `json:"thoughts"`
-	} `json:"tokens"`
-	Model     string     `json:"model"`
-	ToolCalls []toolCall `json:"toolCalls"`
+	Tokens    *tokens         `json:"tokens"`
+	Model     string          `json:"model"`
+	ToolCalls []toolCall      `json:"toolCalls"`
 	at        time.Time
 }
 

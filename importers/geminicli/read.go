@@ -74,17 +74,12 @@ type chat struct {
 // same types (a record it takes is one message takes), its texts not kept
 // but hashed (content) or passed over.
 type seen struct {
-	ID        string `json:"id"`
-	Timestamp string `json:"timestamp"`
-	Type      string `json:"type"`
-	Content   digest `json:"content"`
-	Tokens    *struct {
-		Input    int64 `json:"input"`
-		Output   int64 `json:"output"`
-		Cached   int64 `json:"cached"`
-		Thoughts int64 `json:"thoughts"`
-	} `json:"tokens"`
-	Model     string `json:"model"`
+	ID        string  `json:"id"`
+	Timestamp string  `json:"timestamp"`
+	Type      string  `json:"type"`
+	Content   digest  `json:"content"`
+	Tokens    *tokens `json:"tokens"`
+	Model     string  `json:"model"`
 	ToolCalls []struct {
 		ID        string  `json:"id"`
 		Name      string  `json:"name"`
