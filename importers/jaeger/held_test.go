@@ -4,6 +4,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/inspect-dev/inspect/store"
@@ -23,8 +24,25 @@ func liveHeap() uint64 {
 // more, no more than an import of 100 leaves (a trace's id and a few bytes:
 // the ids seen, so a trace two windows list is fetched once, go with the
 // import). Before, the summary's list of runs kept 390–640 B a run (now
-// ≈ 100 B, ± 150 B of noise).
+// ≈ 100 B, ± 150 B of noise: the median of three is
+// compared).
 func TestImport_HoldsLittlePerRun(t *testing.T) {
+	// the median of three measures: one is ± 150 B a trace of noise
+	var per [3]int64
+	for k := range per {
+		per[k] = heldPerRun(t)
+	}
+	slices.Sort(per[:])
+	perRun := per[1]
+	t.Logf("an import leaves %d B a trace more live (median of %d, %d, %d)", perRun, per[0], per[1], per[2])
+	if perRun > 275 {
+		t.Errorf("an import leaves %d B a trace more live with its summary (median of %d, %d, %d): it keeps something of each run it recorded", perRun, per[0], per[1], per[2])
+	}
+}
+
+// heldPerRun is what an import of 1,400 traces leaves live, per trace more
+// than an import of 100 leaves.
+func heldPerRun(t *testing.T) int64 {
 	var grew [3]int64
 	sizes := [3]int{100, 100, 1400} // one a minute: a day holds 1,440; the first warms up
 	for i, n := range sizes {
@@ -50,7 +68,5 @@ func TestImport_HoldsLittlePerRun(t *testing.T) {
 	}
 	perRun := (grew[2] - grew[1]) / int64(sizes[2]-sizes[1])
 	t.Logf("an import leaves %d KiB live after %d traces, %d KiB after %d: %d B a trace more", grew[1]>>10, sizes[1], grew[2]>>10, sizes[2], perRun)
-	if perRun > 275 {
-		t.Errorf("an import leaves %d B a trace more live with its summary: it keeps something of each run it recorded", perRun)
-	}
+	return perRun
 }
