@@ -105,6 +105,8 @@ func Source(rep *cache.Report) string {
 		return "nothing was reported: every cache figure here is a prediction from the request bytes"
 	case rep.Simulated:
 		return "reported cached tokens come from the scripted model's simulated cache, which uses the same definition as the prediction"
+	case rep.Total.Analyzed == 0:
+		return "reported cached tokens come from the provider; no call's request could be analysed, so nothing here is predicted"
 	}
 	return "reported cached tokens come from the provider; predictions are from the request bytes"
 }
@@ -153,8 +155,12 @@ func write(out io.Writer, rep *cache.Report, node int64, st style) error {
 		w.end()
 	}
 	w.heading(2, "Calls")
+	shared, n := sharedSkip(rep.Calls)
+	if shared != "" {
+		w.printf("%s of %s calls not analysed: %s. Their figures below are the provider's alone.\n\n", group(int64(n)), group(int64(len(rep.Calls))), w.text(shared))
+	}
 	for _, c := range rep.Calls {
-		w.item(callLine(w, c))
+		w.item(callLine(w, c, shared))
 	}
 	w.end()
 	var mism, unst []*cache.Call
@@ -233,11 +239,38 @@ func writes(t cache.Totals) string {
 	return group(t.Writes)
 }
 
-// callLine is one call in the list.
-func callLine(w *writer, c *cache.Call) string {
+// sharedSkip is why the calls not analysed were not, when two or more
+// were and all for the one reason (an import without the system prompt
+// and tools: every call of it), and how many: said once above the list,
+// not on each call.
+func sharedSkip(calls []*cache.Call) (string, int) {
+	why, n := "", 0
+	for _, c := range calls {
+		switch {
+		case c.Analyzed:
+		case n == 0:
+			why, n = c.Skipped, 1
+		case c.Skipped != why:
+			return "", 0
+		default:
+			n++
+		}
+	}
+	if n < 2 {
+		return "", 0
+	}
+	return why, n
+}
+
+// callLine is one call in the list; shared is the reason not to repeat
+// on a call not analysed (sharedSkip).
+func callLine(w *writer, c *cache.Call, shared string) string {
 	n := c.Node
 	head := fmt.Sprintf("%s @%s (%s)", w.bold(n.ID()), w.text(orDash(n.Agent)), w.text(convName(n)))
 	if !c.Analyzed {
+		if shared != "" && c.Skipped == shared {
+			return fmt.Sprintf("%s: %s", head, reported(c))
+		}
 		return fmt.Sprintf("%s: not analysed: %s; %s", head, w.text(c.Skipped), reported(c))
 	}
 	s := fmt.Sprintf("%s: %s · %s · uncached ≈%s tokens", head, reusable(c), reported(c), group(c.Uncached()))

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -350,5 +352,46 @@ func TestCache_ImportedLangGraph(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCache_ImportWithoutRequests: a real Claude Code session imported
+// from its transcript has no system prompt or tools to compare, so no
+// call is analysed: inspect cache says why once, above the calls, lists
+// each call with the provider's figures alone, and claims no prediction.
+func TestCache_ImportWithoutRequests(t *testing.T) {
+	f, out, errOut := testFactory(t)
+	path := filepath.Join(t.TempDir(), "session.jsonl")
+	if err := os.WriteFile(path, realSession(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := run(context.Background(), f, []string{"import", path}); code != ExitOK {
+		t.Fatalf("import: exit %d: %s", code, errOut)
+	}
+	out.Reset()
+	if code := run(context.Background(), f, []string{"cache"}); code != ExitOK {
+		t.Fatalf("cache: exit %d: %s", code, errOut)
+	}
+	got := out.String()
+	why := "not analysed: the reconstructed request lacks the system prompt and the tool definitions"
+	if strings.Count(got, why) != 1 || !strings.Contains(got, "calls "+why+". Their figures below are the provider's alone.") {
+		t.Errorf("the reason is not said once above the calls:\n%s", got)
+	}
+	if strings.Contains(got, "predictions are from the request bytes") || !strings.Contains(got, "no call's request could be analysed, so nothing here is predicted") {
+		t.Errorf("the source line claims predictions:\n%s", got)
+	}
+	_, calls, _ := strings.Cut(got, "Calls:")
+	calls, _, _ = strings.Cut(calls, "By conversation:")
+	n := 0
+	for _, l := range strings.Split(calls, "\n") {
+		if strings.HasPrefix(l, "  n") {
+			n++
+			if !strings.Contains(l, ": reported cached ") && !strings.Contains(l, ": cached not reported") {
+				t.Errorf("call line without the provider's figures: %q", l)
+			}
+		}
+	}
+	if n == 0 || !strings.Contains(got, fmt.Sprintf("%d of %d calls "+why, n, n)) {
+		t.Errorf("%d call lines; the count above them differs:\n%s", n, got)
 	}
 }
