@@ -74,14 +74,15 @@ A tool the format's own list does not name counts as research when its
 name matches the research: patterns of .inspect.yaml (default read*, get*,
 list*, search*, find*, fetch*, lookup*, query*).
 
-Records of unknown types are skipped and counted; a malformed line is
+Records of unknown types are skipped, and records the run cannot hold as
+written (a tool result without its call, a duplicate span, a value over
+the size cap) adjusted, each counted by kind; a malformed line is
 reported as FILE:LINE and the import goes on (--strict makes it fail; the
 run keeps what was read before the line, marked interrupted).
 
-Claude Code, Kimi CLI and Codex sessions are recorded as they are read,
-so an import's memory stays the same whatever the session's size; an
-OTLP/JSON lines or Agents SDK file holds each trace only until its last
-span was read (Kimi Code sessions and one OTLP document are read whole).
+Every format is recorded as it is read, so an import's memory stays about
+the same whatever the file's size: a trace's spans are held only until
+its last one was read (docs/import.md says what each format keeps).
 
 --from jaeger URL imports the traces a Jaeger query service holds, each
 as a run, through its API v3: --service (required), --operation,
@@ -347,7 +348,9 @@ func printResult(opts *ImportOptions, r *importers.Result) {
 			kinds = append(kinds, fmt.Sprintf("%s ×%d", k, c))
 		}
 		sort.Strings(kinds)
-		fmt.Fprintf(io.ErrOut, "  skipped %d %s of %d unknown %s: %s\n", total, plural(total, "record", "records"), n, plural(n, "type", "types"), strings.Join(kinds, ", "))
+		// not all unknown types: a result without its call, a duplicate
+		// span, a cut value, joined traces are counted here too
+		fmt.Fprintf(io.ErrOut, "  skipped or adjusted %d %s of %d %s: %s\n", total, plural(total, "record", "records"), n, plural(n, "kind", "kinds"), strings.Join(kinds, ", "))
 	}
 	for i, p := range r.Report.Problems {
 		if i == maxProblems {

@@ -255,3 +255,19 @@ func TestImportRun_Project(t *testing.T) {
 		t.Errorf("--project of a file: %v", err)
 	}
 }
+
+// TestImport_SkippedSaysWhat: what an import counts in its report is not
+// all of unknown types — OpenLLMetry's traces joined into one run, a model
+// call two instrumentations recorded — and the line says so: "skipped or
+// adjusted", by kind, never "unknown types" of what it knew.
+func TestImport_SkippedSaysWhat(t *testing.T) {
+	f, _, errOut := testFactory(t)
+	path := filepath.Join("..", "..", "importers", "otlp", "testdata", "openllmetry-langgraph-supervisor.otlp.jsonl")
+	if code := run(context.Background(), f, []string{"import", path}); code != ExitOK {
+		t.Fatalf("import: exit %d: %s", code, errOut)
+	}
+	got := errOut.String()
+	if !strings.Contains(got, "  skipped or adjusted 66 records of 2 kinds: model calls two instrumentations recorded (one copy kept) ×7, spans that were traces of their own") || strings.Contains(got, "unknown") {
+		t.Errorf("stderr:\n%s", got)
+	}
+}
