@@ -884,7 +884,7 @@ func (r *reader) event(p json.RawMessage, at time.Time, n int) error {
 		"collab_agent_spawn_begin", "collab_agent_interaction_begin", "collab_agent_interaction_end",
 		"collab_waiting_begin", "collab_waiting_end", "collab_close_begin", "collab_close_end",
 		"error", "warning", "stream_error", "background_event", "plan_update", "turn_diff",
-		"exec_approval_request", "apply_patch_approval_request", "session_configured", "shutdown_complete":
+		"exec_approval_request", "apply_patch_approval_request", "session_configured", "thread_settings_applied", "shutdown_complete":
 		// Known events the mapping does not need.
 	default:
 		r.report.Skip("event_msg " + quoteType(e.Type))
