@@ -34,7 +34,8 @@ func TestArgSummary(t *testing.T) {
 // TestArgSummary_PathEnds: a path too long for a label keeps its end,
 // which tells one file from another, from a separator on; the values
 // around it keep their order and what runs past the label is cut at the
-// end. A path that fits, and text with spaces, are as they were.
+// end. A path that fits, and text without a path, are as they were; a
+// path among the words of a command keeps its end too.
 func TestArgSummary_PathEnds(t *testing.T) {
 	for _, tt := range []struct{ args, want string }{
 		{`{"file_path":"/home/USER/projects/spotter/internal/auth/session.go"}`, "…/spotter/internal/auth/session.go"},
@@ -45,7 +46,11 @@ func TestArgSummary_PathEnds(t *testing.T) {
 			"…/opentelemetry_exporter What is the la…"},
 		{`{"path":"regions/index.md"}`, "regions/index.md"},
 		{`{"file_path":"/x/` + strings.Repeat("a", 60) + `.go"}`, "…" + strings.Repeat("a", 36) + ".go"},
-		{`{"command":"tail -5 /tmp/claude-1000/-home-marco-projects-spotter/tasks/b1.output"}`, "tail -5 /tmp/claude-1000/-home-marco-pr…"},
+		// a path in a command keeps its end as a path value does
+		{`{"command":"tail -5 /tmp/claude-1000/-home-marco-projects-spotter/tasks/b1.output"}`, "tail -5 …/tasks/b1.output"},
+		{`{"cmd":"cat /tmp/inspect-harness/codex-subagents-parallel/work/a.txt","workdir":"/tmp/w"}`, "cat …/work/a.txt /tmp/w"},
+		// text without a path is cut at its end
+		{`{"prompt":"What is the latest version of the exporter, and which of its deps changed?"}`, "What is the latest version of the expor…"},
 	} {
 		got := argSummary(tt.args)
 		if got != tt.want {

@@ -462,15 +462,19 @@ func argSummary(args string) string {
 }
 
 // fitValues joins vals with spaces in at most n runes. When they do not
-// fit, the first path among them that runs past n (a value with a slash
-// and no space: a file, a URL) keeps its end, the part that tells one
+// fit, the first path among their words that runs past n (a word with a
+// slash: a file, a URL, alone or in a command) keeps its end, the part that tells one
 // file from another ("…/internal/auth/session.go", not
 // "/home/USER/projects/s…"), in the room left before it; what follows is
 // cut at the end as any text is.
 func fitValues(vals []string, n int) string {
-	for i := range vals {
-		vals[i] = strings.Join(strings.Fields(vals[i]), " ")
+	// each word on its own, so a path inside a command ("cat
+	// /home/USER/app/a.txt") keeps its end as a path value does
+	var words []string
+	for _, v := range vals {
+		words = append(words, strings.Fields(v)...)
 	}
+	vals = words
 	whole := strings.Join(vals, " ")
 	if utf8.RuneCountInString(whole) <= n {
 		return whole
