@@ -48,7 +48,7 @@ func TestArgSummary_PathEnds(t *testing.T) {
 		{`{"file_path":"/x/` + strings.Repeat("a", 60) + `.go"}`, "…" + strings.Repeat("a", 36) + ".go"},
 		// a path in a command keeps its end as a path value does
 		{`{"command":"tail -5 /tmp/claude-1000/-home-marco-projects-spotter/tasks/b1.output"}`, "tail -5 …/tasks/b1.output"},
-		{`{"cmd":"cat /tmp/inspect-harness/codex-subagents-parallel/work/a.txt","workdir":"/tmp/w"}`, "cat …/work/a.txt /tmp/w"},
+		{`{"cmd":"cat services/billing/internal/ledger/reconcile_test.go","workdir":"app"}`, "cat …/ledger/reconcile_test.go app"},
 		// text without a path is cut at its end
 		{`{"prompt":"What is the latest version of the exporter, and which of its deps changed?"}`, "What is the latest version of the expor…"},
 	} {
