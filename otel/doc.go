@@ -445,26 +445,37 @@ func (s *scanner) literal(word string) error {
 	return nil
 }
 
+// item reads up to a container's next item: the white space before it
+// and, but for the first (i == 0), the ',' after the one before. done is
+// set at the container's end byte (read past); else c is the item's
+// first byte, not yet read.
+func (s *scanner) item(i int, end byte, after string) (c byte, done bool, err error) {
+	if c, err = s.ws(); err != nil {
+		return 0, false, s.fail(err)
+	}
+	if c == end {
+		s.next()
+		return c, true, nil
+	}
+	if i > 0 {
+		if c != ',' {
+			return 0, false, s.unexpected(c, after)
+		}
+		s.next()
+		if c, err = s.ws(); err != nil {
+			return 0, false, s.fail(err)
+		}
+	}
+	return c, false, nil
+}
+
 // members reads an object's members after its '{' through its '}',
 // calling fn with each name, the reader at its value.
 func (s *scanner) members(fn func(key string) error) error {
 	for i := 0; ; i++ {
-		c, err := s.ws()
-		if err != nil {
-			return s.fail(err)
-		}
-		if c == '}' {
-			s.next()
-			return nil
-		}
-		if i > 0 {
-			if c != ',' {
-				return s.unexpected(c, "after object key:value pair")
-			}
-			s.next()
-			if c, err = s.ws(); err != nil {
-				return s.fail(err)
-			}
+		c, done, err := s.item(i, '}', "after object key:value pair")
+		if err != nil || done {
+			return err
 		}
 		if c != '"' {
 			return s.unexpected(c, "looking for beginning of object key string")
@@ -494,19 +505,8 @@ func (s *scanner) members(fn func(key string) error) error {
 // calling fn with each one's index, the reader at it.
 func (s *scanner) elements(fn func(i int) error) error {
 	for i := 0; ; i++ {
-		c, err := s.ws()
-		if err != nil {
-			return s.fail(err)
-		}
-		if c == ']' {
-			s.next()
-			return nil
-		}
-		if i > 0 {
-			if c != ',' {
-				return s.unexpected(c, "after array element")
-			}
-			s.next()
+		if _, done, err := s.item(i, ']', "after array element"); err != nil || done {
+			return err
 		}
 		if err := fn(i); err != nil {
 			return err

@@ -207,6 +207,23 @@ func (p *protoReader) discard(n int64) (int64, error) {
 	return m, nil
 }
 
+// others is the encoding of the fields of a message walked over but its
+// repeated messages (field 2: a ResourceSpans' scope spans, a ScopeSpans'
+// spans), read at their offsets.
+func (p *protoReader) others(fields []wireField) ([]byte, error) {
+	var head []byte
+	for _, f := range fields {
+		if f.num != 2 || !f.bytes {
+			b, err := p.read(f)
+			if err != nil {
+				return nil, err
+			}
+			head = append(head, b...)
+		}
+	}
+	return head, nil
+}
+
 // resource reads one ResourceSpans of n bytes at the current offset.
 func (p *protoReader) resource(n int64) error {
 	ri := p.rs
@@ -215,15 +232,9 @@ func (p *protoReader) resource(n int64) error {
 	if err != nil {
 		return err
 	}
-	var head []byte // the fields but its scope spans
-	for _, f := range fields {
-		if f.num != 2 || !f.bytes {
-			b, err := p.read(f)
-			if err != nil {
-				return err
-			}
-			head = append(head, b...)
-		}
+	head, err := p.others(fields) // the fields but its scope spans
+	if err != nil {
+		return err
 	}
 	for sj := 0; ; {
 		if len(fields) == 0 {
@@ -260,16 +271,11 @@ func (p *protoReader) scope(n int64, ri, sj int, res []byte) error {
 	if err != nil {
 		return err
 	}
-	var head, batch []byte
-	for _, f := range fields {
-		if f.num != 2 || !f.bytes {
-			b, err := p.read(f)
-			if err != nil {
-				return err
-			}
-			head = append(head, b...)
-		}
+	head, err := p.others(fields) // the fields but its spans
+	if err != nil {
+		return err
 	}
+	var batch []byte
 	k0, k := 0, 0
 	flush := func() error {
 		if k == k0 {
